@@ -1,0 +1,61 @@
+package dev.idemkit;
+
+import dev.idemkit.internal.IdempotencyEngine;
+import dev.idemkit.spi.IdempotencyStore;
+import java.util.Optional;
+
+/**
+ * The entry point: runs operations so that a retried request has the effect of one request and
+ * gets the answer of the first.
+ *
+ * <pre>{@code
+ * Idempotency idempotency = Idempotency.create(store, IdempotencyConfig.builder().build());
+ * Outcome outcome = idempotency.execute(
+ *     new IdempotentRequest(ScopedKey.of("tenant-a", "create_payment", key), fingerprint, ttl),
+ *     ctx -> OperationResult.success(insertPayment(ctx.unwrap(Connection.class))));
+ * }</pre>
+ *
+ * <p>Thread-safe; one instance serves every request.
+ */
+public interface Idempotency {
+
+  static Idempotency create(IdempotencyStore store, IdempotencyConfig config) {
+    return new IdempotencyEngine(store, config);
+  }
+
+  static Idempotency create(IdempotencyStore store) {
+    return create(store, IdempotencyConfig.builder().build());
+  }
+
+  /**
+   * Runs {@code operation} for {@code request} at most once per scoped key and fingerprint, and
+   * answers as the contract's table says: executed, replayed, in progress, mismatch, pending.
+   *
+   * @throws OperationFailedException if the operation failed unexpectedly (the record is left so
+   *     that a retry runs again or resumes)
+   * @throws LostOwnershipException if another owner took over while this one ran
+   */
+  Outcome execute(IdempotentRequest request, Operation operation);
+
+  /** Runs a single-transaction operation; lets a lambda stand for it. */
+  default Outcome execute(IdempotentRequest request, LocalOperation operation) {
+    return execute(request, (Operation) operation);
+  }
+
+  /** Same as {@link #execute(IdempotentRequest, Operation)} with the default expiry window. */
+  default Outcome execute(ScopedKey id, Fingerprint fingerprint, Operation operation) {
+    return execute(new IdempotentRequest(id, fingerprint, config().defaultTtl()), operation);
+  }
+
+  /**
+   * Recovers a record that needs it (its owner died, or a downstream outcome is unknown): takes it
+   * over if it is live and its lease ran out, and resumes {@code operation} from the recovery
+   * point. For recovery workers: several may race, and one conditional write picks one.
+   *
+   * @return the outcome of the resumed run, or empty if the record needs no recovery now (gone,
+   *     finished, or owned by a live lease)
+   */
+  Optional<Outcome> recover(ScopedKey id, PhasedOperation operation);
+
+  IdempotencyConfig config();
+}

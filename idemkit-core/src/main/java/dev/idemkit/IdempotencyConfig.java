@@ -1,0 +1,74 @@
+package dev.idemkit;
+
+import dev.idemkit.spi.IdempotencyListener;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The engine's settings; immutable and thread-safe. Build with {@link #builder()}.
+ *
+ * @param lease how long an owner holds a record before another request may take it over; longer
+ *     than any single phase, external call timeout included
+ * @param defaultTtl the expiry window of a record when a request names none (24 h)
+ * @param outcomePendingRetryAfter the {@code Retry-After} given while a downstream outcome is
+ *     unknown
+ * @param listener hears outcomes, for meters
+ */
+public record IdempotencyConfig(
+    Duration lease,
+    Duration defaultTtl,
+    Duration outcomePendingRetryAfter,
+    IdempotencyListener listener) {
+
+  public IdempotencyConfig {
+    requirePositive("lease", lease);
+    requirePositive("defaultTtl", defaultTtl);
+    requirePositive("outcomePendingRetryAfter", outcomePendingRetryAfter);
+    Objects.requireNonNull(listener, "listener");
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  private static void requirePositive(String name, Duration d) {
+    Objects.requireNonNull(d, name);
+    if (d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException(name + " must be positive: " + d);
+    }
+  }
+
+  /** Builds an {@link IdempotencyConfig}; every setting has a default. */
+  public static final class Builder {
+    private Duration lease = Duration.ofSeconds(30);
+    private Duration defaultTtl = Duration.ofHours(24);
+    private Duration outcomePendingRetryAfter = Duration.ofSeconds(2);
+    private IdempotencyListener listener = IdempotencyListener.NONE;
+
+    private Builder() {}
+
+    public Builder lease(Duration lease) {
+      this.lease = lease;
+      return this;
+    }
+
+    public Builder defaultTtl(Duration ttl) {
+      this.defaultTtl = ttl;
+      return this;
+    }
+
+    public Builder outcomePendingRetryAfter(Duration retryAfter) {
+      this.outcomePendingRetryAfter = retryAfter;
+      return this;
+    }
+
+    public Builder listener(IdempotencyListener listener) {
+      this.listener = listener;
+      return this;
+    }
+
+    public IdempotencyConfig build() {
+      return new IdempotencyConfig(lease, defaultTtl, outcomePendingRetryAfter, listener);
+    }
+  }
+}

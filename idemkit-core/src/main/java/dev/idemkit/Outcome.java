@@ -1,0 +1,75 @@
+package dev.idemkit;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The answer to one idempotent request. Callers switch over it; every expected answer is a case
+ * here, never an exception or a flag.
+ */
+public sealed interface Outcome {
+
+  /** This request ran the operation, and it succeeded. */
+  record Executed(StoredResponse response) implements Outcome {
+    public Executed {
+      Objects.requireNonNull(response);
+    }
+  }
+
+  /** This request ran the operation, and it ended in a business rejection that retries replay. */
+  record Rejected(StoredResponse response) implements Outcome {
+    public Rejected {
+      Objects.requireNonNull(response);
+    }
+  }
+
+  /**
+   * An earlier request finished the operation; this is its stored answer.
+   *
+   * @param state {@link RecordState#COMPLETED} or {@link RecordState#FAILED_REPLAYABLE}
+   */
+  record Replayed(StoredResponse response, RecordState state) implements Outcome {
+    public Replayed {
+      Objects.requireNonNull(response);
+      Objects.requireNonNull(state);
+    }
+  }
+
+  /** Another owner is running the operation right now; retry after {@code retryAfter}. */
+  record InProgress(Duration retryAfter) implements Outcome {
+    public InProgress {
+      Objects.requireNonNull(retryAfter);
+    }
+  }
+
+  /**
+   * The key was used in this scope for a different command. Never replayed: the caller must use a
+   * new key for a new command.
+   */
+  record Mismatch() implements Outcome {}
+
+  /**
+   * A downstream call's outcome is still unknown after trying to recover it; retry after {@code
+   * retryAfter}. Nothing will be executed twice meanwhile.
+   */
+  record OutcomePending(Duration retryAfter) implements Outcome {
+    public OutcomePending {
+      Objects.requireNonNull(retryAfter);
+    }
+  }
+
+  /** The response this outcome carries, for the cases that carry one. */
+  default Optional<StoredResponse> storedResponse() {
+    if (this instanceof Executed e) {
+      return Optional.of(e.response());
+    }
+    if (this instanceof Rejected r) {
+      return Optional.of(r.response());
+    }
+    if (this instanceof Replayed r) {
+      return Optional.of(r.response());
+    }
+    return Optional.empty();
+  }
+}

@@ -1,0 +1,33 @@
+package dev.idemkit.spi;
+
+import dev.idemkit.Outcome;
+import dev.idemkit.RecordState;
+import dev.idemkit.ScopedKey;
+import java.time.Duration;
+
+/**
+ * Hears what the engine does, for meters and logs. Every method has a no-op default; an
+ * implementation must be fast and must not throw.
+ */
+public interface IdempotencyListener {
+
+  IdempotencyListener NONE = new IdempotencyListener() {};
+
+  /** A request got its answer after {@code elapsed}. */
+  default void onOutcome(ScopedKey id, Outcome outcome, Duration elapsed) {}
+
+  /** A retry came after the record's window: it ran as a new operation. */
+  default void onExpiredRetry(ScopedKey id) {}
+
+  /** A record changed owner (a retry or a recovery took it over). */
+  default void onTakeover(ScopedKey id, Takeover kind) {}
+
+  /** A downstream outcome became unknown, or stayed unknown after a recovery attempt. */
+  default void onUnknownState(ScopedKey id) {}
+
+  /** An owner found out it lost its lease to another owner; its write was rolled back. */
+  default void onLostOwnership(ScopedKey id) {}
+
+  /** An operation failed unexpectedly; the record was left in {@code state}. */
+  default void onFailure(ScopedKey id, RecordState state, Throwable cause) {}
+}

@@ -1,0 +1,677 @@
+package dev.idemkit.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idemkit.BusinessRejectionException;
+import dev.idemkit.ExternalEffectNotAppliedException;
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotencyConfig;
+import dev.idemkit.IdempotencyRecord;
+import dev.idemkit.IdempotentRequest;
+import dev.idemkit.LocalOperation;
+import dev.idemkit.LostOwnershipException;
+import dev.idemkit.OperationFailedException;
+import dev.idemkit.OperationResult;
+import dev.idemkit.Outcome;
+import dev.idemkit.OutcomeStillUnknownException;
+import dev.idemkit.PhasedOperation;
+import dev.idemkit.RecordState;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.StoreTransaction;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The contract every {@link IdempotencyStore} passes, through the engine, as a user sees it. A store
+ * test extends this class and supplies a fresh store on a {@link Clock} the suite moves by hand.
+ *
+ * <p>Business effects are counted in a {@link Ledger} written inside the operation's transaction,
+ * so "exactly one execution" is asserted on committed rows, not on calls.
+ */
+public abstract class IdempotencyStoreContract {
+
+  /** Where the suite's operations write their business effect, in the operation's transaction. */
+  public interface Ledger {
+    void write(StoreTransaction tx, String entry) throws Exception;
+
+    /** Committed entries equal to {@code entry}. */
+    long count(String entry) throws Exception;
+  }
+
+  /** Stands for a process dying: not an {@link Exception}, so nothing in the engine handles it. */
+  public static final class SimulatedCrash extends Error {
+    public SimulatedCrash() {
+      super("simulated crash", null, false, false);
+    }
+  }
+
+  protected static final Duration LEASE = Duration.ofSeconds(30);
+  protected static final Duration TTL = Duration.ofHours(24);
+
+  protected MutableClock clock;
+  protected IdempotencyStore store;
+  protected Ledger ledger;
+  protected RecordingListener listener;
+  protected Idempotency idempotency;
+  private String tenant;
+  private ExecutorService pool;
+
+  /** A store on {@code clock}; records of earlier tests may remain, each test uses new tenants. */
+  protected abstract IdempotencyStore createStore(Clock clock);
+
+  protected abstract Ledger createLedger();
+
+  @BeforeEach
+  void setUpContract() {
+    clock = MutableClock.startingNow();
+    store = createStore(clock);
+    ledger = createLedger();
+    listener = new RecordingListener();
+    idempotency =
+        Idempotency.create(
+            store,
+            IdempotencyConfig.builder()
+                .lease(LEASE)
+                .defaultTtl(TTL)
+                .listener(listener)
+                .build());
+    tenant = "t-" + UUID.randomUUID();
+    pool = Executors.newCachedThreadPool();
+  }
+
+  @AfterEach
+  void tearDownContract() {
+    pool.shutdownNow();
+  }
+
+  // ---- helpers -----------------------------------------------------------------------------
+
+  protected ScopedKey key(String key) {
+    return ScopedKey.of(tenant, "create_payment", key);
+  }
+
+  protected static Fingerprint command(String amount) {
+    return Fingerprint.of(Map.of("amount", amount, "currency", "EUR"));
+  }
+
+  protected static StoredResponse response(int status, String body) {
+    return StoredResponse.of(
+        status, Map.of("Content-Type", "application/json"), body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static String entry(ScopedKey id, String what) {
+    return id + "#" + what;
+  }
+
+  /** A single-transaction operation that writes one ledger entry and answers 201. */
+  protected LocalOperation pay(ScopedKey id, String body) {
+    return ctx -> {
+      ledger.write(ctx.transaction(), entry(id, "payment"));
+      return OperationResult.success(response(201, body));
+    };
+  }
+
+  protected Outcome execute(ScopedKey id, Fingerprint fp, dev.idemkit.Operation op) {
+    return idempotency.execute(new IdempotentRequest(id, fp, TTL), op);
+  }
+
+  protected Outcome execute(ScopedKey id, Fingerprint fp, LocalOperation op) {
+    return execute(id, fp, (dev.idemkit.Operation) op);
+  }
+
+  protected long payments(ScopedKey id) throws Exception {
+    return ledger.count(entry(id, "payment"));
+  }
+
+  protected IdempotencyRecord record(ScopedKey id) {
+    return store.find(id).orElseThrow(() -> new AssertionError("no record for " + id));
+  }
+
+  /** Claims {@code id} through the store and walks away, like a process that died right after. */
+  protected Ownership abandonedClaim(ScopedKey id, Fingerprint fp) throws Exception {
+    return store.inTransaction(
+        tx -> {
+          ClaimAttempt a = store.claim(tx, id, fp, LEASE, TTL);
+          assertThat(a).isInstanceOf(ClaimAttempt.Inserted.class);
+          return Ownership.of(((ClaimAttempt.Inserted) a).record());
+        });
+  }
+
+  /** Leaves {@code id} in {@code state} the way real operations do. */
+  protected void leaveIn(RecordState state, ScopedKey id, Fingerprint fp) throws Exception {
+    switch (state) {
+      case COMPLETED -> execute(id, fp, pay(id, "{\"ok\":true}"));
+      case FAILED_REPLAYABLE ->
+          execute(id, fp, ctx -> OperationResult.rejected(response(402, "{\"declined\":true}")));
+      case FAILED_RETRYABLE ->
+          assertThatThrownBy(
+                  () ->
+                      execute(
+                          id,
+                          fp,
+                          PhasedOperation.builder()
+                              .local(
+                                  "FIRST",
+                                  ctx -> {
+                                    throw new IllegalStateException("database hiccup");
+                                  })
+                              .complete(ctx -> OperationResult.success(response(201, "{}")))))
+              .isInstanceOf(OperationFailedException.class);
+      case IN_PROGRESS -> abandonedClaim(id, fp);
+      case UNKNOWN_REQUIRES_RECOVERY ->
+          assertThat(
+                  execute(
+                      id,
+                      fp,
+                      PhasedOperation.builder()
+                          .external(
+                              "CHARGED",
+                              ctx -> {
+                                throw new IOException("connection reset after the request");
+                              })
+                          .complete(ctx -> OperationResult.success(response(201, "{}")))))
+              .isInstanceOf(Outcome.OutcomePending.class);
+    }
+    assertThat(record(id).state()).isEqualTo(state);
+  }
+
+  private <T> List<T> race(int threads, java.util.concurrent.Callable<T> task) throws Exception {
+    CountDownLatch ready = new CountDownLatch(threads);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<T>> futures = new ArrayList<>();
+    for (int i = 0; i < threads; i++) {
+      futures.add(
+          pool.submit(
+              () -> {
+                ready.countDown();
+                go.await();
+                return task.call();
+              }));
+    }
+    assertThat(ready.await(30, TimeUnit.SECONDS)).isTrue();
+    go.countDown();
+    List<T> results = new ArrayList<>();
+    for (Future<T> f : futures) {
+      results.add(f.get(120, TimeUnit.SECONDS));
+    }
+    return results;
+  }
+
+  // ---- the cases ---------------------------------------------------------------------------
+
+  @Test
+  void completedRequestIsReplayedWithTheSameAnswer() throws Exception {
+    ScopedKey id = key("k-replay");
+    Outcome first = execute(id, command("10.00"), pay(id, "{\"paymentId\":\"p1\"}"));
+    Outcome second = execute(id, command("10.00"), pay(id, "{\"paymentId\":\"p2\"}"));
+
+    assertThat(first).isInstanceOf(Outcome.Executed.class);
+    assertThat(second).isInstanceOf(Outcome.Replayed.class);
+    Outcome.Replayed replayed = (Outcome.Replayed) second;
+    assertThat(replayed.state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(replayed.response()).isEqualTo(((Outcome.Executed) first).response());
+    assertThat(new String(replayed.response().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"paymentId\":\"p1\"}");
+    assertThat(replayed.response().headers()).containsEntry("Content-Type", "application/json");
+    assertThat(payments(id)).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(RecordState.class)
+  void aDifferentCommandUnderTheSameKeyIsAMismatchInEveryState(RecordState state)
+      throws Exception {
+    ScopedKey id = key("k-mismatch-" + state);
+    leaveIn(state, id, command("10.00"));
+    IdempotencyRecord before = record(id);
+    long paymentsBefore = payments(id);
+
+    Outcome outcome = execute(id, command("99.00"), pay(id, "{}"));
+
+    assertThat(outcome).isInstanceOf(Outcome.Mismatch.class);
+    IdempotencyRecord after = record(id);
+    assertThat(after.state()).isEqualTo(before.state());
+    assertThat(after.fingerprint()).isEqualTo(command("10.00"));
+    assertThat(after.fencingToken()).isEqualTo(before.fencingToken());
+    assertThat(payments(id)).isEqualTo(paymentsBefore);
+    assertThat(listener.count("outcome.Mismatch")).isEqualTo(1);
+  }
+
+  @Test
+  void concurrentIdenticalRequestsExecuteOnce() throws Exception {
+    ScopedKey id = key("k-race");
+    int threads = 64;
+    List<Outcome> outcomes =
+        race(
+            threads,
+            () ->
+                execute(
+                    id,
+                    command("10.00"),
+                    ctx -> {
+                      ledger.write(ctx.transaction(), entry(id, "payment"));
+                      Thread.sleep(20); // hold the transaction open while the others arrive
+                      return OperationResult.success(response(201, "{\"paymentId\":\"p1\"}"));
+                    }));
+
+    assertThat(outcomes).hasSize(threads);
+    assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(1);
+    assertThat(outcomes)
+        .allMatch(o -> o instanceof Outcome.Executed || o instanceof Outcome.Replayed
+            || o instanceof Outcome.InProgress);
+    assertThat(outcomes.stream().flatMap(o -> o.storedResponse().stream()).distinct()).hasSize(1);
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+  }
+
+  @Test
+  void anInProgressRecordWithALiveLeaseAnswersInProgress() throws Exception {
+    ScopedKey id = key("k-busy");
+    abandonedClaim(id, command("10.00"));
+    clock.advance(Duration.ofSeconds(10));
+
+    Outcome outcome = execute(id, command("10.00"), pay(id, "{}"));
+
+    assertThat(outcome).isInstanceOf(Outcome.InProgress.class);
+    assertThat(((Outcome.InProgress) outcome).retryAfter())
+        .isBetween(Duration.ofSeconds(1), Duration.ofSeconds(20));
+    assertThat(payments(id)).isZero();
+  }
+
+  private PhasedOperation twoPhases(ScopedKey id, Runnable insideB) {
+    return PhasedOperation.builder()
+        .local("A", ctx -> {
+          ledger.write(ctx.transaction(), entry(id, "A"));
+          ctx.data().put("paymentId", "pay_" + id.key().value());
+        })
+        .local("B", ctx -> {
+          insideB.run();
+          ledger.write(ctx.transaction(), entry(id, "B"));
+        })
+        .complete(
+            ctx -> OperationResult.success(response(201, "{\"id\":\"" + ctx.data().get("paymentId") + "\"}")));
+  }
+
+  @Test
+  void anAbandonedOwnerIsTakenOverAfterItsLeaseAndWorkResumesAtTheRecoveryPoint()
+      throws Exception {
+    ScopedKey id = key("k-takeover");
+    assertThatThrownBy(
+            () ->
+                execute(
+                    id,
+                    command("10.00"),
+                    twoPhases(id, () -> {
+                      throw new SimulatedCrash();
+                    })))
+        .isInstanceOf(SimulatedCrash.class);
+    assertThat(record(id).state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(record(id).recoveryPoint()).isEqualTo("A");
+    assertThat(execute(id, command("10.00"), twoPhases(id, () -> {})))
+        .isInstanceOf(Outcome.InProgress.class);
+
+    clock.advance(LEASE.plusSeconds(1));
+    Outcome outcome = execute(id, command("10.00"), twoPhases(id, () -> {}));
+
+    assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+    assertThat(new String(outcome.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"id\":\"pay_k-takeover\"}");
+    assertThat(ledger.count(entry(id, "A"))).isEqualTo(1);
+    assertThat(ledger.count(entry(id, "B"))).isEqualTo(1);
+    assertThat(record(id).fencingToken()).isEqualTo(2);
+    assertThat(listener.count("takeover.RESUME_ABANDONED")).isEqualTo(1);
+  }
+
+  @Test
+  void aZombieOwnerCannotWriteAfterATakeover() throws Exception {
+    ScopedKey id = key("k-zombie");
+    CountDownLatch zombieInCall = new CountDownLatch(1);
+    CountDownLatch wakeZombie = new CountDownLatch(1);
+    AtomicInteger charges = new AtomicInteger();
+    PhasedOperation.LocalStep recordCharge =
+        ctx -> ledger.write(ctx.transaction(), entry(id, "charge-recorded"));
+    PhasedOperation zombieOp =
+        PhasedOperation.builder()
+            .external(
+                "CHARGED",
+                ctx -> {
+                  charges.incrementAndGet();
+                  zombieInCall.countDown();
+                  wakeZombie.await(); // a GC pause or partition, past the lease
+                  ctx.data().put("chargeId", "ch_zombie");
+                },
+                ctx -> {},
+                recordCharge)
+            .complete(ctx -> OperationResult.success(response(201, "{\"by\":\"zombie\"}")));
+    PhasedOperation newOwnerOp =
+        PhasedOperation.builder()
+            .external(
+                "CHARGED",
+                ctx -> {
+                  throw new AssertionError("the new owner must recover, not charge again");
+                },
+                ctx -> ctx.data().put("chargeId", "ch_found_by_lookup"),
+                recordCharge)
+            .complete(
+                ctx -> OperationResult.success(
+                    response(201, "{\"by\":\"" + ctx.data().get("chargeId") + "\"}")));
+
+    Future<Outcome> zombie = pool.submit(() -> execute(id, command("10.00"), zombieOp));
+    assertThat(zombieInCall.await(30, TimeUnit.SECONDS)).isTrue();
+    clock.advance(LEASE.plusSeconds(1));
+    Outcome newOwner = execute(id, command("10.00"), newOwnerOp);
+    wakeZombie.countDown();
+
+    assertThat(newOwner).isInstanceOf(Outcome.Executed.class);
+    assertThatThrownBy(() -> zombie.get(30, TimeUnit.SECONDS))
+        .hasCauseInstanceOf(LostOwnershipException.class);
+    IdempotencyRecord after = record(id);
+    assertThat(after.state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(after.fencingToken()).isEqualTo(2);
+    assertThat(new String(after.response().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"by\":\"ch_found_by_lookup\"}");
+    assertThat(ledger.count(entry(id, "charge-recorded"))).isEqualTo(1);
+    assertThat(charges).hasValue(1);
+    assertThat(listener.count("lostOwnership")).isEqualTo(1);
+  }
+
+  @Test
+  void everyOwnerWriteIsFencedByItsToken() throws Exception {
+    ScopedKey id = key("k-fence");
+    Ownership zombie = abandonedClaim(id, command("10.00"));
+    clock.advance(LEASE.plusSeconds(1));
+    Outcome taken = execute(id, command("10.00"), pay(id, "{\"by\":\"new\"}"));
+    assertThat(taken).isInstanceOf(Outcome.Executed.class);
+
+    assertThatThrownBy(() -> store.inTransaction(tx -> store.renew(tx, zombie, LEASE)))
+        .isInstanceOf(LostOwnershipException.class);
+    assertThatThrownBy(
+            () ->
+                store.inTransaction(
+                    tx -> {
+                      store.advance(tx, zombie, "X", null, Map.of());
+                      return null;
+                    }))
+        .isInstanceOf(LostOwnershipException.class);
+    assertThatThrownBy(
+            () ->
+                store.inTransaction(
+                    tx -> {
+                      store.finish(tx, zombie, RecordState.COMPLETED, response(201, "{\"by\":\"zombie\"}"));
+                      return null;
+                    }))
+        .isInstanceOf(LostOwnershipException.class);
+    assertThatThrownBy(
+            () ->
+                store.inTransaction(
+                    tx -> {
+                      store.suspend(tx, zombie, RecordState.FAILED_RETRYABLE);
+                      return null;
+                    }))
+        .isInstanceOf(LostOwnershipException.class);
+    assertThat(new String(record(id).response().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"by\":\"new\"}");
+    assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+  }
+
+  @Test
+  void aRetryAfterTheExpiryWindowIsANewOperation() throws Exception {
+    ScopedKey id = key("k-expired");
+    execute(id, command("10.00"), pay(id, "{\"n\":1}"));
+    clock.advance(TTL.minusSeconds(1));
+    assertThat(execute(id, command("10.00"), pay(id, "{\"n\":2}")))
+        .isInstanceOf(Outcome.Replayed.class);
+
+    clock.advance(Duration.ofSeconds(2));
+    Outcome sameCommand = execute(id, command("10.00"), pay(id, "{\"n\":2}"));
+    clock.advance(TTL.plusSeconds(1));
+    Outcome otherCommand = execute(id, command("25.00"), pay(id, "{\"n\":3}"));
+
+    assertThat(sameCommand).isInstanceOf(Outcome.Executed.class);
+    assertThat(otherCommand).isInstanceOf(Outcome.Executed.class);
+    assertThat(payments(id)).isEqualTo(3);
+    assertThat(record(id).fingerprint()).isEqualTo(command("25.00"));
+    assertThat(listener.count("expiredRetry")).isEqualTo(2);
+  }
+
+  @Test
+  void aFailedRetryableRecordIsReclaimedByExactlyOneOfManyRacers() throws Exception {
+    ScopedKey id = key("k-retryable");
+    leaveIn(RecordState.FAILED_RETRYABLE, id, command("10.00"));
+
+    List<Outcome> outcomes =
+        race(
+            32,
+            () ->
+                execute(
+                    id,
+                    command("10.00"),
+                    PhasedOperation.builder()
+                        .local("FIRST", ctx -> ledger.write(ctx.transaction(), entry(id, "payment")))
+                        .complete(ctx -> OperationResult.success(response(201, "{\"ok\":1}")))));
+
+    assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(1);
+    assertThat(outcomes)
+        .allMatch(o -> o instanceof Outcome.Executed || o instanceof Outcome.Replayed
+            || o instanceof Outcome.InProgress);
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(listener.count("takeover.RECLAIM_RETRYABLE")).isEqualTo(1);
+  }
+
+  @Test
+  void aBusinessRejectionIsStoredAndReplayed() throws Exception {
+    ScopedKey thrown = key("k-declined-thrown");
+    AtomicInteger runs = new AtomicInteger();
+    LocalOperation declines =
+        ctx -> {
+          runs.incrementAndGet();
+          ledger.write(ctx.transaction(), entry(thrown, "payment"));
+          throw new BusinessRejectionException("declined", response(402, "{\"code\":\"card_declined\"}"));
+        };
+
+    Outcome first = execute(thrown, command("10.00"), declines);
+    Outcome retry = execute(thrown, command("10.00"), declines);
+
+    assertThat(first).isInstanceOf(Outcome.Rejected.class);
+    assertThat(retry).isInstanceOf(Outcome.Replayed.class);
+    assertThat(((Outcome.Replayed) retry).state()).isEqualTo(RecordState.FAILED_REPLAYABLE);
+    assertThat(((Outcome.Replayed) retry).response()).isEqualTo(((Outcome.Rejected) first).response());
+    assertThat(runs).hasValue(1);
+    assertThat(payments(thrown)).as("a thrown rejection rolls its writes back").isZero();
+
+    ScopedKey returned = key("k-declined-returned");
+    LocalOperation keepsRow =
+        ctx -> {
+          ledger.write(ctx.transaction(), entry(returned, "payment"));
+          return OperationResult.rejected(response(402, "{\"code\":\"insufficient_funds\"}"));
+        };
+    assertThat(execute(returned, command("10.00"), keepsRow)).isInstanceOf(Outcome.Rejected.class);
+    assertThat(execute(returned, command("10.00"), keepsRow)).isInstanceOf(Outcome.Replayed.class);
+    assertThat(payments(returned)).as("a returned rejection keeps its writes").isEqualTo(1);
+  }
+
+  @Test
+  void aFailedSingleTransactionOperationLeavesNothingAndRunsAgain() throws Exception {
+    ScopedKey id = key("k-boom");
+    assertThatThrownBy(
+            () ->
+                execute(
+                    id,
+                    command("10.00"),
+                    ctx -> {
+                      ledger.write(ctx.transaction(), entry(id, "payment"));
+                      throw new IllegalStateException("boom");
+                    }))
+        .isInstanceOf(OperationFailedException.class)
+        .hasRootCauseMessage("boom");
+    assertThat(store.find(id)).isEmpty();
+    assertThat(payments(id)).isZero();
+
+    assertThat(execute(id, command("10.00"), pay(id, "{}"))).isInstanceOf(Outcome.Executed.class);
+    assertThat(payments(id)).isEqualTo(1);
+  }
+
+  @Test
+  void anUnknownDownstreamOutcomeIsRecoveredByLookupNeverByASecondCall() throws Exception {
+    ScopedKey id = key("k-unknown");
+    AtomicInteger calls = new AtomicInteger();
+    AtomicInteger lookups = new AtomicInteger();
+    AtomicInteger lookupAvailable = new AtomicInteger(0);
+    PhasedOperation op =
+        PhasedOperation.builder()
+            .local("LOCAL_PAYMENT_CREATED", ctx -> {
+              ledger.write(ctx.transaction(), entry(id, "payment"));
+              ctx.data().put("paymentId", "p-1");
+            })
+            .external(
+                "PROVIDER_CONFIRMED",
+                ctx -> {
+                  calls.incrementAndGet();
+                  throw new IOException("charged, then the connection dropped");
+                },
+                ctx -> {
+                  lookups.incrementAndGet();
+                  if (lookupAvailable.get() == 0) {
+                    throw new OutcomeStillUnknownException("lookups unavailable");
+                  }
+                  ctx.data().put("chargeId", "ch_" + ctx.data().get("paymentId"));
+                },
+                ctx -> ledger.write(ctx.transaction(), entry(id, "confirmed")))
+            .complete(ctx -> OperationResult.success(response(201, "{\"charge\":\"" + ctx.data().get("chargeId") + "\"}")));
+
+    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+    assertThat(record(id).pendingExternal()).isEqualTo("PROVIDER_CONFIRMED");
+
+    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+    assertThat(record(id).recoveryAttempts()).isEqualTo(2);
+
+    lookupAvailable.set(1);
+    Outcome recovered = execute(id, command("10.00"), op);
+
+    assertThat(recovered).isInstanceOf(Outcome.Executed.class);
+    assertThat(new String(recovered.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"charge\":\"ch_p-1\"}");
+    assertThat(calls).hasValue(1);
+    assertThat(lookups).hasValue(2);
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
+    assertThat(listener.count("unknownState")).isEqualTo(2);
+    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Replayed.class);
+  }
+
+  @Test
+  void anExternalCallThatWasNotAppliedIsRetryable() throws Exception {
+    ScopedKey id = key("k-not-applied");
+    AtomicInteger applied = new AtomicInteger();
+    AtomicInteger attempts = new AtomicInteger();
+    PhasedOperation op =
+        PhasedOperation.builder()
+            .external(
+                "CHARGED",
+                ctx -> {
+                  if (attempts.incrementAndGet() == 1) {
+                    throw new ExternalEffectNotAppliedException("503 before charging");
+                  }
+                  applied.incrementAndGet();
+                })
+            .complete(ctx -> OperationResult.success(response(201, "{}")));
+
+    assertThatThrownBy(() -> execute(id, command("10.00"), op))
+        .isInstanceOf(OperationFailedException.class);
+    assertThat(record(id).state()).isEqualTo(RecordState.FAILED_RETRYABLE);
+    assertThat(record(id).pendingExternal()).isNull();
+
+    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Executed.class);
+    assertThat(applied).hasValue(1);
+  }
+
+  @Test
+  void aRecoveryWorkerResumesAbandonedWorkOnce() throws Exception {
+    ScopedKey id = key("k-worker");
+    assertThatThrownBy(
+            () -> execute(id, command("10.00"), twoPhases(id, () -> {
+              throw new SimulatedCrash();
+            })))
+        .isInstanceOf(SimulatedCrash.class);
+    assertThat(store.findNeedingRecovery(1000)).extracting(IdempotencyRecord::id).doesNotContain(id);
+    assertThat(idempotency.recover(id, twoPhases(id, () -> {}))).isEmpty();
+
+    clock.advance(LEASE.plusSeconds(1));
+    assertThat(store.findNeedingRecovery(100_000)).extracting(IdempotencyRecord::id).contains(id);
+    List<Boolean> recovered =
+        race(8, () -> idempotency.recover(id, twoPhases(id, () -> {})).isPresent());
+
+    assertThat(recovered).filteredOn(r -> r).hasSize(1);
+    assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(ledger.count(entry(id, "A"))).isEqualTo(1);
+    assertThat(ledger.count(entry(id, "B"))).isEqualTo(1);
+    assertThat(execute(id, command("10.00"), twoPhases(id, () -> {})))
+        .isInstanceOf(Outcome.Replayed.class);
+  }
+
+  @Test
+  void cleanupDropsExpiredBodiesThenMetadataButNeverTouchesLiveRecords() throws Exception {
+    ScopedKey done = key("k-clean-done");
+    ScopedKey busy = key("k-clean-busy");
+    ScopedKey unknown = key("k-clean-unknown");
+    leaveIn(RecordState.COMPLETED, done, command("10.00"));
+    leaveIn(RecordState.IN_PROGRESS, busy, command("10.00"));
+    leaveIn(RecordState.UNKNOWN_REQUIRES_RECOVERY, unknown, command("10.00"));
+    Duration retention = Duration.ofDays(7);
+
+    clock.advance(TTL.plusMinutes(1));
+    store.cleanup(retention, 2);
+    assertThat(record(done).response()).as("body dropped after the window").isNull();
+    assertThat(record(done).fingerprint()).as("metadata kept").isEqualTo(command("10.00"));
+
+    clock.advance(retention.plusDays(30));
+    store.cleanup(retention, 2);
+
+    assertThat(store.find(done)).isEmpty();
+    assertThat(record(busy).state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(record(unknown).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+    assertThat(record(unknown).pendingExternal()).isEqualTo("CHARGED");
+  }
+
+  @Test
+  void theSameKeyUnderTwoTenantsIsTwoIndependentOperations() throws Exception {
+    ScopedKey a = ScopedKey.of(tenant + "-a", "create_payment", "shared-key");
+    ScopedKey b = ScopedKey.of(tenant + "-b", "create_payment", "shared-key");
+
+    Outcome inA = execute(a, command("10.00"), pay(a, "{\"tenant\":\"a\"}"));
+    Outcome inB = execute(b, command("99.00"), pay(b, "{\"tenant\":\"b\"}"));
+
+    assertThat(inA).isInstanceOf(Outcome.Executed.class);
+    assertThat(inB).isInstanceOf(Outcome.Executed.class);
+    assertThat(payments(a)).isEqualTo(1);
+    assertThat(payments(b)).isEqualTo(1);
+    assertThat(execute(b, command("99.00"), pay(b, "{}")).storedResponse().orElseThrow().body())
+        .asString(StandardCharsets.UTF_8)
+        .isEqualTo("{\"tenant\":\"b\"}");
+  }
+}

@@ -1,0 +1,321 @@
+package dev.idemkit.testing;
+
+import dev.idemkit.Fingerprint;
+import dev.idemkit.IdempotencyRecord;
+import dev.idemkit.LostOwnershipException;
+import dev.idemkit.RecordState;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.Snapshot;
+import dev.idemkit.spi.StoreTransaction;
+import dev.idemkit.spi.Takeover;
+import dev.idemkit.spi.TransactionWork;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A store in memory, for tests and for trying the engine without a database. It passes the same
+ * contract suite as the PostgreSQL store.
+ *
+ * <p>Concurrency: one lock serializes whole transactions, which is trivially as strong as the
+ * database's row locks (and slower). A rolled-back transaction restores the records it found; code
+ * under test registers its own undo with {@link Transaction#onRollback(Runnable)}.
+ */
+public final class InMemoryIdempotencyStore implements IdempotencyStore {
+
+  private final Clock clock;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Map<ScopedKey, IdempotencyRecord> records = new HashMap<>();
+
+  public InMemoryIdempotencyStore(Clock clock) {
+    this.clock = clock;
+  }
+
+  public InMemoryIdempotencyStore() {
+    this(Clock.systemUTC());
+  }
+
+  /** The in-memory transaction handle; {@code unwrap(Transaction.class)} returns it. */
+  public final class Transaction implements StoreTransaction {
+    private final List<Runnable> undo = new ArrayList<>();
+
+    /** Runs {@code action} if this transaction rolls back. */
+    public void onRollback(Runnable action) {
+      undo.add(action);
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> type) {
+      if (type.isInstance(this)) {
+        return type.cast(this);
+      }
+      throw new IllegalArgumentException("The in-memory store has no " + type.getName());
+    }
+  }
+
+  @Override
+  public <T> T inTransaction(TransactionWork<T> work) throws Exception {
+    if (lock.isHeldByCurrentThread()) {
+      throw new IllegalStateException("Transactions do not nest");
+    }
+    lock.lock();
+    try {
+      Map<ScopedKey, IdempotencyRecord> before = new HashMap<>(records);
+      Transaction tx = new Transaction();
+      try {
+        return work.run(tx);
+      } catch (Exception | Error e) {
+        records.clear();
+        records.putAll(before);
+        for (int i = tx.undo.size() - 1; i >= 0; i--) {
+          tx.undo.get(i).run();
+        }
+        throw e;
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public ClaimAttempt claim(
+      StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
+    Instant now = clock.instant();
+    IdempotencyRecord existing = records.get(id);
+    if (existing != null) {
+      return new ClaimAttempt.Found(new Snapshot(existing, now));
+    }
+    IdempotencyRecord created =
+        new IdempotencyRecord(
+            id,
+            fingerprint,
+            RecordState.IN_PROGRESS,
+            1,
+            now.plus(lease),
+            null,
+            null,
+            Map.of(),
+            0,
+            null,
+            now,
+            now,
+            now.plus(ttl));
+    records.put(id, created);
+    return new ClaimAttempt.Inserted(created);
+  }
+
+  @Override
+  public Optional<Snapshot> read(StoreTransaction tx, ScopedKey id) {
+    return Optional.ofNullable(records.get(id)).map(r -> new Snapshot(r, clock.instant()));
+  }
+
+  @Override
+  public Optional<IdempotencyRecord> takeOver(
+      StoreTransaction tx,
+      Snapshot seen,
+      Takeover kind,
+      Fingerprint fingerprint,
+      Duration lease,
+      Duration ttl) {
+    Instant now = clock.instant();
+    IdempotencyRecord r = records.get(seen.record().id());
+    if (r == null
+        || r.fencingToken() != seen.record().fencingToken()
+        || r.state() != seen.record().state()) {
+      return Optional.empty();
+    }
+    boolean applies =
+        switch (kind) {
+          case REPLACE_EXPIRED -> r.isExpiredAt(now);
+          case RECLAIM_RETRYABLE -> r.state() == RecordState.FAILED_RETRYABLE;
+          case RESUME_ABANDONED ->
+              r.state() == RecordState.IN_PROGRESS && r.isLeaseExpiredAt(now);
+          case RECOVER_UNKNOWN ->
+              r.state() == RecordState.UNKNOWN_REQUIRES_RECOVERY && r.isLeaseExpiredAt(now);
+        };
+    if (!applies) {
+      return Optional.empty();
+    }
+    IdempotencyRecord taken =
+        kind == Takeover.REPLACE_EXPIRED
+            ? new IdempotencyRecord(
+                r.id(),
+                fingerprint,
+                RecordState.IN_PROGRESS,
+                r.fencingToken() + 1,
+                now.plus(lease),
+                null,
+                null,
+                Map.of(),
+                0,
+                null,
+                now,
+                now,
+                now.plus(ttl))
+            : new IdempotencyRecord(
+                r.id(),
+                r.fingerprint(),
+                RecordState.IN_PROGRESS,
+                r.fencingToken() + 1,
+                now.plus(lease),
+                r.recoveryPoint(),
+                r.pendingExternal(),
+                r.recoveryData(),
+                r.recoveryAttempts(),
+                null,
+                r.createdAt(),
+                now,
+                r.expiresAt());
+    records.put(r.id(), taken);
+    return Optional.of(taken);
+  }
+
+  @Override
+  public Ownership renew(StoreTransaction tx, Ownership owner, Duration lease) {
+    IdempotencyRecord r = owned(owner);
+    Instant now = clock.instant();
+    IdempotencyRecord renewed = with(r, r.state(), now.plus(lease), r.recoveryPoint(), r.pendingExternal(), r.recoveryData(), r.recoveryAttempts(), r.response(), now);
+    records.put(r.id(), renewed);
+    return Ownership.of(renewed);
+  }
+
+  @Override
+  public void advance(
+      StoreTransaction tx,
+      Ownership owner,
+      String recoveryPoint,
+      String pendingExternal,
+      Map<String, String> data) {
+    IdempotencyRecord r = owned(owner);
+    records.put(
+        r.id(),
+        with(r, r.state(), r.lockedUntil(), recoveryPoint, pendingExternal, data, r.recoveryAttempts(), null, clock.instant()));
+  }
+
+  @Override
+  public void finish(
+      StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
+    if (!state.isReplayable()) {
+      throw new IllegalArgumentException("finish takes COMPLETED or FAILED_REPLAYABLE: " + state);
+    }
+    IdempotencyRecord r = owned(owner);
+    Instant now = clock.instant();
+    records.put(
+        r.id(),
+        with(r, state, now, r.recoveryPoint(), null, r.recoveryData(), r.recoveryAttempts(), response, now));
+  }
+
+  @Override
+  public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
+    if (state.isReplayable()) {
+      throw new IllegalArgumentException("suspend does not take " + state);
+    }
+    IdempotencyRecord r = owned(owner);
+    Instant now = clock.instant();
+    int attempts =
+        r.recoveryAttempts() + (state == RecordState.UNKNOWN_REQUIRES_RECOVERY ? 1 : 0);
+    records.put(
+        r.id(),
+        with(r, state, now, r.recoveryPoint(), r.pendingExternal(), r.recoveryData(), attempts, null, now));
+  }
+
+  @Override
+  public Optional<IdempotencyRecord> find(ScopedKey id) {
+    lock.lock();
+    try {
+      return Optional.ofNullable(records.get(id));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public List<IdempotencyRecord> findNeedingRecovery(int limit) {
+    lock.lock();
+    try {
+      Instant now = clock.instant();
+      return records.values().stream()
+          .filter(r -> r.state().isLive() && r.isLeaseExpiredAt(now))
+          .sorted(Comparator.comparing(IdempotencyRecord::lockedUntil))
+          .limit(limit)
+          .toList();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
+    lock.lock();
+    try {
+      Instant now = clock.instant();
+      long dropped = 0;
+      long deleted = 0;
+      for (IdempotencyRecord r : List.copyOf(records.values())) {
+        if (!r.isExpiredAt(now)) {
+          continue;
+        }
+        if (!now.isBefore(r.expiresAt().plus(metadataRetention))) {
+          records.remove(r.id());
+          deleted++;
+        } else if (r.response() != null) {
+          records.put(
+              r.id(),
+              with(r, r.state(), r.lockedUntil(), r.recoveryPoint(), r.pendingExternal(), r.recoveryData(), r.recoveryAttempts(), null, r.updatedAt()));
+          dropped++;
+        }
+      }
+      return new CleanupResult(dropped, deleted, 1);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private IdempotencyRecord owned(Ownership owner) {
+    IdempotencyRecord r = records.get(owner.id());
+    if (r == null
+        || r.fencingToken() != owner.fencingToken()
+        || r.state() != RecordState.IN_PROGRESS) {
+      throw new LostOwnershipException(owner.id(), owner.fencingToken());
+    }
+    return r;
+  }
+
+  private static IdempotencyRecord with(
+      IdempotencyRecord r,
+      RecordState state,
+      Instant lockedUntil,
+      String recoveryPoint,
+      String pendingExternal,
+      Map<String, String> data,
+      int attempts,
+      StoredResponse response,
+      Instant updatedAt) {
+    return new IdempotencyRecord(
+        r.id(),
+        r.fingerprint(),
+        state,
+        r.fencingToken(),
+        lockedUntil,
+        recoveryPoint,
+        pendingExternal,
+        data,
+        attempts,
+        response,
+        r.createdAt(),
+        updatedAt,
+        r.expiresAt());
+  }
+}
