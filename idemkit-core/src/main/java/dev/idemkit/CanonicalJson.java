@@ -34,11 +34,11 @@ import java.util.Set;
  *       Number.prototype.toString} prints the IEEE 754 double of the value (RFC 8785 §3.2.2.3).
  * </ul>
  *
- * <p>JSON numbers are IEEE 754 doubles in RFC 8785. A {@link Float} is widened exactly to a
- * double, so {@code 0.1f} is written as {@code 0.10000000149011612}. A {@link Long}, {@link
- * BigInteger} or {@link BigDecimal} whose value the canonical double text does not reproduce
- * exactly is rejected rather than rounded: otherwise two different amounts could canonicalize, and
- * hash, alike. Pass such values as strings.
+ * <p>JSON numbers are IEEE 754 doubles in RFC 8785. A {@link Float} is widened exactly to a double,
+ * so {@code 0.1f} is written as {@code 0.10000000149011612}. A {@link Long}, {@link BigInteger} or
+ * {@link BigDecimal} whose value the canonical double text does not reproduce exactly is rejected
+ * rather than rounded: otherwise two different amounts could canonicalize, and hash, alike. Pass
+ * such values as strings.
  *
  * <p>Everything else is rejected with an {@link IllegalArgumentException}: other types, non-string
  * keys, NaN and infinities, strings with unpaired surrogates (not representable in UTF-8, and

@@ -11,8 +11,8 @@ import java.util.HexFormat;
  * <p>The hash is a contract. Version {@code v1} is SHA-256 over the UTF-8 bytes of the RFC 8785
  * canonical JSON of the command ({@link CanonicalJson#canonicalBytes(Object)}). Fingerprints are
  * stored next to the records they protect, possibly for a long time, so this recipe must not
- * change; a new recipe gets a new version. Because the version is stored with the digest, a
- * changed recipe never silently makes the retry of an old request look like a different request.
+ * change; a new recipe gets a new version. Because the version is stored with the digest, a changed
+ * recipe never silently makes the retry of an old request look like a different request.
  *
  * <p>The text form, returned by {@link #toString()} and read by {@link #parse(String)}, is {@code
  * v1:sha256:<64 lowercase hex digits>}.

@@ -69,9 +69,9 @@ public record IdempotencyKey(String value) {
    *
    * <p>The header is a Structured Field item of type String (RFC 8941), as in {@code
    * Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"}; inside the quotes {@code \"} and
-   * {@code \\} stand for {@code "} and {@code \}. The bare form {@code
-   * Idempotency-Key: 8e03978e-40d5-43e8-bc93-6894a57f9324} is accepted too. Spaces and tabs around
-   * the value are ignored.
+   * {@code \\} stand for {@code "} and {@code \}. The bare form {@code Idempotency-Key:
+   * 8e03978e-40d5-43e8-bc93-6894a57f9324} is accepted too. Spaces and tabs around the value are
+   * ignored.
    *
    * <p>Rejected, each with its own message: a missing or empty header, unbalanced or stray quotes,
    * several values (a comma outside quotes, which is also what a repeated header folds into),
@@ -105,12 +105,14 @@ public record IdempotencyKey(String value) {
           switch (c) {
             case ',' -> "has several values (a ',' at position " + (i + 1) + "); send one key";
             case ';' -> "has parameters (a ';' at position " + (i + 1) + "), which are not allowed";
-            case '"' -> "has an unbalanced '\"' at position "
-                + (i + 1)
-                + "; quote the whole key, as in \"abc-123\", or not at all";
-            case ' ', '\t' -> "has whitespace inside the key at position "
-                + (i + 1)
-                + "; a key cannot contain spaces or tabs";
+            case '"' ->
+                "has an unbalanced '\"' at position "
+                    + (i + 1)
+                    + "; quote the whole key, as in \"abc-123\", or not at all";
+            case ' ', '\t' ->
+                "has whitespace inside the key at position "
+                    + (i + 1)
+                    + "; a key cannot contain spaces or tabs";
             default -> null;
           };
       if (problem != null) {
@@ -166,9 +168,7 @@ public record IdempotencyKey(String value) {
                 + "), which are not allowed");
       }
       throw new InvalidIdempotencyKeyException(
-          HEADER
-              + " has unexpected characters after the closing quote, at position "
-              + (rest + 1));
+          HEADER + " has unexpected characters after the closing quote, at position " + (rest + 1));
     }
     return new IdempotencyKey(key.toString());
   }

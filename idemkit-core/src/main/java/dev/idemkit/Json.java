@@ -15,9 +15,9 @@ import java.util.Objects;
  * {@link ArrayList}, strings to {@link String}, numbers to {@link BigDecimal} (exactly as written),
  * {@code true}/{@code false} to {@link Boolean} and {@code null} to Java {@code null}. It accepts
  * nothing outside RFC 8259: no comments, no trailing commas, no single quotes, no leading zeros, no
- * trailing content after the value. Duplicate object keys are rejected because their meaning is
- * not defined. Escaped unpaired surrogates are passed through as they are. Nesting deeper than
- * {@value #MAX_DEPTH} levels is rejected.
+ * trailing content after the value. Duplicate object keys are rejected because their meaning is not
+ * defined. Escaped unpaired surrogates are passed through as they are. Nesting deeper than {@value
+ * #MAX_DEPTH} levels is rejected.
  *
  * <p>Every syntax error is an {@link IllegalArgumentException} whose message names the 0-based
  * character position.
@@ -344,8 +344,7 @@ public final class Json {
 
     IllegalArgumentException error(String message) {
       String end = pos >= text.length() ? " (end of input)" : "";
-      return new IllegalArgumentException(
-          "invalid JSON at position " + pos + end + ": " + message);
+      return new IllegalArgumentException("invalid JSON at position " + pos + end + ": " + message);
     }
 
     private static boolean isDigit(char c) {
@@ -353,9 +352,7 @@ public final class Json {
     }
 
     private static String show(char c) {
-      return c >= 0x20 && c < 0x7F
-          ? "'" + c + "'"
-          : String.format(Locale.ROOT, "U+%04X", (int) c);
+      return c >= 0x20 && c < 0x7F ? "'" + c + "'" : String.format(Locale.ROOT, "U+%04X", (int) c);
     }
   }
 }

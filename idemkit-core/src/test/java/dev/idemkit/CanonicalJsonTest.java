@@ -22,33 +22,32 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class CanonicalJsonTest {
 
-  /** RFC 8785 §3.2.2 input; JSON numbers are IEEE 754 doubles there. */
+  /** RFC 8785 §3.2.2 and §3.2.4; JSON numbers are IEEE 754 doubles there. */
   @Test
   void rfc8785MainExample() {
     String input =
         "{\n"
-            + "  \"numbers\": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],\n"
+            + "  \"numbers\": [333333333.33333329, 1E30, 4.50, 2e-3,"
+            + " 0.000000000000000000000000001],\n"
             + "  \"string\": \"\\u20ac$\\u000F\\u000aA'\\u0042\\u0022\\u005c\\\\\\\"\\/\",\n"
             + "  \"literals\": [null, true, false]\n"
             + "}";
 
-    String canonical = CanonicalJson.canonicalize(numbersAsDoubles(Json.parse(input)));
+    Object value = numbersAsDoubles(Json.parse(input));
 
-    assertThat(canonical)
+    assertThat(CanonicalJson.canonicalize(value))
         .isEqualTo(
             "{\"literals\":[null,true,false],"
                 + "\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],"
                 + "\"string\":\"\u20ac$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}");
-    assertThat(CanonicalJson.canonicalBytes(numbersAsDoubles(Json.parse(input))))
+    assertThat(CanonicalJson.canonicalBytes(value))
         .isEqualTo(
-            HexFormat.of()
-                .parseHex(
-                    ("7b 22 6c 69 74 65 72 61 6c 73 22 3a 5b 6e 75 6c 6c 2c 74 72 75 65 2c 66 61 6c"
-                            + " 73 65 5d 2c 22 6e 75 6d 62 65 72 73 22 3a 5b 33 33 33 33 33 33 33 33"
-                            + " 33 2e 33 33 33 33 33 33 33 2c 31 65 2b 33 30 2c 34 2e 35 2c 30 2e 30"
-                            + " 30 32 2c 31 65 2d 32 37 5d 2c 22 73 74 72 69 6e 67 22 3a 22 e2 82 ac"
-                            + " 24 5c 75 30 30 30 66 5c 6e 41 27 42 5c 22 5c 5c 5c 5c 5c 22 2f 22 7d")
-                        .replace(" ", "")));
+            bytes(
+                "7b 22 6c 69 74 65 72 61 6c 73 22 3a 5b 6e 75 6c 6c 2c 74 72 75 65 2c 66 61 6c",
+                "73 65 5d 2c 22 6e 75 6d 62 65 72 73 22 3a 5b 33 33 33 33 33 33 33 33 33 2e 33",
+                "33 33 33 33 33 33 2c 31 65 2b 33 30 2c 34 2e 35 2c 30 2e 30 30 32 2c 31 65 2d",
+                "32 37 5d 2c 22 73 74 72 69 6e 67 22 3a 22 e2 82 ac 24 5c 75 30 30 30 66 5c 6e",
+                "41 27 42 5c 22 5c 5c 5c 5c 5c 22 2f 22 7d"));
   }
 
   /** RFC 8785 §3.2.3: keys sort by their UTF-16 code units. */
@@ -143,8 +142,9 @@ class CanonicalJsonTest {
       }
       String text = CanonicalJson.canonicalize(d);
       assertThat(Double.parseDouble(text)).as(text).isEqualTo(d == 0 ? 0.0 : d);
-      assertThat(significantDigits(text)).as(text).isLessThanOrEqualTo(
-          significantDigits(Double.toString(d)));
+      assertThat(significantDigits(text))
+          .as(text)
+          .isLessThanOrEqualTo(significantDigits(Double.toString(d)));
     }
   }
 
@@ -220,13 +220,13 @@ class CanonicalJsonTest {
     Map<String, Object> outer = new TreeMap<>();
     outer.put("list", Arrays.asList(1, "two", null, true, Map.of(), inner));
     outer.put("empty", Map.of());
-    StringBuilder text = new StringBuilder("x");
-
-    outer.put("text", text);
+    outer.put("text", new StringBuilder("x"));
 
     assertThat(CanonicalJson.canonicalize(outer))
         .isEqualTo(
-            "{\"empty\":{},\"list\":[1,\"two\",null,true,{},{\"a\":[],\"z\":null}],\"text\":\"x\"}");
+            "{\"empty\":{},"
+                + "\"list\":[1,\"two\",null,true,{},{\"a\":[],\"z\":null}],"
+                + "\"text\":\"x\"}");
   }
 
   @Test
@@ -302,6 +302,10 @@ class CanonicalJsonTest {
     assertThatThrownBy(() -> CanonicalJson.canonicalize(tooDeep))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("nested deeper");
+  }
+
+  private static byte[] bytes(String... spacedHexLines) {
+    return HexFormat.of().parseHex(String.join("", spacedHexLines).replace(" ", ""));
   }
 
   private static int significantDigits(String number) {

