@@ -5,8 +5,8 @@ import dev.idemkit.spi.IdempotencyStore;
 import java.util.Optional;
 
 /**
- * The entry point: runs operations so that a retried request has the effect of one request and
- * gets the answer of the first.
+ * The entry point: runs operations so that a retried request has the effect of one request and gets
+ * the answer of the first.
  *
  * <pre>{@code
  * Idempotency idempotency = Idempotency.create(store, IdempotencyConfig.builder().build());

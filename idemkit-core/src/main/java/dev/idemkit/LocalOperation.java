@@ -11,8 +11,8 @@ public non-sealed interface LocalOperation extends Operation {
    * Does the work through {@link OperationContext#transaction()}.
    *
    * @return the answer to store and replay
-   * @throws BusinessRejectionException to refuse deterministically (the work is rolled back and
-   *     the rejection is stored)
+   * @throws BusinessRejectionException to refuse deterministically (the work is rolled back and the
+   *     rejection is stored)
    */
   OperationResult run(OperationContext ctx) throws Exception;
 }

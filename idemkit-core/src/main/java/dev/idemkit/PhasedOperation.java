@@ -7,11 +7,11 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * An operation with external side effects, run as atomic phases (Stripe's design): each local
- * phase is one transaction that also moves the record's recovery point; an external call sits
- * between phases and must carry its own idempotency key derived from durable local data (e.g.
- * {@code provider_payment_<paymentId>} from {@link OperationContext#data()}). A takeover resumes
- * after the last durable phase, so no phase's effect happens twice.
+ * An operation with external side effects, run as atomic phases (Stripe's design): each local phase
+ * is one transaction that also moves the record's recovery point; an external call sits between
+ * phases and must carry its own idempotency key derived from durable local data (e.g. {@code
+ * provider_payment_<paymentId>} from {@link OperationContext#data()}). A takeover resumes after the
+ * last durable phase, so no phase's effect happens twice.
  *
  * <pre>{@code
  * PhasedOperation op = PhasedOperation.builder()
@@ -25,8 +25,8 @@ import java.util.Optional;
  *
  * <p>Failure policy: an exception before any external call starts leaves the record {@code
  * FAILED_RETRYABLE} (the next retry runs again, from the recovery point); a {@link
- * BusinessRejectionException} anywhere stores a replayable rejection; an exception from an
- * external call other than {@link ExternalEffectNotAppliedException} leaves the outcome {@code
+ * BusinessRejectionException} anywhere stores a replayable rejection; an exception from an external
+ * call other than {@link ExternalEffectNotAppliedException} leaves the outcome {@code
  * UNKNOWN_REQUIRES_RECOVERY}; an exception after an external effect is recorded leaves the record
  * {@code IN_PROGRESS} with its lease released, never "failed".
  */

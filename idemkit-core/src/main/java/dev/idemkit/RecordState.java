@@ -14,7 +14,9 @@ public enum RecordState {
   FAILED_REPLAYABLE,
   /** Failed before any side effect; the next retry runs the operation again. */
   FAILED_RETRYABLE,
-  /** A downstream call's outcome is unknown; recovery must ask the far side before anything else. */
+  /**
+   * A downstream call's outcome is unknown; recovery must ask the far side before anything else.
+   */
   UNKNOWN_REQUIRES_RECOVERY;
 
   /** Live records are never expired nor cleaned up: their work may not be finished. */

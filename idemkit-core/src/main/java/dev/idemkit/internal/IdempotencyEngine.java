@@ -3,9 +3,9 @@ package dev.idemkit.internal;
 import dev.idemkit.BusinessRejectionException;
 import dev.idemkit.ExternalEffectNotAppliedException;
 import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyConfig;
 import dev.idemkit.IdempotencyRecord;
-import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotentRequest;
 import dev.idemkit.LocalOperation;
 import dev.idemkit.LostOwnershipException;
@@ -90,7 +90,12 @@ public final class IdempotencyEngine implements Idempotency {
                         : Takeover.RECOVER_UNKNOWN;
                 Optional<IdempotencyRecord> mine =
                     store.takeOver(
-                        tx, seen.get(), kind, record.fingerprint(), config.lease(), config.defaultTtl());
+                        tx,
+                        seen.get(),
+                        kind,
+                        record.fingerprint(),
+                        config.lease(),
+                        config.defaultTtl());
                 mine.ifPresent(r -> listener.onTakeover(id, kind));
                 return mine.map(r -> Acquired.owned(Claim.resumed(r))).orElse(null);
               });
@@ -110,9 +115,9 @@ public final class IdempotencyEngine implements Idempotency {
   // ---- single-transaction operations ------------------------------------------------------
 
   /**
-   * Claim, business writes and completion commit in one transaction. A concurrent identical
-   * request blocks on the claim's insert until this transaction ends, then sees the completed
-   * record and replays it.
+   * Claim, business writes and completion commit in one transaction. A concurrent identical request
+   * blocks on the claim's insert until this transaction ends, then sees the completed record and
+   * replays it.
    */
   private Outcome executeLocal(IdempotentRequest request, LocalOperation operation) {
     try {
@@ -166,7 +171,20 @@ public final class IdempotencyEngine implements Idempotency {
   private Outcome executePhased(IdempotentRequest request, PhasedOperation operation) {
     Acquired acquired;
     try {
-      acquired = store.inTransaction(tx -> acquire(tx, request));
+      acquired =
+          store.inTransaction(
+              tx -> {
+                Acquired a = acquire(tx, request);
+                if (a.claim() == null) {
+                  return a;
+                }
+                // Committed IN_PROGRESS from here on: renewing marks it for recovery workers.
+                Claim c = a.claim();
+                Ownership renewed = store.renew(tx, c.ownership(), config.lease());
+                return Acquired.owned(
+                    new Claim(
+                        renewed, c.recoveryPoint(), c.pendingExternal(), c.data(), c.resumed()));
+              });
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {
@@ -254,8 +272,8 @@ public final class IdempotencyEngine implements Idempotency {
     }
 
     /**
-     * The previous owner may or may not have completed this external call. Ask the far side
-     * (never a new call with a new key).
+     * The previous owner may or may not have completed this external call. Ask the far side (never
+     * a new call with a new key).
      */
     private Optional<Outcome> recoverPendingExternal() throws Exception {
       PhasedOperation.External phase =
@@ -440,9 +458,9 @@ public final class IdempotencyEngine implements Idempotency {
   }
 
   /**
-   * Decides, by the contract's table, what the existing record means for this request. Every
-   * change of owner is one conditional write in the store; losing it means someone else changed
-   * the record, so the decision is taken again on what is there now.
+   * Decides, by the contract's table, what the existing record means for this request. Every change
+   * of owner is one conditional write in the store; losing it means someone else changed the
+   * record, so the decision is taken again on what is there now.
    */
   private Acquired acquire(StoreTransaction tx, IdempotentRequest request) {
     ScopedKey id = request.id();
@@ -480,7 +498,9 @@ public final class IdempotencyEngine implements Idempotency {
               record
                   .storedResponse()
                   .orElseThrow(
-                      () -> new IllegalStateException(id + " is " + record.state() + " but has no response"));
+                      () ->
+                          new IllegalStateException(
+                              id + " is " + record.state() + " but has no response"));
           return Acquired.answer(new Outcome.Replayed(response, record.state()));
         }
         case FAILED_RETRYABLE -> {

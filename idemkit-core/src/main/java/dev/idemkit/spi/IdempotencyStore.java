@@ -60,7 +60,8 @@ public interface IdempotencyStore {
 
   /**
    * Extends the lease and locks the record for the rest of {@code tx}, proving ownership before a
-   * phase writes anything.
+   * phase writes anything. A renewed record is one recovery workers look after ({@link
+   * #findNeedingRecovery(int)}) should its lease run out.
    */
   Ownership renew(StoreTransaction tx, Ownership owner, Duration lease);
 
@@ -86,15 +87,16 @@ public interface IdempotencyStore {
   Optional<IdempotencyRecord> find(ScopedKey id);
 
   /**
-   * Records that need recovery at the store's time: {@code UNKNOWN_REQUIRES_RECOVERY} or {@code
-   * IN_PROGRESS} whose lease ran out, oldest lease first.
+   * Records that need recovery at the store's time, among those an owner renewed (phased
+   * operations; a single-transaction operation never commits a live record): {@code
+   * UNKNOWN_REQUIRES_RECOVERY} or {@code IN_PROGRESS} whose lease ran out, oldest lease first.
    */
   List<IdempotencyRecord> findNeedingRecovery(int limit);
 
   /**
    * Cleans up in small batches, each its own short transaction: drops the response body of expired
-   * records, then deletes records expired for longer than {@code metadataRetention}. Never touches
-   * a live record.
+   * records (keeping scope, fingerprint, resource id and times), then deletes records at least
+   * {@code metadataRetention} past that. Never touches a live record.
    */
   CleanupResult cleanup(Duration metadataRetention, int batchSize);
 }

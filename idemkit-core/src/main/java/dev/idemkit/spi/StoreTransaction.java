@@ -1,9 +1,9 @@
 package dev.idemkit.spi;
 
 /**
- * One local transaction of a store. Business code reaches the store's native handle through
- * {@link #unwrap(Class)} (a {@code java.sql.Connection} for the JDBC store), so its rows commit
- * or roll back together with the idempotency record.
+ * One local transaction of a store. Business code reaches the store's native handle through {@link
+ * #unwrap(Class)} (a {@code java.sql.Connection} for the JDBC store), so its rows commit or roll
+ * back together with the idempotency record.
  */
 public interface StoreTransaction {
 

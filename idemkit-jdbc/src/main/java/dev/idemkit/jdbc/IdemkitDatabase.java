@@ -33,7 +33,8 @@ public final class IdemkitDatabase implements AutoCloseable {
   private final EmbeddedPostgres embedded;
   private final String description;
 
-  private IdemkitDatabase(HikariDataSource dataSource, EmbeddedPostgres embedded, String description) {
+  private IdemkitDatabase(
+      HikariDataSource dataSource, EmbeddedPostgres embedded, String description) {
     this.dataSource = dataSource;
     this.embedded = embedded;
     this.description = description;
@@ -58,7 +59,8 @@ public final class IdemkitDatabase implements AutoCloseable {
   }
 
   /** A pool on the server at {@code jdbcUrl}. */
-  public static IdemkitDatabase connect(String jdbcUrl, String user, String password, int poolSize) {
+  public static IdemkitDatabase connect(
+      String jdbcUrl, String user, String password, int poolSize) {
     HikariDataSource ds = pool(Objects.requireNonNull(jdbcUrl), user, password, poolSize);
     return ready(ds, null, "PostgreSQL at " + jdbcUrl);
   }
@@ -82,10 +84,8 @@ public final class IdemkitDatabase implements AutoCloseable {
           "Could not start the embedded PostgreSQL in " + dataDir + ": " + e.getMessage(), e);
     }
     try {
-      HikariDataSource ds =
-          pool(pg.getJdbcUrl("postgres", "postgres"), "postgres", null, poolSize);
-      return ready(
-          ds, pg, "embedded PostgreSQL on port " + pg.getPort() + ", data in " + dataDir);
+      HikariDataSource ds = pool(pg.getJdbcUrl("postgres", "postgres"), "postgres", null, poolSize);
+      return ready(ds, pg, "embedded PostgreSQL on port " + pg.getPort() + ", data in " + dataDir);
     } catch (RuntimeException e) {
       closeQuietly(pg);
       throw e;

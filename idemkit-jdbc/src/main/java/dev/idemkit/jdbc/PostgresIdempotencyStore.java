@@ -39,8 +39,9 @@ import javax.sql.DataSource;
  * CONFLICT DO NOTHING}, a takeover is one {@code UPDATE … WHERE fencing_token = ?} with its time
  * condition, and every owner write is conditional on the owner's fencing token.
  *
- * <p>Time: by default every statement compares against the database's {@code statement_timestamp()},
- * one clock for all instances. A {@link Clock} given to the builder replaces it (a seam for tests).
+ * <p>Time: by default every statement compares against the database's {@code
+ * statement_timestamp()}, one clock for all instances. A {@link Clock} given to the builder
+ * replaces it (a seam for tests).
  *
  * <p>Connections come from {@link JdbcTransactions}: with the default one on a {@link DataSource}
  * the store runs its own transactions; a framework hands it the caller's.
@@ -92,7 +93,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
               recovery_attempts = 0, response_status = null, response_headers = null,
               response_body = null, response_schema_version = null, resource_id = null,
               created_at = clock.now, updated_at = clock.now,
-              expires_at = clock.now + ? * interval '1 millisecond', body_dropped_at = null
+              expires_at = clock.now + ? * interval '1 millisecond', body_dropped_at = null,
+              recovery_due = null
           from clock
           where r.tenant = ? and r.operation = ? and r.idem_key = ?
             and r.fencing_token = ? and r.state = ?
@@ -105,7 +107,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           + """
           update idemkit_record r set state = 'IN_PROGRESS',
               fencing_token = r.fencing_token + 1,
-              locked_until = clock.now + ? * interval '1 millisecond', updated_at = clock.now
+              locked_until = clock.now + ? * interval '1 millisecond',
+              recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now
           from clock
           where r.tenant = ? and r.operation = ? and r.idem_key = ?
             and r.fencing_token = ? and r.state = ? and (%s)
@@ -117,8 +120,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   private static final String RESUME_ABANDONED =
       TAKE_OVER.formatted("r.state = 'IN_PROGRESS' and r.locked_until <= clock.now");
   private static final String RECOVER_UNKNOWN =
-      TAKE_OVER.formatted(
-          "r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now");
+      TAKE_OVER.formatted("r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now");
 
   /** Owner writes: applied only while the owner's token is current and the record in progress. */
   private static final String OWNED =
@@ -128,7 +130,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   private static final String RENEW =
       NOW
           + "update idemkit_record r set locked_until = clock.now + ? * interval '1 millisecond',"
-          + " updated_at = clock.now"
+          + " recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now"
           + OWNED
           + " returning r.locked_until";
 
@@ -143,28 +145,33 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           + "update idemkit_record r set state = ?, locked_until = clock.now,"
           + " pending_external = null, response_status = ?, response_headers = ?,"
           + " response_body = ?, response_schema_version = ?, resource_id = ?,"
-          + " updated_at = clock.now"
+          + " recovery_due = null, updated_at = clock.now"
           + OWNED;
 
   private static final String SUSPEND =
       NOW
           + "update idemkit_record r set state = ?, locked_until = clock.now,"
+          + " recovery_due = case when ? then clock.now end,"
           + " recovery_attempts = r.recovery_attempts + ?, updated_at = clock.now"
           + OWNED;
 
   private static final String NEEDING_RECOVERY =
       NOW
-          + "select r.* from idemkit_record r, clock where r.state in "
+          + "select r.* from idemkit_record r, clock where r.recovery_due is not null"
+          + " and r.recovery_due <= clock.now and r.state in "
           + LIVE
-          + " and r.locked_until <= clock.now order by r.locked_until limit ?";
+          + " order by r.recovery_due limit ?";
 
-  /** One batch of dropping expired bodies; skips rows another transaction holds. */
+  /**
+   * One batch of dropping expired bodies (marking every expired row, body or not, so the walk never
+   * passes it again); skips rows another transaction holds.
+   */
   private static final String DROP_BODIES =
       NOW
           + """
           , batch as (
             select b.tenant, b.operation, b.idem_key from idemkit_record b, clock
-            where b.response_body is not null and b.expires_at <= clock.now
+            where b.body_dropped_at is null and b.expires_at <= clock.now
               and b.state not in """
           + LIVE
           + """
@@ -182,8 +189,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           + """
           , batch as (
             select b.tenant, b.operation, b.idem_key from idemkit_record b, clock
-            where b.response_body is null
-              and b.expires_at <= clock.now - ? * interval '1 millisecond'
+            where b.body_dropped_at <= clock.now - ? * interval '1 millisecond'
               and b.state not in """
           + LIVE
           + """
@@ -234,7 +240,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  /** The store's transaction: the JDBC connection, reachable by {@code unwrap(Connection.class)}. */
+  /**
+   * The store's transaction: the JDBC connection, reachable by {@code unwrap(Connection.class)}.
+   */
   private record Tx(Connection connection) implements StoreTransaction {
     @Override
     public <T> T unwrap(Class<T> type) {
@@ -324,6 +332,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         ps.setLong(i++, ttl.toMillis());
       } else {
         ps.setLong(i++, lease.toMillis());
+        ps.setLong(i++, lease.toMillis());
       }
       i = bindKey(ps, i, r.id());
       ps.setLong(i++, r.fencingToken());
@@ -340,6 +349,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   public Ownership renew(StoreTransaction tx, Ownership owner, Duration lease) {
     try (PreparedStatement ps = connection(tx).prepareStatement(RENEW)) {
       int i = bindNow(ps);
+      ps.setLong(i++, lease.toMillis());
       ps.setLong(i++, lease.toMillis());
       bindOwner(ps, i, owner);
       try (ResultSet rs = ps.executeQuery()) {
@@ -401,6 +411,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     try (PreparedStatement ps = connection(tx).prepareStatement(SUSPEND)) {
       int i = bindNow(ps);
       ps.setString(i++, state.name());
+      ps.setBoolean(i++, state.isLive());
       ps.setInt(i++, state == RecordState.UNKNOWN_REQUIRES_RECOVERY ? 1 : 0);
       bindOwner(ps, i, owner);
       requireOwned(ps.executeUpdate(), owner);
@@ -491,8 +502,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     return i;
   }
 
-  private static void bindOwner(PreparedStatement ps, int i, Ownership owner)
-      throws SQLException {
+  private static void bindOwner(PreparedStatement ps, int i, Ownership owner) throws SQLException {
     i = bindKey(ps, i, owner.id());
     ps.setLong(i, owner.fencingToken());
   }

@@ -4,12 +4,15 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * The databases the PostgreSQL tests run on, each started once per test JVM: an embedded server
- * in a fresh directory, and the server {@code IDEMKIT_TEST_JDBC_URL} names, if it does.
+ * The databases the PostgreSQL tests run on, each started once per test JVM: an embedded server in
+ * a fresh directory, and the server {@code IDEMKIT_TEST_JDBC_URL} names, if it does.
  */
 final class TestDatabase {
 
@@ -34,15 +37,36 @@ final class TestDatabase {
     return embedded;
   }
 
+  /**
+   * The server's database, in a schema of this run's own: the schema files apply to it from
+   * scratch, whatever earlier runs left behind, and it is dropped when the JVM ends.
+   */
   static synchronized IdemkitDatabase server() {
     if (server == null) {
-      server =
-          prepared(
-              IdemkitDatabase.connect(
-                  System.getenv("IDEMKIT_TEST_JDBC_URL"),
-                  System.getenv("IDEMKIT_TEST_JDBC_USER"),
-                  System.getenv("IDEMKIT_TEST_JDBC_PASSWORD"),
-                  POOL_SIZE));
+      String url = System.getenv("IDEMKIT_TEST_JDBC_URL");
+      String user = System.getenv("IDEMKIT_TEST_JDBC_USER");
+      String password = System.getenv("IDEMKIT_TEST_JDBC_PASSWORD");
+      String schema = "idemkit_it_" + UUID.randomUUID().toString().replace("-", "");
+      try (Connection c = DriverManager.getConnection(url, user, password);
+          Statement s = c.createStatement()) {
+        s.execute("create schema " + schema);
+      } catch (SQLException e) {
+        throw new IllegalStateException("Cannot reach " + url, e);
+      }
+      String scoped = url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+      server = prepared(IdemkitDatabase.connect(scoped, user, password, POOL_SIZE));
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    server.close();
+                    try (Connection c = DriverManager.getConnection(url, user, password);
+                        Statement s = c.createStatement()) {
+                      s.execute("drop schema " + schema + " cascade");
+                    } catch (SQLException e) {
+                      System.err.println("Could not drop test schema " + schema + ": " + e);
+                    }
+                  }));
     }
     return server;
   }

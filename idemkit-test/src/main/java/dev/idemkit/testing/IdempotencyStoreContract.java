@@ -45,8 +45,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The contract every {@link IdempotencyStore} passes, through the engine, as a user sees it. A store
- * test extends this class and supplies a fresh store on a {@link Clock} the suite moves by hand.
+ * The contract every {@link IdempotencyStore} passes, through the engine, as a user sees it. A
+ * store test extends this class and supplies a fresh store on a {@link Clock} the suite moves by
+ * hand.
  *
  * <p>Business effects are counted in a {@link Ledger} written inside the operation's transaction,
  * so "exactly one execution" is asserted on committed rows, not on calls.
@@ -93,11 +94,7 @@ public abstract class IdempotencyStoreContract {
     idempotency =
         Idempotency.create(
             store,
-            IdempotencyConfig.builder()
-                .lease(LEASE)
-                .defaultTtl(TTL)
-                .listener(listener)
-                .build());
+            IdempotencyConfig.builder().lease(LEASE).defaultTtl(TTL).listener(listener).build());
     tenant = "t-" + UUID.randomUUID();
     pool = Executors.newCachedThreadPool();
   }
@@ -241,8 +238,7 @@ public abstract class IdempotencyStoreContract {
 
   @ParameterizedTest
   @EnumSource(RecordState.class)
-  void aDifferentCommandUnderTheSameKeyIsAMismatchInEveryState(RecordState state)
-      throws Exception {
+  void aDifferentCommandUnderTheSameKeyIsAMismatchInEveryState(RecordState state) throws Exception {
     ScopedKey id = key("k-mismatch-" + state);
     leaveIn(state, id, command("10.00"));
     IdempotencyRecord before = record(id);
@@ -279,8 +275,11 @@ public abstract class IdempotencyStoreContract {
     assertThat(outcomes).hasSize(threads);
     assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(1);
     assertThat(outcomes)
-        .allMatch(o -> o instanceof Outcome.Executed || o instanceof Outcome.Replayed
-            || o instanceof Outcome.InProgress);
+        .allMatch(
+            o ->
+                o instanceof Outcome.Executed
+                    || o instanceof Outcome.Replayed
+                    || o instanceof Outcome.InProgress);
     assertThat(outcomes.stream().flatMap(o -> o.storedResponse().stream()).distinct()).hasSize(1);
     assertThat(payments(id)).isEqualTo(1);
     assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
@@ -302,30 +301,37 @@ public abstract class IdempotencyStoreContract {
 
   private PhasedOperation twoPhases(ScopedKey id, Runnable insideB) {
     return PhasedOperation.builder()
-        .local("A", ctx -> {
-          ledger.write(ctx.transaction(), entry(id, "A"));
-          ctx.data().put("paymentId", "pay_" + id.key().value());
-        })
-        .local("B", ctx -> {
-          insideB.run();
-          ledger.write(ctx.transaction(), entry(id, "B"));
-        })
+        .local(
+            "A",
+            ctx -> {
+              ledger.write(ctx.transaction(), entry(id, "A"));
+              ctx.data().put("paymentId", "pay_" + id.key().value());
+            })
+        .local(
+            "B",
+            ctx -> {
+              insideB.run();
+              ledger.write(ctx.transaction(), entry(id, "B"));
+            })
         .complete(
-            ctx -> OperationResult.success(response(201, "{\"id\":\"" + ctx.data().get("paymentId") + "\"}")));
+            ctx ->
+                OperationResult.success(
+                    response(201, "{\"id\":\"" + ctx.data().get("paymentId") + "\"}")));
   }
 
   @Test
-  void anAbandonedOwnerIsTakenOverAfterItsLeaseAndWorkResumesAtTheRecoveryPoint()
-      throws Exception {
+  void anAbandonedOwnerIsTakenOverAfterItsLeaseAndWorkResumesAtTheRecoveryPoint() throws Exception {
     ScopedKey id = key("k-takeover");
     assertThatThrownBy(
             () ->
                 execute(
                     id,
                     command("10.00"),
-                    twoPhases(id, () -> {
-                      throw new SimulatedCrash();
-                    })))
+                    twoPhases(
+                        id,
+                        () -> {
+                          throw new SimulatedCrash();
+                        })))
         .isInstanceOf(SimulatedCrash.class);
     assertThat(record(id).state()).isEqualTo(RecordState.IN_PROGRESS);
     assertThat(record(id).recoveryPoint()).isEqualTo("A");
@@ -375,8 +381,9 @@ public abstract class IdempotencyStoreContract {
                 ctx -> ctx.data().put("chargeId", "ch_found_by_lookup"),
                 recordCharge)
             .complete(
-                ctx -> OperationResult.success(
-                    response(201, "{\"by\":\"" + ctx.data().get("chargeId") + "\"}")));
+                ctx ->
+                    OperationResult.success(
+                        response(201, "{\"by\":\"" + ctx.data().get("chargeId") + "\"}")));
 
     Future<Outcome> zombie = pool.submit(() -> execute(id, command("10.00"), zombieOp));
     assertThat(zombieInCall.await(30, TimeUnit.SECONDS)).isTrue();
@@ -419,7 +426,8 @@ public abstract class IdempotencyStoreContract {
             () ->
                 store.inTransaction(
                     tx -> {
-                      store.finish(tx, zombie, RecordState.COMPLETED, response(201, "{\"by\":\"zombie\"}"));
+                      store.finish(
+                          tx, zombie, RecordState.COMPLETED, response(201, "{\"by\":\"zombie\"}"));
                       return null;
                     }))
         .isInstanceOf(LostOwnershipException.class);
@@ -469,13 +477,17 @@ public abstract class IdempotencyStoreContract {
                     id,
                     command("10.00"),
                     PhasedOperation.builder()
-                        .local("FIRST", ctx -> ledger.write(ctx.transaction(), entry(id, "payment")))
+                        .local(
+                            "FIRST", ctx -> ledger.write(ctx.transaction(), entry(id, "payment")))
                         .complete(ctx -> OperationResult.success(response(201, "{\"ok\":1}")))));
 
     assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(1);
     assertThat(outcomes)
-        .allMatch(o -> o instanceof Outcome.Executed || o instanceof Outcome.Replayed
-            || o instanceof Outcome.InProgress);
+        .allMatch(
+            o ->
+                o instanceof Outcome.Executed
+                    || o instanceof Outcome.Replayed
+                    || o instanceof Outcome.InProgress);
     assertThat(payments(id)).isEqualTo(1);
     assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
     assertThat(listener.count("takeover.RECLAIM_RETRYABLE")).isEqualTo(1);
@@ -489,7 +501,8 @@ public abstract class IdempotencyStoreContract {
         ctx -> {
           runs.incrementAndGet();
           ledger.write(ctx.transaction(), entry(thrown, "payment"));
-          throw new BusinessRejectionException("declined", response(402, "{\"code\":\"card_declined\"}"));
+          throw new BusinessRejectionException(
+              "declined", response(402, "{\"code\":\"card_declined\"}"));
         };
 
     Outcome first = execute(thrown, command("10.00"), declines);
@@ -498,7 +511,8 @@ public abstract class IdempotencyStoreContract {
     assertThat(first).isInstanceOf(Outcome.Rejected.class);
     assertThat(retry).isInstanceOf(Outcome.Replayed.class);
     assertThat(((Outcome.Replayed) retry).state()).isEqualTo(RecordState.FAILED_REPLAYABLE);
-    assertThat(((Outcome.Replayed) retry).response()).isEqualTo(((Outcome.Rejected) first).response());
+    assertThat(((Outcome.Replayed) retry).response())
+        .isEqualTo(((Outcome.Rejected) first).response());
     assertThat(runs).hasValue(1);
     assertThat(payments(thrown)).as("a thrown rejection rolls its writes back").isZero();
 
@@ -542,10 +556,12 @@ public abstract class IdempotencyStoreContract {
     AtomicInteger lookupAvailable = new AtomicInteger(0);
     PhasedOperation op =
         PhasedOperation.builder()
-            .local("LOCAL_PAYMENT_CREATED", ctx -> {
-              ledger.write(ctx.transaction(), entry(id, "payment"));
-              ctx.data().put("paymentId", "p-1");
-            })
+            .local(
+                "LOCAL_PAYMENT_CREATED",
+                ctx -> {
+                  ledger.write(ctx.transaction(), entry(id, "payment"));
+                  ctx.data().put("paymentId", "p-1");
+                })
             .external(
                 "PROVIDER_CONFIRMED",
                 ctx -> {
@@ -560,7 +576,10 @@ public abstract class IdempotencyStoreContract {
                   ctx.data().put("chargeId", "ch_" + ctx.data().get("paymentId"));
                 },
                 ctx -> ledger.write(ctx.transaction(), entry(id, "confirmed")))
-            .complete(ctx -> OperationResult.success(response(201, "{\"charge\":\"" + ctx.data().get("chargeId") + "\"}")));
+            .complete(
+                ctx ->
+                    OperationResult.success(
+                        response(201, "{\"charge\":\"" + ctx.data().get("chargeId") + "\"}")));
 
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
     assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
@@ -614,11 +633,19 @@ public abstract class IdempotencyStoreContract {
   void aRecoveryWorkerResumesAbandonedWorkOnce() throws Exception {
     ScopedKey id = key("k-worker");
     assertThatThrownBy(
-            () -> execute(id, command("10.00"), twoPhases(id, () -> {
-              throw new SimulatedCrash();
-            })))
+            () ->
+                execute(
+                    id,
+                    command("10.00"),
+                    twoPhases(
+                        id,
+                        () -> {
+                          throw new SimulatedCrash();
+                        })))
         .isInstanceOf(SimulatedCrash.class);
-    assertThat(store.findNeedingRecovery(1000)).extracting(IdempotencyRecord::id).doesNotContain(id);
+    assertThat(store.findNeedingRecovery(1000))
+        .extracting(IdempotencyRecord::id)
+        .doesNotContain(id);
     assertThat(idempotency.recover(id, twoPhases(id, () -> {}))).isEmpty();
 
     clock.advance(LEASE.plusSeconds(1));

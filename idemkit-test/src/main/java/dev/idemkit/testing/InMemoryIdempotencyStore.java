@@ -140,8 +140,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         switch (kind) {
           case REPLACE_EXPIRED -> r.isExpiredAt(now);
           case RECLAIM_RETRYABLE -> r.state() == RecordState.FAILED_RETRYABLE;
-          case RESUME_ABANDONED ->
-              r.state() == RecordState.IN_PROGRESS && r.isLeaseExpiredAt(now);
+          case RESUME_ABANDONED -> r.state() == RecordState.IN_PROGRESS && r.isLeaseExpiredAt(now);
           case RECOVER_UNKNOWN ->
               r.state() == RecordState.UNKNOWN_REQUIRES_RECOVERY && r.isLeaseExpiredAt(now);
         };
@@ -186,7 +185,17 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   public Ownership renew(StoreTransaction tx, Ownership owner, Duration lease) {
     IdempotencyRecord r = owned(owner);
     Instant now = clock.instant();
-    IdempotencyRecord renewed = with(r, r.state(), now.plus(lease), r.recoveryPoint(), r.pendingExternal(), r.recoveryData(), r.recoveryAttempts(), r.response(), now);
+    IdempotencyRecord renewed =
+        with(
+            r,
+            r.state(),
+            now.plus(lease),
+            r.recoveryPoint(),
+            r.pendingExternal(),
+            r.recoveryData(),
+            r.recoveryAttempts(),
+            r.response(),
+            now);
     records.put(r.id(), renewed);
     return Ownership.of(renewed);
   }
@@ -201,7 +210,16 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     IdempotencyRecord r = owned(owner);
     records.put(
         r.id(),
-        with(r, r.state(), r.lockedUntil(), recoveryPoint, pendingExternal, data, r.recoveryAttempts(), null, clock.instant()));
+        with(
+            r,
+            r.state(),
+            r.lockedUntil(),
+            recoveryPoint,
+            pendingExternal,
+            data,
+            r.recoveryAttempts(),
+            null,
+            clock.instant()));
   }
 
   @Override
@@ -214,7 +232,16 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     Instant now = clock.instant();
     records.put(
         r.id(),
-        with(r, state, now, r.recoveryPoint(), null, r.recoveryData(), r.recoveryAttempts(), response, now));
+        with(
+            r,
+            state,
+            now,
+            r.recoveryPoint(),
+            null,
+            r.recoveryData(),
+            r.recoveryAttempts(),
+            response,
+            now));
   }
 
   @Override
@@ -224,11 +251,19 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
     IdempotencyRecord r = owned(owner);
     Instant now = clock.instant();
-    int attempts =
-        r.recoveryAttempts() + (state == RecordState.UNKNOWN_REQUIRES_RECOVERY ? 1 : 0);
+    int attempts = r.recoveryAttempts() + (state == RecordState.UNKNOWN_REQUIRES_RECOVERY ? 1 : 0);
     records.put(
         r.id(),
-        with(r, state, now, r.recoveryPoint(), r.pendingExternal(), r.recoveryData(), attempts, null, now));
+        with(
+            r,
+            state,
+            now,
+            r.recoveryPoint(),
+            r.pendingExternal(),
+            r.recoveryData(),
+            attempts,
+            null,
+            now));
   }
 
   @Override
@@ -273,7 +308,16 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         } else if (r.response() != null) {
           records.put(
               r.id(),
-              with(r, r.state(), r.lockedUntil(), r.recoveryPoint(), r.pendingExternal(), r.recoveryData(), r.recoveryAttempts(), null, r.updatedAt()));
+              with(
+                  r,
+                  r.state(),
+                  r.lockedUntil(),
+                  r.recoveryPoint(),
+                  r.pendingExternal(),
+                  r.recoveryData(),
+                  r.recoveryAttempts(),
+                  null,
+                  r.updatedAt()));
           dropped++;
         }
       }

@@ -1,0 +1,258 @@
+package dev.idemkit.bench;
+
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotentRequest;
+import dev.idemkit.LocalOperation;
+import dev.idemkit.OperationResult;
+import dev.idemkit.Outcome;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.jdbc.IdemkitDatabase;
+import dev.idemkit.jdbc.PostgresIdempotencyStore;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import javax.sql.DataSource;
+
+/**
+ * The store benchmark: a realistic single-transaction business write (a payment row and its outbox
+ * row) done bare, and the same wrapped by Idemkit (claim, the same rows, completion, one commit),
+ * on one pool with the same number of workers; then replays of completed keys. Rounds alternate
+ * bare and wrapped so drift in the machine hits both alike.
+ *
+ * <p>Arguments: {@code --seconds N} per measured round (default 8), {@code --rounds N} (default 3),
+ * {@code --workers N} (default 8). {@code IDEMKIT_JDBC_URL} picks a server; by default an embedded
+ * PostgreSQL in a fresh temporary directory.
+ */
+public final class StoreBenchmark {
+
+  private final DataSource dataSource;
+  private final Idempotency idempotency;
+  private final int workers;
+  private final List<ScopedKey> completed = new CopyOnWriteArrayList<>();
+  private final String tenant = "bench-" + UUID.randomUUID().toString().substring(0, 8);
+
+  private StoreBenchmark(DataSource dataSource, int workers) {
+    this.dataSource = dataSource;
+    this.workers = workers;
+    this.idempotency = Idempotency.create(PostgresIdempotencyStore.create(dataSource));
+  }
+
+  public static void main(String[] args) throws Exception {
+    int seconds = intArg(args, "--seconds", 8);
+    int rounds = intArg(args, "--rounds", 3);
+    int workers = intArg(args, "--workers", 8);
+    String url = System.getenv("IDEMKIT_JDBC_URL");
+    System.out.println("bench/store: starting PostgreSQL ...");
+    try (IdemkitDatabase db =
+        url != null && !url.isBlank()
+            ? IdemkitDatabase.fromEnvironment(workers)
+            : IdemkitDatabase.embedded(Files.createTempDirectory("idemkit-bench-pg"), workers)) {
+      System.out.printf(
+          "Database: %s; %d workers on a pool of %d connections; %d rounds of %d s%n%n",
+          db.description(), workers, workers, rounds, seconds);
+      new StoreBenchmark(db.dataSource(), workers).run(rounds, Duration.ofSeconds(seconds));
+    }
+  }
+
+  private void run(int rounds, Duration round) throws Exception {
+    createTables();
+    System.out.println("warm-up (not counted) ...");
+    measure("bare", Duration.ofSeconds(3), this::bare);
+    measure("wrapped", Duration.ofSeconds(3), this::wrapped);
+
+    double bareTotal = 0;
+    double wrappedTotal = 0;
+    for (int r = 1; r <= rounds; r++) {
+      double bare = measure("bare", round, this::bare);
+      double wrapped = measure("wrapped", round, this::wrapped);
+      bareTotal += bare;
+      wrappedTotal += wrapped;
+      System.out.printf(
+          "round %d/%d: bare %8.0f tx/s   wrapped %8.0f tx/s   wrapped/bare %.2f%n",
+          r, rounds, bare, wrapped, wrapped / bare);
+    }
+    double bare = bareTotal / rounds;
+    double wrapped = wrappedTotal / rounds;
+    double replay = measure("replay", round, this::replay);
+
+    System.out.println();
+    System.out.printf("bare business transaction   %8.0f requests/s%n", bare);
+    System.out.printf("wrapped by Idemkit          %8.0f requests/s%n", wrapped);
+    System.out.printf("replay of a completed key   %8.0f requests/s%n", replay);
+    System.out.printf("wrapped / bare   = %.2f   (target >= 0.80)%n", wrapped / bare);
+    System.out.printf("replay / wrapped = %.2f   (target >= 3.00)%n", replay / wrapped);
+    System.out.printf(
+        "Statements per request: bare 2 + commit; wrapped 4 + commit (claim, 2 business, complete);"
+            + " replay 1 + commit%n");
+    checkOnePaymentPerKey();
+    System.out.printf(
+        "RESULT wrapped_vs_bare=%.2f replay_vs_wrapped=%.2f bare_rps=%.0f wrapped_rps=%.0f"
+            + " replay_rps=%.0f%n",
+        wrapped / bare, replay / wrapped, bare, wrapped, replay);
+  }
+
+  @FunctionalInterface
+  private interface Request {
+    void run() throws Exception;
+  }
+
+  /** Runs {@code request} on every worker for {@code length}; returns requests per second. */
+  private double measure(String name, Duration length, Request request) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(workers);
+    AtomicBoolean stop = new AtomicBoolean();
+    LongAdder done = new LongAdder();
+    List<Future<?>> futures = new ArrayList<>();
+    long start = System.nanoTime();
+    for (int i = 0; i < workers; i++) {
+      futures.add(
+          pool.submit(
+              () -> {
+                while (!stop.get()) {
+                  request.run();
+                  done.increment();
+                }
+                return null;
+              }));
+    }
+    Thread.sleep(length.toMillis());
+    stop.set(true);
+    for (Future<?> f : futures) {
+      f.get();
+    }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    pool.shutdown();
+    return done.sum() / seconds;
+  }
+
+  private void bare() throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        insertPaymentAndEvent(c, UUID.randomUUID());
+        c.commit();
+      } catch (SQLException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    }
+  }
+
+  private void wrapped() {
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", UUID.randomUUID().toString());
+    Outcome outcome = pay(id);
+    if (!(outcome instanceof Outcome.Executed)) {
+      throw new IllegalStateException("expected an execution, got " + outcome);
+    }
+    if (completed.size() < 20_000) {
+      completed.add(id);
+    }
+  }
+
+  private void replay() {
+    ScopedKey id = completed.get(ThreadLocalRandom.current().nextInt(completed.size()));
+    Outcome outcome = pay(id);
+    if (!(outcome instanceof Outcome.Replayed)) {
+      throw new IllegalStateException("expected a replay, got " + outcome);
+    }
+  }
+
+  private static final Fingerprint COMMAND =
+      Fingerprint.of(Map.of("accountId", "acc_1", "amount", "10.00", "currency", "EUR"));
+
+  private Outcome pay(ScopedKey id) {
+    LocalOperation op =
+        ctx -> {
+          UUID paymentId = UUID.randomUUID();
+          insertPaymentAndEvent(ctx.unwrap(Connection.class), paymentId);
+          byte[] body =
+              ("{\"paymentId\":\"" + paymentId + "\",\"status\":\"CREATED\",\"amount\":\"10.00\"}")
+                  .getBytes(StandardCharsets.UTF_8);
+          return OperationResult.success(
+              StoredResponse.of(201, Map.of("Content-Type", "application/json"), body)
+                  .withResourceId(paymentId.toString()));
+        };
+    return idempotency.execute(new IdempotentRequest(id, COMMAND, Duration.ofHours(24)), op);
+  }
+
+  private static void insertPaymentAndEvent(Connection c, UUID paymentId) throws SQLException {
+    try (PreparedStatement payment =
+        c.prepareStatement(
+            "insert into bench_payment (id, account_id, amount, currency, merchant_reference)"
+                + " values (?, 'acc_1', ?, 'EUR', ?)")) {
+      payment.setObject(1, paymentId);
+      payment.setBigDecimal(2, new BigDecimal("10.00"));
+      payment.setString(3, "order-" + paymentId);
+      payment.executeUpdate();
+    }
+    try (PreparedStatement event =
+        c.prepareStatement(
+            "insert into bench_outbox (event_id, aggregate_id, event_type, payload)"
+                + " values (?, ?, 'PaymentCreated', ?)")) {
+      event.setObject(1, UUID.randomUUID());
+      event.setObject(2, paymentId);
+      event.setString(3, "{\"paymentId\":\"" + paymentId + "\",\"amount\":\"10.00\"}");
+      event.executeUpdate();
+    }
+  }
+
+  private void createTables() throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(
+          "create table if not exists bench_payment (id uuid primary key, account_id text not null,"
+              + " amount numeric(19,2) not null, currency text not null,"
+              + " merchant_reference text not null, created_at timestamptz not null default now(),"
+              + " unique (account_id, merchant_reference))");
+      s.execute(
+          "create table if not exists bench_outbox (event_id uuid primary key,"
+              + " aggregate_id uuid not null, event_type text not null, payload text not null,"
+              + " created_at timestamptz not null default now())");
+    }
+  }
+
+  /** The wrapped runs must have written exactly one payment per completed key. */
+  private void checkOnePaymentPerKey() throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select count(*), count(distinct resource_id) from idemkit_record"
+                    + " where tenant = ? and state = 'COMPLETED'")) {
+      ps.setString(1, tenant);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        System.out.printf(
+            "Check: %d completed records, %d distinct payments%n", rs.getLong(1), rs.getLong(2));
+      }
+    }
+  }
+
+  private static int intArg(String[] args, String name, int fallback) {
+    for (int i = 0; i < args.length - 1; i++) {
+      if (args[i].equals(name)) {
+        return Integer.parseInt(args[i + 1]);
+      }
+    }
+    return fallback;
+  }
+}
