@@ -57,5 +57,10 @@ public interface Idempotency {
    */
   Optional<Outcome> recover(ScopedKey id, PhasedOperation operation);
 
+  /** Same as {@link #execute(ScopedKey, Fingerprint, Operation)}; lets a lambda stand for it. */
+  default Outcome execute(ScopedKey id, Fingerprint fingerprint, LocalOperation operation) {
+    return execute(id, fingerprint, (Operation) operation);
+  }
+
   IdempotencyConfig config();
 }
