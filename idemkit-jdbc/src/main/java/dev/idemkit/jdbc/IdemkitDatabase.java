@@ -78,6 +78,9 @@ public final class IdemkitDatabase implements AutoCloseable {
               .setDataDirectory(dataDir)
               .setCleanDataDirectory(false)
               .setServerConfig("max_connections", String.valueOf(Math.max(100, poolSize * 2 + 20)))
+              // The embedded library turns synchronous commit off for speed; an acknowledged
+              // payment must survive a crash, so it is back on.
+              .setServerConfig("synchronous_commit", "on")
               .start();
     } catch (IOException e) {
       throw new UncheckedIOException(

@@ -100,9 +100,13 @@ public final class StoreBenchmark {
     System.out.printf("replay of a completed key   %8.0f requests/s%n", replay);
     System.out.printf("wrapped / bare   = %.2f   (target >= 0.80)%n", wrapped / bare);
     System.out.printf("replay / wrapped = %.2f   (target >= 3.00)%n", replay / wrapped);
-    System.out.printf(
-        "Statements per request: bare 2 + commit; wrapped 4 + commit (claim, 2 business, complete);"
-            + " replay 1 + commit%n");
+    System.out.println();
+    System.out.println(
+        "Where the CPU went, per request (2 cores shared by the JVM and PostgreSQL):");
+    System.out.println("             round trips   JVM us/req   rest of machine us/req");
+    printCpu("bare", "3 (2 inserts, commit)");
+    printCpu("wrapped", "5 (claim, 2 inserts, complete, commit)");
+    printCpu("replay", "2 (claim finds the record, commit)");
     checkOnePaymentPerKey();
     System.out.printf(
         "RESULT wrapped_vs_bare=%.2f replay_vs_wrapped=%.2f bare_rps=%.0f wrapped_rps=%.0f"
@@ -115,8 +119,15 @@ public final class StoreBenchmark {
     void run() throws Exception;
   }
 
+  /** Throughput and where the machine's CPU went, per request. */
+  private record Run(double rps, double jvmMicros, double otherMicros) {}
+
+  private final Map<String, List<Run>> runs = new java.util.LinkedHashMap<>();
+
   /** Runs {@code request} on every worker for {@code length}; returns requests per second. */
   private double measure(String name, Duration length, Request request) throws Exception {
+    long[] cpuBefore = machineCpuTicks();
+    long jvmBefore = jvmCpuNanos();
     ExecutorService pool = Executors.newFixedThreadPool(workers);
     AtomicBoolean stop = new AtomicBoolean();
     LongAdder done = new LongAdder();
@@ -140,7 +151,36 @@ public final class StoreBenchmark {
     }
     double seconds = (System.nanoTime() - start) / 1e9;
     pool.shutdown();
-    return done.sum() / seconds;
+    long[] cpuAfter = machineCpuTicks();
+    double busyMicros = (cpuAfter[0] - cpuBefore[0]) * 1e6 / 100.0; // USER_HZ = 100
+    double jvmMicros = (jvmCpuNanos() - jvmBefore) / 1e3;
+    long n = done.sum();
+    runs.computeIfAbsent(name, k -> new ArrayList<>())
+        .add(new Run(n / seconds, jvmMicros / n, Math.max(0, busyMicros - jvmMicros) / n));
+    return n / seconds;
+  }
+
+  private static long jvmCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean)
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
+  }
+
+  /** Busy ticks of the whole machine from /proc/stat (zero where there is none). */
+  private static long[] machineCpuTicks() {
+    try {
+      String[] f =
+          Files.readAllLines(java.nio.file.Path.of("/proc/stat")).get(0).trim().split("\\s+");
+      long busy = 0;
+      for (int i = 1; i < f.length; i++) {
+        if (i != 4 && i != 5) { // idle, iowait
+          busy += Long.parseLong(f[i]);
+        }
+      }
+      return new long[] {busy};
+    } catch (Exception e) {
+      return new long[] {0};
+    }
   }
 
   private void bare() throws SQLException {
@@ -245,6 +285,14 @@ public final class StoreBenchmark {
             "Check: %d completed records, %d distinct payments%n", rs.getLong(1), rs.getLong(2));
       }
     }
+  }
+
+  private void printCpu(String name, String roundTrips) {
+    List<Run> measured = runs.get(name);
+    List<Run> counted = measured.size() > 1 ? measured.subList(1, measured.size()) : measured;
+    double jvm = counted.stream().mapToDouble(Run::jvmMicros).average().orElse(0);
+    double other = counted.stream().mapToDouble(Run::otherMicros).average().orElse(0);
+    System.out.printf("  %-8s %-40s %6.0f       %6.0f%n", name, roundTrips, jvm, other);
   }
 
   private static int intArg(String[] args, String name, int fallback) {

@@ -1,9 +1,9 @@
 -- One row per scoped key: (tenant, operation, idem_key). The primary key is what makes the claim
 -- (INSERT ... ON CONFLICT DO NOTHING) decide exactly one owner among any number of racers.
 create table idemkit_record (
-    tenant                  text        not null,
-    operation               text        not null,
-    idem_key                text        not null,
+    tenant                  text        collate "C" not null,
+    operation               text        collate "C" not null,
+    idem_key                text        collate "C" not null,
     fingerprint             text        not null,
     state                   text        not null,
     fencing_token           bigint      not null,
