@@ -492,6 +492,7 @@ public final class IdempotencyEngine implements Idempotency {
       if (!record.fingerprint().equals(fingerprint)) {
         return Acquired.answer(new Outcome.Mismatch());
       }
+      Takeover kind;
       switch (record.state()) {
         case COMPLETED, FAILED_REPLAYABLE -> {
           StoredResponse response =
@@ -503,33 +504,24 @@ public final class IdempotencyEngine implements Idempotency {
                               id + " is " + record.state() + " but has no response"));
           return Acquired.answer(new Outcome.Replayed(response, record.state()));
         }
-        case FAILED_RETRYABLE -> {
-          Optional<IdempotencyRecord> mine =
-              takeOver(tx, snapshot, Takeover.RECLAIM_RETRYABLE, request);
-          if (mine.isPresent()) {
-            return Acquired.owned(Claim.resumed(mine.get()));
-          }
-        }
+        case FAILED_RETRYABLE -> kind = Takeover.RECLAIM_RETRYABLE;
         case IN_PROGRESS -> {
           if (!record.isLeaseExpiredAt(now)) {
             return Acquired.answer(new Outcome.InProgress(retryAfter(record, now)));
           }
-          Optional<IdempotencyRecord> mine =
-              takeOver(tx, snapshot, Takeover.RESUME_ABANDONED, request);
-          if (mine.isPresent()) {
-            return Acquired.owned(Claim.resumed(mine.get()));
-          }
+          kind = Takeover.RESUME_ABANDONED;
         }
         case UNKNOWN_REQUIRES_RECOVERY -> {
           if (!record.isLeaseExpiredAt(now)) {
             return Acquired.answer(new Outcome.OutcomePending(retryAfter(record, now)));
           }
-          Optional<IdempotencyRecord> mine =
-              takeOver(tx, snapshot, Takeover.RECOVER_UNKNOWN, request);
-          if (mine.isPresent()) {
-            return Acquired.owned(Claim.resumed(mine.get()));
-          }
+          kind = Takeover.RECOVER_UNKNOWN;
         }
+        default -> throw new IllegalStateException("Unknown state " + record.state());
+      }
+      Optional<IdempotencyRecord> mine = takeOver(tx, snapshot, kind, request);
+      if (mine.isPresent()) {
+        return Acquired.owned(Claim.resumed(mine.get()));
       }
     }
     throw new IllegalStateException(

@@ -31,32 +31,32 @@ class EmbeddedRestartIT {
 
     Outcome first;
     try (IdemkitDatabase db = IdemkitDatabase.embedded(dataDir, 2)) {
-      first =
-          Idempotency.create(PostgresIdempotencyStore.create(db.dataSource()))
-              .execute(
-                  id,
-                  command,
-                  ctx -> {
-                    runs.incrementAndGet();
-                    return OperationResult.success(created);
-                  });
+      first = pay(db, id, command, runs, created);
     }
     Outcome afterRestart;
     try (IdemkitDatabase db = IdemkitDatabase.embedded(dataDir, 2)) {
-      afterRestart =
-          Idempotency.create(PostgresIdempotencyStore.create(db.dataSource()))
-              .execute(
-                  id,
-                  command,
-                  ctx -> {
-                    runs.incrementAndGet();
-                    return OperationResult.success(created);
-                  });
+      afterRestart = pay(db, id, command, runs, created);
     }
 
     assertThat(first).isInstanceOf(Outcome.Executed.class);
     assertThat(afterRestart).isInstanceOf(Outcome.Replayed.class);
     assertThat(((Outcome.Replayed) afterRestart).response()).isEqualTo(created);
     assertThat(runs).hasValue(1);
+  }
+
+  private static Outcome pay(
+      IdemkitDatabase db,
+      ScopedKey id,
+      Fingerprint command,
+      AtomicInteger runs,
+      StoredResponse created) {
+    return Idempotency.create(PostgresIdempotencyStore.create(db.dataSource()))
+        .execute(
+            id,
+            command,
+            ctx -> {
+              runs.incrementAndGet();
+              return OperationResult.success(created);
+            });
   }
 }
