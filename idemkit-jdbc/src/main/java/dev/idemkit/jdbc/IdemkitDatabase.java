@@ -72,16 +72,7 @@ public final class IdemkitDatabase implements AutoCloseable {
   public static IdemkitDatabase embedded(Path dataDir, int poolSize) {
     EmbeddedPostgres pg;
     try {
-      Files.createDirectories(dataDir);
-      pg =
-          EmbeddedPostgres.builder()
-              .setDataDirectory(dataDir)
-              .setCleanDataDirectory(false)
-              .setServerConfig("max_connections", String.valueOf(Math.max(100, poolSize * 2 + 20)))
-              // The embedded library turns synchronous commit off for speed; an acknowledged
-              // payment must survive a crash, so it is back on.
-              .setServerConfig("synchronous_commit", "on")
-              .start();
+      pg = embeddedServer(dataDir, Math.max(100, poolSize * 2 + 20)).start();
     } catch (IOException e) {
       throw new UncheckedIOException(
           "Could not start the embedded PostgreSQL in " + dataDir + ": " + e.getMessage(), e);
@@ -93,6 +84,21 @@ public final class IdemkitDatabase implements AutoCloseable {
       closeQuietly(pg);
       throw e;
     }
+  }
+
+  /**
+   * The embedded server as Idemkit runs it: data kept in {@code dataDir} across restarts, and
+   * commits synchronous (the embedded library turns that off for speed; an acknowledged payment
+   * must survive a crash).
+   */
+  public static EmbeddedPostgres.Builder embeddedServer(Path dataDir, int maxConnections)
+      throws IOException {
+    Files.createDirectories(dataDir);
+    return EmbeddedPostgres.builder()
+        .setDataDirectory(dataDir)
+        .setCleanDataDirectory(false)
+        .setServerConfig("max_connections", String.valueOf(maxConnections))
+        .setServerConfig("synchronous_commit", "on");
   }
 
   private static IdemkitDatabase ready(

@@ -1,0 +1,32 @@
+package dev.idemkit.examples.payments;
+
+import dev.idemkit.spring.boot.Problems;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.web.ErrorResponseException;
+
+/** Business errors as RFC 9457 problems with a stable errorCode. */
+final class Errors {
+
+  private Errors() {}
+
+  static ProblemDetail problem(HttpStatus status, String errorCode, String title, String detail) {
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
+    problem.setType(Problems.type(errorCode));
+    problem.setTitle(title);
+    problem.setProperty("errorCode", errorCode);
+    return problem;
+  }
+
+  static ErrorResponseException notFound(String errorCode, String detail) {
+    return new ErrorResponseException(
+        HttpStatus.NOT_FOUND, problem(HttpStatus.NOT_FOUND, errorCode, "Not found", detail), null);
+  }
+
+  static ErrorResponseException unprocessable(String errorCode, String title, String detail) {
+    return new ErrorResponseException(
+        HttpStatus.UNPROCESSABLE_CONTENT,
+        problem(HttpStatus.UNPROCESSABLE_CONTENT, errorCode, title, detail),
+        null);
+  }
+}

@@ -1,0 +1,112 @@
+package dev.idemkit.examples.payments;
+
+import java.math.BigDecimal;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Optional;
+import java.util.UUID;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Repository;
+
+/** Payments and their outbox events, written in the caller's transaction. */
+@Repository
+public class PaymentRepository {
+
+  private final JdbcClient jdbc;
+
+  public PaymentRepository(JdbcClient jdbc) {
+    this.jdbc = jdbc;
+  }
+
+  /**
+   * Inserts the payment and its {@code PaymentCreated} event, unless the business key {@code
+   * (tenant, account, merchant reference)} already has a payment.
+   *
+   * @return empty if the business key is taken (the existing payment's id is then {@link
+   *     #findIdByBusinessKey})
+   */
+  public Optional<PaymentResponse> create(String tenant, CreatePaymentRequest request) {
+    UUID id = UUID.randomUUID();
+    Instant now = Instant.now().truncatedTo(ChronoUnit.MICROS);
+    int inserted =
+        jdbc.sql(
+                """
+                insert into payment (id, tenant_id, account_id, amount, currency,
+                    merchant_reference, channel, status, created_at)
+                values (?, ?, ?, ?, ?, ?, ?, 'CREATED', ?)
+                on conflict (tenant_id, account_id, merchant_reference) do nothing
+                """)
+            .params(
+                id,
+                tenant,
+                request.accountId(),
+                new BigDecimal(request.normalizedAmount()),
+                request.normalizedCurrency(),
+                request.merchantReference(),
+                request.normalizedChannel(),
+                Timestamp.from(now))
+            .update();
+    if (inserted == 0) {
+      return Optional.empty();
+    }
+    PaymentResponse payment =
+        new PaymentResponse(
+            id.toString(),
+            "CREATED",
+            request.accountId(),
+            request.normalizedAmount(),
+            request.normalizedCurrency(),
+            request.merchantReference(),
+            request.normalizedChannel(),
+            now.toString());
+    jdbc.sql(
+            """
+            insert into outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at)
+            values (?, 'payment', ?, 'PaymentCreated', ?, ?)
+            """)
+        .params(
+            UUID.randomUUID(),
+            id,
+            "{\"paymentId\":\"%s\",\"amount\":\"%s\",\"currency\":\"%s\"}"
+                .formatted(id, payment.amount(), payment.currency()),
+            Timestamp.from(now))
+        .update();
+    return Optional.of(payment);
+  }
+
+  public Optional<String> findIdByBusinessKey(String tenant, String accountId, String reference) {
+    return jdbc.sql(
+            "select id from payment where tenant_id = ? and account_id = ? and merchant_reference = ?")
+        .params(tenant, accountId, reference)
+        .query(String.class)
+        .optional();
+  }
+
+  /** A tenant sees only its own payments. */
+  public Optional<PaymentResponse> find(String tenant, UUID id) {
+    return jdbc.sql("select * from payment where id = ? and tenant_id = ?")
+        .params(id, tenant)
+        .query(PaymentRepository::map)
+        .optional();
+  }
+
+  public long count() {
+    return jdbc.sql("select count(*) from payment").query(Long.class).single();
+  }
+
+  private static PaymentResponse map(ResultSet rs, int row) throws SQLException {
+    String currency = rs.getString("currency");
+    return new PaymentResponse(
+        rs.getString("id"),
+        rs.getString("status"),
+        rs.getString("account_id"),
+        Money.normalize(rs.getBigDecimal("amount"), currency),
+        currency,
+        rs.getString("merchant_reference"),
+        rs.getString("channel"),
+        rs.getTimestamp("created_at").toInstant().toString());
+  }
+}

@@ -1,0 +1,15 @@
+package dev.idemkit.examples.payments;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
+
+/** The reference payments service: a mini shop made safe to retry with Idemkit. */
+@SpringBootApplication
+@ConfigurationPropertiesScan
+public class PaymentsApplication {
+
+  public static void main(String[] args) {
+    SpringApplication.run(PaymentsApplication.class, args);
+  }
+}

@@ -1,0 +1,38 @@
+package dev.idemkit.spring.boot;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Makes a Spring MVC handler method safe to retry with an {@code Idempotency-Key} header: the first
+ * request runs the method in one transaction with its idempotency record, every retry with the same
+ * key and the same command gets the first answer replayed, and the same key with another command is
+ * refused. The request is claimed only after binding, validation and authentication succeeded, so a
+ * refused request leaves no record.
+ *
+ * <pre>{@code
+ * @PostMapping("/v1/payments")
+ * @Idempotent(operation = "create_payment")
+ * ResponseEntity<Payment> create(@Valid @RequestBody CreatePayment command) { ... }
+ * }</pre>
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface Idempotent {
+
+  /** The stable operation name; part of the scope and of the fingerprint. */
+  String operation();
+
+  /** Whether a request without a key is refused (400 {@code IDEMPOTENCY_KEY_MISSING}). */
+  boolean required() default true;
+
+  /**
+   * How long a record answers retries, as an ISO-8601 duration ({@code PT24H}); empty: {@code
+   * idemkit.default-ttl}. Part of the published contract of the endpoint.
+   */
+  String ttl() default "";
+}

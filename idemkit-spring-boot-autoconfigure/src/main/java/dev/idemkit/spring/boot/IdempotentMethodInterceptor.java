@@ -1,0 +1,352 @@
+package dev.idemkit.spring.boot;
+
+import dev.idemkit.BusinessRejectionException;
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotencyKey;
+import dev.idemkit.IdempotentRequest;
+import dev.idemkit.InvalidIdempotencyKeyException;
+import dev.idemkit.LocalOperation;
+import dev.idemkit.LostOwnershipException;
+import dev.idemkit.OperationFailedException;
+import dev.idemkit.OperationResult;
+import dev.idemkit.Outcome;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import java.lang.annotation.Annotation;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.ErrorResponse;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.ResponseStatus;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.web.servlet.HandlerMapping;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Runs {@link Idempotent} handler methods through the engine. It runs after Spring MVC bound and
+ * validated the arguments (and after the security filters), so a request refused for bad input or
+ * missing authentication never reaches the claim and leaves no record.
+ *
+ * <p>The handler runs inside the engine's transaction: its {@code JdbcTemplate} writes, the claim
+ * and the completion commit together. Its answer is serialized here once, stored, and the same
+ * bytes are what this request and every replay send.
+ */
+public class IdempotentMethodInterceptor implements MethodInterceptor {
+
+  /** The request header. */
+  public static final String KEY_HEADER = "Idempotency-Key";
+
+  /** Set on replayed answers. */
+  public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+  /** Headers a stored answer keeps; never cookies or credentials. */
+  private static final List<String> REPLAYED_HEADERS =
+      List.of(HttpHeaders.CONTENT_TYPE, HttpHeaders.LOCATION);
+
+  private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS", "TRACE");
+
+  private static final Logger log = LoggerFactory.getLogger(IdempotentMethodInterceptor.class);
+
+  private final Idempotency idempotency;
+  private final IdemkitProperties properties;
+  private final IdempotencyTenantResolver tenants;
+  private final RequestFingerprinter fingerprinter;
+  private final IssuedKeys issuedKeys;
+  private final JsonMapper mapper;
+
+  public IdempotentMethodInterceptor(
+      Idempotency idempotency,
+      IdemkitProperties properties,
+      IdempotencyTenantResolver tenants,
+      RequestFingerprinter fingerprinter,
+      IssuedKeys issuedKeys,
+      JsonMapper mapper) {
+    this.idempotency = idempotency;
+    this.properties = properties;
+    this.tenants = tenants;
+    this.fingerprinter = fingerprinter;
+    this.issuedKeys = issuedKeys;
+    this.mapper = mapper;
+  }
+
+  @Override
+  public Object invoke(MethodInvocation invocation) throws Throwable {
+    Method method = invocation.getMethod();
+    Idempotent idempotent = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+    HttpServletRequest request = currentRequest();
+    if (idempotent == null
+        || request == null
+        || !properties.isEnabled()
+        || SAFE_METHODS.contains(request.getMethod())) {
+      return invocation.proceed();
+    }
+    String operation = idempotent.operation();
+
+    List<String> values = Collections.list(request.getHeaders(KEY_HEADER));
+    if (values.isEmpty()) {
+      if (!idempotent.required()) {
+        return invocation.proceed();
+      }
+      return Problems.response(
+          400,
+          "IDEMPOTENCY_KEY_MISSING",
+          "Idempotency-Key header missing",
+          "This endpoint requires an Idempotency-Key header: generate one random key (a UUID) per"
+              + " intended operation and send the same key on every retry of it.");
+    }
+    if (values.size() > 1) {
+      return invalidKey(
+          "send exactly one Idempotency-Key header; this request has " + values.size());
+    }
+    IdempotencyKey key;
+    try {
+      key = IdempotencyKey.fromHeader(values.get(0));
+    } catch (InvalidIdempotencyKeyException e) {
+      return invalidKey(e.getMessage());
+    }
+
+    String tenant = tenants.resolveTenant(request);
+    if (tenant == null || tenant.isBlank()) {
+      return Problems.response(
+          401,
+          "AUTHENTICATION_REQUIRED",
+          "Authentication required",
+          "Authenticate the request; idempotency keys are scoped to your account.");
+    }
+    if (issuedKeys.isStrict(operation) && !issuedKeys.verify(key, tenant, operation)) {
+      return Problems.response(
+          400,
+          "IDEMPOTENCY_KEY_NOT_ISSUED",
+          "Idempotency-Key not issued for this operation",
+          "Operation "
+              + operation
+              + " accepts only keys issued by POST /v1/idempotency-keys for your account and"
+              + " this operation, before they expire. Request a key, then retry with it.");
+    }
+
+    Fingerprint fingerprint =
+        fingerprinter.fingerprint(
+            operation,
+            requestBody(invocation),
+            pathVariables(request),
+            request.getHeader(properties.getApiVersionHeader()));
+    Duration ttl =
+        idempotent.ttl().isEmpty() ? properties.getDefaultTtl() : Duration.parse(idempotent.ttl());
+    ScopedKey id = ScopedKey.of(tenant, operation, key.value());
+    IdempotentRequest idempotentRequest = new IdempotentRequest(id, fingerprint, ttl);
+
+    LocalOperation run = ctx -> toStored(invocation, method);
+    try {
+      Outcome outcome = idempotency.execute(idempotentRequest, run);
+      long deadline = System.nanoTime() + properties.getInProgressWait().toNanos();
+      while (outcome instanceof Outcome.InProgress && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+        outcome = idempotency.execute(idempotentRequest, run);
+      }
+      return answer(id, outcome);
+    } catch (OperationFailedException e) {
+      if (!(e.getCause() instanceof ResponseTooLargeException tooLarge)) {
+        throw e.getCause() == null ? e : e.getCause();
+      }
+      log.error("{}: {}", id, tooLarge.getMessage());
+      return Problems.response(
+          500,
+          "IDEMPOTENCY_RESPONSE_TOO_LARGE",
+          "Response too large to store",
+          "The answer could not be stored for replay, so the operation was rolled back."
+              + " Nothing happened; the service must raise idemkit.max-stored-response-bytes.");
+    } catch (LostOwnershipException e) {
+      return inProgress(Duration.ofSeconds(1));
+    }
+  }
+
+  private ResponseEntity<byte[]> answer(ScopedKey id, Outcome outcome) {
+    if (outcome instanceof Outcome.Executed executed) {
+      return toEntity(executed.response(), false);
+    }
+    if (outcome instanceof Outcome.Rejected rejected) {
+      return toEntity(rejected.response(), false);
+    }
+    if (outcome instanceof Outcome.Replayed replayed) {
+      log.debug("{}: replayed", id);
+      return toEntity(replayed.response(), true);
+    }
+    if (outcome instanceof Outcome.InProgress inProgress) {
+      return inProgress(inProgress.retryAfter());
+    }
+    if (outcome instanceof Outcome.OutcomePending pending) {
+      return Problems.response(
+          409,
+          "IDEMPOTENCY_OUTCOME_PENDING",
+          "Outcome pending",
+          "A downstream call of the first request has an unknown outcome and is being recovered."
+              + " Nothing will happen twice; retry with the same key after Retry-After seconds.",
+          pending.retryAfter());
+    }
+    log.info("{}: key reused with a different request", id);
+    int status = properties.getMismatchStatus();
+    return Problems.response(
+        status,
+        "IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST",
+        "Idempotency-Key reused with a different request",
+        "This key was already used for a different request to this operation. Use a new key for a"
+            + " new operation; retry only with the exact same request.");
+  }
+
+  private static ResponseEntity<byte[]> inProgress(Duration retryAfter) {
+    return Problems.response(
+        409,
+        "IDEMPOTENCY_REQUEST_IN_PROGRESS",
+        "Request in progress",
+        "A request with this key is being processed. Retry with the same key after Retry-After"
+            + " seconds to get its answer.",
+        retryAfter);
+  }
+
+  private static ResponseEntity<byte[]> invalidKey(String why) {
+    return Problems.response(
+        400,
+        "IDEMPOTENCY_KEY_INVALID",
+        "Idempotency-Key invalid",
+        "The Idempotency-Key header is malformed: "
+            + why
+            + ". Send one key of 1-255 visible ASCII characters, bare or as a quoted string.");
+  }
+
+  /** Runs the handler and turns its answer, or its business refusal, into a stored response. */
+  private OperationResult toStored(MethodInvocation invocation, Method method) throws Exception {
+    Object result;
+    try {
+      result = invocation.proceed();
+    } catch (Exception e) {
+      if (e instanceof ErrorResponse error
+          && properties.getReplayableStatuses().contains(error.getStatusCode().value())) {
+        HttpStatusCode status = error.getStatusCode();
+        byte[] body = Problems.body(error.getBody());
+        throw new BusinessRejectionException(
+            "Rejected with " + status.value(),
+            stored(status.value(), Problems.PROBLEM_JSON.toString(), null, body));
+      }
+      throw e;
+    } catch (Error e) {
+      throw e;
+    } catch (Throwable t) {
+      throw new IllegalStateException(t);
+    }
+    int status;
+    HttpHeaders headers;
+    Object body;
+    if (result instanceof ResponseEntity<?> entity) {
+      status = entity.getStatusCode().value();
+      headers = entity.getHeaders();
+      body = entity.getBody();
+    } else {
+      ResponseStatus annotated =
+          AnnotatedElementUtils.findMergedAnnotation(method, ResponseStatus.class);
+      status = annotated == null ? 200 : annotated.code().value();
+      headers = HttpHeaders.EMPTY;
+      body = result;
+    }
+    byte[] bytes;
+    if (body == null) {
+      bytes = new byte[0];
+    } else if (body instanceof byte[] raw) {
+      bytes = raw;
+    } else if (body instanceof String text) {
+      bytes = text.getBytes(StandardCharsets.UTF_8);
+    } else {
+      bytes = mapper.writeValueAsBytes(body);
+    }
+    if (bytes.length > properties.getMaxStoredResponseBytes()) {
+      throw new ResponseTooLargeException(bytes.length, properties.getMaxStoredResponseBytes());
+    }
+    MediaType type = headers.getContentType();
+    String contentType =
+        type != null ? type.toString() : body == null ? null : MediaType.APPLICATION_JSON_VALUE;
+    StoredResponse response =
+        stored(status, contentType, headers.getFirst(HttpHeaders.LOCATION), bytes);
+    return status >= 400 && properties.getReplayableStatuses().contains(status)
+        ? OperationResult.rejected(response)
+        : OperationResult.success(response);
+  }
+
+  private static StoredResponse stored(
+      int status, String contentType, String location, byte[] body) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    if (contentType != null) {
+      headers.put(HttpHeaders.CONTENT_TYPE, contentType);
+    }
+    if (location != null) {
+      headers.put(HttpHeaders.LOCATION, location);
+    }
+    return StoredResponse.of(status, headers, body);
+  }
+
+  private static ResponseEntity<byte[]> toEntity(StoredResponse response, boolean replayed) {
+    ResponseEntity.BodyBuilder builder = ResponseEntity.status(response.status());
+    for (String name : REPLAYED_HEADERS) {
+      String value = response.headers().get(name);
+      if (value != null) {
+        builder.header(name, value);
+      }
+    }
+    if (replayed) {
+      builder.header(REPLAYED_HEADER, "true");
+    }
+    return builder.body(response.body());
+  }
+
+  private static HttpServletRequest currentRequest() {
+    RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+    return attributes instanceof ServletRequestAttributes servlet ? servlet.getRequest() : null;
+  }
+
+  private static Object requestBody(MethodInvocation invocation) {
+    Annotation[][] annotations = invocation.getMethod().getParameterAnnotations();
+    for (int i = 0; i < annotations.length; i++) {
+      for (Annotation a : annotations[i]) {
+        if (a instanceof RequestBody) {
+          return invocation.getArguments()[i];
+        }
+      }
+    }
+    return null;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, String> pathVariables(HttpServletRequest request) {
+    Object vars = request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE);
+    return vars instanceof Map<?, ?> map ? (Map<String, String>) map : Map.of();
+  }
+
+  /** The answer is larger than {@code idemkit.max-stored-response-bytes}. */
+  static final class ResponseTooLargeException extends RuntimeException {
+    ResponseTooLargeException(int size, int limit) {
+      super(
+          "response of "
+              + size
+              + " bytes exceeds idemkit.max-stored-response-bytes="
+              + limit
+              + "; rolled back");
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package dev.idemkit.spring.boot;
+
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Json;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Fingerprints a request by what it means (SPEC §3): the operation, the path variables, the API
+ * version, and the bound, validated command in its canonical form. Transport metadata, the {@code
+ * Authorization} header and the key itself are left out.
+ */
+public class RequestFingerprinter {
+
+  private final JsonMapper mapper;
+
+  public RequestFingerprinter(JsonMapper mapper) {
+    this.mapper = mapper;
+  }
+
+  public Fingerprint fingerprint(
+      String operation, Object command, Map<String, String> pathVariables, String apiVersion) {
+    Map<String, Object> tree = new LinkedHashMap<>();
+    tree.put("operation", operation);
+    tree.put("path", new TreeMap<>(pathVariables));
+    tree.put("apiVersion", apiVersion == null ? "" : apiVersion);
+    tree.put("command", canonical(command));
+    return Fingerprint.of(tree);
+  }
+
+  /** The command's canonical form, or its JSON form read back as a plain tree. */
+  protected Object canonical(Object command) {
+    if (command == null) {
+      return null;
+    }
+    if (command instanceof CanonicalCommand c) {
+      return c.canonicalForm();
+    }
+    return Json.parse(mapper.writeValueAsString(command));
+  }
+}

@@ -1,0 +1,62 @@
+package dev.idemkit.spring.boot;
+
+import dev.idemkit.jdbc.JdbcTransactions;
+import java.sql.Connection;
+import javax.sql.DataSource;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The store on Spring's transactions: the connection it uses is the one bound to the current Spring
+ * transaction, so the idempotency record and the business rows written with {@code
+ * JdbcTemplate}/{@code JdbcClient} commit together. Joins a transaction already under way.
+ */
+public final class SpringJdbcTransactions implements JdbcTransactions {
+
+  private final DataSource dataSource;
+  private final TransactionTemplate template;
+
+  public SpringJdbcTransactions(DataSource dataSource, PlatformTransactionManager manager) {
+    this.dataSource = dataSource;
+    this.template = new TransactionTemplate(manager);
+    template.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRED);
+    template.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+  }
+
+  @Override
+  public <T> T inTransaction(ConnectionWork<T> work) throws Exception {
+    try {
+      return template.execute(
+          status -> {
+            Connection c = DataSourceUtils.getConnection(dataSource);
+            try {
+              return work.run(c);
+            } catch (RuntimeException e) {
+              throw e;
+            } catch (Exception e) {
+              throw new CheckedFailure(e);
+            } finally {
+              DataSourceUtils.releaseConnection(c, dataSource);
+            }
+          });
+    } catch (CheckedFailure e) {
+      throw (Exception) e.getCause();
+    }
+  }
+
+  @Override
+  public <T> T withConnection(ConnectionWork<T> work) throws Exception {
+    try (Connection c = dataSource.getConnection()) {
+      return work.run(c);
+    }
+  }
+
+  /** Carries a checked exception through the template, which rolls back on it. */
+  private static final class CheckedFailure extends RuntimeException {
+    CheckedFailure(Exception cause) {
+      super(cause);
+    }
+  }
+}
