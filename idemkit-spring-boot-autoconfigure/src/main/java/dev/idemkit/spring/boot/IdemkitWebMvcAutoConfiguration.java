@@ -5,6 +5,7 @@ import org.springframework.aop.Advisor;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -13,7 +14,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 import tools.jackson.databind.json.JsonMapper;
 
 /** {@link Idempotent} on Spring MVC handler methods. */
@@ -53,6 +56,30 @@ public class IdemkitWebMvcAutoConfiguration {
         fingerprinter,
         issuedKeys,
         mapper.getIfAvailable(JsonMapper::new));
+  }
+
+  /**
+   * Fails start-up, naming the method, if an {@link Idempotent} handler does not return a {@code
+   * ResponseEntity}: the stored answer is replayed as one, status and headers included.
+   */
+  @Bean
+  public static SmartInitializingSingleton idempotentHandlerCheck(
+      ObjectProvider<RequestMappingHandlerMapping> mappings) {
+    return () ->
+        mappings
+            .orderedStream()
+            .flatMap(m -> m.getHandlerMethods().values().stream())
+            .filter(h -> h.hasMethodAnnotation(Idempotent.class))
+            .filter(h -> !ResponseEntity.class.isAssignableFrom(h.getMethod().getReturnType()))
+            .findFirst()
+            .ifPresent(
+                h -> {
+                  throw new IllegalStateException(
+                      "@Idempotent handler "
+                          + h.getMethod()
+                          + " must return ResponseEntity<...>: Idempotent answers are replayed"
+                          + " as ResponseEntity, status and headers included.");
+                });
   }
 
   /** Applies the interceptor to every method annotated {@link Idempotent}. */

@@ -46,12 +46,12 @@ public class OrdersController {
    */
   @PostMapping(path = "/v1/orders/{orderId}/confirm-payment", consumes = "application/json")
   @Idempotent(operation = "confirm_payment", ttl = "PT24H")
-  public PaidResponse confirmPayment(
+  public ResponseEntity<PaidResponse> confirmPayment(
       Principal tenant, @PathVariable UUID orderId, @Valid @RequestBody ConfirmPayment request) {
     OrderResponse order =
         orders.find(tenant.getName(), orderId, true).orElseThrow(() -> orderNotFound(orderId));
     if ("PAID".equals(order.status())) {
-      return new PaidResponse(order.orderId(), "PAID", order.paidAt());
+      return ResponseEntity.ok(new PaidResponse(order.orderId(), "PAID", order.paidAt()));
     }
     String currency = request.currency().toUpperCase(Locale.ROOT);
     if (!currency.equals(order.currency())
@@ -67,7 +67,8 @@ public class OrdersController {
               + order.currency()
               + "; confirm exactly that amount.");
     }
-    return new PaidResponse(order.orderId(), "PAID", orders.markPaid(orderId).toString());
+    return ResponseEntity.ok(
+        new PaidResponse(order.orderId(), "PAID", orders.markPaid(orderId).toString()));
   }
 
   private static RuntimeException orderNotFound(UUID orderId) {

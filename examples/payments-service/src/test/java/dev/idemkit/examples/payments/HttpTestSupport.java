@@ -1,0 +1,154 @@
+package dev.idemkit.examples.payments;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.BeforeEach;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * The service on a random port over real HTTP, on an embedded PostgreSQL in a fresh directory of
+ * this test JVM. Requests go through {@link HttpClient}, so headers are sent exactly as written.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+abstract class HttpTestSupport {
+
+  static final String TENANT_A = "sk_test_demo_a";
+  static final String TENANT_B = "sk_test_demo_b";
+
+  /** Every ERROR logged while the tests run. */
+  static final List<String> ERRORS = new CopyOnWriteArrayList<>();
+
+  static {
+    try {
+      System.setProperty(
+          "idemkit.embedded.data-dir",
+          Files.createTempDirectory("payments-it-pg").toAbsolutePath().toString());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  @LocalServerPort int port;
+  @Autowired JdbcClient jdbc;
+
+  @BeforeEach
+  void attachAppenderAgain() {
+    // Spring Boot resets logging when a context starts; put the error counter back.
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    if (root.getAppender("idemkit-test-errors") == null) {
+      AppenderBase<ILoggingEvent> errors =
+          new AppenderBase<>() {
+            @Override
+            protected void append(ILoggingEvent event) {
+              if (event.getLevel().isGreaterOrEqual(Level.ERROR)) {
+                ERRORS.add(event.getLoggerName() + ": " + event.getFormattedMessage());
+              }
+            }
+          };
+      errors.setName("idemkit-test-errors");
+      errors.setContext(root.getLoggerContext());
+      errors.start();
+      root.addAppender(errors);
+    }
+  }
+
+  static String newKey() {
+    return "key-" + UUID.randomUUID();
+  }
+
+  URI uri(String path) {
+    return URI.create("http://localhost:" + port + path);
+  }
+
+  /** A request with the given headers; a header value of {@code null} sends no such header. */
+  static HttpRequest.Builder request(URI uri, Map<String, String> headers) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30));
+    headers.forEach(
+        (name, value) -> {
+          if (value != null) {
+            b.header(name, value);
+          }
+        });
+    return b;
+  }
+
+  HttpResponse<String> post(String path, String apiKey, String idempotencyKey, String json) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(uri(path))
+            .timeout(Duration.ofSeconds(30))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(json));
+    if (apiKey != null) {
+      b.header("Authorization", "Bearer " + apiKey);
+    }
+    if (idempotencyKey != null) {
+      b.header("Idempotency-Key", idempotencyKey);
+    }
+    return send(b.build());
+  }
+
+  HttpResponse<String> get(String path, String apiKey) {
+    return send(
+        HttpRequest.newBuilder(uri(path))
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", "Bearer " + apiKey)
+            .GET()
+            .build());
+  }
+
+  static HttpResponse<String> send(HttpRequest request) {
+    try {
+      return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static String payment(String reference, String amount) {
+    return """
+        {"accountId":"acc_1","amount":"%s","currency":"EUR","merchantReference":"%s"}"""
+        .formatted(amount, reference);
+  }
+
+  long paymentsFor(String reference) {
+    return jdbc.sql("select count(*) from payment where merchant_reference = ?")
+        .param(reference)
+        .query(Long.class)
+        .single();
+  }
+
+  long recordsFor(String key) {
+    return jdbc.sql("select count(*) from idemkit_record where idem_key = ?")
+        .param(key)
+        .query(Long.class)
+        .single();
+  }
+
+  long allRecords() {
+    return jdbc.sql("select count(*) from idemkit_record").query(Long.class).single();
+  }
+}
