@@ -1,0 +1,50 @@
+package dev.idemkit.examples.payments;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.Test;
+
+/** What operators and API consumers read: the OpenAPI contract, health, meters. */
+class OperationsIT extends HttpTestSupport {
+
+  private HttpResponse<String> open(String path) {
+    return send(HttpRequest.newBuilder(uri(path)).GET().build());
+  }
+
+  @Test
+  void theOpenApiDocumentStatesTheIdempotencyContractPerEndpoint() {
+    HttpResponse<String> doc = open("/v3/api-docs");
+
+    assertThat(doc.statusCode()).isEqualTo(200);
+    String body = doc.body();
+    int payments = body.indexOf("\"/v1/payments\"");
+    int confirm = body.indexOf("\"/v1/orders/{orderId}/confirm-payment\"");
+    assertThat(payments).isNotNegative();
+    assertThat(confirm).isNotNegative();
+    assertThat(body)
+        .contains("\"name\":\"Idempotency-Key\"")
+        .contains("expiry window PT24H")
+        .contains("IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST")
+        .contains("IDEMPOTENCY_REQUEST_IN_PROGRESS")
+        .contains("Retry-After");
+  }
+
+  @Test
+  void healthAndIdempotencyMetersAreExposed() {
+    post("/v1/payments", TENANT_A, newKey(), payment("ops-" + newKey(), "10.00"));
+
+    assertThat(open("/actuator/health").body()).contains("\"status\":\"UP\"");
+    String metrics = open("/actuator/prometheus").body();
+    assertThat(metrics)
+        .contains(
+            "idempotency_requests_seconds_count{operation=\"create_payment\",outcome=\"executed\"}")
+        .contains("idempotency_replay_count_total")
+        .contains("idempotency_conflict_different_request_count_total")
+        .contains("idempotency_in_progress_age_max_seconds")
+        .contains("idempotency_expired_retry_count_total")
+        .contains("idempotency_unknown_state_count_total")
+        .doesNotContain("tenant_demo_a");
+  }
+}
