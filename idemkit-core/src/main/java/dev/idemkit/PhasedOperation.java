@@ -54,11 +54,13 @@ public final class PhasedOperation implements Operation {
 
   /**
    * An external phase. Before {@code call} starts, the record durably says the call may be under
-   * way; after it returns, {@code record} runs in the transaction that moves the recovery point to
-   * {@code name}. A takeover that finds the call under way runs {@code recover} instead (ask the
-   * far side by the derived key), never a second call with a new key.
+   * way, in a transaction that also runs {@code prepare} (e.g. marks the payment {@code
+   * PROVIDER_REQUEST_SENT}); after it returns, {@code record} runs in the transaction that moves
+   * the recovery point to {@code name}. A takeover that finds the call under way runs {@code
+   * recover} instead (ask the far side by the derived key), never a second call with a new key.
    */
-  public record External(String name, ExternalCall call, ExternalCall recover, LocalStep record)
+  public record External(
+      String name, LocalStep prepare, ExternalCall call, ExternalCall recover, LocalStep record)
       implements Phase {}
 
   private final List<Phase> phases;
@@ -137,9 +139,16 @@ public final class PhasedOperation implements Operation {
 
     public Builder external(
         String name, ExternalCall call, ExternalCall recover, LocalStep record) {
+      return external(name, ctx -> {}, call, recover, record);
+    }
+
+    /** An external phase whose marker transaction also runs {@code prepare}. */
+    public Builder external(
+        String name, LocalStep prepare, ExternalCall call, ExternalCall recover, LocalStep record) {
       return add(
           new External(
               name,
+              Objects.requireNonNull(prepare),
               Objects.requireNonNull(call),
               Objects.requireNonNull(recover),
               Objects.requireNonNull(record)));

@@ -306,6 +306,7 @@ public final class IdempotencyEngine implements Idempotency {
         // Durably say the call may be under way before making it.
         inPhase(
             tx -> {
+              phase.prepare().run(ctx);
               store.advance(tx, owner, recoveryPoint, phase.name(), ctx.data());
               return null;
             });

@@ -1,0 +1,390 @@
+package dev.idemkit.examples.provider;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.idemkit.CanonicalJson;
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotencyKey;
+import dev.idemkit.IdempotentRequest;
+import dev.idemkit.InvalidIdempotencyKeyException;
+import dev.idemkit.Json;
+import dev.idemkit.OperationResult;
+import dev.idemkit.Outcome;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.jdbc.IdemkitSchema;
+import dev.idemkit.jdbc.PostgresIdempotencyStore;
+import java.io.IOException;
+import java.io.InputStream;
+import java.math.BigDecimal;
+import java.net.InetSocketAddress;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+
+/**
+ * A payment provider that fails in every realistic way, on loopback. It is idempotent the way a
+ * real provider is, with Idemkit itself: {@code POST /charges} with an {@code Idempotency-Key}
+ * charges at most once per key and replays its answer.
+ *
+ * <ul>
+ *   <li>{@code POST /charges} {@code {"amount":"10.00","currency":"EUR","reference":"..."}} with
+ *       {@code Idempotency-Key}: 201 {@code {"chargeId","status":"SUCCEEDED",...}}, or 402 {@code
+ *       {"status":"DECLINED"}};
+ *   <li>{@code GET /charges?idempotencyKey=K}: the charge made under K (200), none (404), or 503
+ *       while lookups are down;
+ *   <li>{@code GET /charges}: what was really charged: {@code {"succeeded","declined",
+ *       "distinctReferences","duplicateReferences"}}.
+ * </ul>
+ *
+ * <p>Faults ({@link Fault}) are chosen per request with the header {@code X-Provider-Fault:
+ * drop-after-charge} (several separated by commas), or at random with the configured probabilities.
+ * The merchant is the {@code X-Merchant} header (default {@code default}).
+ */
+public final class ProviderSimulator implements AutoCloseable {
+
+  /** How the simulator runs. */
+  public record Config(
+      String host,
+      int port,
+      Map<Fault, Double> probabilities,
+      Duration latency,
+      Duration lateAnswer,
+      Duration lookupOutage) {
+
+    public Config {
+      probabilities = Map.copyOf(probabilities);
+    }
+
+    public static Config defaults(int port) {
+      return new Config(
+          "127.0.0.1",
+          port,
+          Map.of(),
+          Duration.ofMillis(300),
+          Duration.ofSeconds(10),
+          Duration.ofSeconds(5));
+    }
+
+    public Config withProbabilities(Map<Fault, Double> p) {
+      return new Config(host, port, p, latency, lateAnswer, lookupOutage);
+    }
+
+    public Config withLateAnswer(Duration d) {
+      return new Config(host, port, probabilities, latency, d, lookupOutage);
+    }
+
+    public Config withLookupOutage(Duration d) {
+      return new Config(host, port, probabilities, latency, lateAnswer, d);
+    }
+
+    /** Parses {@code drop-after-charge:0.05,timeout-after-charge:0.05}. */
+    public static Map<Fault, Double> parseProbabilities(String spec) {
+      Map<Fault, Double> p = new EnumMap<>(Fault.class);
+      if (spec == null || spec.isBlank()) {
+        return p;
+      }
+      for (String part : spec.split(",")) {
+        String[] kv = part.split(":");
+        p.put(Fault.fromWireName(kv[0]), Double.parseDouble(kv[1].trim()));
+      }
+      return p;
+    }
+  }
+
+  private static final String SCHEMA =
+      """
+      create table if not exists provider_charge (
+          id              text primary key,
+          merchant        text not null,
+          idempotency_key text not null,
+          reference       text not null,
+          amount          numeric(19,4) not null,
+          currency        char(3) not null,
+          status          text not null,
+          created_at      timestamptz not null default now(),
+          unique (merchant, idempotency_key)
+      )""";
+
+  private final Config config;
+  private final DataSource dataSource;
+  private final Idempotency idempotency;
+  private final HttpServer server;
+  private final ExecutorService executor = Executors.newCachedThreadPool();
+  private final AtomicLong lookupsDownUntil = new AtomicLong();
+
+  private ProviderSimulator(Config config, DataSource dataSource) throws IOException {
+    this.config = config;
+    this.dataSource = dataSource;
+    this.idempotency = Idempotency.create(PostgresIdempotencyStore.create(dataSource));
+    this.server = HttpServer.create(new InetSocketAddress(config.host(), config.port()), 200);
+    server.createContext("/charges", this::route);
+    server.setExecutor(executor);
+  }
+
+  /**
+   * Starts a simulator keeping its charges (and its own idempotency records) in {@code
+   * dataSource}'s database.
+   */
+  public static ProviderSimulator start(Config config, DataSource dataSource) throws IOException {
+    IdemkitSchema.migrate(dataSource);
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(SCHEMA);
+    } catch (SQLException e) {
+      throw new IOException("Could not create the simulator's table", e);
+    }
+    ProviderSimulator simulator = new ProviderSimulator(config, dataSource);
+    simulator.server.start();
+    return simulator;
+  }
+
+  public int port() {
+    return server.getAddress().getPort();
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    executor.shutdownNow();
+  }
+
+  private void route(HttpExchange exchange) throws IOException {
+    try {
+      String method = exchange.getRequestMethod();
+      if ("POST".equals(method)) {
+        charge(exchange);
+      } else if ("GET".equals(method)) {
+        String query = exchange.getRequestURI().getRawQuery();
+        if (query != null && query.contains("idempotencyKey=")) {
+          lookup(exchange, query);
+        } else {
+          counts(exchange);
+        }
+      } else {
+        send(exchange, 405, Map.of("error", "method_not_allowed"));
+      }
+    } catch (RuntimeException | SQLException e) {
+      send(exchange, 500, Map.of("error", "internal", "message", String.valueOf(e.getMessage())));
+    } finally {
+      exchange.close();
+    }
+  }
+
+  private List<Fault> faults(HttpExchange exchange) {
+    List<Fault> faults = new ArrayList<>();
+    String header = exchange.getRequestHeaders().getFirst("X-Provider-Fault");
+    if (header != null) {
+      for (String name : header.split(",")) {
+        if (!name.isBlank()) {
+          faults.add(Fault.fromWireName(name));
+        }
+      }
+    }
+    double draw = ThreadLocalRandom.current().nextDouble();
+    double at = 0;
+    for (Map.Entry<Fault, Double> e : config.probabilities().entrySet()) {
+      at += e.getValue();
+      if (draw < at) {
+        faults.add(e.getKey());
+        break;
+      }
+    }
+    return faults;
+  }
+
+  private void charge(HttpExchange exchange) throws IOException {
+    List<Fault> faults = faults(exchange);
+    IdempotencyKey key;
+    try {
+      key = IdempotencyKey.fromHeader(exchange.getRequestHeaders().getFirst("Idempotency-Key"));
+    } catch (InvalidIdempotencyKeyException | NullPointerException e) {
+      send(exchange, 400, Map.of("error", "idempotency_key_required"));
+      return;
+    }
+    String merchant =
+        Optional.ofNullable(exchange.getRequestHeaders().getFirst("X-Merchant")).orElse("default");
+    Map<String, Object> body;
+    try (InputStream in = exchange.getRequestBody()) {
+      @SuppressWarnings("unchecked")
+      Map<String, Object> parsed =
+          (Map<String, Object>) Json.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+      body = parsed;
+    } catch (RuntimeException e) {
+      send(exchange, 400, Map.of("error", "invalid_json"));
+      return;
+    }
+    String amount = String.valueOf(body.get("amount"));
+    String currency = String.valueOf(body.get("currency"));
+    String reference = String.valueOf(body.get("reference"));
+    if (faults.contains(Fault.LOOKUP_UNAVAILABLE)) {
+      lookupsDownUntil.set(System.currentTimeMillis() + config.lookupOutage().toMillis());
+    }
+    if (faults.contains(Fault.LATENCY)) {
+      sleep(config.latency());
+    }
+    if (faults.contains(Fault.ERROR_BEFORE_CHARGE)) {
+      send(exchange, 503, Map.of("error", "temporarily_unavailable", "charged", false));
+      return;
+    }
+    boolean decline = faults.contains(Fault.DECLINE);
+    Fingerprint fingerprint =
+        Fingerprint.of(Map.of("amount", amount, "currency", currency, "reference", reference));
+    Outcome outcome =
+        idempotency.execute(
+            new IdempotentRequest(
+                ScopedKey.of(merchant, "create_charge", key.value()),
+                fingerprint,
+                Duration.ofDays(7)),
+            ctx -> {
+              String id = "ch_" + UUID.randomUUID().toString().replace("-", "").substring(0, 20);
+              try (PreparedStatement ps =
+                  ctx.unwrap(Connection.class)
+                      .prepareStatement(
+                          "insert into provider_charge (id, merchant, idempotency_key, reference,"
+                              + " amount, currency, status) values (?, ?, ?, ?, ?, ?, ?)")) {
+                ps.setString(1, id);
+                ps.setString(2, merchant);
+                ps.setString(3, key.value());
+                ps.setString(4, reference);
+                ps.setBigDecimal(5, new BigDecimal(amount));
+                ps.setString(6, currency);
+                ps.setString(7, decline ? "DECLINED" : "SUCCEEDED");
+                ps.executeUpdate();
+              }
+              Map<String, Object> charge = new LinkedHashMap<>();
+              charge.put("chargeId", id);
+              charge.put("status", decline ? "DECLINED" : "SUCCEEDED");
+              charge.put("amount", amount);
+              charge.put("currency", currency);
+              charge.put("reference", reference);
+              if (decline) {
+                charge.put("declineCode", "card_declined");
+              }
+              StoredResponse response =
+                  StoredResponse.of(
+                      decline ? 402 : 201,
+                      Map.of("Content-Type", "application/json"),
+                      CanonicalJson.canonicalBytes(charge));
+              return decline
+                  ? OperationResult.rejected(response)
+                  : OperationResult.success(response);
+            });
+    if (faults.contains(Fault.DROP_AFTER_CHARGE)) {
+      return; // closed in route() without a single byte of answer
+    }
+    if (faults.contains(Fault.TIMEOUT_AFTER_CHARGE)) {
+      sleep(config.lateAnswer());
+    }
+    if (outcome instanceof Outcome.InProgress inProgress) {
+      exchange
+          .getResponseHeaders()
+          .set("Retry-After", String.valueOf(inProgress.retryAfter().toSeconds()));
+      send(exchange, 409, Map.of("error", "request_in_progress"));
+    } else if (outcome instanceof Outcome.Mismatch) {
+      send(exchange, 422, Map.of("error", "idempotency_key_reused"));
+    } else {
+      StoredResponse r = outcome.storedResponse().orElseThrow();
+      exchange.getResponseHeaders().set("Content-Type", "application/json");
+      if (outcome instanceof Outcome.Replayed) {
+        exchange.getResponseHeaders().set("Idempotent-Replayed", "true");
+      }
+      byte[] bytes = r.body();
+      exchange.sendResponseHeaders(r.status(), bytes.length);
+      exchange.getResponseBody().write(bytes);
+    }
+  }
+
+  private void lookup(HttpExchange exchange, String query) throws IOException, SQLException {
+    if (System.currentTimeMillis() < lookupsDownUntil.get()) {
+      send(exchange, 503, Map.of("error", "lookups_unavailable"));
+      return;
+    }
+    String key = null;
+    for (String part : query.split("&")) {
+      if (part.startsWith("idempotencyKey=")) {
+        key = URLDecoder.decode(part.substring(15), StandardCharsets.UTF_8);
+      }
+    }
+    String merchant =
+        Optional.ofNullable(exchange.getRequestHeaders().getFirst("X-Merchant")).orElse("default");
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select * from provider_charge where merchant = ? and idempotency_key = ?")) {
+      ps.setString(1, merchant);
+      ps.setString(2, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          send(exchange, 404, Map.of("error", "no_such_charge"));
+          return;
+        }
+        Map<String, Object> charge = new LinkedHashMap<>();
+        charge.put("chargeId", rs.getString("id"));
+        charge.put("status", rs.getString("status"));
+        charge.put("amount", rs.getBigDecimal("amount").stripTrailingZeros().toPlainString());
+        charge.put("currency", rs.getString("currency"));
+        charge.put("reference", rs.getString("reference"));
+        send(exchange, 200, charge);
+      }
+    }
+  }
+
+  private void counts(HttpExchange exchange) throws IOException, SQLException {
+    send(exchange, 200, counts());
+  }
+
+  /** What was really charged. */
+  public Map<String, Object> counts() throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "select count(*) filter (where status = 'SUCCEEDED') as succeeded,"
+                    + " count(*) filter (where status = 'DECLINED') as declined,"
+                    + " count(distinct reference) filter (where status = 'SUCCEEDED') as refs"
+                    + " from provider_charge")) {
+      rs.next();
+      Map<String, Object> counts = new LinkedHashMap<>();
+      counts.put("succeeded", rs.getLong("succeeded"));
+      counts.put("declined", rs.getLong("declined"));
+      counts.put("distinctReferences", rs.getLong("refs"));
+      counts.put("duplicateReferences", rs.getLong("succeeded") - rs.getLong("refs"));
+      return counts;
+    }
+  }
+
+  private static void send(HttpExchange exchange, int status, Map<String, ?> body)
+      throws IOException {
+    byte[] bytes = CanonicalJson.canonicalBytes(body);
+    exchange.getResponseHeaders().set("Content-Type", "application/json");
+    exchange.sendResponseHeaders(status, bytes.length);
+    exchange.getResponseBody().write(bytes);
+  }
+
+  private static void sleep(Duration d) {
+    try {
+      Thread.sleep(d.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
