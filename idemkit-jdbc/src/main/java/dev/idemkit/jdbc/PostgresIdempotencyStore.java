@@ -116,11 +116,51 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           """;
 
   private static final String RECLAIM_RETRYABLE =
-      TAKE_OVER.formatted("r.state = 'FAILED_RETRYABLE' and r.expires_at > clock.now");
+      withHistory(
+          TAKE_OVER.formatted("r.state = 'FAILED_RETRYABLE' and r.expires_at > clock.now"),
+          "TAKEOVER_RECLAIM_RETRYABLE",
+          false);
   private static final String RESUME_ABANDONED =
-      TAKE_OVER.formatted("r.state = 'IN_PROGRESS' and r.locked_until <= clock.now");
+      withHistory(
+          TAKE_OVER.formatted("r.state = 'IN_PROGRESS' and r.locked_until <= clock.now"),
+          "TAKEOVER_RESUME_ABANDONED",
+          false);
   private static final String RECOVER_UNKNOWN =
-      TAKE_OVER.formatted("r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now");
+      withHistory(
+          TAKE_OVER.formatted(
+              "r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now"),
+          "TAKEOVER_RECOVER_UNKNOWN",
+          false);
+
+  /**
+   * Makes one statement of an {@code update} that also appends a history row for the record it
+   * changed. An update that returned the record ({@code returning r.*}) still does; others return
+   * one row per changed record. {@code onlyPhased} skips records that never had a phase nor a
+   * change of owner (single-transaction operations keep no history).
+   */
+  private static String withHistory(String update, String event, boolean onlyPhased) {
+    int at = update.indexOf("update idemkit_record r");
+    boolean wholeRecord = update.contains("returning r.*");
+    String body = update.substring(at).replaceAll("\\s+returning[\\s\\S]*$", "");
+    return update.substring(0, at)
+        + ", changed as ("
+        + body
+        + (wholeRecord
+            ? " returning r.*, clock.now as db_now"
+            : " returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,"
+                + " r.pending_external, r.fencing_token, clock.now as db_now")
+        + "), logged as ("
+        + " insert into idemkit_record_history (tenant, operation, idem_key, event, state,"
+        + " recovery_point, pending_external, fencing_token, at)"
+        + " select tenant, operation, idem_key, '"
+        + event
+        + "', state, recovery_point, pending_external, fencing_token, db_now from changed"
+        + (onlyPhased
+            ? " where recovery_point is not null or pending_external is not null"
+                + " or fencing_token > 1"
+            : "")
+        + (wholeRecord ? ") select * from changed" : ") select 1 from changed");
+  }
 
   /** Owner writes: applied only while the owner's token is current and the record in progress. */
   private static final String OWNED =
@@ -135,10 +175,13 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           + " returning r.locked_until";
 
   private static final String ADVANCE =
-      NOW
-          + "update idemkit_record r set recovery_point = ?, pending_external = ?,"
-          + " recovery_data = ?, updated_at = clock.now"
-          + OWNED;
+      withHistory(
+          NOW
+              + "update idemkit_record r set recovery_point = ?, pending_external = ?,"
+              + " recovery_data = ?, updated_at = clock.now"
+              + OWNED,
+          "ADVANCE",
+          false);
 
   private static final String FINISH =
       NOW
@@ -148,12 +191,17 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           + " recovery_due = null, updated_at = clock.now"
           + OWNED;
 
+  /** Finishing a phased record also writes its history; a single-transaction one does not. */
+  private static final String FINISH_WITH_HISTORY = withHistory(FINISH, "FINISH", true);
+
   private static final String SUSPEND =
       NOW
           + "update idemkit_record r set state = ?, locked_until = clock.now,"
           + " recovery_due = case when ? then clock.now end,"
           + " recovery_attempts = r.recovery_attempts + ?, updated_at = clock.now"
           + OWNED;
+
+  private static final String SUSPEND_WITH_HISTORY = withHistory(SUSPEND, "SUSPEND", false);
 
   private static final String NEEDING_RECOVERY =
       NOW
@@ -376,7 +424,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       ps.setString(i++, pendingExternal);
       ps.setString(i++, data.isEmpty() ? null : Json.write(data));
       bindOwner(ps, i, owner);
-      requireOwned(ps.executeUpdate(), owner);
+      requireOwned(rows(ps), owner);
     } catch (SQLException e) {
       throw failure("advance", owner.id(), e);
     }
@@ -388,7 +436,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     if (!state.isReplayable()) {
       throw new IllegalArgumentException("finish takes COMPLETED or FAILED_REPLAYABLE: " + state);
     }
-    try (PreparedStatement ps = connection(tx).prepareStatement(FINISH)) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(FINISH_WITH_HISTORY)) {
       int i = bindNow(ps);
       ps.setString(i++, state.name());
       ps.setInt(i++, response.status());
@@ -397,7 +445,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       ps.setInt(i++, response.schemaVersion());
       ps.setString(i++, response.resourceId());
       bindOwner(ps, i, owner);
-      requireOwned(ps.executeUpdate(), owner);
+      requireOwned(rows(ps), owner);
     } catch (SQLException e) {
       throw failure("finish", owner.id(), e);
     }
@@ -408,13 +456,13 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     if (state.isReplayable()) {
       throw new IllegalArgumentException("suspend does not take " + state);
     }
-    try (PreparedStatement ps = connection(tx).prepareStatement(SUSPEND)) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(SUSPEND_WITH_HISTORY)) {
       int i = bindNow(ps);
       ps.setString(i++, state.name());
       ps.setBoolean(i++, state.isLive());
       ps.setInt(i++, state == RecordState.UNKNOWN_REQUIRES_RECOVERY ? 1 : 0);
       bindOwner(ps, i, owner);
-      requireOwned(ps.executeUpdate(), owner);
+      requireOwned(rows(ps), owner);
     } catch (SQLException e) {
       throw failure("suspend", owner.id(), e);
     }
@@ -505,6 +553,16 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   private static void bindOwner(PreparedStatement ps, int i, Ownership owner) throws SQLException {
     i = bindKey(ps, i, owner.id());
     ps.setLong(i, owner.fencingToken());
+  }
+
+  private static int rows(PreparedStatement ps) throws SQLException {
+    int n = 0;
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        n++;
+      }
+    }
+    return n;
   }
 
   private static void requireOwned(int updated, Ownership owner) {

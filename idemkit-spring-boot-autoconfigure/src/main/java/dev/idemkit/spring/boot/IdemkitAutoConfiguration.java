@@ -92,7 +92,28 @@ public class IdemkitAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "idemkit.recovery", name = "enabled", matchIfMissing = true)
+  public IdempotencyRecoveryWorker idempotencyRecoveryWorker(
+      Idempotency idempotency,
+      IdempotencyStore store,
+      ObjectProvider<RecoverableOperation> operations,
+      IdemkitProperties properties) {
+    return new IdempotencyRecoveryWorker(
+        idempotency,
+        store,
+        operations.orderedStream().toList(),
+        properties.getRecovery().getInterval(),
+        properties.getRecovery().getBatchSize());
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
   public IssuedKeys idemkitIssuedKeys(IdemkitProperties properties) {
+    return issuedKeys(properties);
+  }
+
+  /** Issued keys as the properties say; a random secret (with a warning) when none is set. */
+  static IssuedKeys issuedKeys(IdemkitProperties properties) {
     String secret = properties.getIssuedKeys().getSecret();
     byte[] bytes;
     if (secret == null || secret.isEmpty()) {

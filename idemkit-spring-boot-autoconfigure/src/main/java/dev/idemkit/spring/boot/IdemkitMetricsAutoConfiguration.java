@@ -9,6 +9,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -21,6 +22,7 @@ import org.springframework.context.annotation.Bean;
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration")
 @ConditionalOnClass({IdempotencyMetrics.class, MeterRegistry.class})
 @ConditionalOnBean(IdempotencyStore.class)
+@ConditionalOnProperty(prefix = "idemkit", name = "enabled", matchIfMissing = true)
 public class IdemkitMetricsAutoConfiguration {
 
   @Bean

@@ -53,6 +53,44 @@ public class IdemkitProperties {
 
   private final IssuedKeys issuedKeys = new IssuedKeys();
 
+  private final Recovery recovery = new Recovery();
+
+  /** The background recovery worker (phased operations with a RecoverableOperation bean). */
+  public static class Recovery {
+    /** Whether the worker runs. */
+    private boolean enabled = true;
+
+    /** Pause between passes. */
+    private Duration interval = Duration.ofSeconds(5);
+
+    /** Records taken per pass. */
+    private int batchSize = 50;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getInterval() {
+      return interval;
+    }
+
+    public void setInterval(Duration interval) {
+      this.interval = interval;
+    }
+
+    public int getBatchSize() {
+      return batchSize;
+    }
+
+    public void setBatchSize(int batchSize) {
+      this.batchSize = batchSize;
+    }
+  }
+
   /** Server-issued keys (POST /v1/idempotency-keys) and the operations that accept only those. */
   public static class IssuedKeys {
     /**
@@ -177,5 +215,9 @@ public class IdemkitProperties {
 
   public IssuedKeys getIssuedKeys() {
     return issuedKeys;
+  }
+
+  public Recovery getRecovery() {
+    return recovery;
   }
 }

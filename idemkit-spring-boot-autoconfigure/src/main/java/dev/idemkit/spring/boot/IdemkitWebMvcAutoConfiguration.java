@@ -11,7 +11,9 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
 import org.springframework.http.ResponseEntity;
@@ -26,6 +28,8 @@ import tools.jackson.databind.json.JsonMapper;
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass({DispatcherServlet.class, Advisor.class, JsonMapper.class})
 @ConditionalOnBean(Idempotency.class)
+@ConditionalOnProperty(prefix = "idemkit", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(IdemkitProperties.class)
 public class IdemkitWebMvcAutoConfiguration {
 
   @Bean
@@ -42,19 +46,25 @@ public class IdemkitWebMvcAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
+  public StoredResponses idemkitStoredResponses(ObjectProvider<JsonMapper> mapper) {
+    return new StoredResponses(mapper.getIfAvailable(JsonMapper::new));
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
   public IdempotentMethodInterceptor idempotentMethodInterceptor(
       Idempotency idempotency,
       IdemkitProperties properties,
       IdempotencyTenantResolver tenants,
       RequestFingerprinter fingerprinter,
-      IssuedKeys issuedKeys,
+      ObjectProvider<IssuedKeys> issuedKeys,
       ObjectProvider<JsonMapper> mapper) {
     return new IdempotentMethodInterceptor(
         idempotency,
         properties,
         tenants,
         fingerprinter,
-        issuedKeys,
+        issuedKeys.getIfAvailable(() -> IdemkitAutoConfiguration.issuedKeys(properties)),
         mapper.getIfAvailable(JsonMapper::new));
   }
 

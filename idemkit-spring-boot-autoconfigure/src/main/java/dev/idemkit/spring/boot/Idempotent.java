@@ -35,4 +35,12 @@ public @interface Idempotent {
    * idemkit.default-ttl}. Part of the published contract of the endpoint.
    */
   String ttl() default "";
+
+  /**
+   * For operations with an external call: the handler only builds the operation and returns {@link
+   * IdempotentPhases#run(dev.idemkit.PhasedOperation)}; Idemkit runs its phases, each in its own
+   * transaction, and answers with the outcome (409 {@code IDEMPOTENCY_OUTCOME_PENDING} while a
+   * downstream outcome is unknown).
+   */
+  boolean phased() default false;
 }

@@ -8,9 +8,11 @@ import dev.idemkit.IdempotentRequest;
 import dev.idemkit.InvalidIdempotencyKeyException;
 import dev.idemkit.LocalOperation;
 import dev.idemkit.LostOwnershipException;
+import dev.idemkit.Operation;
 import dev.idemkit.OperationFailedException;
 import dev.idemkit.OperationResult;
 import dev.idemkit.Outcome;
+import dev.idemkit.PhasedOperation;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import jakarta.servlet.http.HttpServletRequest;
@@ -143,18 +145,33 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
               + " this operation, before they expire. Request a key, then retry with it.");
     }
 
-    Fingerprint fingerprint =
-        fingerprinter.fingerprint(
-            operation,
-            requestBody(invocation),
-            pathVariables(request),
-            request.getHeader(properties.getApiVersionHeader()));
+    Fingerprint fingerprint;
+    try {
+      fingerprint =
+          fingerprinter.fingerprint(
+              operation,
+              requestBody(invocation),
+              pathVariables(request),
+              request.getHeader(properties.getApiVersionHeader()));
+    } catch (IllegalArgumentException e) {
+      return Problems.response(
+          400,
+          "REQUEST_NOT_CANONICAL",
+          "Request cannot be fingerprinted",
+          "The request holds a value that has no exact canonical form ("
+              + e.getMessage()
+              + ")."
+              + " Send numbers as decimal strings and text as valid Unicode.");
+    }
     Duration ttl =
         idempotent.ttl().isEmpty() ? properties.getDefaultTtl() : Duration.parse(idempotent.ttl());
     ScopedKey id = ScopedKey.of(tenant, operation, key.value());
     IdempotentRequest idempotentRequest = new IdempotentRequest(id, fingerprint, ttl);
 
-    LocalOperation run = ctx -> toStored(invocation, method);
+    Operation run =
+        idempotent.phased()
+            ? phases(invocation)
+            : (LocalOperation) ctx -> toStored(invocation, method);
     try {
       Outcome outcome = idempotency.execute(idempotentRequest, run);
       long deadline = System.nanoTime() + properties.getInProgressWait().toNanos();
@@ -164,6 +181,25 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       }
       return answer(id, outcome);
     } catch (OperationFailedException e) {
+      if (idempotent.phased()) {
+        // The engine left the record so that a retry runs again or resumes: say so.
+        log.warn(
+            "{}: {} (record left {}): {}",
+            id,
+            e.getMessage(),
+            e.recordState(),
+            String.valueOf(e.getCause()));
+        return Problems.response(
+            503,
+            "OPERATION_INTERRUPTED",
+            "Operation interrupted",
+            e.recordState() == dev.idemkit.RecordState.FAILED_RETRYABLE
+                ? "The operation failed before anything outside happened. Retry with the same"
+                    + " key; it runs again."
+                : "The operation stopped after an external step it recorded. Retry with the same"
+                    + " key; it resumes where it stopped and nothing happens twice.",
+            Duration.ofSeconds(1));
+      }
       if (!(e.getCause() instanceof ResponseTooLargeException tooLarge)) {
         throw e.getCause() == null ? e : e.getCause();
       }
@@ -177,6 +213,19 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     } catch (LostOwnershipException e) {
       return inProgress(Duration.ofSeconds(1));
     }
+  }
+
+  /** A phased handler only builds its operation; it runs outside any transaction. */
+  private static PhasedOperation phases(MethodInvocation invocation) throws Throwable {
+    Object result = invocation.proceed();
+    if (result instanceof ResponseEntity<?> entity
+        && entity.getBody() instanceof PhasedOperation operation) {
+      return operation;
+    }
+    throw new IllegalStateException(
+        "@Idempotent(phased = true) handler "
+            + invocation.getMethod()
+            + " must return IdempotentPhases.run(operation)");
   }
 
   private ResponseEntity<byte[]> answer(ScopedKey id, Outcome outcome) {

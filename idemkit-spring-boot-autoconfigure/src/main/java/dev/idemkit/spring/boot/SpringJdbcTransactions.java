@@ -11,7 +11,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The store on Spring's transactions: the connection it uses is the one bound to the current Spring
  * transaction, so the idempotency record and the business rows written with {@code
- * JdbcTemplate}/{@code JdbcClient} commit together. Joins a transaction already under way.
+ * JdbcTemplate}/{@code JdbcClient} commit together. Inside a transaction already under way, it runs
+ * under a savepoint of it and commits with it.
  */
 public final class SpringJdbcTransactions implements JdbcTransactions {
 
@@ -21,7 +22,10 @@ public final class SpringJdbcTransactions implements JdbcTransactions {
   public SpringJdbcTransactions(DataSource dataSource, PlatformTransactionManager manager) {
     this.dataSource = dataSource;
     this.template = new TransactionTemplate(manager);
-    template.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRED);
+    // NESTED: its own transaction when there is none; inside a caller's transaction, a savepoint,
+    // so a rolled-back operation (a business rejection is stored after its rollback) does not
+    // doom the caller's transaction nor leave its own claim behind.
+    template.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
     template.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
   }
 

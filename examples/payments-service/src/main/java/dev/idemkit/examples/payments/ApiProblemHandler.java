@@ -129,6 +129,17 @@ public class ApiProblemHandler {
         .body(Problems.body(e.getBody()));
   }
 
+  /** Anything else is a bug of ours: logged at ERROR, answered without internals. */
+  @ExceptionHandler(Exception.class)
+  ResponseEntity<byte[]> unexpected(Exception e) {
+    log.error("Unexpected failure", e);
+    return Problems.response(
+        500,
+        "INTERNAL_ERROR",
+        "Internal error",
+        "Something failed on our side. Retry with the same Idempotency-Key: nothing happens twice.");
+  }
+
   private static boolean hasCause(Throwable t, Class<?> type) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (type.isInstance(c)) {

@@ -15,7 +15,10 @@ public record CreatePaymentRequest(
     @NotBlank @Size(max = 64) @Pattern(regexp = "[A-Za-z0-9_-]+") String accountId,
     @NotNull String amount,
     @NotNull String currency,
-    @NotBlank @Size(max = 128) String merchantReference,
+    @NotBlank
+        @Size(max = 128)
+        @Pattern(regexp = "[^\\p{Cc}\\p{Cs}]*", message = "must not contain control characters")
+        String merchantReference,
     @Pattern(regexp = "(?i)web|mobile|pos", message = "must be one of web, mobile, pos")
         String channel)
     implements CanonicalCommand {

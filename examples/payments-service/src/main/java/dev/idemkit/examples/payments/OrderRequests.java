@@ -8,6 +8,7 @@ import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotEmpty;
 import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
 import java.math.BigDecimal;
 import java.util.LinkedHashMap;
@@ -39,6 +40,17 @@ public final class OrderRequests {
                       i == null
                           || i.unitPrice() == null
                           || Money.problem(i.unitPrice(), currency) == null);
+    }
+
+    @AssertTrue(message = "the order total must be at most 1000000000")
+    public boolean isTotalWithinLimit() {
+      try {
+        return !isCurrencyValid()
+            || !isPricesValid()
+            || new BigDecimal(total()).compareTo(Money.MAX) <= 0;
+      } catch (RuntimeException e) {
+        return true; // other constraints report what is wrong
+      }
     }
 
     public String normalizedCurrency() {
@@ -77,7 +89,10 @@ public final class OrderRequests {
 
   /** One order line. */
   public record Item(
-      @NotBlank @Size(max = 64) String sku,
+      @NotBlank
+          @Size(max = 64)
+          @Pattern(regexp = "[^\\p{Cc}\\p{Cs}]*", message = "must not contain control characters")
+          String sku,
       @NotNull @Min(1) @Max(10_000) Integer quantity,
       @NotNull String unitPrice) {}
 

@@ -22,13 +22,14 @@ public class PaymentRepository {
   }
 
   /**
-   * Inserts the payment and its {@code PaymentCreated} event, unless the business key {@code
-   * (tenant, account, merchant reference)} already has a payment.
+   * Inserts the payment ({@code status}) and its {@code PaymentCreated} event, unless the business
+   * key {@code (tenant, account, merchant reference)} already has a payment.
    *
    * @return empty if the business key is taken (the existing payment's id is then {@link
    *     #findIdByBusinessKey})
    */
-  public Optional<PaymentResponse> create(String tenant, CreatePaymentRequest request) {
+  public Optional<PaymentResponse> create(
+      String tenant, CreatePaymentRequest request, String status) {
     UUID id = UUID.randomUUID();
     Instant now = Instant.now().truncatedTo(ChronoUnit.MICROS);
     int inserted =
@@ -36,7 +37,7 @@ public class PaymentRepository {
                 """
                 insert into payment (id, tenant_id, account_id, amount, currency,
                     merchant_reference, channel, status, created_at)
-                values (?, ?, ?, ?, ?, ?, ?, 'CREATED', ?)
+                values (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 on conflict (tenant_id, account_id, merchant_reference) do nothing
                 """)
             .params(
@@ -47,6 +48,7 @@ public class PaymentRepository {
                 request.normalizedCurrency(),
                 request.merchantReference(),
                 request.normalizedChannel(),
+                status,
                 Timestamp.from(now))
             .update();
     if (inserted == 0) {
@@ -55,12 +57,13 @@ public class PaymentRepository {
     PaymentResponse payment =
         new PaymentResponse(
             id.toString(),
-            "CREATED",
+            status,
             request.accountId(),
             request.normalizedAmount(),
             request.normalizedCurrency(),
             request.merchantReference(),
             request.normalizedChannel(),
+            null,
             now.toString());
     jdbc.sql(
             """
@@ -93,6 +96,23 @@ public class PaymentRepository {
         .optional();
   }
 
+  /** Any tenant's payment, for the phases that carry it on (they know its id). */
+  public PaymentResponse get(UUID id) {
+    return jdbc.sql("select * from payment where id = ?")
+        .param(id)
+        .query(PaymentRepository::map)
+        .single();
+  }
+
+  /** Moves a payment along: {@code PROVIDER_REQUEST_SENT}, {@code COMPLETED}, .... */
+  public void setStatus(UUID id, String status, String providerChargeId) {
+    jdbc.sql(
+            "update payment set status = ?, provider_charge_id = coalesce(?, provider_charge_id),"
+                + " updated_at = now() where id = ?")
+        .params(status, providerChargeId, id)
+        .update();
+  }
+
   public long count() {
     return jdbc.sql("select count(*) from payment").query(Long.class).single();
   }
@@ -107,6 +127,7 @@ public class PaymentRepository {
         currency,
         rs.getString("merchant_reference"),
         rs.getString("channel"),
+        rs.getString("provider_charge_id"),
         rs.getTimestamp("created_at").toInstant().toString());
   }
 }

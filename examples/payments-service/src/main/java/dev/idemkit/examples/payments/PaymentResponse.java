@@ -9,4 +9,5 @@ public record PaymentResponse(
     String currency,
     String merchantReference,
     String channel,
+    String providerChargeId,
     String createdAt) {}

@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -9,15 +10,39 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *
  * @param apiKeys API key to tenant ({@code Authorization: Bearer <key>}); the defaults are the two
  *     demo tenants, for the embedded demo only: real deployments configure their own
+ * @param adminApiKeys API keys of operators, who may use {@code /v1/admin/**} (and nothing else)
  * @param rateLimitPerSecond requests a tenant may make per second; 0 turns the limit off
  * @param maxBodyBytes the largest request body accepted (413 above it)
+ * @param provider the downstream payment provider
  */
 @ConfigurationProperties("payments")
 public record PaymentsProperties(
-    Map<String, String> apiKeys, int rateLimitPerSecond, int maxBodyBytes) {
+    Map<String, String> apiKeys,
+    Map<String, String> adminApiKeys,
+    int rateLimitPerSecond,
+    int maxBodyBytes,
+    Provider provider) {
 
   public PaymentsProperties {
     apiKeys = apiKeys == null ? new LinkedHashMap<>() : apiKeys;
+    adminApiKeys = adminApiKeys == null ? new LinkedHashMap<>() : adminApiKeys;
     maxBodyBytes = maxBodyBytes <= 0 ? 16 * 1024 : maxBodyBytes;
+    provider = provider == null ? new Provider(null, null, 8081, null) : provider;
+  }
+
+  /**
+   * @param url the provider's base URL; empty: start the simulator in-process (demo mode)
+   * @param timeout how long a charge may take before its outcome counts as unknown
+   * @param embeddedPort the in-process simulator's port (0: any free port)
+   * @param faults the in-process simulator's random faults, e.g. {@code drop-after-charge:0.1}
+   */
+  public record Provider(String url, Duration timeout, int embeddedPort, String faults) {
+    public Provider {
+      timeout = timeout == null ? Duration.ofSeconds(2) : timeout;
+    }
+
+    public boolean embedded() {
+      return url == null || url.isBlank();
+    }
   }
 }

@@ -27,7 +27,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * The service on a random port over real HTTP, on an embedded PostgreSQL in a fresh directory of
  * this test JVM. Requests go through {@link HttpClient}, so headers are sent exactly as written.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = {"payments.provider.embedded-port=0", "idemkit.recovery.interval=PT0.5S"})
 abstract class HttpTestSupport {
 
   static final String TENANT_A = "sk_test_demo_a";

@@ -15,16 +15,27 @@ class ResponseTooLargeIT extends HttpTestSupport {
 
   @Test
   void aTooLargeAnswerRollsTheOperationBackAndSaysSo() {
+    HttpResponse<String> order =
+        post(
+            "/v1/orders",
+            TENANT_A,
+            null,
+            "{\"currency\":\"EUR\",\"items\":[{\"sku\":\"a\",\"quantity\":1,\"unitPrice\":\"5\"}]}");
+    String location = order.headers().firstValue("Location").orElseThrow();
     String key = newKey();
-    String ref = "large-" + key;
     int errorsBefore = ERRORS.size();
 
-    HttpResponse<String> r = post("/v1/payments", TENANT_A, key, payment(ref, "10.00"));
+    HttpResponse<String> r =
+        post(
+            location + "/confirm-payment",
+            TENANT_A,
+            key,
+            "{\"amount\":\"5.00\",\"currency\":\"EUR\"}");
 
     assertThat(r.statusCode()).isEqualTo(500);
     assertThat(r.body()).contains("IDEMPOTENCY_RESPONSE_TOO_LARGE");
-    assertThat(paymentsFor(ref)).isZero();
     assertThat(recordsFor(key)).isZero();
+    assertThat(get(location, TENANT_A).body()).as("rolled back").contains("PENDING_PAYMENT");
     assertThat(ERRORS.size())
         .as("a misconfiguration is logged at ERROR")
         .isGreaterThan(errorsBefore);

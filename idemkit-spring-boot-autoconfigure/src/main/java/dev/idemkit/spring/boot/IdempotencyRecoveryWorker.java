@@ -1,0 +1,127 @@
+package dev.idemkit.spring.boot;
+
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotencyRecord;
+import dev.idemkit.LostOwnershipException;
+import dev.idemkit.Outcome;
+import dev.idemkit.spi.IdempotencyStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Finishes what nobody is finishing: every {@code interval}, up to {@code batchSize} records whose
+ * owner died ({@code IN_PROGRESS}, lease run out) or whose downstream outcome is unknown are taken
+ * over and resumed from their recovery point, which asks the far side by the derived key before
+ * anything else. Safe with any number of instances: each takeover is one conditional write, so each
+ * record is recovered by one of them at a time.
+ */
+public class IdempotencyRecoveryWorker implements SmartLifecycle {
+
+  private static final Logger log = LoggerFactory.getLogger(IdempotencyRecoveryWorker.class);
+
+  private final Idempotency idempotency;
+  private final IdempotencyStore store;
+  private final Map<String, RecoverableOperation> operations;
+  private final Duration interval;
+  private final int batchSize;
+  private ScheduledExecutorService scheduler;
+
+  /** What one pass did. */
+  public record Pass(int found, int recovered, int stillPending, int failed) {}
+
+  public IdempotencyRecoveryWorker(
+      Idempotency idempotency,
+      IdempotencyStore store,
+      List<RecoverableOperation> operations,
+      Duration interval,
+      int batchSize) {
+    this.idempotency = idempotency;
+    this.store = store;
+    this.operations =
+        operations.stream()
+            .collect(Collectors.toMap(RecoverableOperation::operation, Function.identity()));
+    this.interval = interval;
+    this.batchSize = batchSize;
+  }
+
+  /** One pass, now. */
+  public Pass recoverOnce() {
+    List<IdempotencyRecord> due = store.findNeedingRecovery(batchSize);
+    int recovered = 0;
+    int pending = 0;
+    int failed = 0;
+    for (IdempotencyRecord record : due) {
+      RecoverableOperation operation = operations.get(record.id().operation());
+      if (operation == null) {
+        continue;
+      }
+      try {
+        Optional<Outcome> outcome = idempotency.recover(record.id(), operation.resume(record));
+        if (outcome.isEmpty()) {
+          continue;
+        }
+        if (outcome.get() instanceof Outcome.OutcomePending) {
+          pending++;
+        } else {
+          recovered++;
+        }
+        log.info("Recovered {}: {}", record.id(), outcome.get().getClass().getSimpleName());
+      } catch (LostOwnershipException e) {
+        log.info("Recovery of {} lost its lease to another owner", record.id());
+      } catch (RuntimeException e) {
+        failed++;
+        log.warn(
+            "Recovery of {} failed; it stays for the next pass: {}", record.id(), e.toString());
+      }
+    }
+    return new Pass(due.size(), recovered, pending, failed);
+  }
+
+  @Override
+  public synchronized void start() {
+    if (scheduler != null || operations.isEmpty()) {
+      return;
+    }
+    scheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "idemkit-recovery");
+              t.setDaemon(true);
+              return t;
+            });
+    scheduler.scheduleWithFixedDelay(
+        () -> {
+          try {
+            recoverOnce();
+          } catch (RuntimeException e) {
+            log.warn("Recovery pass failed: {}", e.toString());
+          }
+        },
+        interval.toMillis(),
+        interval.toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public synchronized void stop() {
+    if (scheduler != null) {
+      scheduler.shutdownNow();
+      scheduler = null;
+    }
+  }
+
+  @Override
+  public synchronized boolean isRunning() {
+    return scheduler != null;
+  }
+}

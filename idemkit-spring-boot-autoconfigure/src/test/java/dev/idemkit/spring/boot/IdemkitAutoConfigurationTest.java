@@ -1,0 +1,620 @@
+package dev.idemkit.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotentRequest;
+import dev.idemkit.LocalOperation;
+import dev.idemkit.OperationResult;
+import dev.idemkit.Outcome;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.jdbc.IdemkitDatabase;
+import dev.idemkit.jdbc.JdbcTransactions;
+import dev.idemkit.jdbc.PostgresIdempotencyStore;
+import dev.idemkit.micrometer.IdempotencyMetrics;
+import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spring.boot.IdemkitAutoConfiguration.IdemkitSchemaInitializer;
+import dev.idemkit.testing.InMemoryIdempotencyStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.http.converter.autoconfigure.HttpMessageConvertersAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration;
+import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.MvcResult;
+import org.springframework.test.web.servlet.RequestBuilder;
+import org.springframework.test.web.servlet.setup.MockMvcBuilders;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.WebApplicationContext;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The auto-configuration on a real PostgreSQL (embedded, started once for the class), in plain and
+ * servlet web application contexts.
+ */
+class IdemkitAutoConfigurationTest {
+
+  @TempDir static Path dataDir;
+
+  private static IdemkitDatabase database;
+
+  @BeforeAll
+  static void startDatabase() {
+    database = IdemkitDatabase.embedded(dataDir, 10);
+  }
+
+  @AfterAll
+  static void stopDatabase() {
+    database.close();
+  }
+
+  /**
+   * The application's DataSource. A delegate, so that closing a test's context (which closes its
+   * AutoCloseable beans) leaves the class's pool open.
+   */
+  private static DataSource applicationDataSource() {
+    return new DelegatingDataSource(database.dataSource());
+  }
+
+  private static final AutoConfigurations IDEMKIT =
+      AutoConfigurations.of(
+          IdemkitAutoConfiguration.class,
+          IdemkitWebMvcAutoConfiguration.class,
+          IdemkitMetricsAutoConfiguration.class);
+
+  private static final AutoConfigurations TRANSACTIONS =
+      AutoConfigurations.of(
+          DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class);
+
+  private static final AutoConfigurations WEB_MVC =
+      AutoConfigurations.of(
+          JacksonAutoConfiguration.class,
+          HttpMessageConvertersAutoConfiguration.class,
+          DispatcherServletAutoConfiguration.class,
+          WebMvcAutoConfiguration.class,
+          AopAutoConfiguration.class);
+
+  private final ApplicationContextRunner runner =
+      new ApplicationContextRunner()
+          .withConfiguration(TRANSACTIONS)
+          .withConfiguration(IDEMKIT)
+          .withBean(DataSource.class, IdemkitAutoConfigurationTest::applicationDataSource);
+
+  private final WebApplicationContextRunner webRunner =
+      new WebApplicationContextRunner()
+          .withConfiguration(TRANSACTIONS)
+          .withConfiguration(WEB_MVC)
+          .withConfiguration(IDEMKIT)
+          .withBean(DataSource.class, IdemkitAutoConfigurationTest::applicationDataSource);
+
+  // ---- the beans --------------------------------------------------------------------------
+
+  @Test
+  void onADataSourceItConfiguresTheEngineAndItsParts() {
+    runner.run(
+        context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).hasSingleBean(Idempotency.class);
+          assertThat(context).hasSingleBean(IdempotencyStore.class);
+          assertThat(context).hasSingleBean(JdbcTransactions.class);
+          assertThat(context).hasSingleBean(IssuedKeys.class);
+          assertThat(context).hasSingleBean(IdemkitProperties.class);
+          assertThat(context).hasSingleBean(IdemkitSchemaInitializer.class);
+          assertThat(context.getBean(JdbcTransactions.class))
+              .isInstanceOf(SpringJdbcTransactions.class);
+          assertThat(context.getBean(IdempotencyStore.class))
+              .isInstanceOf(PostgresIdempotencyStore.class);
+
+          Outcome outcome = executeOnce(context.getBean(Idempotency.class), "create_payment");
+          assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+        });
+  }
+
+  @Test
+  void outsideAWebApplicationThereIsNoInterceptor() {
+    runner.run(
+        context -> {
+          assertThat(context).doesNotHaveBean(IdempotentMethodInterceptor.class);
+          assertThat(context).doesNotHaveBean("idempotentAdvisor");
+          assertThat(context).doesNotHaveBean(IdempotencyTenantResolver.class);
+        });
+  }
+
+  /**
+   * Ordered after DataSourceAutoConfiguration: the DataSource Boot makes from properties counts.
+   */
+  @Test
+  void itUsesTheDataSourceBootConfiguresFromSpringDatasourceUrl() {
+    HikariDataSource pool = (HikariDataSource) database.dataSource();
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class))
+        .withConfiguration(TRANSACTIONS)
+        .withConfiguration(IDEMKIT)
+        .withPropertyValues(
+            "spring.datasource.url=" + pool.getJdbcUrl(),
+            "spring.datasource.username=" + pool.getUsername())
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).hasSingleBean(Idempotency.class);
+              assertThat(context.getBean(DataSource.class)).isNotSameAs(pool);
+              assertThat(executeOnce(context.getBean(Idempotency.class), "op"))
+                  .isInstanceOf(Outcome.Executed.class);
+            });
+  }
+
+  // ---- backing off ------------------------------------------------------------------------
+
+  @Test
+  void aUserStoreWins() {
+    IdempotencyStore mine = new InMemoryIdempotencyStore();
+    runner
+        .withBean(IdempotencyStore.class, () -> mine)
+        .run(
+            context -> {
+              assertThat(context).hasSingleBean(IdempotencyStore.class);
+              assertThat(context.getBean(IdempotencyStore.class)).isSameAs(mine);
+              ScopedKey id = ScopedKey.of("tenant-a", "op", UUID.randomUUID().toString());
+              assertThat(execute(context.getBean(Idempotency.class), id))
+                  .isInstanceOf(Outcome.Executed.class);
+              assertThat(mine.find(id)).as("the engine stores in the user's store").isPresent();
+            });
+  }
+
+  @Test
+  void aUserEngineWins() {
+    Idempotency mine = Idempotency.create(new InMemoryIdempotencyStore());
+    runner
+        .withBean(Idempotency.class, () -> mine)
+        .run(
+            context -> {
+              assertThat(context).hasSingleBean(Idempotency.class);
+              assertThat(context.getBean(Idempotency.class)).isSameAs(mine);
+            });
+  }
+
+  @Test
+  void userTransactionsWin() {
+    JdbcTransactions mine = JdbcTransactions.of(database.dataSource());
+    runner
+        .withBean(JdbcTransactions.class, () -> mine)
+        .run(
+            context -> {
+              assertThat(context).hasSingleBean(JdbcTransactions.class);
+              assertThat(context.getBean(JdbcTransactions.class)).isSameAs(mine);
+            });
+  }
+
+  @Test
+  void userIssuedKeysWin() {
+    IssuedKeys mine =
+        new IssuedKeys(
+            IssuedKeys.randomSecret(), Duration.ofMinutes(5), Set.of("mine"), Clock.systemUTC());
+    runner
+        .withBean(IssuedKeys.class, () -> mine)
+        .run(
+            context -> {
+              assertThat(context).hasSingleBean(IssuedKeys.class);
+              assertThat(context.getBean(IssuedKeys.class)).isSameAs(mine);
+            });
+  }
+
+  @Test
+  void aUserTenantResolverWins() {
+    IdempotencyTenantResolver mine = request -> "fixed-tenant";
+    webRunner
+        .withBean(IdempotencyTenantResolver.class, () -> mine)
+        .run(
+            context -> {
+              assertThat(context).hasSingleBean(IdempotencyTenantResolver.class);
+              assertThat(context.getBean(IdempotencyTenantResolver.class)).isSameAs(mine);
+            });
+  }
+
+  @Test
+  void aUserFingerprinterWins() {
+    RequestFingerprinter mine = new RequestFingerprinter(JsonMapper.builder().build());
+    webRunner
+        .withBean(RequestFingerprinter.class, () -> mine)
+        .run(
+            context -> {
+              assertThat(context).hasSingleBean(RequestFingerprinter.class);
+              assertThat(context.getBean(RequestFingerprinter.class)).isSameAs(mine);
+            });
+  }
+
+  @Test
+  void schemaMigrationCanBeTurnedOff() {
+    runner
+        .withPropertyValues("idemkit.migrate-schema=false")
+        .run(
+            context -> {
+              assertThat(context).doesNotHaveBean(IdemkitSchemaInitializer.class);
+              assertThat(context).hasSingleBean(Idempotency.class);
+            });
+  }
+
+  // ---- turned off -------------------------------------------------------------------------
+
+  @Test
+  void disabledItConfiguresNothing() {
+    webRunner
+        .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class))
+        .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .withPropertyValues("idemkit.enabled=false")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertNoIdemkitBeans(context);
+              assertThat(context).hasSingleBean(PlatformTransactionManager.class);
+            });
+  }
+
+  @Test
+  void withoutADataSourceItConfiguresNothing() {
+    new WebApplicationContextRunner()
+        .withConfiguration(TRANSACTIONS)
+        .withConfiguration(WEB_MVC)
+        .withConfiguration(IDEMKIT)
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).doesNotHaveBean(DataSource.class);
+              assertNoIdemkitBeans(context);
+            });
+  }
+
+  private static void assertNoIdemkitBeans(ApplicationContextAssertProvider<?> context) {
+    assertThat(context).doesNotHaveBean(Idempotency.class);
+    assertThat(context).doesNotHaveBean(IdempotencyStore.class);
+    assertThat(context).doesNotHaveBean(JdbcTransactions.class);
+    assertThat(context).doesNotHaveBean(IssuedKeys.class);
+    assertThat(context).doesNotHaveBean(IdemkitProperties.class);
+    assertThat(context).doesNotHaveBean(IdemkitSchemaInitializer.class);
+    assertThat(context).doesNotHaveBean(IdempotencyMetrics.class);
+    assertThat(context).doesNotHaveBean(IdempotentMethodInterceptor.class);
+    assertThat(context).doesNotHaveBean(IdempotencyTenantResolver.class);
+    assertThat(context).doesNotHaveBean("idempotentAdvisor");
+  }
+
+  /**
+   * An application with an engine of its own (another store, no DataSource) still gets
+   * {@code @Idempotent}: the web configuration's dependencies must not come only from the JDBC one.
+   */
+  @Test
+  void aUserEngineWithoutADataSourceGetsTheInterceptor() {
+    new WebApplicationContextRunner()
+        .withConfiguration(WEB_MVC)
+        .withConfiguration(IDEMKIT)
+        .withBean(Idempotency.class, () -> Idempotency.create(new InMemoryIdempotencyStore()))
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).hasSingleBean(IdempotentMethodInterceptor.class);
+            });
+  }
+
+  @Test
+  void disabledWithAUserEngineConfiguresNothingAndStarts() {
+    webRunner
+        .withBean(Idempotency.class, () -> Idempotency.create(new InMemoryIdempotencyStore()))
+        .withPropertyValues("idemkit.enabled=false")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).doesNotHaveBean(IdempotentMethodInterceptor.class);
+              assertThat(context).doesNotHaveBean("idempotentAdvisor");
+            });
+  }
+
+  // ---- properties -------------------------------------------------------------------------
+
+  @Test
+  void propertiesBindAndReachTheEngine() {
+    runner
+        .withPropertyValues(
+            "idemkit.default-ttl=PT1H",
+            "idemkit.lease=PT5S",
+            "idemkit.mismatch-status=409",
+            "idemkit.issued-keys.strict-operations=a,b")
+        .run(
+            context -> {
+              IdemkitProperties properties = context.getBean(IdemkitProperties.class);
+              assertThat(properties.getDefaultTtl()).isEqualTo(Duration.ofHours(1));
+              assertThat(properties.getLease()).isEqualTo(Duration.ofSeconds(5));
+              assertThat(properties.getMismatchStatus()).isEqualTo(409);
+              assertThat(properties.getIssuedKeys().getStrictOperations())
+                  .containsExactly("a", "b");
+
+              Idempotency idempotency = context.getBean(Idempotency.class);
+              assertThat(idempotency.config().defaultTtl()).isEqualTo(Duration.ofHours(1));
+              assertThat(idempotency.config().lease()).isEqualTo(Duration.ofSeconds(5));
+
+              IssuedKeys issuedKeys = context.getBean(IssuedKeys.class);
+              assertThat(issuedKeys.isStrict("a")).isTrue();
+              assertThat(issuedKeys.isStrict("b")).isTrue();
+              assertThat(issuedKeys.isStrict("c")).isFalse();
+            });
+  }
+
+  @Test
+  void theDefaultsAreTheDocumentedOnes() {
+    runner.run(
+        context -> {
+          IdemkitProperties properties = context.getBean(IdemkitProperties.class);
+          assertThat(properties.getDefaultTtl()).isEqualTo(Duration.ofHours(24));
+          assertThat(properties.getLease()).isEqualTo(Duration.ofSeconds(30));
+          assertThat(properties.getMismatchStatus()).isEqualTo(422);
+          assertThat(properties.getReplayableStatuses()).containsExactly(402, 404, 409, 410, 422);
+          assertThat(context.getBean(IssuedKeys.class).isStrict("create_payment")).isFalse();
+        });
+  }
+
+  @Test
+  void anInvalidMismatchStatusFailsStartUp() {
+    runner
+        .withPropertyValues("idemkit.mismatch-status=500")
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .rootCause()
+                  .hasMessageContaining("idemkit.mismatch-status must be 422 or 409");
+            });
+  }
+
+  @Test
+  void instancesWithTheSameSecretAcceptEachOthersIssuedKeys() {
+    ApplicationContextRunner withSecret =
+        runner.withPropertyValues(
+            "idemkit.issued-keys.secret=a-shared-secret-of-enough-bytes",
+            "idemkit.issued-keys.validity=PT10M");
+    withSecret.run(
+        first ->
+            withSecret.run(
+                second -> {
+                  Instant before = Instant.now();
+                  IssuedKeys.Issued issued =
+                      first.getBean(IssuedKeys.class).issue("tenant-a", "create_payment");
+                  assertThat(
+                          second
+                              .getBean(IssuedKeys.class)
+                              .verify(issued.key(), "tenant-a", "create_payment"))
+                      .isTrue();
+                  assertThat(issued.expiresAt())
+                      .isBetween(
+                          before.plus(Duration.ofMinutes(10)).minusSeconds(1),
+                          Instant.now().plus(Duration.ofMinutes(10)));
+                }));
+  }
+
+  @Test
+  void withoutASecretEachInstanceSignsWithItsOwn() {
+    runner.run(
+        first ->
+            runner.run(
+                second -> {
+                  IssuedKeys.Issued issued =
+                      first.getBean(IssuedKeys.class).issue("tenant-a", "create_payment");
+                  assertThat(
+                          second
+                              .getBean(IssuedKeys.class)
+                              .verify(issued.key(), "tenant-a", "create_payment"))
+                      .isFalse();
+                }));
+  }
+
+  // ---- Spring MVC -------------------------------------------------------------------------
+
+  @Test
+  void inAWebApplicationTheInterceptorAndItsAdvisorExist() {
+    webRunner.run(
+        context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).hasSingleBean(IdempotentMethodInterceptor.class);
+          assertThat(context).hasSingleBean(IdempotencyTenantResolver.class);
+          assertThat(context).hasSingleBean(RequestFingerprinter.class);
+          assertThat(context).hasBean("idempotentAdvisor");
+          assertThat(context.getBean("idempotentAdvisor")).isInstanceOf(Advisor.class);
+        });
+  }
+
+  @Test
+  void anIdempotentHandlerNotReturningResponseEntityFailsStartUpNamingIt() {
+    webRunner
+        .withUserConfiguration(PlainBodyController.class)
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .hasMessageContaining("@Idempotent handler")
+                  .hasMessageContaining(PlainBodyController.class.getName() + ".create(")
+                  .hasMessageContaining("must return ResponseEntity");
+            });
+  }
+
+  @Test
+  void anIdempotentHandlerRunsOnceAndItsAnswerIsReplayed() {
+    webRunner
+        .withUserConfiguration(PaymentController.class)
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              PaymentController controller = context.getBean(PaymentController.class);
+              assertThat(AopUtils.isAopProxy(controller))
+                  .as("the advisor applies to @Idempotent handlers")
+                  .isTrue();
+              MockMvc mvc =
+                  MockMvcBuilders.webAppContextSetup(
+                          (WebApplicationContext) context.getSourceApplicationContext())
+                      .build();
+              String key = UUID.randomUUID().toString();
+
+              MvcResult first =
+                  mvc.perform(payment(key, 100))
+                      .andExpect(status().isCreated())
+                      .andExpect(header().string("Location", "/v1/payments/p1"))
+                      .andExpect(header().doesNotExist(IdempotentMethodInterceptor.REPLAYED_HEADER))
+                      .andExpect(jsonPath("$.id").value("p1"))
+                      .andReturn();
+              MvcResult retry =
+                  mvc.perform(payment(key, 100))
+                      .andExpect(status().isCreated())
+                      .andExpect(header().string("Location", "/v1/payments/p1"))
+                      .andExpect(
+                          header().string(IdempotentMethodInterceptor.REPLAYED_HEADER, "true"))
+                      .andReturn();
+              assertThat(retry.getResponse().getContentAsByteArray())
+                  .isEqualTo(first.getResponse().getContentAsByteArray());
+              assertThat(controller.runs()).isEqualTo(1);
+
+              mvc.perform(payment(key, 200))
+                  .andExpect(status().isUnprocessableContent())
+                  .andExpect(
+                      jsonPath("$.errorCode")
+                          .value("IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST"));
+              mvc.perform(
+                      post("/v1/accounts/acc-1/payments")
+                          .principal(() -> "tenant-a")
+                          .contentType(MediaType.APPLICATION_JSON)
+                          .content("{\"amount\":100}"))
+                  .andExpect(status().isBadRequest())
+                  .andExpect(jsonPath("$.errorCode").value("IDEMPOTENCY_KEY_MISSING"));
+              assertThat(controller.runs()).isEqualTo(1);
+            });
+  }
+
+  private static RequestBuilder payment(String key, int amount) {
+    return post("/v1/accounts/acc-1/payments")
+        .principal(() -> "tenant-a")
+        .header(IdempotentMethodInterceptor.KEY_HEADER, key)
+        .contentType(MediaType.APPLICATION_JSON)
+        .content("{\"amount\":" + amount + "}");
+  }
+
+  // ---- metrics ----------------------------------------------------------------------------
+
+  @Test
+  void withMicrometerTheEngineRecordsIntoTheRegistry() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    runner
+        .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class))
+        .withBean(MeterRegistry.class, () -> registry)
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).hasSingleBean(IdempotencyMetrics.class);
+
+              executeOnce(context.getBean(Idempotency.class), "create_payment");
+
+              Timer requests =
+                  registry
+                      .find("idempotency.requests")
+                      .tag("operation", "create_payment")
+                      .tag("outcome", "executed")
+                      .timer();
+              assertThat(requests).isNotNull();
+              assertThat(requests.count()).isEqualTo(1);
+              assertThat(registry.find("idempotency.in_progress.age.max").meter())
+                  .as("IdempotencyMetrics is bound to the registry as a MeterBinder")
+                  .isNotNull();
+            });
+  }
+
+  @Test
+  void withoutIdemkitMicrometerThereAreNoMetricsAndTheEngineStillRuns() {
+    runner
+        .withClassLoader(new FilteredClassLoader(IdempotencyMetrics.class))
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).doesNotHaveBean("idempotencyMetrics");
+              assertThat(executeOnce(context.getBean(Idempotency.class), "op"))
+                  .isInstanceOf(Outcome.Executed.class);
+            });
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  private static Outcome executeOnce(Idempotency idempotency, String operation) {
+    return execute(idempotency, ScopedKey.of("tenant-a", operation, UUID.randomUUID().toString()));
+  }
+
+  private static Outcome execute(Idempotency idempotency, ScopedKey id) {
+    return idempotency.execute(
+        new IdempotentRequest(id, Fingerprint.of(Map.of("amount", 1)), Duration.ofHours(1)),
+        (LocalOperation)
+            ctx -> OperationResult.success(StoredResponse.of(200, Map.of(), new byte[0])));
+  }
+
+  record CreatePayment(int amount) {}
+
+  @RestController
+  static class PaymentController {
+    private final AtomicInteger runs = new AtomicInteger();
+
+    @PostMapping("/v1/accounts/{account}/payments")
+    @Idempotent(operation = "create_payment")
+    public ResponseEntity<Map<String, Object>> create(
+        @PathVariable String account, @RequestBody CreatePayment command) {
+      String id = "p" + runs.incrementAndGet();
+      return ResponseEntity.created(URI.create("/v1/payments/" + id))
+          .body(Map.of("id", id, "account", account, "amount", command.amount()));
+    }
+
+    public int runs() {
+      return runs.get();
+    }
+  }
+
+  @RestController
+  static class PlainBodyController {
+    @PostMapping("/v1/plain")
+    @Idempotent(operation = "plain")
+    public Map<String, Object> create(@RequestBody CreatePayment command) {
+      return Map.of("amount", command.amount());
+    }
+  }
+}
