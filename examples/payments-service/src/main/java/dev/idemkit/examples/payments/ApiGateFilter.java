@@ -19,9 +19,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * The gate in front of {@code /v1/**}, in the order a request meets it: authentication (an API key
- * mapped to a tenant), rate limiting per tenant, and the body size limit. A request refused here
- * never reaches a handler, so it leaves no idempotency record: fixed and retried with the same key,
- * it is a first request.
+ * mapped to a tenant; operators' admin keys open {@code /v1/admin/**} and nothing else), rate
+ * limiting per tenant, and the body size limit. A request refused here never reaches a handler, so
+ * it leaves no idempotency record: fixed and retried with the same key, it is a first request.
  */
 @Component
 @Order(1)
@@ -43,7 +43,26 @@ public class ApiGateFilter extends OncePerRequestFilter {
   protected void doFilterInternal(
       HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws ServletException, IOException {
-    String tenant = tenantOf(request.getHeader("Authorization"));
+    String authorization = request.getHeader("Authorization");
+    boolean adminPath = request.getRequestURI().startsWith("/v1/admin/");
+    String operator = keyOwner(authorization, properties.adminApiKeys());
+    if (operator != null || adminPath) {
+      if (operator == null || !adminPath) {
+        write(
+            response,
+            authorization == null ? 401 : 403,
+            authorization == null ? "AUTHENTICATION_REQUIRED" : "FORBIDDEN",
+            authorization == null ? "Authentication required" : "Forbidden",
+            adminPath
+                ? "Operator endpoints take an admin API key."
+                : "Admin API keys are for /v1/admin only; use a tenant's API key.");
+        return;
+      }
+      Principal admin = () -> "admin:" + operator;
+      chain.doFilter(new GatedRequest(request, admin, properties.maxBodyBytes()), response);
+      return;
+    }
+    String tenant = keyOwner(authorization, properties.apiKeys());
     if (tenant == null) {
       response.setHeader("WWW-Authenticate", "Bearer");
       write(
@@ -80,11 +99,11 @@ public class ApiGateFilter extends OncePerRequestFilter {
     return "Request bodies are limited to " + properties.maxBodyBytes() + " bytes.";
   }
 
-  private String tenantOf(String authorization) {
+  private static String keyOwner(String authorization, Map<String, String> keys) {
     if (authorization == null || !authorization.startsWith("Bearer ")) {
       return null;
     }
-    return properties.apiKeys().get(authorization.substring("Bearer ".length()).trim());
+    return keys.get(authorization.substring("Bearer ".length()).trim());
   }
 
   /** A fixed one-second window per tenant; enough for a demo and for the "no record" test. */

@@ -52,7 +52,8 @@ import javax.sql.DataSource;
  *   <li>{@code GET /charges?idempotencyKey=K}: the charge made under K (200), none (404), or 503
  *       while lookups are down;
  *   <li>{@code GET /charges}: what was really charged: {@code {"succeeded","declined",
- *       "distinctReferences","duplicateReferences"}}.
+ *       "distinctReferences","duplicateReferences"}}; {@code GET /charges?reference=R}: the same
+ *       for one reference.
  * </ul>
  *
  * <p>Faults ({@link Fault}) are chosen per request with the header {@code X-Provider-Fault:
@@ -176,6 +177,11 @@ public final class ProviderSimulator implements AutoCloseable {
         String query = exchange.getRequestURI().getRawQuery();
         if (query != null && query.contains("idempotencyKey=")) {
           lookup(exchange, query);
+        } else if (query != null && query.startsWith("reference=")) {
+          send(
+              exchange,
+              200,
+              countsFor(URLDecoder.decode(query.substring(10), StandardCharsets.UTF_8)));
         } else {
           counts(exchange);
         }
@@ -369,6 +375,22 @@ public final class ProviderSimulator implements AutoCloseable {
       counts.put("distinctReferences", rs.getLong("refs"));
       counts.put("duplicateReferences", rs.getLong("succeeded") - rs.getLong("refs"));
       return counts;
+    }
+  }
+
+  /** What was charged for one reference (a payment id). */
+  public Map<String, Object> countsFor(String reference) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select count(*) filter (where status = 'SUCCEEDED') as succeeded,"
+                    + " count(*) filter (where status = 'DECLINED') as declined"
+                    + " from provider_charge where reference = ?")) {
+      ps.setString(1, reference);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return Map.of("succeeded", rs.getLong("succeeded"), "declined", rs.getLong("declined"));
+      }
     }
   }
 

@@ -1,0 +1,202 @@
+package dev.idemkit.examples.payments;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+
+/**
+ * SPEC §4 end to end: the provider fails in each named way and the payment is charged exactly once,
+ * counted by the provider itself. The simulator runs in-process (demo mode).
+ */
+class ProviderFailuresIT extends HttpTestSupport {
+
+  static final String ADMIN = "sk_test_admin";
+
+  @Autowired EmbeddedProvider provider;
+
+  private HttpResponse<String> pay(String key, String ref, String fault) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(uri("/v1/payments"))
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", "Bearer " + TENANT_A)
+            .header("Content-Type", "application/json")
+            .header("Idempotency-Key", key)
+            .POST(HttpRequest.BodyPublishers.ofString(payment(ref, "10.00")));
+    if (fault != null) {
+      b.header("X-Provider-Fault", fault);
+    }
+    return send(b.build());
+  }
+
+  private String charges(String paymentId) {
+    return send(HttpRequest.newBuilder(
+                URI.create(provider.baseUrl() + "/charges?reference=" + paymentId))
+            .build())
+        .body();
+  }
+
+  private static String paymentId(HttpResponse<String> r) {
+    int at = r.body().indexOf("\"paymentId\":\"") + 13;
+    return r.body().substring(at, at + 36);
+  }
+
+  private String state(String key) {
+    return jdbc.sql("select state from idemkit_record where idem_key = ?")
+        .param(key)
+        .query(String.class)
+        .single();
+  }
+
+  /** Waits for background work (the recovery worker) to reach a condition; bounded. */
+  private static void eventually(Supplier<Boolean> condition) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!condition.get()) {
+      assertThat(System.nanoTime()).as("condition not reached in 30 s").isLessThan(deadline);
+      Thread.sleep(100);
+    }
+  }
+
+  @Test
+  void chargedThenDroppedTheRetryGetsTheSamePaymentAndOneCharge() {
+    String key = newKey();
+    String ref = "drop-" + key;
+
+    HttpResponse<String> first = pay(key, ref, "drop-after-charge");
+    HttpResponse<String> retry = pay(key, ref, null);
+
+    assertThat(first.statusCode()).isEqualTo(409);
+    assertThat(first.body()).contains("IDEMPOTENCY_OUTCOME_PENDING");
+    assertThat(first.headers().firstValue("Retry-After")).isPresent();
+    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
+    assertThat(retry.body())
+        .contains("\"status\":\"COMPLETED\"")
+        .contains("\"providerChargeId\":\"ch_");
+    assertThat(charges(paymentId(retry))).contains("\"succeeded\":1");
+    assertThat(paymentsFor(ref)).isEqualTo(1);
+    assertThat(pay(key, ref, null).body()).isEqualTo(retry.body());
+  }
+
+  @Test
+  void slowPastTheTimeoutTheRecoveryWorkerCompletesItWithOneCharge() throws Exception {
+    String key = newKey();
+    String ref = "slow-" + key;
+
+    HttpResponse<String> first = pay(key, ref, "timeout-after-charge");
+    assertThat(first.statusCode()).isEqualTo(409);
+    assertThat(first.body()).contains("IDEMPOTENCY_OUTCOME_PENDING");
+
+    eventually(() -> state(key).equals("COMPLETED")); // no client retry: the worker did it
+    HttpResponse<String> retry = pay(key, ref, null);
+
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(charges(paymentId(retry))).contains("\"succeeded\":1");
+  }
+
+  @Test
+  void anErrorBeforeChargingRunsAgainOnRetryWithOneCharge() {
+    String key = newKey();
+    String ref = "503-" + key;
+
+    HttpResponse<String> first = pay(key, ref, "error-before-charge");
+    HttpResponse<String> retry = pay(key, ref, null);
+
+    assertThat(first.statusCode()).isEqualTo(503);
+    assertThat(first.body()).contains("OPERATION_INTERRUPTED");
+    assertThat(state(key)).isEqualTo("COMPLETED");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    assertThat(charges(paymentId(retry))).contains("\"succeeded\":1");
+    assertThat(paymentsFor(ref)).isEqualTo(1);
+  }
+
+  @Test
+  void aDeclineIsReplayedAndNothingIsCharged() {
+    String key = newKey();
+    String ref = "decline-" + key;
+
+    HttpResponse<String> first = pay(key, ref, "decline");
+    HttpResponse<String> retry = pay(key, ref, null);
+
+    assertThat(first.statusCode()).isEqualTo(402);
+    assertThat(first.body()).contains("PAYMENT_DECLINED");
+    assertThat(retry.statusCode()).isEqualTo(402);
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    String paymentId =
+        jdbc.sql("select id from payment where merchant_reference = ?")
+            .param(ref)
+            .query(String.class)
+            .single();
+    assertThat(charges(paymentId)).contains("\"succeeded\":0").contains("\"declined\":1");
+    assertThat(
+            jdbc.sql("select status from payment where id = ?::uuid")
+                .param(paymentId)
+                .query(String.class)
+                .single())
+        .isEqualTo("DECLINED");
+  }
+
+  @Test
+  void whileLookupsAreRefusedTheRecordStaysUnknownAndIsNeverChargedTwice() throws Exception {
+    String key = newKey();
+    String ref = "lookup-" + key;
+
+    HttpResponse<String> first = pay(key, ref, "drop-after-charge,lookup-unavailable");
+    HttpResponse<String> during = pay(key, ref, null);
+
+    assertThat(first.statusCode()).isEqualTo(409);
+    assertThat(during.statusCode()).isEqualTo(409);
+    assertThat(during.body()).contains("IDEMPOTENCY_OUTCOME_PENDING");
+    assertThat(state(key)).isIn("UNKNOWN_REQUIRES_RECOVERY", "IN_PROGRESS");
+    String paymentId =
+        jdbc.sql("select id from payment where merchant_reference = ?")
+            .param(ref)
+            .query(String.class)
+            .single();
+    assertThat(charges(paymentId)).contains("\"succeeded\":1");
+
+    eventually(() -> state(key).equals("COMPLETED")); // lookups came back; recovery finished it
+    HttpResponse<String> after = pay(key, ref, null);
+    assertThat(after.statusCode()).isEqualTo(201);
+    assertThat(paymentId(after)).isEqualTo(paymentId);
+    assertThat(charges(paymentId)).contains("\"succeeded\":1");
+    assertThat(
+            jdbc.sql("select recovery_attempts from idemkit_record where idem_key = ?")
+                .param(key)
+                .query(Integer.class)
+                .single())
+        .isGreaterThanOrEqualTo(1);
+  }
+
+  @Test
+  void operatorsSeeARecordAndItsPhasesAndTenantsDoNot() {
+    String key = newKey();
+    HttpResponse<String> paid = pay(key, "admin-" + key, null);
+    String path = "/v1/admin/idempotency/records/tenant_demo_a/create_payment/" + key;
+
+    HttpResponse<String> asAdmin = get(path, ADMIN);
+    HttpResponse<String> asTenant = get(path, TENANT_A);
+    HttpResponse<String> list = get("/v1/admin/idempotency/recovery", ADMIN);
+    HttpResponse<String> adminOnTenantApi =
+        get(paid.headers().firstValue("Location").orElseThrow(), ADMIN);
+
+    assertThat(asAdmin.statusCode()).isEqualTo(200);
+    assertThat(asAdmin.body())
+        .contains("\"state\":\"COMPLETED\"")
+        .contains("\"recoveryPoint\":\"PROVIDER_CONFIRMED\"")
+        .contains("LOCAL_PAYMENT_CREATED")
+        .contains("\"event\":\"FINISH\"")
+        .doesNotContain("acc_1");
+    assertThat(asTenant.statusCode()).isEqualTo(403);
+    assertThat(list.statusCode()).isEqualTo(200);
+    assertThat(list.body()).contains("\"records\"");
+    assertThat(adminOnTenantApi.statusCode()).isEqualTo(403);
+  }
+}
