@@ -33,6 +33,11 @@ public class StartupBanner {
         .forEach(
             (key, tenant) ->
                 keys.append("\n    ").append(key).append("  -> tenant ").append(tenant));
+    properties
+        .adminApiKeys()
+        .forEach(
+            (key, who) ->
+                keys.append("\n    ").append(key).append("  -> operator, /v1/admin only"));
     log.info(
         "\n  Payments service ready on http://localhost:{}\n  Database: {}\n  API keys (Authorization:"
             + " Bearer <key>):{}\n  OpenAPI: http://localhost:{}/v3/api-docs   health:"
