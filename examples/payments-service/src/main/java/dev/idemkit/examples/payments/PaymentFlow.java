@@ -30,12 +30,17 @@ public class PaymentFlow implements RecoverableOperation {
   private final PaymentRepository payments;
   private final ProviderClient provider;
   private final StoredResponses responses;
+  private final CrashPoints crash;
 
   public PaymentFlow(
-      PaymentRepository payments, ProviderClient provider, StoredResponses responses) {
+      PaymentRepository payments,
+      ProviderClient provider,
+      StoredResponses responses,
+      CrashPoints crash) {
     this.payments = payments;
     this.provider = provider;
     this.responses = responses;
+    this.crash = crash;
   }
 
   @Override
@@ -62,7 +67,10 @@ public class PaymentFlow implements RecoverableOperation {
         .local("LOCAL_PAYMENT_CREATED", ctx -> createLocalPayment(ctx, tenant, request))
         .external(
             "PROVIDER_CONFIRMED",
-            ctx -> payments.setStatus(paymentId(ctx), "PROVIDER_REQUEST_SENT", null),
+            ctx -> {
+              crash.reached("after-local-payment");
+              payments.setStatus(paymentId(ctx), "PROVIDER_REQUEST_SENT", null);
+            },
             ctx -> charge(ctx, fault),
             this::lookUpCharge,
             ctx ->
@@ -115,11 +123,13 @@ public class PaymentFlow implements RecoverableOperation {
   }
 
   private void charge(OperationContext ctx, String fault) throws Exception {
+    crash.reached("after-request-sent");
     UUID id = paymentId(ctx);
     PaymentResponse payment = payments.get(id);
     ProviderClient.Charge charge =
         provider.charge(
             providerKey(id), payment.amount(), payment.currency(), id.toString(), fault);
+    crash.reached("after-provider-charged");
     ctx.data().put("chargeId", charge.chargeId());
     ctx.data().put("chargeStatus", charge.status());
   }
@@ -135,6 +145,7 @@ public class PaymentFlow implements RecoverableOperation {
   }
 
   private OperationResult complete(OperationContext ctx) {
+    crash.reached("after-provider-confirmed");
     UUID id = paymentId(ctx);
     if ("DECLINED".equals(ctx.data().get("chargeStatus"))) {
       ProblemDetail problem =

@@ -89,6 +89,10 @@ public final class ProviderSimulator implements AutoCloseable {
       return new Config(host, port, p, latency, lateAnswer, lookupOutage);
     }
 
+    public Config withLatency(Duration d) {
+      return new Config(host, port, probabilities, d, lateAnswer, lookupOutage);
+    }
+
     public Config withLateAnswer(Duration d) {
       return new Config(host, port, probabilities, latency, d, lookupOutage);
     }
