@@ -1,6 +1,7 @@
 package dev.idemkit.spring.boot;
 
 import dev.idemkit.BusinessRejectionException;
+import dev.idemkit.ExternalEffectNotAppliedException;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyKey;
@@ -183,12 +184,16 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     } catch (OperationFailedException e) {
       if (idempotent.phased()) {
         // The engine left the record so that a retry runs again or resumes: say so.
-        log.warn(
-            "{}: {} (record left {}): {}",
-            id,
-            e.getMessage(),
-            e.recordState(),
-            String.valueOf(e.getCause()));
+        if (e.getCause() instanceof ExternalEffectNotAppliedException) {
+          log.info("{}: {} (record left {})", id, e.getMessage(), e.recordState());
+        } else {
+          log.warn(
+              "{}: {} (record left {}): {}",
+              id,
+              e.getMessage(),
+              e.recordState(),
+              String.valueOf(e.getCause()));
+        }
         return Problems.response(
             503,
             "OPERATION_INTERRUPTED",
