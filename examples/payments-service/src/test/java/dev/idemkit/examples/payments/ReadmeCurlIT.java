@@ -48,12 +48,9 @@ class ReadmeCurlIT extends HttpTestSupport {
 
   @Test
   void theReadmeWalkThroughDoesWhatTheReadmeSays() throws Exception {
-    jdbc.sql("delete from idemkit_record where idem_key like '%readme%'").update();
-    jdbc.sql("delete from outbox_event where payload like '%order-100%'").update();
-    jdbc.sql("delete from payment where merchant_reference in ('order-1001', 'order-1002')")
-        .update();
+    // A fresh database per test JVM: the README's keys and references are unused here.
     List<HttpRequest> requests = readmeRequests();
-    assertThat(requests).hasSize(3);
+    assertThat(requests).hasSize(4);
 
     HttpResponse<String> created = send(requests.get(0));
     HttpResponse<String> replayed = send(requests.get(0));
@@ -71,5 +68,16 @@ class ReadmeCurlIT extends HttpTestSupport {
     assertThat(noKey.body()).contains("IDEMPOTENCY_KEY_MISSING");
     assertThat(paymentsFor("order-1001")).isEqualTo(1);
     assertThat(paymentsFor("order-1002")).isZero();
+
+    HttpResponse<String> lost = send(requests.get(3));
+    HttpResponse<String> again = send(requests.get(3));
+    assertThat(lost.statusCode()).isEqualTo(409);
+    assertThat(lost.body()).contains("IDEMPOTENCY_OUTCOME_PENDING");
+    assertThat(lost.headers().firstValue("Retry-After")).isPresent();
+    assertThat(again.statusCode()).as(again.body()).isEqualTo(201);
+    assertThat(again.body())
+        .contains("\"status\":\"COMPLETED\"")
+        .contains("\"providerChargeId\":\"ch_");
+    assertThat(paymentsFor("order-2001")).isEqualTo(1);
   }
 }
