@@ -13,6 +13,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  * transaction, so the idempotency record and the business rows written with {@code
  * JdbcTemplate}/{@code JdbcClient} commit together. Inside a transaction already under way, it runs
  * under a savepoint of it and commits with it.
+ *
+ * <p>The isolation is the connection's default, which must be READ COMMITTED (PostgreSQL's
+ * default): a claim that waited on a racer's insert reads the racer's committed record in its next
+ * statement. It is not set per transaction, because asking for it makes the driver query the
+ * server's level on every transaction (a round trip each).
  */
 public final class SpringJdbcTransactions implements JdbcTransactions {
 
@@ -26,7 +31,6 @@ public final class SpringJdbcTransactions implements JdbcTransactions {
     // so a rolled-back operation (a business rejection is stored after its rollback) does not
     // doom the caller's transaction nor leave its own claim behind.
     template.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
-    template.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
   }
 
   @Override

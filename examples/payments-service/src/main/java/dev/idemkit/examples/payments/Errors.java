@@ -18,6 +18,27 @@ final class Errors {
     return problem;
   }
 
+  /**
+   * The business key caught a second payment for one merchant reference under another key: the
+   * answer names the payment that exists.
+   */
+  static ProblemDetail paymentAlreadyExists(String existingId, CreatePaymentRequest request) {
+    ProblemDetail problem =
+        problem(
+            HttpStatus.CONFLICT,
+            "PAYMENT_ALREADY_EXISTS",
+            "Payment already exists",
+            "Account "
+                + request.accountId()
+                + " already has payment "
+                + existingId
+                + " for merchant reference "
+                + request.merchantReference()
+                + ". Fetch it instead of paying again.");
+    problem.setProperty("existingPaymentId", existingId);
+    return problem;
+  }
+
   static ErrorResponseException notFound(String errorCode, String detail) {
     return new ErrorResponseException(
         HttpStatus.NOT_FOUND, problem(HttpStatus.NOT_FOUND, errorCode, "Not found", detail), null);

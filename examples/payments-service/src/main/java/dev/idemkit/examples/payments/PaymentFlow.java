@@ -95,20 +95,9 @@ public class PaymentFlow implements RecoverableOperation {
           payments
               .findIdByBusinessKey(tenant, request.accountId(), request.merchantReference())
               .orElse("unknown");
-      ProblemDetail problem =
-          Errors.problem(
-              HttpStatus.CONFLICT,
-              "PAYMENT_ALREADY_EXISTS",
-              "Payment already exists",
-              "Account "
-                  + request.accountId()
-                  + " already has payment "
-                  + existing
-                  + " for merchant reference "
-                  + request.merchantReference()
-                  + ". Fetch it instead of paying again.");
-      problem.setProperty("existingPaymentId", existing);
-      throw new BusinessRejectionException("payment already exists", responses.problem(problem));
+      throw new BusinessRejectionException(
+          "payment already exists",
+          responses.problem(Errors.paymentAlreadyExists(existing, request)));
     }
     ctx.data().put("paymentId", created.get().paymentId());
   }
