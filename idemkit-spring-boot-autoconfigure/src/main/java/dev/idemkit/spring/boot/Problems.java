@@ -2,7 +2,6 @@ package dev.idemkit.spring.boot;
 
 import dev.idemkit.CanonicalJson;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -78,9 +77,5 @@ public final class Problems {
         .contentType(PROBLEM_JSON)
         .header(HttpHeaders.RETRY_AFTER, String.valueOf(Math.max(1, retryAfter.toSeconds())))
         .body(body(status, errorCode, title, detail));
-  }
-
-  static String utf8(byte[] bytes) {
-    return new String(bytes, StandardCharsets.UTF_8);
   }
 }

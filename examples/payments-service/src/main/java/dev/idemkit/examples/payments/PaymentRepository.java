@@ -113,10 +113,6 @@ public class PaymentRepository {
         .update();
   }
 
-  public long count() {
-    return jdbc.sql("select count(*) from payment").query(Long.class).single();
-  }
-
   private static PaymentResponse map(ResultSet rs, int row) throws SQLException {
     String currency = rs.getString("currency");
     return new PaymentResponse(
