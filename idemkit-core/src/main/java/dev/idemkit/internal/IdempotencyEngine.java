@@ -202,6 +202,10 @@ public final class IdempotencyEngine implements Idempotency {
     private final PhasedOperation operation;
     private final Context ctx;
     private Ownership owner;
+
+    /** When the current lease was last set (claim, takeover or renewal), on this JVM's clock. */
+    private long leaseSetAt = System.nanoTime();
+
     private String recoveryPoint;
     private String pendingExternal;
 
@@ -375,15 +379,22 @@ public final class IdempotencyEngine implements Idempotency {
     }
 
     /**
-     * One atomic phase: proves ownership first (renewing the lease and locking the record for the
-     * transaction, so no takeover can interleave), then the work. A lost ownership rolls all of it
-     * back. Completion results finish the record in the same transaction.
+     * One atomic phase: the work, then the record's write (advance, finish or suspend), which is
+     * conditional on this owner's fencing token: if another owner took over meanwhile, that write
+     * fails and the whole phase, business rows included, rolls back. The lease is renewed at the
+     * start of a phase only once a third of it has passed (measured as a duration on this JVM,
+     * never compared with the database's clock): a renewal is a round trip, and fencing, not the
+     * lease, is what keeps two owners from both writing.
      */
     private <T> T inPhase(Work<T> work) {
       try {
         return store.inTransaction(
             tx -> {
-              owner = store.renew(tx, owner, config.lease());
+              long now = System.nanoTime();
+              if (now - leaseSetAt > config.lease().toNanos() / 3) {
+                owner = store.renew(tx, owner, config.lease());
+                leaseSetAt = now;
+              }
               ctx.tx = tx;
               try {
                 T value = work.run(tx);
