@@ -182,12 +182,19 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           "ADVANCE",
           false);
 
+  /**
+   * The record's window restarts at its completion: {@code expires_at} becomes at least now plus
+   * the window it was claimed with ({@code expires_at - created_at}, both set together by the claim
+   * and by a replacement), so an operation that completes late, e.g. recovered after its window
+   * passed, is answered from its record for a whole window after its outcome exists.
+   */
   private static final String FINISH =
       NOW
           + "update idemkit_record r set state = ?, locked_until = clock.now,"
           + " pending_external = null, response_status = ?, response_headers = ?,"
           + " response_body = ?, response_schema_version = ?, resource_id = ?,"
-          + " recovery_due = null, updated_at = clock.now"
+          + " recovery_due = null, updated_at = clock.now,"
+          + " expires_at = greatest(r.expires_at, clock.now + (r.expires_at - r.created_at))"
           + OWNED;
 
   /** Finishing a phased record also writes its history; a single-transaction one does not. */
