@@ -7,6 +7,7 @@ import javax.sql.DataSource;
 final class DataSourceTransactions implements JdbcTransactions {
 
   private final DataSource dataSource;
+  private final ReadCommitted readCommitted = new ReadCommitted();
 
   DataSourceTransactions(DataSource dataSource) {
     this.dataSource = dataSource;
@@ -18,6 +19,7 @@ final class DataSourceTransactions implements JdbcTransactions {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       try {
+        readCommitted.begin(c);
         T result = work.run(c);
         c.commit();
         return result;

@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import javax.sql.DataSource;
 
 /**
@@ -215,6 +216,14 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           + " and r.recovery_due <= clock.now and r.state in "
           + LIVE
           + " order by r.recovery_due limit ?";
+
+  /** {@link #NEEDING_RECOVERY} for the operations a worker can resume. */
+  private static final String NEEDING_RECOVERY_OF =
+      NOW
+          + "select r.* from idemkit_record r, clock where r.recovery_due is not null"
+          + " and r.recovery_due <= clock.now and r.state in "
+          + LIVE
+          + " and r.operation = any(?) order by r.recovery_due limit ?";
 
   /**
    * One batch of dropping expired bodies (marking every expired row, body or not, so the walk never
@@ -487,6 +496,30 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                 c -> {
                   try (PreparedStatement ps = c.prepareStatement(NEEDING_RECOVERY)) {
                     int i = bindNow(ps);
+                    ps.setInt(i, limit);
+                    List<IdempotencyRecord> found = new ArrayList<>();
+                    try (ResultSet rs = ps.executeQuery()) {
+                      while (rs.next()) {
+                        found.add(toRecord(rs));
+                      }
+                    }
+                    return found;
+                  }
+                }));
+  }
+
+  @Override
+  public List<IdempotencyRecord> findNeedingRecovery(int limit, Set<String> operations) {
+    if (operations.isEmpty()) {
+      return List.of();
+    }
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(NEEDING_RECOVERY_OF)) {
+                    int i = bindNow(ps);
+                    ps.setArray(i++, c.createArrayOf("text", operations.toArray()));
                     ps.setInt(i, limit);
                     List<IdempotencyRecord> found = new ArrayList<>();
                     try (ResultSet rs = ps.executeQuery()) {

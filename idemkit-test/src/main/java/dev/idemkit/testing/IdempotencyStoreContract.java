@@ -729,6 +729,45 @@ public abstract class IdempotencyStoreContract {
   }
 
   @Test
+  void theRecoveryScanOfSomeOperationsIsNotFilledByOthers() throws Exception {
+    String resumable = "resumable_" + UUID.randomUUID();
+    String nobodys = "nobodys_" + UUID.randomUUID();
+    List<ScopedKey> others = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      others.add(ScopedKey.of(tenant, nobodys, "k-" + i));
+    }
+    ScopedKey mine = ScopedKey.of(tenant, resumable, "k-mine");
+    for (ScopedKey id : others) {
+      crashInPhaseB(id);
+    }
+    crashInPhaseB(mine);
+    clock.advance(LEASE.plusSeconds(1));
+
+    assertThat(store.findNeedingRecovery(3, java.util.Set.of(resumable)))
+        .extracting(IdempotencyRecord::id)
+        .containsExactly(mine);
+    assertThat(store.findNeedingRecovery(3, java.util.Set.of(nobodys)))
+        .extracting(IdempotencyRecord::id)
+        .hasSize(3)
+        .isSubsetOf(others);
+    assertThat(store.findNeedingRecovery(3, java.util.Set.of())).isEmpty();
+  }
+
+  private void crashInPhaseB(ScopedKey id) {
+    assertThatThrownBy(
+            () ->
+                execute(
+                    id,
+                    command("10.00"),
+                    twoPhases(
+                        id,
+                        () -> {
+                          throw new SimulatedCrash();
+                        })))
+        .isInstanceOf(SimulatedCrash.class);
+  }
+
+  @Test
   void cleanupDropsExpiredBodiesThenMetadataButNeverTouchesLiveRecords() throws Exception {
     ScopedKey done = key("k-clean-done");
     ScopedKey busy = key("k-clean-busy");

@@ -1,6 +1,7 @@
 package dev.idemkit.spring.boot;
 
 import dev.idemkit.jdbc.JdbcTransactions;
+import dev.idemkit.jdbc.ReadCommitted;
 import java.sql.Connection;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.DataSourceUtils;
@@ -14,15 +15,17 @@ import org.springframework.transaction.support.TransactionTemplate;
  * JdbcTemplate}/{@code JdbcClient} commit together. Inside a transaction already under way, it runs
  * under a savepoint of it and commits with it.
  *
- * <p>The isolation is the connection's default, which must be READ COMMITTED (PostgreSQL's
- * default): a claim that waited on a racer's insert reads the racer's committed record in its next
- * statement. It is not set per transaction, because asking for it makes the driver query the
- * server's level on every transaction (a round trip each).
+ * <p>The store's own transactions run at READ COMMITTED whatever the pool's default (see {@link
+ * ReadCommitted}): a claim that waited on a racer's insert reads the racer's committed record in
+ * its next statement. Inside a caller's transaction the caller's level applies; at REPEATABLE READ
+ * or SERIALIZABLE, concurrent retries of one request can then fail that transaction with a
+ * serialization failure.
  */
 public final class SpringJdbcTransactions implements JdbcTransactions {
 
   private final DataSource dataSource;
   private final TransactionTemplate template;
+  private final ReadCommitted readCommitted = new ReadCommitted();
 
   public SpringJdbcTransactions(DataSource dataSource, PlatformTransactionManager manager) {
     this.dataSource = dataSource;
@@ -40,6 +43,9 @@ public final class SpringJdbcTransactions implements JdbcTransactions {
           status -> {
             Connection c = DataSourceUtils.getConnection(dataSource);
             try {
+              if (status.isNewTransaction()) {
+                readCommitted.begin(c);
+              }
               return work.run(c);
             } catch (RuntimeException e) {
               throw e;
