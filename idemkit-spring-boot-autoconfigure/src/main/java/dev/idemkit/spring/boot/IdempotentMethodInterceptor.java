@@ -78,6 +78,12 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   private final IssuedKeys issuedKeys;
   private final JsonMapper mapper;
 
+  /**
+   * Whether the store was found unreachable and not yet reachable again: one WARN per episode,
+   * however many requests it fails.
+   */
+  private final AtomicBoolean storeDown = new AtomicBoolean();
+
   public IdempotentMethodInterceptor(
       Idempotency idempotency,
       IdemkitProperties properties,
@@ -193,12 +199,6 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       return failed(id, idempotent, e);
     }
   }
-
-  /**
-   * Whether the store was found unreachable and not yet reachable again: one WARN per episode,
-   * however many requests it fails.
-   */
-  private final AtomicBoolean storeDown = new AtomicBoolean();
 
   /**
    * The store (its database) cannot be reached: the connection was lost, the server is shutting
