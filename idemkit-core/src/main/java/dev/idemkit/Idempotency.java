@@ -57,6 +57,14 @@ public interface Idempotency {
    */
   Optional<Outcome> recover(ScopedKey id, PhasedOperation operation);
 
+  /**
+   * Whether {@code id} has a record that still answers for it: one that is live, or whose window
+   * (on the store's clock) has not passed. A key whose own validity ended (a server-issued key) may
+   * still be used for such a record: retries of an operation are answered for the record's whole
+   * window.
+   */
+  boolean hasRecord(ScopedKey id);
+
   /** Same as {@link #execute(ScopedKey, Fingerprint, Operation)}; lets a lambda stand for it. */
   default Outcome execute(ScopedKey id, Fingerprint fingerprint, LocalOperation operation) {
     return execute(id, fingerprint, (Operation) operation);

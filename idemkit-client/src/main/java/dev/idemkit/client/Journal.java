@@ -88,6 +88,17 @@ public final class Journal implements AutoCloseable {
    *     open
    */
   public static Journal open(Path file) throws IOException {
+    return open(file, Journal::syncDirectory);
+  }
+
+  /** Makes the entries of a directory (a new or renamed file) durable. */
+  @FunctionalInterface
+  interface DirectorySync {
+    void sync(Path directory);
+  }
+
+  /** {@link #open(Path)} with the directory sync replaced: a seam for tests. */
+  static Journal open(Path file, DirectorySync directorySync) throws IOException {
     Path journal = file.toAbsolutePath().normalize();
     if (journal.getParent() != null) {
       Files.createDirectories(journal.getParent());
@@ -111,11 +122,28 @@ public final class Journal implements AutoCloseable {
       throw inUse(journal);
     }
     try {
-      byte[] content = Files.exists(journal) ? Files.readAllBytes(journal) : new byte[0];
-      Map<String, PendingOperation> pending = parse(content, journal);
+      boolean exists = Files.exists(journal);
+      byte[] content = exists ? Files.readAllBytes(journal) : new byte[0];
+      Parsed parsed = parse(content, journal);
+      Map<String, PendingOperation> pending = parsed.pending();
       byte[] compact = serialize(pending.values());
       if (!Arrays.equals(compact, content)) {
-        replace(journal, compact);
+        try {
+          replace(journal, compact, directorySync);
+        } catch (IOException e) {
+          // A full disk has no room for the compacted copy. Keep the file as it is, but cut off
+          // a torn or unreadable tail (which frees space rather than needing it): a line appended
+          // after it would otherwise make it a corrupt middle line, and the next open would fail.
+          LOG.log(
+              Level.WARNING,
+              "could not compact the journal " + journal + " (" + e + "); keeping it as it is");
+          if (parsed.readableLength() < content.length) {
+            try (FileChannel cut = FileChannel.open(journal, StandardOpenOption.WRITE)) {
+              cut.truncate(parsed.readableLength());
+              cut.force(true);
+            }
+          }
+        }
       }
       FileChannel channel =
           FileChannel.open(
@@ -123,6 +151,11 @@ public final class Journal implements AutoCloseable {
               StandardOpenOption.CREATE,
               StandardOpenOption.WRITE,
               StandardOpenOption.APPEND);
+      if (!exists) {
+        // The new file's directory entry must be durable too, or a crash can lose the whole file
+        // with the START lines forced into it.
+        directorySync.sync(journal.getParent());
+      }
       return new Journal(journal, lockChannel, lock, channel, pending);
     } catch (IOException | RuntimeException e) {
       lockChannel.close();
@@ -178,11 +211,14 @@ public final class Journal implements AutoCloseable {
    */
   synchronized void start(PendingOperation operation) {
     requireOpen();
+    long before = -1;
     try {
+      before = channel.size();
       write(startLine(operation));
       // Data and the file's length, so the line is there after a crash (fdatasync on Linux).
       channel.force(false);
     } catch (IOException e) {
+      cutBackTo(before);
       throw new UncheckedIOException(
           "could not write the journal "
               + file
@@ -216,6 +252,23 @@ public final class Journal implements AutoCloseable {
 
   synchronized boolean isPending(String operationId) {
     return pending.containsKey(operationId);
+  }
+
+  /**
+   * Removes what a failed write left (part of a line, e.g. on a full disk), so that the next line
+   * does not continue it. If even that fails, the next {@link #open} ignores the torn tail.
+   */
+  private void cutBackTo(long size) {
+    if (size < 0) {
+      return;
+    }
+    try {
+      if (channel.size() > size) {
+        channel.truncate(size);
+      }
+    } catch (IOException e) {
+      LOG.log(Level.WARNING, "could not remove a partly written line from " + file + ": " + e);
+    }
   }
 
   private void write(String line) throws IOException {
@@ -264,8 +317,13 @@ public final class Journal implements AutoCloseable {
     return out.toString().getBytes(StandardCharsets.UTF_8);
   }
 
-  private static Map<String, PendingOperation> parse(byte[] content, Path journal)
-      throws IOException {
+  /**
+   * The operations a journal lists, and how many of its bytes are whole, readable lines (the rest
+   * is a torn or unreadable last line).
+   */
+  private record Parsed(Map<String, PendingOperation> pending, long readableLength) {}
+
+  private static Parsed parse(byte[] content, Path journal) throws IOException {
     Map<String, PendingOperation> pending = new LinkedHashMap<>();
     String text = new String(content, StandardCharsets.UTF_8);
     List<String> lines = new ArrayList<>(Arrays.asList(text.split("\n", -1)));
@@ -275,10 +333,12 @@ public final class Journal implements AutoCloseable {
       LOG.log(
           Level.INFO, "ignoring the torn last line of " + journal + " (written during a crash)");
     }
+    long readable = 0;
     for (int i = 0; i < lines.size(); i++) {
       String line = lines.get(i);
       try {
         apply(line, pending);
+        readable += line.getBytes(StandardCharsets.UTF_8).length + 1;
       } catch (RuntimeException e) {
         if (i == lines.size() - 1) {
           LOG.log(Level.INFO, "ignoring the unreadable last line of " + journal + ": " + e);
@@ -295,7 +355,7 @@ public final class Journal implements AutoCloseable {
             e);
       }
     }
-    return pending;
+    return new Parsed(pending, readable);
   }
 
   private static void apply(String line, Map<String, PendingOperation> pending) {
@@ -332,8 +392,37 @@ public final class Journal implements AutoCloseable {
   }
 
   /** Replaces the file's content crash-safely: a full temporary file, then an atomic rename. */
-  private static void replace(Path journal, byte[] content) throws IOException {
+  private static void replace(Path journal, byte[] content, DirectorySync directorySync)
+      throws IOException {
     Path temp = journal.resolveSibling(journal.getFileName() + ".tmp");
+    try {
+      writeFully(temp, content);
+    } catch (IOException e) {
+      try {
+        Files.deleteIfExists(temp);
+      } catch (IOException ignored) {
+        // What it occupies goes with the next successful compaction.
+      }
+      throw e;
+    }
+    Files.move(temp, journal, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    // Make the rename itself durable.
+    directorySync.sync(journal.getParent());
+  }
+
+  private static void syncDirectory(Path dir) {
+    if (dir == null) {
+      return;
+    }
+    // Directories cannot be opened for this on every platform.
+    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+      d.force(true);
+    } catch (IOException | UnsupportedOperationException e) {
+      LOG.log(Level.DEBUG, "could not sync directory " + dir + ": " + e);
+    }
+  }
+
+  private static void writeFully(Path temp, byte[] content) throws IOException {
     try (FileChannel out =
         FileChannel.open(
             temp,
@@ -345,16 +434,6 @@ public final class Journal implements AutoCloseable {
         out.write(bytes);
       }
       out.force(true);
-    }
-    Files.move(temp, journal, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    Path dir = journal.getParent();
-    if (dir != null) {
-      // Make the rename itself durable. Directories cannot be opened for this on every platform.
-      try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-        d.force(true);
-      } catch (IOException | UnsupportedOperationException e) {
-        LOG.log(Level.DEBUG, "could not sync directory " + dir + ": " + e);
-      }
     }
   }
 }

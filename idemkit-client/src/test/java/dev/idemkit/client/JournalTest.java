@@ -123,6 +123,55 @@ class JournalTest {
   }
 
   @Test
+  void aNewJournalFileHasItsDirectoryEntrySynced() throws IOException {
+    Path file = dir.resolve("new").resolve("client.journal");
+    List<Path> synced = new java.util.ArrayList<>();
+    Journal.DirectorySync recording =
+        directory -> {
+          assertThat(file).as("the file exists when its directory is synced").exists();
+          synced.add(directory);
+        };
+
+    try (Journal journal = Journal.open(file, recording)) {
+      journal.start(op("op-1", "key-1", "{}"));
+    }
+    assertThat(synced).containsExactly(file.getParent());
+
+    synced.clear();
+    try (Journal reopened = Journal.open(file, recording)) {
+      assertThat(reopened.pending()).hasSize(1);
+    }
+    assertThat(synced).as("an existing, compact file needs no sync").isEmpty();
+  }
+
+  @Test
+  void aTornTailThatCannotBeCompactedAwayKeepsThePendingOperations() throws IOException {
+    Path file = dir.resolve("client.journal");
+    try (Journal journal = Journal.open(file)) {
+      journal.start(op("op-1", "key-1", "{}"));
+      journal.start(op("op-2", "key-2", "{}"));
+    }
+    // The disk filled up while appending the next START; and no room for the compacted copy
+    // (stood for by a directory where the temporary copy would go).
+    Files.writeString(file, "START op-9 key-9 POST /v1/payments eyJh", StandardOpenOption.APPEND);
+    Path temp = dir.resolve("client.journal.tmp");
+    Files.createDirectories(temp.resolve("occupied"));
+
+    try (Journal reopened = Journal.open(file)) {
+      assertThat(reopened.pending())
+          .extracting(PendingOperation::operationId)
+          .containsExactly("op-1", "op-2");
+      reopened.start(op("op-3", "key-3", "{}"));
+    }
+    try (Journal again = Journal.open(file)) {
+      assertThat(again.pending())
+          .extracting(PendingOperation::operationId)
+          .containsExactly("op-1", "op-2", "op-3");
+    }
+    assertThat(Files.readString(file)).doesNotContain("op-9");
+  }
+
+  @Test
   void anUnreadableCompleteLastLineIsIgnoredButACorruptMiddleLineIsAnError() throws IOException {
     Path file = dir.resolve("client.journal");
     try (Journal journal = Journal.open(file)) {

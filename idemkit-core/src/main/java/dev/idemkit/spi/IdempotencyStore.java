@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Where records live. A store makes the decisive writes atomic; the engine decides which to make.
@@ -73,7 +74,12 @@ public interface IdempotencyStore {
       String pendingExternal,
       Map<String, String> data);
 
-  /** Ends the operation: {@code COMPLETED} or {@code FAILED_REPLAYABLE} with its response. */
+  /**
+   * Ends the operation: {@code COMPLETED} or {@code FAILED_REPLAYABLE} with its response. The
+   * record's window restarts here: its expiry becomes at least now plus the window it was claimed
+   * with, so an outcome that arrives late (recovered after the window passed) is still replayed for
+   * a whole window, and no retry can find it expired and run the operation again.
+   */
   void finish(StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response);
 
   /**
@@ -92,6 +98,27 @@ public interface IdempotencyStore {
    * UNKNOWN_REQUIRES_RECOVERY} or {@code IN_PROGRESS} whose lease ran out, oldest lease first.
    */
   List<IdempotencyRecord> findNeedingRecovery(int limit);
+
+  /**
+   * Same as {@link #findNeedingRecovery(int)}, only records of {@code operations}: the ones a
+   * recovery worker can resume. Records of other operations must not fill its batches, or they
+   * would stand at the head of every scan and starve the rest.
+   *
+   * <p>This default reads ever larger batches and filters them; a store should filter in its query.
+   */
+  default List<IdempotencyRecord> findNeedingRecovery(int limit, Set<String> operations) {
+    if (operations.isEmpty()) {
+      return List.of();
+    }
+    for (int n = limit; ; n = n > Integer.MAX_VALUE / 2 ? Integer.MAX_VALUE : n * 2) {
+      List<IdempotencyRecord> due = findNeedingRecovery(n);
+      List<IdempotencyRecord> wanted =
+          due.stream().filter(r -> operations.contains(r.id().operation())).limit(limit).toList();
+      if (wanted.size() == limit || due.size() < n || n == Integer.MAX_VALUE) {
+        return wanted;
+      }
+    }
+  }
 
   /**
    * Cleans up in small batches, each its own short transaction: drops the response body of expired

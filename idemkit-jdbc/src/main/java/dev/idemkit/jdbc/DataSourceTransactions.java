@@ -1,12 +1,14 @@
 package dev.idemkit.jdbc;
 
 import java.sql.Connection;
+import java.sql.SQLException;
 import javax.sql.DataSource;
 
 /** Plain JDBC transactions on a {@link DataSource}. */
 final class DataSourceTransactions implements JdbcTransactions {
 
   private final DataSource dataSource;
+  private final ReadCommitted readCommitted = new ReadCommitted();
 
   DataSourceTransactions(DataSource dataSource) {
     this.dataSource = dataSource;
@@ -18,14 +20,25 @@ final class DataSourceTransactions implements JdbcTransactions {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       try {
+        readCommitted.begin(c);
         T result = work.run(c);
         c.commit();
         return result;
       } catch (Throwable t) {
-        c.rollback();
+        // On a lost connection the rollback fails too: the work's failure is the one that says
+        // what happened, so it propagates, with the rollback's failure attached.
+        try {
+          c.rollback();
+        } catch (SQLException rollbackFailed) {
+          t.addSuppressed(rollbackFailed);
+        }
         throw t;
       } finally {
-        c.setAutoCommit(autoCommit);
+        try {
+          c.setAutoCommit(autoCommit);
+        } catch (SQLException lost) {
+          // The connection is gone; the pool discards it.
+        }
       }
     }
   }

@@ -89,11 +89,13 @@ public final class IdemkitDatabase implements AutoCloseable {
   /**
    * The embedded server as Idemkit runs it: data kept in {@code dataDir} across restarts, and
    * commits synchronous (the embedded library turns that off for speed; an acknowledged payment
-   * must survive a crash).
+   * must survive a crash). A server that a crashed process left running on {@code dataDir} is shut
+   * down first, so that a restart after a crash starts the first time.
    */
   public static EmbeddedPostgres.Builder embeddedServer(Path dataDir, int maxConnections)
       throws IOException {
     Files.createDirectories(dataDir);
+    OrphanedServer.stopIfAny(dataDir);
     return EmbeddedPostgres.builder()
         .setDataDirectory(dataDir)
         .setCleanDataDirectory(false)

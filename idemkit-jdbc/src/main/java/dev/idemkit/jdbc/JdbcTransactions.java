@@ -17,8 +17,9 @@ public interface JdbcTransactions {
   }
 
   /**
-   * Runs {@code work} in one READ COMMITTED transaction: committed if it returns, rolled back if it
-   * throws (the exception propagates unchanged).
+   * Runs {@code work} in one READ COMMITTED transaction, whatever the connections' default level
+   * ({@link ReadCommitted}): committed if it returns, rolled back if it throws (the exception
+   * propagates unchanged).
    */
   <T> T inTransaction(ConnectionWork<T> work) throws Exception;
 

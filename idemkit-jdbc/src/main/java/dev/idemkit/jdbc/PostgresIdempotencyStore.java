@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import javax.sql.DataSource;
 
 /**
@@ -182,12 +183,19 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           "ADVANCE",
           false);
 
+  /**
+   * The record's window restarts at its completion: {@code expires_at} becomes at least now plus
+   * the window it was claimed with ({@code expires_at - created_at}, both set together by the claim
+   * and by a replacement), so an operation that completes late, e.g. recovered after its window
+   * passed, is answered from its record for a whole window after its outcome exists.
+   */
   private static final String FINISH =
       NOW
           + "update idemkit_record r set state = ?, locked_until = clock.now,"
           + " pending_external = null, response_status = ?, response_headers = ?,"
           + " response_body = ?, response_schema_version = ?, resource_id = ?,"
-          + " recovery_due = null, updated_at = clock.now"
+          + " recovery_due = null, updated_at = clock.now,"
+          + " expires_at = greatest(r.expires_at, clock.now + (r.expires_at - r.created_at))"
           + OWNED;
 
   /** Finishing a phased record also writes its history; a single-transaction one does not. */
@@ -208,6 +216,14 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           + " and r.recovery_due <= clock.now and r.state in "
           + LIVE
           + " order by r.recovery_due limit ?";
+
+  /** {@link #NEEDING_RECOVERY} for the operations a worker can resume. */
+  private static final String NEEDING_RECOVERY_OF =
+      NOW
+          + "select r.* from idemkit_record r, clock where r.recovery_due is not null"
+          + " and r.recovery_due <= clock.now and r.state in "
+          + LIVE
+          + " and r.operation = any(?) order by r.recovery_due limit ?";
 
   /**
    * One batch of dropping expired bodies (marking every expired row, body or not, so the walk never
@@ -480,6 +496,30 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                 c -> {
                   try (PreparedStatement ps = c.prepareStatement(NEEDING_RECOVERY)) {
                     int i = bindNow(ps);
+                    ps.setInt(i, limit);
+                    List<IdempotencyRecord> found = new ArrayList<>();
+                    try (ResultSet rs = ps.executeQuery()) {
+                      while (rs.next()) {
+                        found.add(toRecord(rs));
+                      }
+                    }
+                    return found;
+                  }
+                }));
+  }
+
+  @Override
+  public List<IdempotencyRecord> findNeedingRecovery(int limit, Set<String> operations) {
+    if (operations.isEmpty()) {
+      return List.of();
+    }
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(NEEDING_RECOVERY_OF)) {
+                    int i = bindNow(ps);
+                    ps.setArray(i++, c.createArrayOf("text", operations.toArray()));
                     ps.setInt(i, limit);
                     List<IdempotencyRecord> found = new ArrayList<>();
                     try (ResultSet rs = ps.executeQuery()) {

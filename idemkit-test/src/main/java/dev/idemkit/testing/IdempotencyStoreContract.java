@@ -28,6 +28,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -465,6 +466,72 @@ public abstract class IdempotencyStoreContract {
   }
 
   @Test
+  void anOperationRecoveredAfterItsWindowIsAnsweredForAWholeWindowAfterCompletion()
+      throws Exception {
+    ScopedKey id = key("k-late");
+    AtomicInteger calls = new AtomicInteger();
+    AtomicInteger lookupAvailable = new AtomicInteger(0);
+    PhasedOperation op =
+        PhasedOperation.builder()
+            .local("CREATED", ctx -> ledger.write(ctx.transaction(), entry(id, "payment")))
+            .external(
+                "CHARGED",
+                ctx -> {
+                  calls.incrementAndGet();
+                  throw new IOException("charged, then the connection dropped");
+                },
+                ctx -> {
+                  if (lookupAvailable.get() == 0) {
+                    throw new OutcomeStillUnknownException("lookups unavailable");
+                  }
+                },
+                ctx -> ledger.write(ctx.transaction(), entry(id, "confirmed")))
+            .complete(ctx -> OperationResult.success(response(201, "{\"charged\":true}")));
+    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
+
+    clock.advance(TTL.plusHours(6));
+    lookupAvailable.set(1);
+    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Executed.class);
+    Instant completedAt = clock.instant();
+    assertThat(record(id).expiresAt()).isAfterOrEqualTo(completedAt.plus(TTL));
+
+    clock.advance(TTL.minusMinutes(1));
+    Outcome retry = execute(id, command("10.00"), op);
+    Outcome otherCommand = execute(id, command("99.00"), pay(id, "{\"n\":2}"));
+
+    assertThat(retry).isInstanceOf(Outcome.Replayed.class);
+    assertThat(new String(retry.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"charged\":true}");
+    assertThat(otherCommand).isInstanceOf(Outcome.Mismatch.class);
+    assertThat(calls).hasValue(1);
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+
+    clock.advance(Duration.ofMinutes(2));
+    assertThat(execute(id, command("99.00"), pay(id, "{\"n\":3}")))
+        .isInstanceOf(Outcome.Executed.class);
+  }
+
+  @Test
+  void aRejectionByATakeoverAfterTheWindowIsAnsweredForAWholeWindowAfterIt() throws Exception {
+    ScopedKey id = key("k-late-rejection");
+    abandonedClaim(id, command("10.00"));
+    clock.advance(TTL.plusHours(1));
+    assertThat(execute(id, command("10.00"), ctx -> OperationResult.rejected(declined())))
+        .isInstanceOf(Outcome.Rejected.class);
+    assertThat(record(id).expiresAt()).isAfterOrEqualTo(clock.instant().plus(TTL));
+
+    clock.advance(TTL.minusMinutes(1));
+    assertThat(execute(id, command("10.00"), pay(id, "{}"))).isInstanceOf(Outcome.Replayed.class);
+    assertThat(payments(id)).isZero();
+    assertThat(record(id).state()).isEqualTo(RecordState.FAILED_REPLAYABLE);
+  }
+
+  private static StoredResponse declined() {
+    return response(402, "{\"declined\":true}");
+  }
+
+  @Test
   void aFailedRetryableRecordIsReclaimedByExactlyOneOfManyRacers() throws Exception {
     ScopedKey id = key("k-retryable");
     leaveIn(RecordState.FAILED_RETRYABLE, id, command("10.00"));
@@ -659,6 +726,45 @@ public abstract class IdempotencyStoreContract {
     assertThat(ledger.count(entry(id, "B"))).isEqualTo(1);
     assertThat(execute(id, command("10.00"), twoPhases(id, () -> {})))
         .isInstanceOf(Outcome.Replayed.class);
+  }
+
+  @Test
+  void theRecoveryScanOfSomeOperationsIsNotFilledByOthers() throws Exception {
+    String resumable = "resumable_" + UUID.randomUUID();
+    String nobodys = "nobodys_" + UUID.randomUUID();
+    List<ScopedKey> others = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      others.add(ScopedKey.of(tenant, nobodys, "k-" + i));
+    }
+    ScopedKey mine = ScopedKey.of(tenant, resumable, "k-mine");
+    for (ScopedKey id : others) {
+      crashInPhaseB(id);
+    }
+    crashInPhaseB(mine);
+    clock.advance(LEASE.plusSeconds(1));
+
+    assertThat(store.findNeedingRecovery(3, java.util.Set.of(resumable)))
+        .extracting(IdempotencyRecord::id)
+        .containsExactly(mine);
+    assertThat(store.findNeedingRecovery(3, java.util.Set.of(nobodys)))
+        .extracting(IdempotencyRecord::id)
+        .hasSize(3)
+        .isSubsetOf(others);
+    assertThat(store.findNeedingRecovery(3, java.util.Set.of())).isEmpty();
+  }
+
+  private void crashInPhaseB(ScopedKey id) {
+    assertThatThrownBy(
+            () ->
+                execute(
+                    id,
+                    command("10.00"),
+                    twoPhases(
+                        id,
+                        () -> {
+                          throw new SimulatedCrash();
+                        })))
+        .isInstanceOf(SimulatedCrash.class);
   }
 
   @Test

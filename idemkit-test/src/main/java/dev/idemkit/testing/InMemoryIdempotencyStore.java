@@ -230,8 +230,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
     IdempotencyRecord r = owned(owner);
     Instant now = clock.instant();
-    records.put(
-        r.id(),
+    // The window restarts at completion (see IdempotencyStore#finish).
+    Instant windowAfterCompletion = now.plus(Duration.between(r.createdAt(), r.expiresAt()));
+    IdempotencyRecord finished =
         with(
             r,
             state,
@@ -241,7 +242,23 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             r.recoveryData(),
             r.recoveryAttempts(),
             response,
-            now));
+            now);
+    records.put(
+        r.id(),
+        new IdempotencyRecord(
+            finished.id(),
+            finished.fingerprint(),
+            finished.state(),
+            finished.fencingToken(),
+            finished.lockedUntil(),
+            finished.recoveryPoint(),
+            finished.pendingExternal(),
+            finished.recoveryData(),
+            finished.recoveryAttempts(),
+            finished.response(),
+            finished.createdAt(),
+            finished.updatedAt(),
+            windowAfterCompletion.isAfter(r.expiresAt()) ? windowAfterCompletion : r.expiresAt()));
   }
 
   @Override

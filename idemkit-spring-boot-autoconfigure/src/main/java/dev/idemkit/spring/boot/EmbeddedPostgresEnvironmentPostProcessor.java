@@ -53,6 +53,7 @@ public class EmbeddedPostgresEnvironmentPostProcessor implements EnvironmentPost
       properties.put("spring.datasource.url", pg.getJdbcUrl("postgres", "postgres"));
       properties.put("spring.datasource.username", "postgres");
       properties.put("idemkit.embedded.active", "true");
+      properties.put("idemkit.embedded.data-dir", dir);
       properties.put(
           "idemkit.embedded.description",
           "embedded PostgreSQL on port " + pg.getPort() + ", data in " + dir);

@@ -7,8 +7,14 @@ import dev.idemkit.jdbc.JdbcTransactions;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.time.Clock;
+import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
 import javax.sql.DataSource;
@@ -26,6 +32,7 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 import org.springframework.transaction.PlatformTransactionManager;
 
 /**
@@ -45,6 +52,8 @@ import org.springframework.transaction.PlatformTransactionManager;
 public class IdemkitAutoConfiguration {
 
   private static final Logger log = LoggerFactory.getLogger(IdemkitAutoConfiguration.class);
+
+  private static final StandardOpenOption SYNC = StandardOpenOption.SYNC;
 
   @Bean
   @ConditionalOnMissingBean
@@ -108,28 +117,74 @@ public class IdemkitAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  public IssuedKeys idemkitIssuedKeys(IdemkitProperties properties) {
-    return issuedKeys(properties);
+  public IssuedKeys idemkitIssuedKeys(IdemkitProperties properties, Environment environment) {
+    return issuedKeys(properties, environment);
   }
 
-  /** Issued keys as the properties say; a random secret (with a warning) when none is set. */
-  static IssuedKeys issuedKeys(IdemkitProperties properties) {
+  /**
+   * Issued keys as the properties say. The secret is {@code idemkit.issued-keys.secret}; only the
+   * embedded demo database may go without one, and then a random secret kept in its data directory
+   * signs the keys, so that they survive a restart as the records do. Anywhere else a missing
+   * secret stops the start: a secret made up per process would invalidate every issued key at each
+   * restart and differ between instances.
+   */
+  static IssuedKeys issuedKeys(IdemkitProperties properties, Environment environment) {
     String secret = properties.getIssuedKeys().getSecret();
     byte[] bytes;
-    if (secret == null || secret.isEmpty()) {
-      log.warn(
-          "idemkit.issued-keys.secret is not set: issued idempotency keys are signed with a random"
-              + " secret and stop working when this process stops. Set it (the same on every"
-              + " instance) in production.");
-      bytes = IssuedKeys.randomSecret();
-    } else {
+    if (secret != null && !secret.isEmpty()) {
       bytes = secret.getBytes(StandardCharsets.UTF_8);
+    } else if (environment.getProperty("idemkit.embedded.active", Boolean.class, false)) {
+      Path file =
+          Path.of(environment.getRequiredProperty("idemkit.embedded.data-dir"))
+              .resolve(DEMO_SECRET_FILE);
+      bytes = demoSecret(file);
+      log.info(
+          "idemkit.issued-keys.secret is not set: issued keys are signed with the embedded demo"
+              + " database's secret in {}. Set idemkit.issued-keys.secret outside the demo.",
+          file);
+    } else {
+      throw new IllegalStateException(
+          "idemkit.issued-keys.secret is not set. Set it to a random value of at least 16 bytes,"
+              + " the same on every instance (e.g. IDEMKIT_ISSUED_KEYS_SECRET), so that the keys"
+              + " POST /v1/idempotency-keys issues stay valid across restarts and instances. Only"
+              + " the embedded demo database makes one up.");
     }
     return new IssuedKeys(
         bytes,
         properties.getIssuedKeys().getValidity(),
         new HashSet<>(properties.getIssuedKeys().getStrictOperations()),
         Clock.systemUTC());
+  }
+
+  /** The demo's issued-key secret, beside the embedded database's data. */
+  static final String DEMO_SECRET_FILE = "idemkit-issued-keys.secret";
+
+  /**
+   * Reads the demo secret in {@code file}, creating it on the first start. Written to a temporary
+   * file and moved into place, so a crash never leaves a half-written secret.
+   */
+  static synchronized byte[] demoSecret(Path file) {
+    try {
+      if (!Files.exists(file)) {
+        Path tmp = Files.createTempFile(file.getParent(), DEMO_SECRET_FILE, ".tmp");
+        try {
+          Files.writeString(
+              tmp, Base64.getEncoder().encodeToString(IssuedKeys.randomSecret()), SYNC);
+          Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+          Files.deleteIfExists(tmp);
+        }
+      }
+      return Base64.getDecoder().decode(Files.readString(file).trim());
+    } catch (IOException | IllegalArgumentException e) {
+      throw new IllegalStateException(
+          "Could not read or create the demo issued-key secret "
+              + file
+              + " ("
+              + e.getMessage()
+              + "); set idemkit.issued-keys.secret instead.",
+          e);
+    }
   }
 
   /** Runs Idemkit's migrations once, at start-up. */

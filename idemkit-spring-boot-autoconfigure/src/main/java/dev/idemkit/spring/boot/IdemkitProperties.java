@@ -94,8 +94,9 @@ public class IdemkitProperties {
   /** Server-issued keys (POST /v1/idempotency-keys) and the operations that accept only those. */
   public static class IssuedKeys {
     /**
-     * HMAC secret that signs issued keys. Set it in production (and the same on every instance);
-     * when empty a random one is made at start-up and issued keys die with the process.
+     * HMAC secret that signs issued keys, at least 16 bytes, the same on every instance. Required:
+     * without it the application does not start, except on the embedded demo database, which keeps
+     * a random one in its data directory.
      */
     private String secret = "";
 

@@ -16,6 +16,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
@@ -58,13 +59,15 @@ public class IdemkitWebMvcAutoConfiguration {
       IdempotencyTenantResolver tenants,
       RequestFingerprinter fingerprinter,
       ObjectProvider<IssuedKeys> issuedKeys,
-      ObjectProvider<JsonMapper> mapper) {
+      ObjectProvider<JsonMapper> mapper,
+      Environment environment) {
     return new IdempotentMethodInterceptor(
         idempotency,
         properties,
         tenants,
         fingerprinter,
-        issuedKeys.getIfAvailable(() -> IdemkitAutoConfiguration.issuedKeys(properties)),
+        issuedKeys.getIfAvailable(
+            () -> IdemkitAutoConfiguration.issuedKeys(properties, environment)),
         mapper.getIfAvailable(JsonMapper::new));
   }
 

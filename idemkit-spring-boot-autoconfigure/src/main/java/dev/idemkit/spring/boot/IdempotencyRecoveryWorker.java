@@ -56,7 +56,8 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
 
   /** One pass, now. */
   public Pass recoverOnce() {
-    List<IdempotencyRecord> due = store.findNeedingRecovery(batchSize);
+    // Only records this worker can resume: others would fill every batch and starve the rest.
+    List<IdempotencyRecord> due = store.findNeedingRecovery(batchSize, operations.keySet());
     int recovered = 0;
     int pending = 0;
     int failed = 0;

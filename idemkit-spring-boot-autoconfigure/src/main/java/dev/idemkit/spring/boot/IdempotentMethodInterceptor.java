@@ -16,6 +16,7 @@ import dev.idemkit.Outcome;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
+import dev.idemkit.jdbc.StoreUnavailable;
 import jakarta.servlet.http.HttpServletRequest;
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
@@ -26,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.slf4j.Logger;
@@ -75,6 +77,12 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   private final RequestFingerprinter fingerprinter;
   private final IssuedKeys issuedKeys;
   private final JsonMapper mapper;
+
+  /**
+   * Whether the store was found unreachable and not yet reachable again: one WARN per episode,
+   * however many requests it fails.
+   */
+  private final AtomicBoolean storeDown = new AtomicBoolean();
 
   public IdempotentMethodInterceptor(
       Idempotency idempotency,
@@ -135,15 +143,17 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
           "Authentication required",
           "Authenticate the request; idempotency keys are scoped to your account.");
     }
-    if (issuedKeys.isStrict(operation) && !issuedKeys.verify(key, tenant, operation)) {
-      return Problems.response(
-          400,
-          "IDEMPOTENCY_KEY_NOT_ISSUED",
-          "Idempotency-Key not issued for this operation",
-          "Operation "
-              + operation
-              + " accepts only keys issued by POST /v1/idempotency-keys for your account and"
-              + " this operation, before they expire. Request a key, then retry with it.");
+    ResponseEntity<byte[]> refused;
+    try {
+      refused = checkIssuedKey(key, tenant, operation);
+    } catch (RuntimeException e) {
+      if (StoreUnavailable.isCauseOf(e)) {
+        return storeUnavailable(ScopedKey.of(tenant, operation, key.value()), e);
+      }
+      throw e;
+    }
+    if (refused != null) {
+      return refused;
     }
 
     Fingerprint fingerprint;
@@ -180,44 +190,142 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
         Thread.sleep(50);
         outcome = idempotency.execute(idempotentRequest, run);
       }
+      storeReachable();
       return answer(id, outcome);
-    } catch (OperationFailedException e) {
-      if (idempotent.phased()) {
-        // The engine left the record so that a retry runs again or resumes: say so.
-        if (e.getCause() instanceof ExternalEffectNotAppliedException) {
-          log.info("{}: {} (record left {})", id, e.getMessage(), e.recordState());
-        } else {
-          log.warn(
-              "{}: {} (record left {}): {}",
-              id,
-              e.getMessage(),
-              e.recordState(),
-              String.valueOf(e.getCause()));
-        }
-        return Problems.response(
-            503,
-            "OPERATION_INTERRUPTED",
-            "Operation interrupted",
-            e.recordState() == dev.idemkit.RecordState.FAILED_RETRYABLE
-                ? "The operation failed before anything outside happened. Retry with the same"
-                    + " key; it runs again."
-                : "The operation stopped after an external step it recorded. Retry with the same"
-                    + " key; it resumes where it stopped and nothing happens twice.",
-            Duration.ofSeconds(1));
+    } catch (RuntimeException e) {
+      if (StoreUnavailable.isCauseOf(e)) {
+        return storeUnavailable(id, e);
       }
-      if (!(e.getCause() instanceof ResponseTooLargeException tooLarge)) {
-        throw e.getCause() == null ? e : e.getCause();
-      }
-      log.error("{}: {}", id, tooLarge.getMessage());
-      return Problems.response(
-          500,
-          "IDEMPOTENCY_RESPONSE_TOO_LARGE",
-          "Response too large to store",
-          "The answer could not be stored for replay, so the operation was rolled back."
-              + " Nothing happened; the service must raise idemkit.max-stored-response-bytes.");
-    } catch (LostOwnershipException e) {
+      return failed(id, idempotent, e);
+    }
+  }
+
+  /**
+   * The store (its database) cannot be reached: the connection was lost, the server is shutting
+   * down or failing over. Nothing about this request is known to have been kept, or what was kept
+   * resumes, so the answer is the same for all: 503, retry with the same key.
+   */
+  private ResponseEntity<byte[]> storeUnavailable(ScopedKey id, RuntimeException e) {
+    if (storeDown.compareAndSet(false, true)) {
+      log.warn(
+          "The idempotency store cannot be reached ({}); answering 503 with Retry-After until it"
+              + " is back. First request: {}",
+          rootMessage(e),
+          id);
+    } else {
+      log.debug("{}: idempotency store unreachable: {}", id, rootMessage(e));
+    }
+    return Problems.response(
+        503,
+        "IDEMPOTENCY_STORE_UNAVAILABLE",
+        "Idempotency store unavailable",
+        "The service cannot reach its database right now. Retry with the same key after"
+            + " Retry-After seconds: a request that was not kept runs then, and one that was kept"
+            + " is answered or resumed, never run twice.",
+        Duration.ofSeconds(1));
+  }
+
+  private void storeReachable() {
+    if (storeDown.compareAndSet(true, false)) {
+      log.info("The idempotency store is reachable again");
+    }
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getClass().getSimpleName() + ": " + root.getMessage();
+  }
+
+  /** The answer to an engine failure that is not the store being unreachable. */
+  private ResponseEntity<byte[]> failed(
+      ScopedKey id, Idempotent idempotent, RuntimeException failure) throws Throwable {
+    if (failure instanceof LostOwnershipException) {
       return inProgress(Duration.ofSeconds(1));
     }
+    if (!(failure instanceof OperationFailedException e)) {
+      throw failure;
+    }
+    if (idempotent.phased()) {
+      // The engine left the record so that a retry runs again or resumes: say so.
+      if (e.getCause() instanceof ExternalEffectNotAppliedException) {
+        log.info("{}: {} (record left {})", id, e.getMessage(), e.recordState());
+      } else {
+        log.warn(
+            "{}: {} (record left {}): {}",
+            id,
+            e.getMessage(),
+            e.recordState(),
+            String.valueOf(e.getCause()));
+      }
+      return Problems.response(
+          503,
+          "OPERATION_INTERRUPTED",
+          "Operation interrupted",
+          e.recordState() == dev.idemkit.RecordState.FAILED_RETRYABLE
+              ? "The operation failed before anything outside happened. Retry with the same"
+                  + " key; it runs again."
+              : "The operation stopped after an external step it recorded. Retry with the same"
+                  + " key; it resumes where it stopped and nothing happens twice.",
+          Duration.ofSeconds(1));
+    }
+    if (!(e.getCause() instanceof ResponseTooLargeException tooLarge)) {
+      throw e.getCause() == null ? e : e.getCause();
+    }
+    log.error("{}: {}", id, tooLarge.getMessage());
+    return Problems.response(
+        500,
+        "IDEMPOTENCY_RESPONSE_TOO_LARGE",
+        "Response too large to store",
+        "The answer could not be stored for replay, so the operation was rolled back."
+            + " Nothing happened; the service must raise idemkit.max-stored-response-bytes.");
+  }
+
+  /**
+   * Applies the issued-key rules; {@code null} lets the request go on.
+   *
+   * <ul>
+   *   <li>A key in the issued-key form must verify exactly, in strict operations and in every
+   *       other: otherwise a variant spelling (or a foreign key) would be taken as an ordinary
+   *       client key.
+   *   <li>A key whose validity ended is still answered from its record, for the record's whole
+   *       window: the record is looked at before the key's validity, so a retry of a completed
+   *       operation gets its answer rather than a 400 that a client takes as final.
+   *   <li>A strict operation refuses keys that are not in the issued-key form.
+   * </ul>
+   */
+  private ResponseEntity<byte[]> checkIssuedKey(
+      IdempotencyKey key, String tenant, String operation) {
+    return switch (issuedKeys.check(key, tenant, operation)) {
+      case VALID -> null;
+      case NOT_VERIFIED ->
+          notIssued(
+              "This key has the form of a key issued by POST /v1/idempotency-keys but is not one"
+                  + " issued for your account and this operation, in exactly the text it was"
+                  + " issued. Send the key exactly as issued, or request a new one.");
+      case EXPIRED ->
+          idempotency.hasRecord(ScopedKey.of(tenant, operation, key.value()))
+              ? null
+              : notIssued(
+                  "This issued key expired before it was used. Request a new key from POST"
+                      + " /v1/idempotency-keys, then send the request with it.");
+      case NOT_ISSUED_FORM ->
+          issuedKeys.isStrict(operation)
+              ? notIssued(
+                  "Operation "
+                      + operation
+                      + " accepts only keys issued by POST /v1/idempotency-keys for your account"
+                      + " and this operation, before they expire. Request a key, then retry with"
+                      + " it.")
+              : null;
+    };
+  }
+
+  private static ResponseEntity<byte[]> notIssued(String detail) {
+    return Problems.response(
+        400, "IDEMPOTENCY_KEY_NOT_ISSUED", "Idempotency-Key not issued for this operation", detail);
   }
 
   /** A phased handler only builds its operation; it runs outside any transaction. */

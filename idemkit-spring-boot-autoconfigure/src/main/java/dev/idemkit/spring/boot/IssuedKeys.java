@@ -25,6 +25,8 @@ public final class IssuedKeys {
 
   private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
   private static final Base64.Decoder B64D = Base64.getUrlDecoder();
+  private static final String PREFIX = "ik_";
+  private static final int PAYLOAD_BYTES = 24;
 
   private final byte[] secret;
   private final Duration validity;
@@ -54,12 +56,11 @@ public final class IssuedKeys {
   public Issued issue(String tenant, String operation) {
     Instant expires = clock.instant().plus(validity);
     UUID id = UUID.randomUUID();
-    ByteBuffer payload = ByteBuffer.allocate(24);
+    ByteBuffer payload = ByteBuffer.allocate(PAYLOAD_BYTES);
     payload.putLong(id.getMostSignificantBits()).putLong(id.getLeastSignificantBits());
     payload.putLong(expires.getEpochSecond());
     byte[] p = payload.array();
-    String key =
-        "ik_" + B64.encodeToString(p) + "." + B64.encodeToString(mac(tenant, operation, p));
+    String key = new String(spell(p, mac(tenant, operation, p)), StandardCharsets.US_ASCII);
     return new Issued(IdempotencyKey.of(key), Instant.ofEpochSecond(expires.getEpochSecond()));
   }
 
@@ -68,24 +69,72 @@ public final class IssuedKeys {
     return strictOperations.contains(operation);
   }
 
+  /** What a key is to this server: how {@link #check} classifies it. */
+  public enum Check {
+    /** Not in the issued-key form (no {@code ik_} prefix): an ordinary client key. */
+    NOT_ISSUED_FORM,
+    /** Issued by this server for this tenant and operation, exactly this text, still valid. */
+    VALID,
+    /**
+     * Issued for this tenant and operation, exactly this text, but its validity has ended: only a
+     * record already made with it may still answer.
+     */
+    EXPIRED,
+    /**
+     * Carries the issued-key prefix but does not verify exactly: another tenant's or operation's,
+     * signed with another secret, tampered with, or another spelling of an issued key.
+     */
+    NOT_VERIFIED
+  }
+
+  /** Whether {@code key} is in the issued-key form, so it must verify to be used at all. */
+  public static boolean hasIssuedForm(IdempotencyKey key) {
+    return key.value().startsWith(PREFIX);
+  }
+
   /** True if the server issued {@code key} for this tenant and operation and it has not expired. */
   public boolean verify(IdempotencyKey key, String tenant, String operation) {
+    return check(key, tenant, operation) == Check.VALID;
+  }
+
+  /**
+   * Classifies {@code key}. An issued key verifies only as the exact text that was issued: the
+   * decoded payload and MAC are encoded again and compared, in constant time, with the key. Base64
+   * has other spellings of the same bytes (padding, the unused low bits of the last character), and
+   * each spelling would otherwise be a separate key for the same issued key, so one key could pay
+   * several times.
+   */
+  public Check check(IdempotencyKey key, String tenant, String operation) {
     String v = key.value();
+    if (!v.startsWith(PREFIX)) {
+      return Check.NOT_ISSUED_FORM;
+    }
     int dot = v.indexOf('.');
-    if (!v.startsWith("ik_") || dot < 0) {
-      return false;
+    if (dot < 0) {
+      return Check.NOT_VERIFIED;
     }
+    byte[] payload;
     try {
-      byte[] payload = B64D.decode(v.substring(3, dot));
-      byte[] mac = B64D.decode(v.substring(dot + 1));
-      if (payload.length != 24 || !MessageDigest.isEqual(mac, mac(tenant, operation, payload))) {
-        return false;
-      }
-      long expires = ByteBuffer.wrap(payload, 16, 8).getLong();
-      return clock.instant().getEpochSecond() < expires;
+      payload = B64D.decode(v.substring(PREFIX.length(), dot));
+      B64D.decode(v.substring(dot + 1));
     } catch (IllegalArgumentException e) {
-      return false;
+      return Check.NOT_VERIFIED;
     }
+    if (payload.length != PAYLOAD_BYTES) {
+      return Check.NOT_VERIFIED;
+    }
+    byte[] expected = spell(payload, mac(tenant, operation, payload));
+    if (!MessageDigest.isEqual(expected, v.getBytes(StandardCharsets.US_ASCII))) {
+      return Check.NOT_VERIFIED;
+    }
+    long expires = ByteBuffer.wrap(payload, 16, 8).getLong();
+    return clock.instant().getEpochSecond() < expires ? Check.VALID : Check.EXPIRED;
+  }
+
+  /** The one text of an issued key. */
+  private static byte[] spell(byte[] payload, byte[] mac) {
+    return (PREFIX + B64.encodeToString(payload) + "." + B64.encodeToString(mac))
+        .getBytes(StandardCharsets.US_ASCII);
   }
 
   private byte[] mac(String tenant, String operation, byte[] payload) {

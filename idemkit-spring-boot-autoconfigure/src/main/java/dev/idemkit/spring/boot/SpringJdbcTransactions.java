@@ -1,12 +1,14 @@
 package dev.idemkit.spring.boot;
 
 import dev.idemkit.jdbc.JdbcTransactions;
+import dev.idemkit.jdbc.ReadCommitted;
 import java.sql.Connection;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
-import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.DefaultTransactionDefinition;
 
 /**
  * The store on Spring's transactions: the connection it uses is the one bound to the current Spring
@@ -14,57 +16,63 @@ import org.springframework.transaction.support.TransactionTemplate;
  * JdbcTemplate}/{@code JdbcClient} commit together. Inside a transaction already under way, it runs
  * under a savepoint of it and commits with it.
  *
- * <p>The isolation is the connection's default, which must be READ COMMITTED (PostgreSQL's
- * default): a claim that waited on a racer's insert reads the racer's committed record in its next
- * statement. It is not set per transaction, because asking for it makes the driver query the
- * server's level on every transaction (a round trip each).
+ * <p>The store's own transactions run at READ COMMITTED whatever the pool's default (see {@link
+ * ReadCommitted}): a claim that waited on a racer's insert reads the racer's committed record in
+ * its next statement. Inside a caller's transaction the caller's level applies; at REPEATABLE READ
+ * or SERIALIZABLE, concurrent retries of one request can then fail that transaction with a
+ * serialization failure.
  */
 public final class SpringJdbcTransactions implements JdbcTransactions {
 
   private final DataSource dataSource;
-  private final TransactionTemplate template;
+  private final PlatformTransactionManager manager;
+  private final DefaultTransactionDefinition definition;
+  private final ReadCommitted readCommitted = new ReadCommitted();
 
   public SpringJdbcTransactions(DataSource dataSource, PlatformTransactionManager manager) {
     this.dataSource = dataSource;
-    this.template = new TransactionTemplate(manager);
+    this.manager = manager;
     // NESTED: its own transaction when there is none; inside a caller's transaction, a savepoint,
     // so a rolled-back operation (a business rejection is stored after its rollback) does not
     // doom the caller's transaction nor leave its own claim behind.
-    template.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
+    this.definition = new DefaultTransactionDefinition(TransactionDefinition.PROPAGATION_NESTED);
   }
 
+  /**
+   * Rolls back on any failure of the work. If the rollback fails as well (on a lost connection it
+   * does), the work's failure propagates, with the rollback's attached: it is the one that says
+   * what happened, and callers decide on it (a business rejection, a database out of reach).
+   */
   @Override
   public <T> T inTransaction(ConnectionWork<T> work) throws Exception {
+    TransactionStatus status = manager.getTransaction(definition);
+    T result;
     try {
-      return template.execute(
-          status -> {
-            Connection c = DataSourceUtils.getConnection(dataSource);
-            try {
-              return work.run(c);
-            } catch (RuntimeException e) {
-              throw e;
-            } catch (Exception e) {
-              throw new CheckedFailure(e);
-            } finally {
-              DataSourceUtils.releaseConnection(c, dataSource);
-            }
-          });
-    } catch (CheckedFailure e) {
-      throw (Exception) e.getCause();
+      Connection c = DataSourceUtils.getConnection(dataSource);
+      try {
+        if (status.isNewTransaction()) {
+          readCommitted.begin(c);
+        }
+        result = work.run(c);
+      } finally {
+        DataSourceUtils.releaseConnection(c, dataSource);
+      }
+    } catch (Exception | Error failure) {
+      try {
+        manager.rollback(status);
+      } catch (RuntimeException | Error rollbackFailed) {
+        failure.addSuppressed(rollbackFailed);
+      }
+      throw failure;
     }
+    manager.commit(status);
+    return result;
   }
 
   @Override
   public <T> T withConnection(ConnectionWork<T> work) throws Exception {
     try (Connection c = dataSource.getConnection()) {
       return work.run(c);
-    }
-  }
-
-  /** Carries a checked exception through the template, which rolls back on it. */
-  private static final class CheckedFailure extends RuntimeException {
-    CheckedFailure(Exception cause) {
-      super(cause);
     }
   }
 }

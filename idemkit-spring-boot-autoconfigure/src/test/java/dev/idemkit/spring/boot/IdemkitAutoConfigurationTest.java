@@ -116,10 +116,14 @@ class IdemkitAutoConfigurationTest {
           WebMvcAutoConfiguration.class,
           AopAutoConfiguration.class);
 
+  /** Outside the embedded demo, the issued-key secret is required configuration. */
+  private static final String SECRET = "idemkit.issued-keys.secret=a-test-secret-of-enough-bytes";
+
   private final ApplicationContextRunner runner =
       new ApplicationContextRunner()
           .withConfiguration(TRANSACTIONS)
           .withConfiguration(IDEMKIT)
+          .withPropertyValues(SECRET)
           .withBean(DataSource.class, IdemkitAutoConfigurationTest::applicationDataSource);
 
   private final WebApplicationContextRunner webRunner =
@@ -127,6 +131,7 @@ class IdemkitAutoConfigurationTest {
           .withConfiguration(TRANSACTIONS)
           .withConfiguration(WEB_MVC)
           .withConfiguration(IDEMKIT)
+          .withPropertyValues(SECRET)
           .withBean(DataSource.class, IdemkitAutoConfigurationTest::applicationDataSource);
 
   // ---- the beans --------------------------------------------------------------------------
@@ -173,6 +178,7 @@ class IdemkitAutoConfigurationTest {
         .withConfiguration(TRANSACTIONS)
         .withConfiguration(IDEMKIT)
         .withPropertyValues(
+            SECRET,
             "spring.datasource.url=" + pool.getJdbcUrl(),
             "spring.datasource.username=" + pool.getUsername())
         .run(
@@ -328,6 +334,7 @@ class IdemkitAutoConfigurationTest {
     new WebApplicationContextRunner()
         .withConfiguration(WEB_MVC)
         .withConfiguration(IDEMKIT)
+        .withPropertyValues(SECRET)
         .withBean(Idempotency.class, () -> Idempotency.create(new InMemoryIdempotencyStore()))
         .run(
             context -> {
@@ -406,6 +413,46 @@ class IdemkitAutoConfigurationTest {
   }
 
   @Test
+  void outsideTheEmbeddedDemoAMissingSecretStopsTheStart() {
+    new ApplicationContextRunner()
+        .withConfiguration(TRANSACTIONS)
+        .withConfiguration(IDEMKIT)
+        .withBean(DataSource.class, IdemkitAutoConfigurationTest::applicationDataSource)
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .rootCause()
+                  .hasMessageContaining("idemkit.issued-keys.secret is not set");
+            });
+  }
+
+  @Test
+  void theEmbeddedDemosSecretSurvivesARestart(@TempDir Path demoData) {
+    ApplicationContextRunner demo =
+        new ApplicationContextRunner()
+            .withConfiguration(TRANSACTIONS)
+            .withConfiguration(IDEMKIT)
+            .withBean(DataSource.class, IdemkitAutoConfigurationTest::applicationDataSource)
+            .withPropertyValues(
+                "idemkit.embedded.active=true", "idemkit.embedded.data-dir=" + demoData);
+    IssuedKeys.Issued[] issued = new IssuedKeys.Issued[1];
+    demo.run(
+        before -> {
+          assertThat(before).hasNotFailed();
+          issued[0] = before.getBean(IssuedKeys.class).issue("tenant-a", "create_payment");
+        });
+    demo.run(
+        after ->
+            assertThat(
+                    after
+                        .getBean(IssuedKeys.class)
+                        .verify(issued[0].key(), "tenant-a", "create_payment"))
+                .isTrue());
+    assertThat(demoData.resolve(IdemkitAutoConfiguration.DEMO_SECRET_FILE)).exists();
+  }
+
+  @Test
   void instancesWithTheSameSecretAcceptEachOthersIssuedKeys() {
     ApplicationContextRunner withSecret =
         runner.withPropertyValues(
@@ -427,22 +474,6 @@ class IdemkitAutoConfigurationTest {
                       .isBetween(
                           before.plus(Duration.ofMinutes(10)).minusSeconds(1),
                           Instant.now().plus(Duration.ofMinutes(10)));
-                }));
-  }
-
-  @Test
-  void withoutASecretEachInstanceSignsWithItsOwn() {
-    runner.run(
-        first ->
-            runner.run(
-                second -> {
-                  IssuedKeys.Issued issued =
-                      first.getBean(IssuedKeys.class).issue("tenant-a", "create_payment");
-                  assertThat(
-                          second
-                              .getBean(IssuedKeys.class)
-                              .verify(issued.key(), "tenant-a", "create_payment"))
-                      .isFalse();
                 }));
   }
 

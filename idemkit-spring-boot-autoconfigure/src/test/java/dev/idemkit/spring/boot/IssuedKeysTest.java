@@ -88,6 +88,49 @@ class IssuedKeysTest {
   }
 
   @Test
+  void otherSpellingsOfTheSameBytesAreRefused() {
+    String value = keys.issue("tenant-a", "create_payment").key().value();
+    String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    int last = alphabet.indexOf(value.charAt(value.length() - 1));
+    String head = value.substring(0, value.length() - 1);
+    int dot = value.indexOf('.');
+    byte[] payload = Base64.getUrlDecoder().decode(value.substring(3, dot));
+
+    for (String variant :
+        new String[] {
+          value + "=",
+          value + "==",
+          head + alphabet.charAt(last ^ 1),
+          head + alphabet.charAt(last ^ 2),
+          head + alphabet.charAt(last ^ 3),
+          "ik_" + Base64.getUrlEncoder().encodeToString(payload) + value.substring(dot),
+          "ik_" + Base64.getEncoder().encodeToString(payload) + value.substring(dot)
+        }) {
+      if (variant.equals(value)) {
+        continue;
+      }
+      assertThat(keys.check(IdempotencyKey.of(variant), "tenant-a", "create_payment"))
+          .as(variant)
+          .isEqualTo(IssuedKeys.Check.NOT_VERIFIED);
+    }
+    assertThat(keys.check(IdempotencyKey.of(value), "tenant-a", "create_payment"))
+        .isEqualTo(IssuedKeys.Check.VALID);
+  }
+
+  @Test
+  void aKeyPastItsValidityIsExpiredNotForged() {
+    IssuedKeys.Issued issued = keys.issue("tenant-a", "create_payment");
+    clock.set(issued.expiresAt());
+
+    assertThat(keys.check(issued.key(), "tenant-a", "create_payment"))
+        .isEqualTo(IssuedKeys.Check.EXPIRED);
+    assertThat(keys.check(issued.key(), "tenant-b", "create_payment"))
+        .isEqualTo(IssuedKeys.Check.NOT_VERIFIED);
+    assertThat(keys.check(IdempotencyKey.of("a-client-key"), "tenant-a", "create_payment"))
+        .isEqualTo(IssuedKeys.Check.NOT_ISSUED_FORM);
+  }
+
+  @Test
   void aTamperedPayloadIsRefused() {
     String value = keys.issue("tenant-a", "create_payment").key().value();
     int dot = value.indexOf('.');

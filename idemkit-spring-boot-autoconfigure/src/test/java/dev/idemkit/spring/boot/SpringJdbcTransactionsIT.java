@@ -3,6 +3,8 @@ package dev.idemkit.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.idemkit.BusinessRejectionException;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
@@ -21,13 +23,22 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DataSourceUtils;
@@ -342,6 +353,74 @@ class SpringJdbcTransactionsIT {
             throw new AssertionError(e);
           }
         });
+  }
+
+  /**
+   * Concurrent retries of one request on a pool whose connections default to REPEATABLE READ or
+   * SERIALIZABLE: the Spring transactions the store begins run at READ COMMITTED, so every racer
+   * gets the replay or "in progress", none a serialization failure, and one payment row exists.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"TRANSACTION_REPEATABLE_READ", "TRANSACTION_SERIALIZABLE"})
+  void concurrentRetriesGetTheirAnswerWhateverThePoolsIsolation(String isolation) throws Exception {
+    int racers = 24;
+    HikariDataSource shared = (HikariDataSource) dataSource;
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(shared.getJdbcUrl());
+    config.setUsername(shared.getUsername());
+    config.setMaximumPoolSize(racers + 2);
+    config.setTransactionIsolation(isolation);
+    try (HikariDataSource pool = new HikariDataSource(config)) {
+      JdbcTemplate poolJdbc = new JdbcTemplate(pool);
+      Idempotency strict =
+          Idempotency.create(
+              PostgresIdempotencyStore.builder(
+                      new SpringJdbcTransactions(pool, new DataSourceTransactionManager(pool)))
+                  .build());
+      IdempotentRequest request = request();
+      String paymentId = newId();
+      LocalOperation pay =
+          ctx -> {
+            poolJdbc.update("insert into payment (id, amount) values (?, ?)", paymentId, 100);
+            poolJdbc.execute("select pg_sleep(0.2)"); // the business work: racers pile up
+            return OperationResult.success(created(paymentId));
+          };
+
+      ExecutorService threads = Executors.newFixedThreadPool(racers);
+      List<Outcome> outcomes = new ArrayList<>();
+      try {
+        CountDownLatch ready = new CountDownLatch(racers);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Outcome>> futures = new ArrayList<>();
+        for (int i = 0; i < racers; i++) {
+          futures.add(
+              threads.submit(
+                  () -> {
+                    ready.countDown();
+                    go.await();
+                    return strict.execute(request, pay);
+                  }));
+        }
+        assertThat(ready.await(30, TimeUnit.SECONDS)).isTrue();
+        go.countDown();
+        for (Future<Outcome> f : futures) {
+          outcomes.add(f.get(120, TimeUnit.SECONDS));
+        }
+      } finally {
+        threads.shutdownNow();
+      }
+
+      assertThat(outcomes)
+          .allSatisfy(
+              o ->
+                  assertThat(o)
+                      .isInstanceOfAny(
+                          Outcome.Executed.class,
+                          Outcome.Replayed.class,
+                          Outcome.InProgress.class));
+      assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(1);
+      assertThat(paymentRows(paymentId)).isEqualTo(1);
+    }
   }
 
   private static IdempotentRequest request() {

@@ -81,6 +81,14 @@ public class OpenApiConfig {
                   "Retry-After", new Header().schema(new StringSchema()).description("seconds")));
       responses.addApiResponse(
           "422", problem("IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST: never a silent replay"));
+      responses.addApiResponse(
+          "503",
+          problem(
+                  "IDEMPOTENCY_STORE_UNAVAILABLE (the database cannot be reached) or"
+                      + " OPERATION_INTERRUPTED: retry with the same key after Retry-After"
+                      + " seconds; nothing happens twice")
+              .addHeaderObject(
+                  "Retry-After", new Header().schema(new StringSchema()).description("seconds")));
       operation.setResponses(responses);
       return operation;
     };

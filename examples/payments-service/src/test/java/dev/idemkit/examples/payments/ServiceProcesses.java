@@ -89,6 +89,7 @@ final class ServiceProcesses implements AutoCloseable {
                     + postgres.getPort()
                     + "/payments",
                 "--spring.datasource.username=postgres",
+                "--idemkit.issued-keys.secret=a-secret-the-instances-share",
                 "--payments.provider.url=http://127.0.0.1:" + provider.port(),
                 "--payments.provider.timeout=PT2S",
                 "--idemkit.lease=PT3S",

@@ -1,0 +1,73 @@
+package dev.idemkit.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotencyConfig;
+import dev.idemkit.IdempotencyRecord;
+import dev.idemkit.OperationResult;
+import dev.idemkit.PhasedOperation;
+import dev.idemkit.RecordState;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.testing.InMemoryIdempotencyStore;
+import dev.idemkit.testing.MutableClock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class IdempotencyRecoveryWorkerTest {
+
+  private static final Duration LEASE = Duration.ofSeconds(30);
+
+  private final MutableClock clock = MutableClock.startingNow();
+  private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(clock);
+  private final Idempotency idempotency =
+      Idempotency.create(store, IdempotencyConfig.builder().lease(LEASE).build());
+
+  /** A claim whose owner died at once: IN_PROGRESS, lease running out. */
+  private void abandon(ScopedKey id) throws Exception {
+    ClaimAttempt claimed =
+        store.inTransaction(
+            tx ->
+                store.claim(tx, id, Fingerprint.of(Map.of("n", "1")), LEASE, Duration.ofHours(24)));
+    assertThat(claimed).isInstanceOf(ClaimAttempt.Inserted.class);
+  }
+
+  @Test
+  void recordsOfAnOperationWithNoRecovererDoNotStarveTheOthers() throws Exception {
+    for (int i = 0; i < 10; i++) {
+      abandon(ScopedKey.of("tenant-a", "nobody_resumes_this", "k-" + i));
+    }
+    clock.advance(Duration.ofSeconds(1));
+    ScopedKey resumable = ScopedKey.of("tenant-a", "create_payment", "k-mine");
+    abandon(resumable);
+    clock.advance(LEASE.plusSeconds(1));
+    RecoverableOperation payments =
+        new RecoverableOperation() {
+          @Override
+          public String operation() {
+            return "create_payment";
+          }
+
+          @Override
+          public PhasedOperation resume(IdempotencyRecord record) {
+            return PhasedOperation.builder()
+                .complete(
+                    ctx ->
+                        OperationResult.success(StoredResponse.of(201, Map.of(), "{}".getBytes())));
+          }
+        };
+    IdempotencyRecoveryWorker worker =
+        new IdempotencyRecoveryWorker(
+            idempotency, store, List.of(payments), Duration.ofSeconds(1), 3);
+
+    IdempotencyRecoveryWorker.Pass pass = worker.recoverOnce();
+
+    assertThat(pass.recovered()).isEqualTo(1);
+    assertThat(store.find(resumable).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+  }
+}
