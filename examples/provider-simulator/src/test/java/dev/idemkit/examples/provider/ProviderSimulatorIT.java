@@ -170,6 +170,28 @@ class ProviderSimulatorIT {
   }
 
   @Test
+  void aLookupOutageIsThatChargesOnly() throws Exception {
+    String other = key();
+    String faulted = key();
+    assertThat(charge(other, "ref-lookup-other", null).statusCode()).isEqualTo(201);
+    assertThat(charge(faulted, "ref-lookup-own", "lookup-unavailable").statusCode()).isEqualTo(201);
+
+    // Another charge's lookup is not paused by this request's fault.
+    assertThat(lookup(other).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void anUnknownFaultIsRefusedAndChargesNothing() throws Exception {
+    String key = key();
+    HttpResponse<String> refused = charge(key, "ref-unknown-fault", "drop-after-chrage");
+
+    assertThat(refused.statusCode()).isEqualTo(400);
+    assertThat(refused.body()).contains("unknown_fault").contains("drop-after-charge");
+    assertThat(chargesFor("ref-unknown-fault")).isZero();
+    assertThat(lookup(key).statusCode()).isEqualTo(404);
+  }
+
+  @Test
   void countsSayWhatWasReallyCharged() throws Exception {
     HttpResponse<String> counts =
         HTTP.send(
