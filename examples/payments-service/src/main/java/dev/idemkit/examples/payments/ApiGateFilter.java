@@ -53,6 +53,11 @@ public class ApiGateFilter extends OncePerRequestFilter {
   /** The stable errorCode of a path refused for its spelling. */
   public static final String MALFORMED_PATH = "MALFORMED_PATH";
 
+  /** What to do about it. */
+  static final String MALFORMED_PATH_DETAIL =
+      "Send the path in its plain form: no ';' parameters, no '.' or '..' or empty segments, no"
+          + " percent-encoded '/', '\\', '%' or letters, digits and '-._~'.";
+
   private static final String ADMIN = "/v1/admin";
   private static final String API_DOCS = "/v3/api-docs";
 
@@ -84,13 +89,7 @@ public class ApiGateFilter extends OncePerRequestFilter {
       throws ServletException, IOException {
     Optional<String> routed = routedPath(request);
     if (routed.isEmpty()) {
-      write(
-          response,
-          400,
-          MALFORMED_PATH,
-          "Malformed path",
-          "Send the path in its plain form: no ';' parameters, no '.' or '..' or empty segments,"
-              + " no percent-encoded '/', '\\', '%' or letters, digits and '-._~'.");
+      write(response, 400, MALFORMED_PATH, "Malformed path", MALFORMED_PATH_DETAIL);
       return;
     }
     Area area = area(routed.get());

@@ -28,7 +28,9 @@ class OperationsIT extends HttpTestSupport {
         .contains("expiry window PT24H")
         .contains("IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST")
         .contains("IDEMPOTENCY_REQUEST_IN_PROGRESS")
-        .contains("Retry-After");
+        .contains("Retry-After")
+        .contains("MALFORMED_PATH")
+        .contains("PAYMENT_ABANDONED");
   }
 
   @Test

@@ -2,8 +2,10 @@ package dev.idemkit.examples.payments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.examples.payments.web.OperatorPrincipal;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.security.Principal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +19,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.mock.web.MockHttpServletResponse;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.request.MockMvcRequestBuilders;
+import org.springframework.test.web.servlet.setup.MockMvcBuilders;
+import org.springframework.web.context.WebApplicationContext;
 
 /**
  * The gate and the router must read one request as one path. Every other spelling of an operator
@@ -26,6 +34,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * problem body, whether the gate refused it or Tomcat did before any filter ran.
  */
 class PathSpellingsIT extends HttpTestSupport {
+
+  @Autowired WebApplicationContext context;
 
   /** The key of tenant B's payment, whose record an operator lookup would show. */
   private static final String B_KEY = "spellings-" + UUID.randomUUID();
@@ -114,6 +124,17 @@ class PathSpellingsIT extends HttpTestSupport {
         "/actuator");
   }
 
+  /** The spellings above that are plain: the gate lets them through to its key check. */
+  private static final List<String> PLAIN =
+      List.of(
+          RECOVERY,
+          RECORD + B_KEY,
+          "/V1/ADMIN/IDEMPOTENCY/RECOVERY",
+          "/v1/Admin/idempotency/recovery",
+          "/actuator/prometheus",
+          "/ACTUATOR/PROMETHEUS",
+          "/actuator");
+
   static Stream<Arguments> spellingsAndCallers() {
     List<Arguments> all = new ArrayList<>();
     for (String target : operatorSpellings()) {
@@ -166,6 +187,17 @@ class PathSpellingsIT extends HttpTestSupport {
     String what = caller + " GET " + target + " answered " + r.status() + " " + r.body();
     SoftAssertions soft = new SoftAssertions();
     soft.assertThat(r.status()).as(what).isIn(400, 401, 403, 404);
+    if (PLAIN.contains(target)) {
+      soft.assertThat(r.status()).as(what).isEqualTo(caller == Caller.NO_KEY ? 401 : 403);
+    } else if (target.contains("\\")) {
+      // A raw backslash is not HTTP: Tomcat refuses the request line before reading a path.
+      soft.assertThat(r.status()).as(what).isEqualTo(400);
+      soft.assertThat(errorCode).as("errorCode of " + what).isEqualTo("MALFORMED_REQUEST");
+    } else {
+      // Refused for its spelling, by the gate or by Tomcat before it.
+      soft.assertThat(r.status()).as(what).isEqualTo(400);
+      soft.assertThat(errorCode).as("errorCode of " + what).isEqualTo("MALFORMED_PATH");
+    }
     soft.assertThat(r.header("Content-Type")).as(what).startsWith("application/problem+json");
     soft.assertThat(errorCode).as("errorCode of " + what).isNotBlank();
     soft.assertThat(r.body())
@@ -193,6 +225,37 @@ class PathSpellingsIT extends HttpTestSupport {
     assertThat(metrics.body()).contains("idempotency_");
     assertThat(otherSpelling.status()).isEqualTo(400);
     assertThat(errorCode(otherSpelling.body())).isEqualTo("MALFORMED_PATH");
+  }
+
+  /**
+   * Defence in depth: the admin endpoints refuse anyone but an operator by themselves. The
+   * dispatcher is driven here with no filter at all, as if the gate had let the request through.
+   */
+  @Test
+  void withoutTheGateTheAdminEndpointsStillRefuseTenantsAndAnonymousCallers() throws Exception {
+    MockMvc noGate = MockMvcBuilders.webAppContextSetup(context).build();
+    Principal tenant = () -> "tenant_demo_a";
+    Principal operator = new OperatorPrincipal("demo_operator");
+
+    for (String path : List.of(RECOVERY, RECORD + B_KEY)) {
+      MockHttpServletResponse asTenant =
+          noGate
+              .perform(MockMvcRequestBuilders.get(path).principal(tenant))
+              .andReturn()
+              .getResponse();
+      MockHttpServletResponse anonymous =
+          noGate.perform(MockMvcRequestBuilders.get(path)).andReturn().getResponse();
+      MockHttpServletResponse asOperator =
+          noGate
+              .perform(MockMvcRequestBuilders.get(path).principal(operator))
+              .andReturn()
+              .getResponse();
+
+      assertThat(asTenant.getStatus()).as(path).isEqualTo(403);
+      assertThat(asTenant.getContentAsString()).contains("FORBIDDEN").doesNotContain(B_KEY);
+      assertThat(anonymous.getStatus()).as(path).isEqualTo(403);
+      assertThat(asOperator.getStatus()).as(path).isEqualTo(200);
+    }
   }
 
   @Test

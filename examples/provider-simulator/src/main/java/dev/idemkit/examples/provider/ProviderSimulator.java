@@ -263,12 +263,6 @@ public final class ProviderSimulator implements AutoCloseable {
     String amount = String.valueOf(body.get("amount"));
     String currency = String.valueOf(body.get("currency"));
     String reference = String.valueOf(body.get("reference"));
-    if (faults.contains(Fault.LOOKUP_UNAVAILABLE)) {
-      long now = System.currentTimeMillis();
-      lookupsDownUntil.values().removeIf(until -> until <= now);
-      lookupsDownUntil.put(
-          lookupScope(merchant, key.value()), now + config.lookupOutage().toMillis());
-    }
     if (faults.contains(Fault.LATENCY)) {
       sleep(config.latency());
     }
@@ -319,6 +313,13 @@ public final class ProviderSimulator implements AutoCloseable {
                   ? OperationResult.rejected(response)
                   : OperationResult.success(response);
             });
+    if (faults.contains(Fault.LOOKUP_UNAVAILABLE)) {
+      // From the charge on, for a while: measured from here, not from the request's arrival.
+      long now = System.currentTimeMillis();
+      lookupsDownUntil.values().removeIf(until -> until <= now);
+      lookupsDownUntil.put(
+          lookupScope(merchant, key.value()), now + config.lookupOutage().toMillis());
+    }
     if (faults.contains(Fault.DROP_AFTER_CHARGE)) {
       return; // closed in route() without a single byte of answer
     }

@@ -31,7 +31,8 @@ class ProviderSimulatorIT {
         ProviderSimulator.start(
             ProviderSimulator.Config.defaults(0)
                 .withLateAnswer(Duration.ofSeconds(2))
-                .withLookupOutage(Duration.ofMillis(700)),
+                // Long enough that a loaded machine still sends the next lookup inside it.
+                .withLookupOutage(Duration.ofSeconds(3)),
             db.dataSource());
   }
 
@@ -160,7 +161,7 @@ class ProviderSimulatorIT {
     String key = key();
     assertThat(charge(key, "ref-lookup", "lookup-unavailable").statusCode()).isEqualTo(201);
     assertThat(lookup(key).statusCode()).isEqualTo(503);
-    long deadline = System.currentTimeMillis() + 5_000;
+    long deadline = System.currentTimeMillis() + 20_000;
     int status;
     do {
       Thread.sleep(100); // waits for the simulator's real outage window to end
