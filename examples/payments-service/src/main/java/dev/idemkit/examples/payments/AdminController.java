@@ -2,14 +2,18 @@ package dev.idemkit.examples.payments;
 
 import dev.idemkit.IdempotencyKey;
 import dev.idemkit.IdempotencyRecord;
+import dev.idemkit.InvalidIdempotencyKeyException;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
+import dev.idemkit.examples.payments.web.OperatorPrincipal;
 import dev.idemkit.spi.IdempotencyStore;
+import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.ModelAttribute;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
@@ -18,6 +22,9 @@ import org.springframework.web.bind.annotation.RestController;
  * For operators (admin API keys only, see {@link ApiGateFilter}): the records that need recovery,
  * and one scope's record with the history of its phases. Never a stored body: it may hold personal
  * data.
+ *
+ * <p>Every endpoint here checks for an operator itself ({@link #operatorsOnly}), whatever the gate
+ * in front decided: a gap in the gate must not open records of every tenant.
  */
 @RestController
 public class AdminController {
@@ -28,6 +35,14 @@ public class AdminController {
   public AdminController(IdempotencyStore store, JdbcClient jdbc) {
     this.store = store;
     this.jdbc = jdbc;
+  }
+
+  /** Runs before every endpoint of this controller: operators only. */
+  @ModelAttribute
+  void operatorsOnly(Principal principal) {
+    if (!(principal instanceof OperatorPrincipal)) {
+      throw Errors.forbidden("Operator endpoints take an admin API key.");
+    }
   }
 
   @GetMapping("/v1/admin/idempotency/recovery")
@@ -42,7 +57,17 @@ public class AdminController {
   @GetMapping("/v1/admin/idempotency/records/{tenant}/{operation}/{key}")
   public Map<String, Object> record(
       @PathVariable String tenant, @PathVariable String operation, @PathVariable String key) {
-    ScopedKey id = new ScopedKey(Scope.of(tenant, operation), IdempotencyKey.of(key));
+    ScopedKey id;
+    try {
+      id = new ScopedKey(Scope.of(tenant, operation), IdempotencyKey.of(key));
+    } catch (IllegalArgumentException e) {
+      throw Errors.badRequest(
+          e instanceof InvalidIdempotencyKeyException
+              ? InvalidIdempotencyKeyException.ERROR_CODE
+              : "INVALID_PATH_PARAMETER",
+          "Invalid record lookup",
+          "No record can have this scope: " + e.getMessage() + ".");
+    }
     IdempotencyRecord record =
         store
             .find(id)

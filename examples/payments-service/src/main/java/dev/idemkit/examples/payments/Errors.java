@@ -44,6 +44,18 @@ final class Errors {
         HttpStatus.NOT_FOUND, problem(HttpStatus.NOT_FOUND, errorCode, "Not found", detail), null);
   }
 
+  static ErrorResponseException forbidden(String detail) {
+    return new ErrorResponseException(
+        HttpStatus.FORBIDDEN,
+        problem(HttpStatus.FORBIDDEN, "FORBIDDEN", "Forbidden", detail),
+        null);
+  }
+
+  static ErrorResponseException badRequest(String errorCode, String title, String detail) {
+    return new ErrorResponseException(
+        HttpStatus.BAD_REQUEST, problem(HttpStatus.BAD_REQUEST, errorCode, title, detail), null);
+  }
+
   static ErrorResponseException unprocessable(String errorCode, String title, String detail) {
     return new ErrorResponseException(
         HttpStatus.UNPROCESSABLE_CONTENT,

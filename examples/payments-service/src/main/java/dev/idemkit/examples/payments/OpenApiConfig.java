@@ -30,13 +30,27 @@ public class OpenApiConfig {
                 .version("1")
                 .description(
                     "A mini shop made safe to retry. Authenticate with Authorization: Bearer <API"
-                        + " key>. Endpoints marked idempotent take an Idempotency-Key header."));
+                        + " key>. Endpoints marked idempotent take an Idempotency-Key header."
+                        + " Paths are accepted in their plain form only: ';' parameters, '.',"
+                        + " '..' or empty segments, a trailing '/', and percent-encoded '/', '\\',"
+                        + " '%' or unreserved characters get 400 MALFORMED_PATH. Management"
+                        + " endpoints other than health take an operator's admin API key."));
   }
 
   @Bean
   OperationCustomizer idempotencyContract(
       @Value("${idemkit.default-ttl:PT24H}") Duration defaultTtl) {
     return (operation, handler) -> {
+      ApiResponses answers =
+          operation.getResponses() == null ? new ApiResponses() : operation.getResponses();
+      operation.setResponses(answers);
+      answer(
+          answers,
+          "400",
+          ApiGateFilter.MALFORMED_PATH
+              + " when the path is not in its plain form: no ';' parameters, no '.', '..' or"
+              + " empty segments, no trailing '/', no percent-encoded '/', '\\', '%' or"
+              + " unreserved characters (letters, digits, '-._~')");
       Idempotent idempotent = handler.getMethodAnnotation(Idempotent.class);
       if (idempotent == null) {
         return operation;
@@ -65,33 +79,44 @@ public class OpenApiConfig {
               + " (expiry window "
               + ttl
               + "). After the window the key starts a new operation.");
-      ApiResponses responses =
-          operation.getResponses() == null ? new ApiResponses() : operation.getResponses();
-      responses.addApiResponse(
+      answer(
+          answers,
           "400",
-          problem(
-              "IDEMPOTENCY_KEY_MISSING, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_NOT_ISSUED or"
-                  + " VALIDATION_FAILED; nothing was stored"));
-      responses.addApiResponse(
-          "409",
-          problem(
-                  "IDEMPOTENCY_REQUEST_IN_PROGRESS or IDEMPOTENCY_OUTCOME_PENDING: retry with the"
-                      + " same key after Retry-After seconds")
-              .addHeaderObject(
-                  "Retry-After", new Header().schema(new StringSchema()).description("seconds")));
-      responses.addApiResponse(
-          "422", problem("IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST: never a silent replay"));
-      responses.addApiResponse(
-          "503",
-          problem(
-                  "IDEMPOTENCY_STORE_UNAVAILABLE (the database cannot be reached) or"
-                      + " OPERATION_INTERRUPTED: retry with the same key after Retry-After"
-                      + " seconds; nothing happens twice")
-              .addHeaderObject(
-                  "Retry-After", new Header().schema(new StringSchema()).description("seconds")));
-      operation.setResponses(responses);
+          "IDEMPOTENCY_KEY_MISSING, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_NOT_ISSUED or"
+              + " VALIDATION_FAILED; nothing was stored");
+      answer(
+              answers,
+              "409",
+              "IDEMPOTENCY_REQUEST_IN_PROGRESS or IDEMPOTENCY_OUTCOME_PENDING: retry with the"
+                  + " same key after Retry-After seconds")
+          .addHeaderObject(
+              "Retry-After", new Header().schema(new StringSchema()).description("seconds"));
+      answer(
+          answers, "422", "IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST: never a silent replay");
+      answer(
+              answers,
+              "503",
+              "IDEMPOTENCY_STORE_UNAVAILABLE (the database cannot be reached) or"
+                  + " OPERATION_INTERRUPTED: retry with the same key after Retry-After"
+                  + " seconds; nothing happens twice")
+          .addHeaderObject(
+              "Retry-After", new Header().schema(new StringSchema()).description("seconds"));
       return operation;
     };
+  }
+
+  /** Adds {@code description} to the answer {@code status}, after what it already says. */
+  private static ApiResponse answer(ApiResponses answers, String status, String description) {
+    ApiResponse existing = answers.get(status);
+    if (existing == null) {
+      ApiResponse created = problem(description);
+      answers.addApiResponse(status, created);
+      return created;
+    }
+    String before = existing.getDescription();
+    existing.setDescription(
+        before == null || before.isBlank() ? description : before + "; " + description);
+    return existing;
   }
 
   private static ApiResponse problem(String description) {

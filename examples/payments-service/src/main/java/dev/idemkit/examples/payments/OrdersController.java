@@ -42,7 +42,9 @@ public class OrdersController {
 
   /**
    * Confirms the payment of an order. Idempotent per key; and an order already paid answers with
-   * its payment under any key, so a client that lost its key still cannot pay twice.
+   * its payment under any key, so a client that lost its key still cannot pay twice. The amount and
+   * currency are checked first: a confirmation of another amount is refused (422 {@code
+   * AMOUNT_MISMATCH}) whatever the order's state.
    */
   @PostMapping(path = "/v1/orders/{orderId}/confirm-payment", consumes = "application/json")
   @Idempotent(operation = "confirm_payment", ttl = "PT24H")
@@ -50,9 +52,8 @@ public class OrdersController {
       Principal tenant, @PathVariable UUID orderId, @Valid @RequestBody ConfirmPayment request) {
     OrderResponse order =
         orders.find(tenant.getName(), orderId, true).orElseThrow(() -> orderNotFound(orderId));
-    if ("PAID".equals(order.status())) {
-      return ResponseEntity.ok(new PaidResponse(order.orderId(), "PAID", order.paidAt()));
-    }
+    // The command first, whatever the order's state: a wrong amount is refused even on a paid
+    // order, so that "PAID" is never the answer to a confirmation of another amount.
     String currency = request.currency().toUpperCase(Locale.ROOT);
     if (!currency.equals(order.currency())
         || !Money.normalize(request.amount(), currency).equals(order.total())) {
@@ -66,6 +67,9 @@ public class OrdersController {
               + " "
               + order.currency()
               + "; confirm exactly that amount.");
+    }
+    if ("PAID".equals(order.status())) {
+      return ResponseEntity.ok(new PaidResponse(order.orderId(), "PAID", order.paidAt()));
     }
     return ResponseEntity.ok(
         new PaidResponse(order.orderId(), "PAID", orders.markPaid(orderId).toString()));

@@ -89,7 +89,8 @@ public class PaymentFlow implements RecoverableOperation {
       throw new IllegalStateException(
           "No local payment was created before the owner stopped; the client's retry runs it");
     }
-    Optional<PaymentResponse> created = payments.create(tenant, request, "LOCAL_PAYMENT_CREATED");
+    Optional<PaymentResponse> created =
+        payments.create(tenant, ctx.id().key().value(), request, "LOCAL_PAYMENT_CREATED");
     if (created.isEmpty()) {
       String existing =
           payments

@@ -2,6 +2,7 @@ package dev.idemkit.examples.payments;
 
 import dev.idemkit.spring.boot.Idempotent;
 import dev.idemkit.spring.boot.IdempotentPhases;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import java.security.Principal;
 import java.util.UUID;
@@ -32,6 +33,17 @@ public class PaymentsController {
    */
   @PostMapping(path = "/v1/payments", consumes = "application/json")
   @Idempotent(operation = PaymentFlow.OPERATION, ttl = "PT24H", phased = true)
+  @ApiResponse(
+      responseCode = "409",
+      description =
+          "application/problem+json: PAYMENT_ALREADY_EXISTS (the account already has a payment"
+              + " for this merchant reference: existingPaymentId names it); PAYMENT_ABANDONED (the"
+              + " provider failed before charging and no retry came within the grace period, 15"
+              + " minutes by default: the payment was closed as FAILED, nothing was charged, pay"
+              + " again with a new key)")
+  @ApiResponse(
+      responseCode = "400",
+      description = "application/problem+json: UNKNOWN_PROVIDER_FAULT (demo mode only)")
   public ResponseEntity<?> create(
       Principal tenant,
       @Valid @RequestBody CreatePaymentRequest request,

@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments;
 
+import dev.idemkit.examples.payments.web.RequestPaths;
 import dev.idemkit.spring.boot.Problems;
 import java.io.IOException;
 import org.apache.catalina.connector.Request;
@@ -13,8 +14,9 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * Requests Tomcat refuses before any application code runs (a control character in a header, a
- * malformed request line) are answered in the API's own format: problem+json with an errorCode, not
- * Tomcat's HTML page.
+ * malformed request line, a path with an encoded {@code /} or {@code \}, a NUL or invalid UTF-8)
+ * are answered in the API's own format: problem+json with an errorCode, not Tomcat's HTML page. A
+ * refused path gets the gate's own 400 {@code MALFORMED_PATH}.
  */
 public class ProblemErrorReportValve extends ErrorReportValve {
 
@@ -26,20 +28,33 @@ public class ProblemErrorReportValve extends ErrorReportValve {
     }
     String message = failure == null ? "" : String.valueOf(failure.getMessage());
     boolean badKey = message.contains("[Idempotency-Key:");
+    String uri = request.getRequestURI();
+    boolean badPath =
+        !badKey
+            && status == 400
+            && uri != null
+            && !uri.isEmpty()
+            && RequestPaths.canonical(uri).isEmpty();
     byte[] body =
-        badKey
+        badPath
             ? Problems.body(
                 400,
-                "IDEMPOTENCY_KEY_INVALID",
-                "Idempotency-Key invalid",
-                "The Idempotency-Key header has a character HTTP does not allow. Send one key of"
-                    + " 1-255 visible ASCII characters.")
-            : Problems.body(
-                status,
-                status == 400 ? "MALFORMED_REQUEST" : "HTTP_" + status,
-                "Request refused",
-                "The request is not valid HTTP/1.1 (a header or the request line has characters"
-                    + " it does not allow). Fix it and send it again.");
+                ApiGateFilter.MALFORMED_PATH,
+                "Malformed path",
+                ApiGateFilter.MALFORMED_PATH_DETAIL)
+            : badKey
+                ? Problems.body(
+                    400,
+                    "IDEMPOTENCY_KEY_INVALID",
+                    "Idempotency-Key invalid",
+                    "The Idempotency-Key header has a character HTTP does not allow. Send one key of"
+                        + " 1-255 visible ASCII characters.")
+                : Problems.body(
+                    status,
+                    status == 400 ? "MALFORMED_REQUEST" : "HTTP_" + status,
+                    "Request refused",
+                    "The request is not valid HTTP/1.1 (a header or the request line has characters"
+                        + " it does not allow). Fix it and send it again.");
     try {
       response.setContentType(Problems.PROBLEM_JSON.toString());
       response.setContentLength(body.length);

@@ -28,7 +28,9 @@ class OperationsIT extends HttpTestSupport {
         .contains("expiry window PT24H")
         .contains("IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST")
         .contains("IDEMPOTENCY_REQUEST_IN_PROGRESS")
-        .contains("Retry-After");
+        .contains("Retry-After")
+        .contains("MALFORMED_PATH")
+        .contains("PAYMENT_ABANDONED");
   }
 
   @Test
@@ -36,7 +38,7 @@ class OperationsIT extends HttpTestSupport {
     post("/v1/payments", TENANT_A, newKey(), payment("ops-" + newKey(), "10.00"));
 
     assertThat(open("/actuator/health").body()).contains("\"status\":\"UP\"");
-    String metrics = open("/actuator/prometheus").body();
+    String metrics = get("/actuator/prometheus", ProviderFailuresIT.ADMIN).body();
     assertThat(metrics)
         .contains(
             "idempotency_requests_seconds_count{operation=\"create_payment\",outcome=\"executed\"}")
@@ -46,5 +48,23 @@ class OperationsIT extends HttpTestSupport {
         .contains("idempotency_expired_retry_count_total")
         .contains("idempotency_unknown_state_count_total")
         .doesNotContain("tenant_demo_a");
+  }
+
+  @Test
+  void healthIsOpenButMetricsAndEveryOtherManagementEndpointTakeTheOperatorKey() {
+    HttpResponse<String> anonymous = open("/actuator/prometheus");
+    HttpResponse<String> tenant = get("/actuator/prometheus", TENANT_A);
+    HttpResponse<String> operator = get("/actuator/prometheus", ProviderFailuresIT.ADMIN);
+
+    assertThat(anonymous.statusCode()).isEqualTo(401);
+    assertThat(anonymous.body()).contains("AUTHENTICATION_REQUIRED").doesNotContain("idempotency_");
+    assertThat(tenant.statusCode()).isEqualTo(403);
+    assertThat(tenant.body()).doesNotContain("idempotency_");
+    assertThat(operator.statusCode()).isEqualTo(200);
+    assertThat(operator.body()).contains("idempotency_");
+    assertThat(open("/actuator").statusCode()).isEqualTo(401);
+    assertThat(open("/actuator/health/liveness").statusCode()).isEqualTo(200);
+    assertThat(open("/actuator/health/readiness").statusCode()).isEqualTo(200);
+    assertThat(open("/v3/api-docs").statusCode()).isEqualTo(200);
   }
 }

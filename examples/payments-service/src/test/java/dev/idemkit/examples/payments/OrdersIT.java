@@ -65,6 +65,29 @@ class OrdersIT extends HttpTestSupport {
   }
 
   @Test
+  void aPaidOrderStillRefusesAnotherAmountOrCurrency() {
+    String orderId = createOrder();
+    HttpResponse<String> paid = confirm(orderId, newKey(), "30.00");
+    assertThat(paid.statusCode()).isEqualTo(200);
+
+    HttpResponse<String> lessUnderNewKey = confirm(orderId, newKey(), "1.00");
+    HttpResponse<String> otherCurrency =
+        post(
+            "/v1/orders/" + orderId + "/confirm-payment",
+            TENANT_A,
+            newKey(),
+            "{\"amount\":\"30.00\",\"currency\":\"USD\"}");
+    HttpResponse<String> rightAmount = confirm(orderId, newKey(), "30");
+
+    assertThat(lessUnderNewKey.statusCode()).as(lessUnderNewKey.body()).isEqualTo(422);
+    assertThat(lessUnderNewKey.body()).contains("AMOUNT_MISMATCH").doesNotContain("\"PAID\"");
+    assertThat(otherCurrency.statusCode()).as(otherCurrency.body()).isEqualTo(422);
+    assertThat(otherCurrency.body()).contains("AMOUNT_MISMATCH");
+    assertThat(rightAmount.statusCode()).isEqualTo(200);
+    assertThat(rightAmount.body()).isEqualTo(paid.body());
+  }
+
+  @Test
   void anotherTenantsOrderIsNotFound() {
     String orderId = createOrder();
     HttpResponse<String> r =

@@ -176,6 +176,57 @@ class ProviderFailuresIT extends HttpTestSupport {
   }
 
   @Test
+  void anUnknownFaultNameIsRefusedWith400AndNothingIsStored() {
+    String key = newKey();
+    String ref = "unknown-fault-" + key;
+
+    HttpResponse<String> refused = pay(key, ref, "drop-after-chrage");
+
+    assertThat(refused.statusCode()).as(refused.body()).isEqualTo(400);
+    assertThat(refused.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+    assertThat(refused.body()).contains("UNKNOWN_PROVIDER_FAULT").contains("drop-after-charge");
+    assertThat(recordsFor(key)).isZero();
+    assertThat(paymentsFor(ref)).isZero();
+    HttpResponse<String> fixed = pay(key, ref, null);
+    assertThat(fixed.statusCode()).isEqualTo(201);
+    assertThat(fixed.headers().firstValue("Idempotent-Replayed")).isEmpty();
+  }
+
+  @Test
+  void oneRequestsLookupOutageDoesNotPauseOtherPaymentsLookups() {
+    String faultedKey = newKey();
+    String otherKey = newKey();
+    String otherRef = "lookup-other-" + otherKey;
+
+    assertThat(
+            pay(faultedKey, "lookup-own-" + faultedKey, "drop-after-charge,lookup-unavailable")
+                .statusCode())
+        .isEqualTo(409);
+    HttpResponse<String> lost = pay(otherKey, otherRef, "drop-after-charge");
+    HttpResponse<String> retry = pay(otherKey, otherRef, null);
+
+    assertThat(lost.statusCode()).isEqualTo(409);
+    // The other payment's lookup answers at once: its retry finishes it (or replays the worker's).
+    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
+    assertThat(charges(paymentId(retry))).contains("\"succeeded\":1");
+  }
+
+  @Test
+  void anInvalidKeyInAnOperatorsRecordLookupIs400() {
+    String base = "/v1/admin/idempotency/records/tenant_demo_a/create_payment/";
+
+    HttpResponse<String> space = get(base + "a%20b", ADMIN);
+    HttpResponse<String> tooLong = get(base + "k".repeat(256), ADMIN);
+    HttpResponse<String> nonAscii = get(base + "%C3%A9", ADMIN);
+
+    for (HttpResponse<String> r : java.util.List.of(space, tooLong, nonAscii)) {
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+      assertThat(r.body()).contains("IDEMPOTENCY_KEY_INVALID");
+    }
+  }
+
+  @Test
   void operatorsSeeARecordAndItsPhasesAndTenantsDoNot() {
     String key = newKey();
     HttpResponse<String> paid = pay(key, "admin-" + key, null);

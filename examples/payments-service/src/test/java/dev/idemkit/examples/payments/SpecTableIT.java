@@ -10,7 +10,6 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spring.boot.RequestFingerprinter;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
@@ -246,8 +245,7 @@ class SpecTableIT extends HttpTestSupport {
     assertThat(later.headers().firstValue("Idempotent-Replayed")).isEmpty();
     assertThat(paymentsFor("ref-old")).isEqualTo(1);
     assertThat(paymentsFor("ref-new")).isEqualTo(1);
-    HttpResponse<String> metrics =
-        send(HttpRequest.newBuilder(uri("/actuator/prometheus")).GET().build());
+    HttpResponse<String> metrics = get("/actuator/prometheus", ProviderFailuresIT.ADMIN);
     assertThat(metrics.body())
         .containsPattern(
             "idempotency_expired_retry_count_total\\{operation=\"create_payment\"\\} [1-9]");

@@ -14,7 +14,7 @@ public enum Fault {
   DROP_AFTER_CHARGE,
   /** Charges, then answers after the caller's timeout. */
   TIMEOUT_AFTER_CHARGE,
-  /** Refuses lookups (503) for a while. */
+  /** Refuses lookups (503) of this charge's key for a while; other charges' lookups still work. */
   LOOKUP_UNAVAILABLE;
 
   /** The kebab-case name, e.g. {@code drop-after-charge}. */
@@ -22,6 +22,11 @@ public enum Fault {
     return name().toLowerCase(Locale.ROOT).replace('_', '-');
   }
 
+  /**
+   * The fault named {@code name}.
+   *
+   * @throws IllegalArgumentException if no fault has that name
+   */
   public static Fault fromWireName(String name) {
     return valueOf(name.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
   }

@@ -34,10 +34,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /**
@@ -50,15 +50,16 @@ import javax.sql.DataSource;
  *       {@code Idempotency-Key}: 201 {@code {"chargeId","status":"SUCCEEDED",...}}, or 402 {@code
  *       {"status":"DECLINED"}};
  *   <li>{@code GET /charges?idempotencyKey=K}: the charge made under K (200), none (404), or 503
- *       while lookups are down;
+ *       while lookups of K are down (the fault {@code lookup-unavailable} on the charge under K);
  *   <li>{@code GET /charges}: what was really charged: {@code {"succeeded","declined",
  *       "distinctReferences","duplicateReferences"}}; {@code GET /charges?reference=R}: the same
  *       for one reference.
  * </ul>
  *
  * <p>Faults ({@link Fault}) are chosen per request with the header {@code X-Provider-Fault:
- * drop-after-charge} (several separated by commas), or at random with the configured probabilities.
- * The merchant is the {@code X-Merchant} header (default {@code default}).
+ * drop-after-charge} (several separated by commas; an unknown name is a 400), or at random with the
+ * configured probabilities. The merchant is the {@code X-Merchant} header (default {@code
+ * default}).
  */
 public final class ProviderSimulator implements AutoCloseable {
 
@@ -134,7 +135,12 @@ public final class ProviderSimulator implements AutoCloseable {
   private final Idempotency idempotency;
   private final HttpServer server;
   private final ExecutorService executor = Executors.newCachedThreadPool();
-  private final AtomicLong lookupsDownUntil = new AtomicLong();
+
+  /**
+   * Lookups refused until a time, per charge ({@code merchant}, idempotency key): a {@code
+   * lookup-unavailable} fault is that request's, not a pause for every merchant and charge.
+   */
+  private final Map<String, Long> lookupsDownUntil = new ConcurrentHashMap<>();
 
   private ProviderSimulator(Config config, DataSource dataSource) throws IOException {
     this.config = config;
@@ -228,7 +234,13 @@ public final class ProviderSimulator implements AutoCloseable {
   }
 
   private void charge(HttpExchange exchange) throws IOException {
-    List<Fault> faults = faults(exchange);
+    List<Fault> faults;
+    try {
+      faults = faults(exchange);
+    } catch (IllegalArgumentException e) {
+      send(exchange, 400, Map.of("error", "unknown_fault", "known", knownFaults()));
+      return;
+    }
     IdempotencyKey key;
     try {
       key = IdempotencyKey.fromHeader(exchange.getRequestHeaders().getFirst("Idempotency-Key"));
@@ -251,9 +263,6 @@ public final class ProviderSimulator implements AutoCloseable {
     String amount = String.valueOf(body.get("amount"));
     String currency = String.valueOf(body.get("currency"));
     String reference = String.valueOf(body.get("reference"));
-    if (faults.contains(Fault.LOOKUP_UNAVAILABLE)) {
-      lookupsDownUntil.set(System.currentTimeMillis() + config.lookupOutage().toMillis());
-    }
     if (faults.contains(Fault.LATENCY)) {
       sleep(config.latency());
     }
@@ -304,6 +313,13 @@ public final class ProviderSimulator implements AutoCloseable {
                   ? OperationResult.rejected(response)
                   : OperationResult.success(response);
             });
+    if (faults.contains(Fault.LOOKUP_UNAVAILABLE)) {
+      // From the charge on, for a while: measured from here, not from the request's arrival.
+      long now = System.currentTimeMillis();
+      lookupsDownUntil.values().removeIf(until -> until <= now);
+      lookupsDownUntil.put(
+          lookupScope(merchant, key.value()), now + config.lookupOutage().toMillis());
+    }
     if (faults.contains(Fault.DROP_AFTER_CHARGE)) {
       return; // closed in route() without a single byte of answer
     }
@@ -330,10 +346,6 @@ public final class ProviderSimulator implements AutoCloseable {
   }
 
   private void lookup(HttpExchange exchange, String query) throws IOException, SQLException {
-    if (System.currentTimeMillis() < lookupsDownUntil.get()) {
-      send(exchange, 503, Map.of("error", "lookups_unavailable"));
-      return;
-    }
     String key = null;
     for (String part : query.split("&")) {
       if (part.startsWith("idempotencyKey=")) {
@@ -342,6 +354,11 @@ public final class ProviderSimulator implements AutoCloseable {
     }
     String merchant =
         Optional.ofNullable(exchange.getRequestHeaders().getFirst("X-Merchant")).orElse("default");
+    Long downUntil = lookupsDownUntil.get(lookupScope(merchant, key));
+    if (downUntil != null && System.currentTimeMillis() < downUntil) {
+      send(exchange, 503, Map.of("error", "lookups_unavailable"));
+      return;
+    }
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
@@ -402,6 +419,14 @@ public final class ProviderSimulator implements AutoCloseable {
         return Map.of("succeeded", rs.getLong("succeeded"), "declined", rs.getLong("declined"));
       }
     }
+  }
+
+  private static String lookupScope(String merchant, String key) {
+    return merchant + "\n" + key;
+  }
+
+  private static List<String> knownFaults() {
+    return java.util.Arrays.stream(Fault.values()).map(Fault::wireName).toList();
   }
 
   private static void send(HttpExchange exchange, int status, Map<String, ?> body)

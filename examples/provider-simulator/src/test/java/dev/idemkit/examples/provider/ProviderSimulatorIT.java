@@ -31,7 +31,8 @@ class ProviderSimulatorIT {
         ProviderSimulator.start(
             ProviderSimulator.Config.defaults(0)
                 .withLateAnswer(Duration.ofSeconds(2))
-                .withLookupOutage(Duration.ofMillis(700)),
+                // Long enough that a loaded machine still sends the next lookup inside it.
+                .withLookupOutage(Duration.ofSeconds(3)),
             db.dataSource());
   }
 
@@ -160,13 +161,35 @@ class ProviderSimulatorIT {
     String key = key();
     assertThat(charge(key, "ref-lookup", "lookup-unavailable").statusCode()).isEqualTo(201);
     assertThat(lookup(key).statusCode()).isEqualTo(503);
-    long deadline = System.currentTimeMillis() + 5_000;
+    long deadline = System.currentTimeMillis() + 20_000;
     int status;
     do {
       Thread.sleep(100); // waits for the simulator's real outage window to end
       status = lookup(key).statusCode();
     } while (status == 503 && System.currentTimeMillis() < deadline);
     assertThat(status).isEqualTo(200);
+  }
+
+  @Test
+  void aLookupOutageIsThatChargesOnly() throws Exception {
+    String other = key();
+    String faulted = key();
+    assertThat(charge(other, "ref-lookup-other", null).statusCode()).isEqualTo(201);
+    assertThat(charge(faulted, "ref-lookup-own", "lookup-unavailable").statusCode()).isEqualTo(201);
+
+    // Another charge's lookup is not paused by this request's fault.
+    assertThat(lookup(other).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void anUnknownFaultIsRefusedAndChargesNothing() throws Exception {
+    String key = key();
+    HttpResponse<String> refused = charge(key, "ref-unknown-fault", "drop-after-chrage");
+
+    assertThat(refused.statusCode()).isEqualTo(400);
+    assertThat(refused.body()).contains("unknown_fault").contains("drop-after-charge");
+    assertThat(chargesFor("ref-unknown-fault")).isZero();
+    assertThat(lookup(key).statusCode()).isEqualTo(404);
   }
 
   @Test

@@ -1,0 +1,78 @@
+package dev.idemkit.examples.payments.demo;
+
+import dev.idemkit.examples.payments.PaymentsProperties;
+import dev.idemkit.examples.provider.Fault;
+import dev.idemkit.spring.boot.Problems;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.stream.Collectors;
+import org.springframework.core.annotation.Order;
+import org.springframework.stereotype.Component;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * Demo mode: the {@code X-Provider-Fault} header asks the in-process provider simulator for a
+ * failure. A name it does not know is refused here with 400 {@code UNKNOWN_PROVIDER_FAULT} before
+ * any handler runs, so nothing is stored (the simulator would otherwise fail the charge with an
+ * answer the payment can only read as an unknown outcome). With a real provider the header is
+ * ignored, and so is its content.
+ */
+@Component
+@Order(2)
+public class ProviderFaultHeaderFilter extends OncePerRequestFilter {
+
+  /** The header. */
+  public static final String HEADER = "X-Provider-Fault";
+
+  private final boolean demo;
+
+  public ProviderFaultHeaderFilter(PaymentsProperties properties) {
+    this.demo = properties.provider().embedded();
+  }
+
+  @Override
+  protected boolean shouldNotFilter(HttpServletRequest request) {
+    return !demo || request.getHeader(HEADER) == null;
+  }
+
+  @Override
+  protected void doFilterInternal(
+      HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+      throws ServletException, IOException {
+    for (String value : Collections.list(request.getHeaders(HEADER))) {
+      for (String name : value.split(",")) {
+        if (!name.isBlank() && !known(name)) {
+          byte[] body =
+              Problems.body(
+                  400,
+                  "UNKNOWN_PROVIDER_FAULT",
+                  "Unknown provider fault",
+                  "X-Provider-Fault names a fault the simulator does not have. Use one or more of: "
+                      + Arrays.stream(Fault.values())
+                          .map(Fault::wireName)
+                          .collect(Collectors.joining(", "))
+                      + ".");
+          response.setStatus(400);
+          response.setContentType(Problems.PROBLEM_JSON.toString());
+          response.getOutputStream().write(body);
+          return;
+        }
+      }
+    }
+    chain.doFilter(request, response);
+  }
+
+  private static boolean known(String name) {
+    try {
+      Fault.fromWireName(name);
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+}
