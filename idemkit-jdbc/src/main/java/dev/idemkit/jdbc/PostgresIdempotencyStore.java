@@ -1,5 +1,6 @@
 package dev.idemkit.jdbc;
 
+import dev.idemkit.ClaimWaitTimeoutException;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyKey;
 import dev.idemkit.IdempotencyRecord;
@@ -80,6 +81,33 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           where r.tenant = ? and r.operation = ? and r.idem_key = ?
             and not exists (select 1 from inserted)
           """;
+
+  /**
+   * {@link #CLAIM} with a bound on how long it waits for a racer's uncommitted claim of the same
+   * key: {@code set_config('lock_timeout', …, true)} runs in the {@code clock} row the insert is
+   * made from, so it is in force before the insert can wait, and lasts to the end of the claim's
+   * transaction. A flood of one key then holds each connection for at most that long (the waiter
+   * gets {@link ClaimWaitTimeoutException}) instead of until the first request ends.
+   */
+  private static final String CLAIM_WAITING_AT_MOST =
+      """
+      with clock as (
+        select coalesce(cast(? as timestamptz), statement_timestamp()) as now,
+            set_config('lock_timeout', ?, true) as lock_timeout),
+      inserted as (
+        insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
+            fencing_token, locked_until, created_at, updated_at, expires_at)
+        select ?, ?, ?, ?, 'IN_PROGRESS', 1, clock.now + ? * interval '1 millisecond',
+            clock.now, clock.now, clock.now + ? * interval '1 millisecond'
+        from clock
+        on conflict (tenant, operation, idem_key) do nothing
+        returning *)
+      select true as inserted, inserted.*, (select now from clock) as db_now from inserted
+      union all
+      select false, r.*, (select now from clock) from idemkit_record r
+      where r.tenant = ? and r.operation = ? and r.idem_key = ?
+        and not exists (select 1 from inserted)
+      """;
 
   private static final String READ =
       NOW + "select r.*, clock.now as db_now from idemkit_record r, clock where " + KEY;
@@ -403,12 +431,17 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       from clock
       """;
 
+  /** PostgreSQL's SQLSTATE for a lock wait that ran into lock_timeout. */
+  private static final String LOCK_NOT_AVAILABLE = "55P03";
+
   private final JdbcTransactions transactions;
   private final Clock clock;
+  private final Duration claimWait;
 
-  private PostgresIdempotencyStore(JdbcTransactions transactions, Clock clock) {
+  private PostgresIdempotencyStore(JdbcTransactions transactions, Clock clock, Duration claimWait) {
     this.transactions = Objects.requireNonNull(transactions);
     this.clock = clock;
+    this.claimWait = claimWait;
   }
 
   /** A store on {@code dataSource}, running its own transactions, on the database's clock. */
@@ -424,6 +457,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   public static final class Builder {
     private final JdbcTransactions transactions;
     private Clock clock;
+    private Duration claimWait;
 
     private Builder(JdbcTransactions transactions) {
       this.transactions = transactions;
@@ -438,8 +472,19 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       return this;
     }
 
+    /**
+     * Bounds how long a claim waits for another request's uncommitted claim of the same key (the
+     * claim transaction's {@code lock_timeout}, which then also applies to the rest of that
+     * transaction); past it the claim throws {@link ClaimWaitTimeoutException} and the engine
+     * answers "in progress". Unset or zero: waits until the other request ends.
+     */
+    public Builder claimWait(Duration claimWait) {
+      this.claimWait = claimWait == null || claimWait.isZero() ? null : claimWait;
+      return this;
+    }
+
     public PostgresIdempotencyStore build() {
-      return new PostgresIdempotencyStore(transactions, clock);
+      return new PostgresIdempotencyStore(transactions, clock, claimWait);
     }
   }
 
@@ -471,8 +516,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   @Override
   public ClaimAttempt claim(
       StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
-    try (PreparedStatement ps = connection(tx).prepareStatement(CLAIM)) {
+    try (PreparedStatement ps =
+        connection(tx).prepareStatement(claimWait == null ? CLAIM : CLAIM_WAITING_AT_MOST)) {
       int i = bindNow(ps);
+      if (claimWait != null) {
+        ps.setString(i++, claimWait.toMillis() + "ms");
+      }
       i = bindKey(ps, i, id);
       ps.setString(i++, fingerprint.toString());
       ps.setLong(i++, lease.toMillis());
@@ -489,6 +538,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         return new ClaimAttempt.Found(new Snapshot(record, instant(rs, "db_now")));
       }
     } catch (SQLException e) {
+      if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+        throw new ClaimWaitTimeoutException(id, claimWait);
+      }
       throw failure("claim", id, e);
     }
   }

@@ -58,14 +58,16 @@ public class IdemkitWebMvcAutoConfiguration {
       IdempotencyTenantResolver tenants,
       RequestFingerprinter fingerprinter,
       ObjectProvider<IssuedKeys> issuedKeys,
-      ObjectProvider<JsonMapper> mapper) {
+      ObjectProvider<JsonMapper> mapper,
+      ObjectProvider<TenantQuotas> quotas) {
     return new IdempotentMethodInterceptor(
         idempotency,
         properties,
         tenants,
         fingerprinter,
         issuedKeys.getIfAvailable(() -> IdemkitAutoConfiguration.issuedKeys(properties)),
-        mapper.getIfAvailable(JsonMapper::new));
+        mapper.getIfAvailable(JsonMapper::new),
+        quotas.getIfAvailable());
   }
 
   /**
