@@ -19,7 +19,7 @@ class ResponseTooLargeIT extends HttpTestSupport {
         post(
             "/v1/orders",
             TENANT_A,
-            null,
+            newKey(),
             "{\"currency\":\"EUR\",\"items\":[{\"sku\":\"a\",\"quantity\":1,\"unitPrice\":\"5\"}]}");
     String location = order.headers().firstValue("Location").orElseThrow();
     String key = newKey();
