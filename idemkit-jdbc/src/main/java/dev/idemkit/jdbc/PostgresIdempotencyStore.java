@@ -82,33 +82,6 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
             and not exists (select 1 from inserted)
           """;
 
-  /**
-   * {@link #CLAIM} with a bound on how long it waits for a racer's uncommitted claim of the same
-   * key: {@code set_config('lock_timeout', …, true)} runs in the {@code clock} row the insert is
-   * made from, so it is in force before the insert can wait, and lasts to the end of the claim's
-   * transaction. A flood of one key then holds each connection for at most that long (the waiter
-   * gets {@link ClaimWaitTimeoutException}) instead of until the first request ends.
-   */
-  private static final String CLAIM_WAITING_AT_MOST =
-      """
-      with clock as (
-        select coalesce(cast(? as timestamptz), statement_timestamp()) as now,
-            set_config('lock_timeout', ?, true) as lock_timeout),
-      inserted as (
-        insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
-            fencing_token, locked_until, created_at, updated_at, expires_at)
-        select ?, ?, ?, ?, 'IN_PROGRESS', 1, clock.now + ? * interval '1 millisecond',
-            clock.now, clock.now, clock.now + ? * interval '1 millisecond'
-        from clock
-        on conflict (tenant, operation, idem_key) do nothing
-        returning *)
-      select true as inserted, inserted.*, (select now from clock) as db_now from inserted
-      union all
-      select false, r.*, (select now from clock) from idemkit_record r
-      where r.tenant = ? and r.operation = ? and r.idem_key = ?
-        and not exists (select 1 from inserted)
-      """;
-
   private static final String READ =
       NOW + "select r.*, clock.now as db_now from idemkit_record r, clock where " + KEY;
 
@@ -431,6 +404,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       from clock
       """;
 
+  /** PostgreSQL's SQLSTATE for a statement canceled (here: the claim, past its wait). */
+  private static final String QUERY_CANCELED = "57014";
+
   /** PostgreSQL's SQLSTATE for a lock wait that ran into lock_timeout. */
   private static final String LOCK_NOT_AVAILABLE = "55P03";
 
@@ -474,9 +450,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
     /**
      * Bounds how long a claim waits for another request's uncommitted claim of the same key (the
-     * claim transaction's {@code lock_timeout}, which then also applies to the rest of that
-     * transaction); past it the claim throws {@link ClaimWaitTimeoutException} and the engine
-     * answers "in progress". Unset or zero: waits until the other request ends.
+     * claim statement's query timeout, in whole seconds, rounded up; the business statements after
+     * it are not bounded); past it the claim throws {@link ClaimWaitTimeoutException}, its
+     * transaction rolls back, and the engine answers "in progress". A flood of one key then holds
+     * each connection for at most that long instead of until the first request ends. Unset or zero:
+     * waits until the other request ends.
      */
     public Builder claimWait(Duration claimWait) {
       this.claimWait = claimWait == null || claimWait.isZero() ? null : claimWait;
@@ -516,12 +494,13 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   @Override
   public ClaimAttempt claim(
       StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
-    try (PreparedStatement ps =
-        connection(tx).prepareStatement(claimWait == null ? CLAIM : CLAIM_WAITING_AT_MOST)) {
-      int i = bindNow(ps);
+    try (PreparedStatement ps = connection(tx).prepareStatement(CLAIM)) {
       if (claimWait != null) {
-        ps.setString(i++, claimWait.toMillis() + "ms");
+        // Bounds this statement only (the driver cancels it past the timeout), never the business
+        // statements after it in the same transaction; no extra round trip unless it fires.
+        ps.setQueryTimeout((int) Math.max(1, (claimWait.toMillis() + 999) / 1000));
       }
+      int i = bindNow(ps);
       i = bindKey(ps, i, id);
       ps.setString(i++, fingerprint.toString());
       ps.setLong(i++, lease.toMillis());
@@ -538,7 +517,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         return new ClaimAttempt.Found(new Snapshot(record, instant(rs, "db_now")));
       }
     } catch (SQLException e) {
-      if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+      if (claimWait != null
+          && (QUERY_CANCELED.equals(e.getSQLState())
+              || LOCK_NOT_AVAILABLE.equals(e.getSQLState()))) {
         throw new ClaimWaitTimeoutException(id, claimWait);
       }
       throw failure("claim", id, e);

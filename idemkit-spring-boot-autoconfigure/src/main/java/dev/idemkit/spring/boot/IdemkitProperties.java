@@ -62,8 +62,8 @@ public class IdemkitProperties {
   /**
    * How long a request waits for another request's claim on the same key (a first request still
    * running in its transaction) before it is answered 409 IDEMPOTENCY_REQUEST_IN_PROGRESS with
-   * Retry-After. Bounds how many connections a flood of one key can hold. Set as the claim
-   * transaction's lock_timeout; zero waits for ever.
+   * Retry-After. Bounds how long a flood of one key holds connections. The claim statement's query
+   * timeout, in whole seconds (rounded up); zero waits for ever.
    */
   private Duration claimWait = Duration.ofSeconds(2);
 
