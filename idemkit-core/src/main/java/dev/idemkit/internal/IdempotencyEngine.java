@@ -1,6 +1,7 @@
 package dev.idemkit.internal;
 
 import dev.idemkit.BusinessRejectionException;
+import dev.idemkit.ClaimWaitTimeoutException;
 import dev.idemkit.ExternalEffectNotAppliedException;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
@@ -43,6 +44,9 @@ public final class IdempotencyEngine implements Idempotency {
   private final IdempotencyStore store;
   private final IdempotencyConfig config;
   private final IdempotencyListener listener;
+
+  /** The Retry-After when a claim gave up waiting for another request's claim of the key. */
+  private static final Duration BUSY_RETRY_AFTER = Duration.ofSeconds(1);
 
   public IdempotencyEngine(IdempotencyStore store, IdempotencyConfig config) {
     this.store = store;
@@ -146,6 +150,9 @@ public final class IdempotencyEngine implements Idempotency {
             OperationResult result = operation.run(ctx);
             return finish(tx, claim.ownership(), result);
           });
+    } catch (ClaimWaitTimeoutException busy) {
+      // Another request holds the key's claim in its transaction: nothing stored, ask to retry.
+      return new Outcome.InProgress(BUSY_RETRY_AFTER);
     } catch (BusinessRejectionException rejection) {
       // The operation's transaction, claim included, was rolled back. Store the rejection alone.
       return storeRejection(request, rejection.response());
@@ -198,6 +205,8 @@ public final class IdempotencyEngine implements Idempotency {
                     new Claim(
                         renewed, c.recoveryPoint(), c.pendingExternal(), c.data(), c.resumed()));
               });
+    } catch (ClaimWaitTimeoutException busy) {
+      return new Outcome.InProgress(BUSY_RETRY_AFTER);
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {

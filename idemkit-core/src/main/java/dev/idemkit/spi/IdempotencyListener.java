@@ -30,4 +30,19 @@ public interface IdempotencyListener {
 
   /** An operation failed unexpectedly; the record was left in {@code state}. */
   default void onFailure(ScopedKey id, RecordState state, Throwable cause) {}
+
+  /** One cleanup batch dropped {@code bodies} response bodies and deleted {@code records}. */
+  default void onCleanup(long bodies, long records) {}
+
+  /**
+   * A record's outcome stayed unknown after the last allowed recovery attempt: it now waits for an
+   * operator. Called once per record.
+   */
+  default void onEscalated(ScopedKey id) {}
+
+  /**
+   * A new key was refused because the tenant reached {@code quota} ({@code live_records} or {@code
+   * new_keys}); nothing was stored.
+   */
+  default void onQuotaExceeded(ScopedKey id, String quota) {}
 }

@@ -3,6 +3,7 @@ package dev.idemkit.spi;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
+import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -123,7 +124,93 @@ public interface IdempotencyStore {
   /**
    * Cleans up in small batches, each its own short transaction: drops the response body of expired
    * records (keeping scope, fingerprint, resource id and times), then deletes records at least
-   * {@code metadataRetention} past that. Never touches a live record.
+   * {@code metadataRetention} past their expiry. Never touches a live record. The same as {@link
+   * #cleanup(Duration, Duration, int)} with no body retention.
    */
   CleanupResult cleanup(Duration metadataRetention, int batchSize);
+
+  /**
+   * Runs cleanup until nothing is left: batches of {@link #cleanupBatch} until a batch finds less
+   * than {@code batchSize} rows of each kind. Unpaced; a scheduler that shares the database with
+   * traffic calls {@link #cleanupBatch} itself and pauses between batches.
+   */
+  default CleanupResult cleanup(Duration bodyRetention, Duration metadataRetention, int batchSize) {
+    long dropped = 0;
+    long deleted = 0;
+    int batches = 0;
+    CleanupResult batch;
+    do {
+      batch = cleanupBatch(bodyRetention, metadataRetention, batchSize);
+      dropped += batch.bodiesDropped();
+      deleted += batch.recordsDeleted();
+      batches += batch.batches();
+    } while (batch.bodiesDropped() == batchSize || batch.recordsDeleted() == batchSize);
+    return new CleanupResult(dropped, deleted, batches);
+  }
+
+  /**
+   * One batch of each cleanup walk, each its own short transaction that skips rows another holds:
+   * drops the stored response of up to {@code batchSize} records expired at least {@code
+   * bodyRetention} ago (their metadata stays), then deletes up to {@code batchSize} records whose
+   * body is dropped and which expired at least {@code metadataRetention} ago, with their history.
+   * Never touches a live record ({@code IN_PROGRESS}, {@code UNKNOWN_REQUIRES_RECOVERY}); any
+   * number of instances may run it at once, and no row is dropped twice.
+   */
+  default CleanupResult cleanupBatch(
+      Duration bodyRetention, Duration metadataRetention, int batchSize) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not support cleanup with a body retention");
+  }
+
+  /**
+   * Spaces out recovery attempts of a record whose outcome stayed unknown: with {@code n} attempts
+   * made, the next is due after {@code firstDelay * 2^(n-1)} (at most {@code maxDelay}), and client
+   * retries are told to wait as long. Once {@code n} reaches {@code maxAttempts} the record is
+   * escalated: no further automatic recovery, it waits for an operator ({@link #resolve}).
+   */
+  default RecoveryBackoff backOffRecovery(
+      ScopedKey id, Duration firstDelay, Duration maxDelay, int maxAttempts) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not support recovery backoff");
+  }
+
+  /** Records waiting for an operator (escalated, outcome still unknown), oldest first. */
+  default List<IdempotencyRecord> findEscalated(int limit) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not support escalation");
+  }
+
+  /**
+   * An operator's verdict on a record whose outcome is unknown: stored in the record's data for the
+   * external phase's lookup ({@link OperatorResolution#take}), the record made due for recovery at
+   * once (attempts reset), and a history row written with {@code actor} and {@code reason}.
+   *
+   * @return false when the record is not (or no longer) waiting on an unknown outcome
+   */
+  default boolean resolve(
+      ScopedKey id, OperatorResolution resolution, String actor, String reason) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not support operator resolution");
+  }
+
+  /**
+   * Counts a tenant's live records: operations in progress or awaiting recovery that committed
+   * their claim (phased operations; a single-transaction one is never committed live).
+   */
+  default long countLiveRecords(String tenant) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not support quotas");
+  }
+
+  /**
+   * Counts one new key against a tenant's quota of new keys per minute of the store's clock, in one
+   * atomic write: of any number of concurrent callers, at most {@code perMinute} a minute are
+   * admitted.
+   *
+   * @return empty when admitted, else how long until the next minute starts
+   */
+  default Optional<Duration> admitNewKey(String tenant, int perMinute) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not support quotas");
+  }
 }

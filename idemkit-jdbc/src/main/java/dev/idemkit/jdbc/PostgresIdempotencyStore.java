@@ -1,10 +1,12 @@
 package dev.idemkit.jdbc;
 
+import dev.idemkit.ClaimWaitTimeoutException;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyKey;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.Json;
 import dev.idemkit.LostOwnershipException;
+import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
@@ -13,6 +15,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.Takeover;
@@ -83,24 +86,46 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   private static final String READ =
       NOW + "select r.*, clock.now as db_now from idemkit_record r, clock where " + KEY;
 
-  private static final String REPLACE_EXPIRED =
-      NOW
-          + """
-          update idemkit_record r set fingerprint = ?, state = 'IN_PROGRESS',
-              fencing_token = r.fencing_token + 1,
-              locked_until = clock.now + ? * interval '1 millisecond',
-              recovery_point = null, pending_external = null, recovery_data = null,
-              recovery_attempts = 0, response_status = null, response_headers = null,
-              response_body = null, response_schema_version = null, resource_id = null,
-              created_at = clock.now, updated_at = clock.now,
-              expires_at = clock.now + ? * interval '1 millisecond', body_dropped_at = null,
-              recovery_due = null
-          from clock
-          where r.tenant = ? and r.operation = ? and r.idem_key = ?
-            and r.fencing_token = ? and r.state = ?
-            and r.expires_at <= clock.now and r.state not in """
-          + LIVE
-          + " returning r.*, clock.now as db_now";
+  /**
+   * A takeover of an expired record for a new operation that keeps the previous operation's
+   * metadata (fingerprint, state, resource, answer status, when it began) as a {@code
+   * REPLACED_EXPIRED} history row rather than overwriting it silently. {@code previous} is the same
+   * row joined as it was before the update: its columns in {@code returning} are the old values.
+   */
+  private static final String REPLACE_EXPIRED_KEEPING_HISTORY =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      changed as (
+        update idemkit_record r set fingerprint = ?, state = 'IN_PROGRESS',
+            fencing_token = r.fencing_token + 1,
+            locked_until = clock.now + ? * interval '1 millisecond',
+            recovery_point = null, pending_external = null, recovery_data = null,
+            recovery_attempts = 0, response_status = null, response_headers = null,
+            response_body = null, response_schema_version = null, resource_id = null,
+            created_at = clock.now, updated_at = clock.now,
+            expires_at = clock.now + ? * interval '1 millisecond', body_dropped_at = null,
+            recovery_due = null
+        from clock, idemkit_record previous
+        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+          and r.fencing_token = ? and r.state = ?
+          and r.expires_at <= clock.now and r.state not in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
+          and previous.tenant = r.tenant and previous.operation = r.operation
+          and previous.idem_key = r.idem_key
+        returning r.*, clock.now as db_now, previous.state as previous_state,
+            previous.fencing_token as previous_fencing_token,
+            previous.fingerprint as previous_fingerprint,
+            previous.resource_id as previous_resource_id,
+            previous.response_status as previous_response_status,
+            previous.created_at as previous_created_at),
+      logged as (
+        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
+            fencing_token, at, fingerprint, resource_id, response_status, began_at)
+        select tenant, operation, idem_key, 'REPLACED_EXPIRED', previous_state,
+            previous_fencing_token, db_now, previous_fingerprint, previous_resource_id,
+            previous_response_status, previous_created_at
+        from changed)
+      select * from changed
+      """;
 
   private static final String TAKE_OVER =
       NOW
@@ -226,49 +251,189 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           + " and r.operation = any(?) order by r.recovery_due limit ?";
 
   /**
-   * One batch of dropping expired bodies (marking every expired row, body or not, so the walk never
-   * passes it again); skips rows another transaction holds.
+   * One batch of dropping expired bodies. The walk reads {@code idemkit_record_body_cleanup_ix} in
+   * its own order ({@code expires_at}, only rows whose body is still there) and stops after {@code
+   * limit} rows: the time bound is a value fixed for the statement, not a join, so a batch costs
+   * what it drops however large the backlog. Every expired row is marked, body or not, so the walk
+   * never passes it again.
+   *
+   * <p>Two instances meet here: {@code skip locked} hands each of them other rows, and a row one of
+   * them marked and committed no longer matches {@code body_dropped_at is null} when the other
+   * rechecks it, so no row is dropped twice. A retry taking the expired key over ({@code
+   * REPLACE_EXPIRED}) and cleanup lock the same row: whichever comes second waits or skips it, and
+   * a row made live again fails the state condition on recheck.
    */
   private static final String DROP_BODIES =
-      NOW
-          + """
-          , batch as (
-            select b.tenant, b.operation, b.idem_key from idemkit_record b, clock
-            where b.body_dropped_at is null and b.expires_at <= clock.now
-              and b.state not in """
-          + LIVE
-          + """
+      """
+      with batch as (
+        select tenant, operation, idem_key from idemkit_record
+        where body_dropped_at is null
+          and expires_at <= coalesce(cast(? as timestamptz), statement_timestamp())
+                            - ? * interval '1 millisecond'
+          and state not in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
+        order by expires_at
+        limit ?
+        for update skip locked)
+      update idemkit_record r
+      set response_body = null, response_headers = null,
+          body_dropped_at = coalesce(cast(? as timestamptz), statement_timestamp())
+      from batch
+      where r.tenant = batch.tenant and r.operation = batch.operation
+        and r.idem_key = batch.idem_key
+      """;
 
-            order by b.expires_at limit ? for update of b skip locked)
-          update idemkit_record r set response_body = null, response_headers = null,
-              body_dropped_at = clock.now
-          from batch, clock
-          where r.tenant = batch.tenant and r.operation = batch.operation
-            and r.idem_key = batch.idem_key
-          """;
-
+  /**
+   * One batch of deleting records whose body is dropped and whose metadata retention (counted from
+   * expiry) has passed, with their history, in one statement. Walks {@code
+   * idemkit_record_metadata_cleanup_ix} in its own order, like {@link #DROP_BODIES}.
+   */
   private static final String DELETE_METADATA =
-      NOW
-          + """
-          , batch as (
-            select b.tenant, b.operation, b.idem_key from idemkit_record b, clock
-            where b.body_dropped_at <= clock.now - ? * interval '1 millisecond'
-              and b.state not in """
-          + LIVE
-          + """
+      """
+      with batch as (
+        select tenant, operation, idem_key from idemkit_record
+        where body_dropped_at is not null
+          and expires_at <= coalesce(cast(? as timestamptz), statement_timestamp())
+                            - ? * interval '1 millisecond'
+          and state not in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
+        order by expires_at
+        limit ?
+        for update skip locked),
+      deleted as (
+        delete from idemkit_record r using batch
+        where r.tenant = batch.tenant and r.operation = batch.operation
+          and r.idem_key = batch.idem_key
+        returning r.tenant, r.operation, r.idem_key),
+      history as (
+        delete from idemkit_record_history h using deleted d
+        where h.tenant = d.tenant and h.operation = d.operation and h.idem_key = d.idem_key)
+      select count(*) from deleted
+      """;
 
-            order by b.expires_at limit ? for update of b skip locked)
-          delete from idemkit_record r using batch
-          where r.tenant = batch.tenant and r.operation = batch.operation
-            and r.idem_key = batch.idem_key
-          """;
+  /** Past minutes' counters of new keys, at most an hour of them kept. */
+  private static final String DELETE_OLD_KEY_COUNTERS =
+      """
+      delete from idemkit_tenant_key_counter
+      where minute < coalesce(cast(? as timestamptz), statement_timestamp()) - interval '1 hour'
+      """;
+
+  /**
+   * Spaces out the next recovery attempt of a record left unknown, or escalates it once its
+   * attempts reached the limit. Applied only to a record nobody owns ({@code
+   * UNKNOWN_REQUIRES_RECOVERY}, lease run out): a retry or a worker that took it over first makes
+   * this a no-op. {@code previous} is the row as it was, to tell a new escalation from an old one.
+   * An escalated record stays unknown; client retries are told to wait {@code maxDelay} between
+   * their own recovery attempts.
+   */
+  private static final String BACK_OFF_RECOVERY =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      changed as (
+        update idemkit_record r
+        set recovery_due = case when r.recovery_attempts >= ? then null
+              else clock.now + least(? * power(2, greatest(r.recovery_attempts - 1, 0)), ?)
+                               * interval '1 millisecond' end,
+            locked_until = clock.now
+              + least(? * power(2, greatest(r.recovery_attempts - 1, 0)), ?)
+                * interval '1 millisecond',
+            escalated_at = case when r.recovery_attempts >= ?
+              then coalesce(r.escalated_at, clock.now) end,
+            updated_at = clock.now
+        from clock, idemkit_record previous
+        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+          and r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now
+          and previous.tenant = r.tenant and previous.operation = r.operation
+          and previous.idem_key = r.idem_key
+        returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
+            r.pending_external, r.fencing_token, r.escalated_at, r.recovery_attempts,
+            previous.escalated_at as previously_escalated_at, clock.now as db_now),
+      logged as (
+        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
+            recovery_point, pending_external, fencing_token, at, reason)
+        select tenant, operation, idem_key, 'ESCALATED', state, recovery_point, pending_external,
+            fencing_token, db_now, 'outcome still unknown after ' || recovery_attempts || ' attempts'
+        from changed
+        where escalated_at is not null and previously_escalated_at is null)
+      select escalated_at is not null as escalated,
+          previously_escalated_at is not null as was_escalated
+      from changed
+      """;
+
+  private static final String ESCALATED =
+      """
+      select r.* from idemkit_record r
+      where r.escalated_at is not null and r.state = 'UNKNOWN_REQUIRES_RECOVERY'
+      order by r.escalated_at
+      limit ?
+      """;
+
+  /**
+   * An operator's verdict: kept in the record's data for the external phase's lookup, the record
+   * due for recovery now with its attempts reset, and a history row saying who and why. Applied
+   * only to a record waiting on an unknown outcome that nobody owns (an owner holds it {@code
+   * IN_PROGRESS}); a recovery that took the record over first makes it a no-op the operator sees.
+   */
+  private static final String RESOLVE =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      changed as (
+        update idemkit_record r
+        set recovery_data = (coalesce(cast(r.recovery_data as jsonb), '{}'::jsonb)
+                || jsonb_build_object(?::text, ?::text)
+                || case when ?::text is null then '{}'::jsonb
+                        else jsonb_build_object(?::text, ?::text) end)::text,
+            recovery_attempts = 0, escalated_at = null,
+            recovery_due = clock.now, locked_until = clock.now, updated_at = clock.now
+        from clock
+        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+          and r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.pending_external is not null
+        returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
+            r.pending_external, r.fencing_token, clock.now as db_now),
+      logged as (
+        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
+            recovery_point, pending_external, fencing_token, at, actor, reason)
+        select tenant, operation, idem_key, ?, state, recovery_point, pending_external,
+            fencing_token, db_now, ?, ?
+        from changed)
+      select 1 from changed
+      """;
+
+  /** Uses {@code idemkit_record_live_tenant_ix}: only live committed records are in it. */
+  private static final String COUNT_LIVE =
+      "select count(*) from idemkit_record where tenant = ? and recovery_due is not null";
+
+  /**
+   * Counts a new key in the tenant's current minute unless the minute is full: the row lock of the
+   * upsert orders concurrent callers, each sees the count the one before it left, so exactly {@code
+   * limit} are admitted however many race.
+   */
+  private static final String ADMIT_NEW_KEY =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      counted as (
+        insert into idemkit_tenant_key_counter as c (tenant, minute, keys)
+        select ?, date_trunc('minute', clock.now), 1 from clock
+        on conflict (tenant, minute) do update set keys = c.keys + 1 where c.keys < ?
+        returning keys)
+      select (select count(*) from counted) as admitted,
+          ceil(extract(epoch from date_trunc('minute', clock.now) + interval '1 minute'
+              - clock.now)) as seconds_left
+      from clock
+      """;
+
+  /** PostgreSQL's SQLSTATE for a statement canceled (here: the claim, past its wait). */
+  private static final String QUERY_CANCELED = "57014";
+
+  /** PostgreSQL's SQLSTATE for a lock wait that ran into lock_timeout. */
+  private static final String LOCK_NOT_AVAILABLE = "55P03";
 
   private final JdbcTransactions transactions;
   private final Clock clock;
+  private final Duration claimWait;
 
-  private PostgresIdempotencyStore(JdbcTransactions transactions, Clock clock) {
+  private PostgresIdempotencyStore(JdbcTransactions transactions, Clock clock, Duration claimWait) {
     this.transactions = Objects.requireNonNull(transactions);
     this.clock = clock;
+    this.claimWait = claimWait;
   }
 
   /** A store on {@code dataSource}, running its own transactions, on the database's clock. */
@@ -284,6 +449,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   public static final class Builder {
     private final JdbcTransactions transactions;
     private Clock clock;
+    private Duration claimWait;
 
     private Builder(JdbcTransactions transactions) {
       this.transactions = transactions;
@@ -298,8 +464,21 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       return this;
     }
 
+    /**
+     * Bounds how long a claim waits for another request's uncommitted claim of the same key (the
+     * claim statement's query timeout, in whole seconds, rounded up; the business statements after
+     * it are not bounded); past it the claim throws {@link ClaimWaitTimeoutException}, its
+     * transaction rolls back, and the engine answers "in progress". A flood of one key then holds
+     * each connection for at most that long instead of until the first request ends. Unset or zero:
+     * waits until the other request ends.
+     */
+    public Builder claimWait(Duration claimWait) {
+      this.claimWait = claimWait == null || claimWait.isZero() ? null : claimWait;
+      return this;
+    }
+
     public PostgresIdempotencyStore build() {
-      return new PostgresIdempotencyStore(transactions, clock);
+      return new PostgresIdempotencyStore(transactions, clock, claimWait);
     }
   }
 
@@ -332,6 +511,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   public ClaimAttempt claim(
       StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
     try (PreparedStatement ps = connection(tx).prepareStatement(CLAIM)) {
+      if (claimWait != null) {
+        // Bounds this statement only (the driver cancels it past the timeout), never the business
+        // statements after it in the same transaction; no extra round trip unless it fires.
+        ps.setQueryTimeout((int) Math.max(1, (claimWait.toMillis() + 999) / 1000));
+      }
       int i = bindNow(ps);
       i = bindKey(ps, i, id);
       ps.setString(i++, fingerprint.toString());
@@ -349,6 +533,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         return new ClaimAttempt.Found(new Snapshot(record, instant(rs, "db_now")));
       }
     } catch (SQLException e) {
+      if (claimWait != null
+          && (QUERY_CANCELED.equals(e.getSQLState())
+              || LOCK_NOT_AVAILABLE.equals(e.getSQLState()))) {
+        throw new ClaimWaitTimeoutException(id, claimWait);
+      }
       throw failure("claim", id, e);
     }
   }
@@ -382,7 +571,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     IdempotencyRecord r = seen.record();
     String sql =
         switch (kind) {
-          case REPLACE_EXPIRED -> REPLACE_EXPIRED;
+          case REPLACE_EXPIRED -> REPLACE_EXPIRED_KEEPING_HISTORY;
           case RECLAIM_RETRYABLE -> RECLAIM_RETRYABLE;
           case RESUME_ABANDONED -> RESUME_ABANDONED;
           case RECOVER_UNKNOWN -> RECOVER_UNKNOWN;
@@ -532,42 +721,161 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                 }));
   }
 
-  /**
-   * Each batch is one short auto-commit statement that skips locked rows, so cleanup never waits
-   * on, nor holds up, live traffic for long.
-   */
   @Override
   public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
+    return cleanup(Duration.ZERO, metadataRetention, batchSize);
+  }
+
+  /**
+   * Each walk's batch is one short auto-commit statement that skips locked rows, so cleanup never
+   * waits on, nor holds up, live traffic for long.
+   */
+  @Override
+  public CleanupResult cleanupBatch(
+      Duration bodyRetention, Duration metadataRetention, int batchSize) {
     if (batchSize < 1) {
       throw new IllegalArgumentException("batchSize must be positive: " + batchSize);
+    }
+    if (bodyRetention.isNegative() || metadataRetention.isNegative()) {
+      throw new IllegalArgumentException("retentions cannot be negative");
     }
     return call(
         () ->
             transactions.withConnection(
                 c -> {
-                  long dropped = 0;
-                  long deleted = 0;
-                  int batches = 0;
-                  int n;
-                  do {
-                    try (PreparedStatement ps = c.prepareStatement(DROP_BODIES)) {
-                      ps.setInt(bindNow(ps), batchSize);
-                      n = ps.executeUpdate();
+                  String now = clock == null ? null : clock.instant().toString();
+                  int dropped;
+                  try (PreparedStatement ps = c.prepareStatement(DROP_BODIES)) {
+                    ps.setString(1, now);
+                    ps.setLong(2, bodyRetention.toMillis());
+                    ps.setInt(3, batchSize);
+                    ps.setString(4, now);
+                    dropped = ps.executeUpdate();
+                  }
+                  long deleted;
+                  try (PreparedStatement ps = c.prepareStatement(DELETE_METADATA)) {
+                    ps.setString(1, now);
+                    ps.setLong(2, metadataRetention.toMillis());
+                    ps.setInt(3, batchSize);
+                    try (ResultSet rs = ps.executeQuery()) {
+                      rs.next();
+                      deleted = rs.getLong(1);
                     }
-                    dropped += n;
-                    batches++;
-                  } while (n == batchSize);
-                  do {
-                    try (PreparedStatement ps = c.prepareStatement(DELETE_METADATA)) {
-                      int i = bindNow(ps);
-                      ps.setLong(i++, metadataRetention.toMillis());
-                      ps.setInt(i, batchSize);
-                      n = ps.executeUpdate();
+                  }
+                  try (PreparedStatement ps = c.prepareStatement(DELETE_OLD_KEY_COUNTERS)) {
+                    ps.setString(1, now);
+                    ps.executeUpdate();
+                  }
+                  return new CleanupResult(dropped, deleted, 2);
+                }));
+  }
+
+  @Override
+  public RecoveryBackoff backOffRecovery(
+      ScopedKey id, Duration firstDelay, Duration maxDelay, int maxAttempts) {
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(BACK_OFF_RECOVERY)) {
+                    int i = bindNow(ps);
+                    ps.setInt(i++, maxAttempts);
+                    ps.setLong(i++, firstDelay.toMillis());
+                    ps.setLong(i++, maxDelay.toMillis());
+                    ps.setLong(i++, firstDelay.toMillis());
+                    ps.setLong(i++, maxDelay.toMillis());
+                    ps.setInt(i++, maxAttempts);
+                    bindKey(ps, i, id);
+                    try (ResultSet rs = ps.executeQuery()) {
+                      if (!rs.next()) {
+                        return RecoveryBackoff.NOT_PENDING;
+                      }
+                      if (rs.getBoolean("was_escalated")) {
+                        return RecoveryBackoff.ALREADY_ESCALATED;
+                      }
+                      return rs.getBoolean("escalated")
+                          ? RecoveryBackoff.ESCALATED
+                          : RecoveryBackoff.DEFERRED;
                     }
-                    deleted += n;
-                    batches++;
-                  } while (n == batchSize);
-                  return new CleanupResult(dropped, deleted, batches);
+                  }
+                }));
+  }
+
+  @Override
+  public List<IdempotencyRecord> findEscalated(int limit) {
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(ESCALATED)) {
+                    ps.setInt(1, limit);
+                    List<IdempotencyRecord> found = new ArrayList<>();
+                    try (ResultSet rs = ps.executeQuery()) {
+                      while (rs.next()) {
+                        found.add(toRecord(rs));
+                      }
+                    }
+                    return found;
+                  }
+                }));
+  }
+
+  @Override
+  public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(RESOLVE)) {
+                    int i = bindNow(ps);
+                    ps.setString(i++, OperatorResolution.OUTCOME_KEY);
+                    ps.setString(i++, resolution.outcome());
+                    ps.setString(i++, resolution.externalReference());
+                    ps.setString(i++, OperatorResolution.REFERENCE_KEY);
+                    ps.setString(i++, resolution.externalReference());
+                    i = bindKey(ps, i, id);
+                    ps.setString(i++, "OPERATOR_RESOLVED_" + resolution.outcome());
+                    ps.setString(i++, actor);
+                    ps.setString(i, reason);
+                    return rows(ps) == 1;
+                  }
+                }));
+  }
+
+  @Override
+  public long countLiveRecords(String tenant) {
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(COUNT_LIVE)) {
+                    ps.setString(1, tenant);
+                    try (ResultSet rs = ps.executeQuery()) {
+                      rs.next();
+                      return rs.getLong(1);
+                    }
+                  }
+                }));
+  }
+
+  @Override
+  public Optional<Duration> admitNewKey(String tenant, int perMinute) {
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(ADMIT_NEW_KEY)) {
+                    int i = bindNow(ps);
+                    ps.setString(i++, tenant);
+                    ps.setInt(i, perMinute);
+                    try (ResultSet rs = ps.executeQuery()) {
+                      rs.next();
+                      return rs.getLong("admitted") == 1
+                          ? Optional.<Duration>empty()
+                          : Optional.of(
+                              Duration.ofSeconds(Math.max(1, rs.getLong("seconds_left"))));
+                    }
+                  }
                 }));
   }
 

@@ -71,6 +71,27 @@ final class TestDatabase {
     return server;
   }
 
+  /**
+   * A schema of its own on the embedded server, with Idemkit's schema files applied: for tests that
+   * run cleanup, which would otherwise walk every other test's records. Close it after use.
+   */
+  static IdemkitDatabase freshSchema(int poolSize) {
+    String schema = "idemkit_own_" + UUID.randomUUID().toString().replace("-", "");
+    String url;
+    try (Connection c = embedded().dataSource().getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("create schema " + schema);
+      url = c.getMetaData().getURL();
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return IdemkitDatabase.connect(
+        url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema,
+        "postgres",
+        null,
+        poolSize);
+  }
+
   private static IdemkitDatabase prepared(IdemkitDatabase db) {
     execute(db.dataSource(), "create table if not exists contract_ledger (entry text not null)");
     execute(

@@ -60,6 +60,21 @@ public final class IdempotencyMetricNames {
    */
   public static final String FAILURE_COUNT = "idempotency.failure.count";
 
+  /**
+   * Counter: rows cleanup dropped; tag {@code kind}: {@code body} (a stored response dropped after
+   * the window) or {@code record} (a record and its history deleted after the metadata retention).
+   */
+  public static final String CLEANUP_ROWS = "idempotency.cleanup.rows";
+
+  /**
+   * Counter: records whose outcome stayed unknown after the last recovery attempt, now waiting for
+   * an operator; tag {@code operation}.
+   */
+  public static final String ESCALATED_COUNT = "idempotency.escalated.count";
+
+  /** Counter: new keys refused by a tenant quota; tags {@code operation}, {@code quota}. */
+  public static final String QUOTA_EXCEEDED_COUNT = "idempotency.quota_exceeded.count";
+
   // ---- tag keys ---------------------------------------------------------------------------
 
   /** The operation's name from the record's scope, e.g. {@code create_payment}. */
@@ -79,6 +94,12 @@ public final class IdempotencyMetricNames {
    * case, e.g. {@code failed_retryable}.
    */
   public static final String TAG_STATE = "state";
+
+  /** Which cleanup walk dropped the rows: {@code body} or {@code record}. */
+  public static final String TAG_CLEANUP_KIND = "kind";
+
+  /** Which tenant quota refused a key: {@code live_records} or {@code new_keys}. */
+  public static final String TAG_QUOTA = "quota";
 
   // ---- values of the outcome tag ----------------------------------------------------------
 

@@ -192,6 +192,57 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener,
     }
   }
 
+  @Override
+  public void onCleanup(long bodies, long records) {
+    for (Recorder r : recorders) {
+      try {
+        if (bodies > 0) {
+          Counter.builder(IdempotencyMetricNames.CLEANUP_ROWS)
+              .tag(IdempotencyMetricNames.TAG_CLEANUP_KIND, "body")
+              .register(r.registry)
+              .increment(bodies);
+        }
+        if (records > 0) {
+          Counter.builder(IdempotencyMetricNames.CLEANUP_ROWS)
+              .tag(IdempotencyMetricNames.TAG_CLEANUP_KIND, "record")
+              .register(r.registry)
+              .increment(records);
+        }
+      } catch (RuntimeException e) {
+        dropped(e);
+      }
+    }
+  }
+
+  @Override
+  public void onEscalated(ScopedKey id) {
+    for (Recorder r : recorders) {
+      try {
+        Counter.builder(IdempotencyMetricNames.ESCALATED_COUNT)
+            .tag(TAG_OPERATION, id.operation())
+            .register(r.registry)
+            .increment();
+      } catch (RuntimeException e) {
+        dropped(e);
+      }
+    }
+  }
+
+  @Override
+  public void onQuotaExceeded(ScopedKey id, String quota) {
+    for (Recorder r : recorders) {
+      try {
+        Counter.builder(IdempotencyMetricNames.QUOTA_EXCEEDED_COUNT)
+            .tag(TAG_OPERATION, id.operation())
+            .tag(IdempotencyMetricNames.TAG_QUOTA, quota)
+            .register(r.registry)
+            .increment();
+      } catch (RuntimeException e) {
+        dropped(e);
+      }
+    }
+  }
+
   private void dropped(RuntimeException e) {
     if (failureLogged.compareAndSet(false, true)) {
       LOG.log(

@@ -68,6 +68,43 @@ class MicrometerIdempotencyListenerTest {
   }
 
   @Test
+  void cleanupRowsEscalationsAndRefusedKeysAreCounted() {
+    MicrometerIdempotencyListener life = MicrometerIdempotencyListener.create(registry);
+    ScopedKey id = key("key-life");
+
+    life.onCleanup(1000, 0);
+    life.onCleanup(3, 7);
+    life.onEscalated(id);
+    life.onQuotaExceeded(id, "new_keys");
+    life.onQuotaExceeded(id, "new_keys");
+
+    assertThat(
+            registry.get(IdempotencyMetricNames.CLEANUP_ROWS).tag("kind", "body").counter().count())
+        .isEqualTo(1003);
+    assertThat(
+            registry
+                .get(IdempotencyMetricNames.CLEANUP_ROWS)
+                .tag("kind", "record")
+                .counter()
+                .count())
+        .isEqualTo(7);
+    assertThat(
+            registry
+                .get(IdempotencyMetricNames.ESCALATED_COUNT)
+                .tag(TAG_OPERATION, id.operation())
+                .counter()
+                .count())
+        .isEqualTo(1);
+    assertThat(
+            registry
+                .get(IdempotencyMetricNames.QUOTA_EXCEEDED_COUNT)
+                .tag("quota", "new_keys")
+                .counter()
+                .count())
+        .isEqualTo(2);
+  }
+
+  @Test
   void anExecutedRequestIsTimedByOperationAndOutcome() {
     Outcome outcome = idempotency.execute(key("key-executed"), command("10.00"), pay());
 

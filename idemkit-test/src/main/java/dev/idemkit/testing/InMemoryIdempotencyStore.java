@@ -310,6 +310,13 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
   @Override
   public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
+    return cleanupBatch(Duration.ZERO, metadataRetention, batchSize);
+  }
+
+  /** Everything due at once (one "batch"): a test store has no traffic to make way for. */
+  @Override
+  public CleanupResult cleanupBatch(
+      Duration bodyRetention, Duration metadataRetention, int batchSize) {
     lock.lock();
     try {
       Instant now = clock.instant();
@@ -319,10 +326,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         if (!r.isExpiredAt(now)) {
           continue;
         }
-        if (!now.isBefore(r.expiresAt().plus(metadataRetention))) {
+        if (!now.isBefore(r.expiresAt().plus(metadataRetention))
+            && !now.isBefore(r.expiresAt().plus(bodyRetention))) {
           records.remove(r.id());
           deleted++;
-        } else if (r.response() != null) {
+        } else if (r.response() != null && !now.isBefore(r.expiresAt().plus(bodyRetention))) {
           records.put(
               r.id(),
               with(

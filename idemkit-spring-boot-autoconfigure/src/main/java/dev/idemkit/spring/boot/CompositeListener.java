@@ -53,4 +53,19 @@ final class CompositeListener implements IdempotencyListener {
   public void onFailure(ScopedKey id, RecordState state, Throwable cause) {
     listeners.forEach(l -> l.onFailure(id, state, cause));
   }
+
+  @Override
+  public void onCleanup(long bodies, long records) {
+    listeners.forEach(l -> l.onCleanup(bodies, records));
+  }
+
+  @Override
+  public void onEscalated(ScopedKey id) {
+    listeners.forEach(l -> l.onEscalated(id));
+  }
+
+  @Override
+  public void onQuotaExceeded(ScopedKey id, String quota) {
+    listeners.forEach(l -> l.onQuotaExceeded(id, quota));
+  }
 }

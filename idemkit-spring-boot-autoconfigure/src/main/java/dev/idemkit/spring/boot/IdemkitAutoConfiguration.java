@@ -64,8 +64,11 @@ public class IdemkitAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  public IdempotencyStore idempotencyStore(JdbcTransactions transactions) {
-    return PostgresIdempotencyStore.builder(transactions).build();
+  public IdempotencyStore idempotencyStore(
+      JdbcTransactions transactions, IdemkitProperties properties) {
+    return PostgresIdempotencyStore.builder(transactions)
+        .claimWait(properties.getClaimWait())
+        .build();
   }
 
   /**
@@ -112,7 +115,27 @@ public class IdemkitAutoConfiguration {
         store,
         operations.orderedStream().toList(),
         properties.getRecovery().getInterval(),
-        properties.getRecovery().getBatchSize());
+        properties.getRecovery().getBatchSize(),
+        properties.getRecovery(),
+        idempotency.config().listener());
+  }
+
+  /** The per-tenant quotas (idemkit.quota.*), checked only when a limit is set. */
+  @Bean
+  @ConditionalOnMissingBean
+  public TenantQuotas idemkitTenantQuotas(
+      Idempotency idempotency, IdempotencyStore store, IdemkitProperties properties) {
+    return new TenantQuotas(store, properties.getQuota(), idempotency.config().listener());
+  }
+
+  /** Cleanup on every instance, by default (idemkit.cleanup.*). */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "idemkit.cleanup", name = "enabled", matchIfMissing = true)
+  public IdempotencyCleanupWorker idempotencyCleanupWorker(
+      Idempotency idempotency, IdempotencyStore store, IdemkitProperties properties) {
+    return new IdempotencyCleanupWorker(
+        store, idempotency.config().listener(), properties.getCleanup());
   }
 
   @Bean

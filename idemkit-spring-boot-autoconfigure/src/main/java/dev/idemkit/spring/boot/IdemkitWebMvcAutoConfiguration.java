@@ -60,7 +60,8 @@ public class IdemkitWebMvcAutoConfiguration {
       RequestFingerprinter fingerprinter,
       ObjectProvider<IssuedKeys> issuedKeys,
       ObjectProvider<JsonMapper> mapper,
-      Environment environment) {
+      Environment environment,
+      ObjectProvider<TenantQuotas> quotas) {
     return new IdempotentMethodInterceptor(
         idempotency,
         properties,
@@ -68,7 +69,8 @@ public class IdemkitWebMvcAutoConfiguration {
         fingerprinter,
         issuedKeys.getIfAvailable(
             () -> IdemkitAutoConfiguration.issuedKeys(properties, environment)),
-        mapper.getIfAvailable(JsonMapper::new));
+        mapper.getIfAvailable(JsonMapper::new),
+        quotas.getIfAvailable());
   }
 
   /**

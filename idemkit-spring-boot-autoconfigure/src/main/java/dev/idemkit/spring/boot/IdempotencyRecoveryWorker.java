@@ -4,7 +4,9 @@ import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.Outcome;
+import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.RecoveryBackoff;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +36,8 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
   private final Map<String, RecoverableOperation> operations;
   private final Duration interval;
   private final int batchSize;
+  private final IdemkitProperties.Recovery backoff;
+  private final IdempotencyListener listener;
   private ScheduledExecutorService scheduler;
 
   /** What one pass did. */
@@ -45,6 +49,24 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
       List<RecoverableOperation> operations,
       Duration interval,
       int batchSize) {
+    this(idempotency, store, operations, interval, batchSize, null, IdempotencyListener.NONE);
+  }
+
+  /**
+   * A worker that also spaces out the attempts on an outcome that stays unknown and escalates it to
+   * an operator after {@code backoff.getMaxAttempts()} (see {@link
+   * IdempotencyStore#backOffRecovery}).
+   */
+  public IdempotencyRecoveryWorker(
+      Idempotency idempotency,
+      IdempotencyStore store,
+      List<RecoverableOperation> operations,
+      Duration interval,
+      int batchSize,
+      IdemkitProperties.Recovery backoff,
+      IdempotencyListener listener) {
+    this.backoff = backoff;
+    this.listener = listener;
     this.idempotency = idempotency;
     this.store = store;
     this.operations =
@@ -73,6 +95,7 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
         }
         if (outcome.get() instanceof Outcome.OutcomePending) {
           pending++;
+          backOff(record);
         } else {
           recovered++;
         }
@@ -86,6 +109,30 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
       }
     }
     return new Pass(due.size(), recovered, pending, failed);
+  }
+
+  /**
+   * The attempt left the outcome unknown: the next one waits longer, and after the last allowed one
+   * the record waits for an operator. The store's write is conditional on nobody owning the record,
+   * so a client retry that took it over in between is left alone.
+   */
+  private void backOff(IdempotencyRecord record) {
+    if (backoff == null) {
+      return;
+    }
+    RecoveryBackoff done =
+        store.backOffRecovery(
+            record.id(), backoff.getBackoff(), backoff.getMaxBackoff(), backoff.getMaxAttempts());
+    if (done == RecoveryBackoff.ESCALATED) {
+      listener.onEscalated(record.id());
+      log.warn(
+          "{}: the outcome of external step {} is still unknown after {} recovery attempts;"
+              + " automatic recovery stopped. An operator must resolve it (applied, with the"
+              + " external reference, or not applied): see the admin API.",
+          record.id(),
+          record.pendingExternal(),
+          backoff.getMaxAttempts());
+    }
   }
 
   @Override

@@ -43,4 +43,13 @@ public @interface Idempotent {
    * downstream outcome is unknown).
    */
   boolean phased() default false;
+
+  /**
+   * The failure statuses (4xx, 5xx) of this operation that are stored and replayed for the whole
+   * window, whether the handler returns them or throws them (a Spring {@code ErrorResponse}): a
+   * deterministic refusal such as a 402 decline. Any other failure status is answered once and not
+   * stored (its transaction is rolled back), so a retry runs again: say a transient 409 conflict on
+   * the state of another resource. Empty: {@code idemkit.replayable-statuses}.
+   */
+  int[] replayedStatuses() default {};
 }

@@ -77,6 +77,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   private final RequestFingerprinter fingerprinter;
   private final IssuedKeys issuedKeys;
   private final JsonMapper mapper;
+  private final TenantQuotas quotas;
 
   /**
    * Whether the store was found unreachable and not yet reachable again: one WARN per episode,
@@ -91,6 +92,19 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       RequestFingerprinter fingerprinter,
       IssuedKeys issuedKeys,
       JsonMapper mapper) {
+    this(idempotency, properties, tenants, fingerprinter, issuedKeys, mapper, null);
+  }
+
+  /** With {@code quotas} ({@code idemkit.quota.*}) checked before a new key is claimed. */
+  public IdempotentMethodInterceptor(
+      Idempotency idempotency,
+      IdemkitProperties properties,
+      IdempotencyTenantResolver tenants,
+      RequestFingerprinter fingerprinter,
+      IssuedKeys issuedKeys,
+      JsonMapper mapper,
+      TenantQuotas quotas) {
+    this.quotas = quotas;
     this.idempotency = idempotency;
     this.properties = properties;
     this.tenants = tenants;
@@ -178,6 +192,13 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
         idempotent.ttl().isEmpty() ? properties.getDefaultTtl() : Duration.parse(idempotent.ttl());
     ScopedKey id = ScopedKey.of(tenant, operation, key.value());
     IdempotentRequest idempotentRequest = new IdempotentRequest(id, fingerprint, ttl);
+
+    if (quotas != null) {
+      var overQuota = quotas.refuse(id);
+      if (overQuota.isPresent()) {
+        return overQuota.get();
+      }
+    }
 
     Operation run =
         idempotent.phased()
@@ -270,6 +291,9 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
               : "The operation stopped after an external step it recorded. Retry with the same"
                   + " key; it resumes where it stopped and nothing happens twice.",
           Duration.ofSeconds(1));
+    }
+    if (e.getCause() instanceof NotReplayedAnswer notReplayed) {
+      return notReplayed.answer;
     }
     if (!(e.getCause() instanceof ResponseTooLargeException tooLarge)) {
       throw e.getCause() == null ? e : e.getCause();
@@ -400,8 +424,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     try {
       result = invocation.proceed();
     } catch (Exception e) {
-      if (e instanceof ErrorResponse error
-          && properties.getReplayableStatuses().contains(error.getStatusCode().value())) {
+      if (e instanceof ErrorResponse error && replayed(method, error.getStatusCode().value())) {
         HttpStatusCode status = error.getStatusCode();
         byte[] body = Problems.body(error.getBody());
         throw new BusinessRejectionException(
@@ -446,9 +469,47 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
         type != null ? type.toString() : body == null ? null : MediaType.APPLICATION_JSON_VALUE;
     StoredResponse response =
         stored(status, contentType, headers.getFirst(HttpHeaders.LOCATION), bytes);
-    return status >= 400 && properties.getReplayableStatuses().contains(status)
-        ? OperationResult.rejected(response)
-        : OperationResult.success(response);
+    if (status < 400) {
+      return OperationResult.success(response);
+    }
+    if (!replayed(method, status)) {
+      // Not for replay (say a transient conflict): answered, but the transaction, claim
+      // included, is rolled back, so a retry with the key runs again.
+      throw new NotReplayedAnswer(toEntity(response, false));
+    }
+    return OperationResult.rejected(response);
+  }
+
+  /**
+   * Whether a failure status is stored and replayed: the operation's own {@link
+   * Idempotent#replayedStatuses()} when it names any, else {@code idemkit.replayable-statuses}.
+   */
+  private boolean replayed(Method method, int status) {
+    Idempotent idempotent = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+    int[] own = idempotent == null ? new int[0] : idempotent.replayedStatuses();
+    if (own.length == 0) {
+      return properties.getReplayableStatuses().contains(status);
+    }
+    for (int s : own) {
+      if (s == status) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A failure answer the operation's replay policy does not store: given once, then forgotten. */
+  static final class NotReplayedAnswer extends RuntimeException {
+    private final transient ResponseEntity<byte[]> answer;
+
+    NotReplayedAnswer(ResponseEntity<byte[]> answer) {
+      super(
+          "answered " + answer.getStatusCode().value() + ", not stored for replay",
+          null,
+          false,
+          false);
+      this.answer = answer;
+    }
   }
 
   private static StoredResponse stored(

@@ -158,6 +158,32 @@ class IdemkitAutoConfigurationTest {
   }
 
   @Test
+  void cleanupIsScheduledByDefaultWithItsDocumentedSettingsAndCanBeTurnedOff() {
+    runner.run(
+        context -> {
+          assertThat(context).hasSingleBean(IdempotencyCleanupWorker.class);
+          assertThat(context.getBean(IdempotencyCleanupWorker.class).isRunning()).isTrue();
+          IdemkitProperties.Cleanup cleanup = context.getBean(IdemkitProperties.class).getCleanup();
+          assertThat(cleanup.getInterval()).isLessThanOrEqualTo(java.time.Duration.ofMinutes(1));
+          assertThat(cleanup.getBatchSize()).isEqualTo(1000);
+          assertThat(cleanup.getBodyRetention()).isZero();
+          assertThat(context).hasSingleBean(TenantQuotas.class);
+        });
+    runner
+        .withPropertyValues(
+            "idemkit.cleanup.enabled=false",
+            "idemkit.recovery.max-attempts=3",
+            "idemkit.quota.new-keys-per-minute-per-tenant=10")
+        .run(
+            context -> {
+              assertThat(context).doesNotHaveBean(IdempotencyCleanupWorker.class);
+              IdemkitProperties p = context.getBean(IdemkitProperties.class);
+              assertThat(p.getRecovery().getMaxAttempts()).isEqualTo(3);
+              assertThat(p.getQuota().getNewKeysPerMinutePerTenant()).isEqualTo(10);
+            });
+  }
+
+  @Test
   void outsideAWebApplicationThereIsNoInterceptor() {
     runner.run(
         context -> {

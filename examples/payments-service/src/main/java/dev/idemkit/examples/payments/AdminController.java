@@ -3,18 +3,28 @@ package dev.idemkit.examples.payments;
 import dev.idemkit.IdempotencyKey;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.InvalidIdempotencyKeyException;
+import dev.idemkit.OperatorResolution;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.examples.payments.web.OperatorPrincipal;
 import dev.idemkit.spi.IdempotencyStore;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Size;
 import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.springframework.http.HttpStatus;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.web.ErrorResponseException;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.ModelAttribute;
 import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -45,13 +55,88 @@ public class AdminController {
     }
   }
 
+  /**
+   * The records needing recovery now, and those escalated to an operator (their outcome stayed
+   * unknown after the last automatic attempt): resolve those with {@link #resolve}.
+   */
   @GetMapping("/v1/admin/idempotency/recovery")
   public Map<String, Object> needingRecovery(@RequestParam(defaultValue = "100") int limit) {
+    int bounded = Math.min(Math.max(limit, 1), 1000);
     List<Map<String, Object>> records =
-        store.findNeedingRecovery(Math.min(Math.max(limit, 1), 1000)).stream()
-            .map(AdminController::describe)
-            .toList();
-    return Map.of("records", records, "count", records.size());
+        store.findNeedingRecovery(bounded).stream().map(AdminController::describe).toList();
+    List<Map<String, Object>> escalated =
+        store.findEscalated(bounded).stream().map(AdminController::describe).toList();
+    return Map.of(
+        "records",
+        records,
+        "count",
+        records.size(),
+        "escalated",
+        escalated,
+        "escalatedCount",
+        escalated.size());
+  }
+
+  /** An operator's verdict on an unknown outcome, and why. */
+  public record Resolution(
+      @NotNull @Pattern(regexp = "APPLIED|NOT_APPLIED") String outcome,
+      @Size(min = 1, max = 200) String externalReference,
+      @NotBlank @Size(max = 500) String reason) {}
+
+  /**
+   * Resolves a record whose external call has an unknown outcome: {@code APPLIED} with the
+   * provider's reference (e.g. the charge id found in its dashboard) completes the operation with
+   * it; {@code NOT_APPLIED} makes the call run again under the same derived key. The record is due
+   * for recovery at once: the recovery worker, or the client's next retry, finishes it. Operators
+   * only (admin API keys); the record's history keeps who and why.
+   */
+  @PostMapping(
+      path = "/v1/admin/idempotency/records/{tenant}/{operation}/{key}/resolution",
+      consumes = "application/json")
+  public Map<String, Object> resolve(
+      Principal operator,
+      @PathVariable String tenant,
+      @PathVariable String operation,
+      @PathVariable String key,
+      @Valid @RequestBody Resolution request) {
+    ScopedKey id = new ScopedKey(Scope.of(tenant, operation), IdempotencyKey.of(key));
+    boolean applied = "APPLIED".equals(request.outcome());
+    if (applied == (request.externalReference() == null)) {
+      throw Errors.unprocessable(
+          "RESOLUTION_INVALID",
+          "Resolution invalid",
+          applied
+              ? "An APPLIED outcome needs the externalReference of the effect (e.g. the charge id)."
+              : "A NOT_APPLIED outcome has no externalReference.");
+    }
+    IdempotencyRecord before =
+        store
+            .find(id)
+            .orElseThrow(() -> Errors.notFound("RECORD_NOT_FOUND", "No record for " + id + "."));
+    boolean done =
+        store.resolve(
+            id,
+            applied
+                ? OperatorResolution.applied(request.externalReference())
+                : OperatorResolution.notApplied(),
+            operator.getName(),
+            request.reason());
+    if (!done) {
+      throw new ErrorResponseException(
+          HttpStatus.CONFLICT,
+          Errors.problem(
+              HttpStatus.CONFLICT,
+              "RECORD_NOT_AWAITING_RESOLUTION",
+              "Record not awaiting resolution",
+              "Record "
+                  + id
+                  + " is "
+                  + before.state()
+                  + " (or is being recovered right now): only a record whose external outcome is"
+                  + " unknown takes a resolution. Read it again."),
+          null);
+    }
+    return record(tenant, operation, key);
   }
 
   @GetMapping("/v1/admin/idempotency/records/{tenant}/{operation}/{key}")
@@ -76,7 +161,8 @@ public class AdminController {
     answer.put(
         "history",
         jdbc.sql(
-                "select event, state, recovery_point, pending_external, fencing_token, at"
+                "select event, state, recovery_point, pending_external, fencing_token, at,"
+                    + " actor, reason, fingerprint, resource_id, response_status, began_at"
                     + " from idemkit_record_history"
                     + " where tenant = ? and operation = ? and idem_key = ? order by id")
             .params(tenant, operation, key)

@@ -27,8 +27,12 @@ public class OrdersController {
     this.orders = orders;
   }
 
+  /**
+   * Creates an order. The Idempotency-Key is required (400 IDEMPOTENCY_KEY_MISSING without it): an
+   * order has no natural business key, so without one a double submit would make two orders.
+   */
   @PostMapping(path = "/v1/orders", consumes = "application/json")
-  @Idempotent(operation = "create_order", required = false)
+  @Idempotent(operation = "create_order")
   public ResponseEntity<OrderResponse> create(
       Principal tenant, @Valid @RequestBody CreateOrder request) {
     OrderResponse order = orders.create(tenant.getName(), request);

@@ -5,6 +5,7 @@ import dev.idemkit.ExternalEffectNotAppliedException;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.OperationContext;
 import dev.idemkit.OperationResult;
+import dev.idemkit.OperatorResolution;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.spring.boot.RecoverableOperation;
 import dev.idemkit.spring.boot.StoredResponses;
@@ -124,8 +125,20 @@ public class PaymentFlow implements RecoverableOperation {
     ctx.data().put("chargeStatus", charge.status());
   }
 
-  /** After a lost answer: ask the provider what it did under the derived key. */
+  /**
+   * After a lost answer: ask the provider what it did under the derived key, unless an operator
+   * already said (after recovery gave up): applied with the charge id they found, or not applied.
+   */
   private void lookUpCharge(OperationContext ctx) throws Exception {
+    Optional<OperatorResolution> verdict = OperatorResolution.take(ctx);
+    if (verdict.isPresent()) {
+      if (!verdict.get().applied()) {
+        throw new ExternalEffectNotAppliedException("an operator found no charge at the provider");
+      }
+      ctx.data().put("chargeId", verdict.get().externalReference());
+      ctx.data().put("chargeStatus", "SUCCEEDED");
+      return;
+    }
     Optional<ProviderClient.Charge> charge = provider.lookup(providerKey(paymentId(ctx)));
     if (charge.isEmpty()) {
       throw new ExternalEffectNotAppliedException("the provider never charged this payment");

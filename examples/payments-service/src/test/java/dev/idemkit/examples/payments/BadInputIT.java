@@ -113,7 +113,7 @@ class BadInputIT extends HttpTestSupport {
           post(
               ORDERS,
               TENANT_A,
-              null,
+              newKey(),
               """
               {"currency":"EUR","items":[{"sku":"sku-1","quantity":1,"unitPrice":"10.00"}]}""");
       assertThat(created.statusCode()).as(created.body()).isEqualTo(201);

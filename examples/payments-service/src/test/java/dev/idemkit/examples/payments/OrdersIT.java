@@ -13,7 +13,7 @@ class OrdersIT extends HttpTestSupport {
         post(
             "/v1/orders",
             TENANT_A,
-            null,
+            newKey(),
             """
             {"currency":"EUR","items":[{"sku":"book","quantity":2,"unitPrice":"12.50"},
               {"sku":"pen","quantity":1,"unitPrice":"5"}]}""");

@@ -15,13 +15,14 @@ class ResponseTooLargeIT extends HttpTestSupport {
 
   @Test
   void aTooLargeAnswerRollsTheOperationBackAndSaysSo() {
-    HttpResponse<String> order =
-        post(
-            "/v1/orders",
-            TENANT_A,
-            null,
-            "{\"currency\":\"EUR\",\"items\":[{\"sku\":\"a\",\"quantity\":1,\"unitPrice\":\"5\"}]}");
-    String location = order.headers().firstValue("Location").orElseThrow();
+    // The order itself, as an earlier request made it (its own answer is too large here).
+    java.util.UUID orderId = java.util.UUID.randomUUID();
+    jdbc.sql(
+            "insert into shop_order (id, tenant_id, currency, total, status, created_at)"
+                + " values (?, 'tenant_demo_a', 'EUR', 5.00, 'PENDING_PAYMENT', now())")
+        .param(orderId)
+        .update();
+    String location = "/v1/orders/" + orderId;
     String key = newKey();
     int errorsBefore = ERRORS.size();
 

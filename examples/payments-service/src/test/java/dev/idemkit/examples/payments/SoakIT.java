@@ -35,7 +35,12 @@ import org.springframework.test.context.TestPropertySource;
     properties = {
       "payments.provider.faults=drop-after-charge:0.05,timeout-after-charge:0.05,"
           + "error-before-charge:0.05,decline:0.02,latency:0.03",
-      "payments.provider.timeout=PT1S"
+      "payments.provider.timeout=PT1S",
+      "idemkit.cleanup.interval=PT1S",
+      "idemkit.cleanup.batch-size=200",
+      "idemkit.cleanup.pause=PT0.01S",
+      "idemkit.cleanup.body-retention=PT0S",
+      "idemkit.cleanup.metadata-retention=PT0S"
     })
 class SoakIT extends HttpTestSupport {
 
@@ -57,6 +62,17 @@ class SoakIT extends HttpTestSupport {
   @Test
   void twoThousandPaymentsWithTwentyPercentProviderFaults() throws Exception {
     String run = "soak-" + UUID.randomUUID().toString().substring(0, 8);
+    // Cleanup runs beside the soak (short retentions): old, expired records for it to drop.
+    int expired = 20_000;
+    jdbc.sql(
+            "insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,"
+                + " fencing_token, locked_until, response_status, response_body, created_at,"
+                + " updated_at, expires_at) select 'tenant_old', 'create_payment', ? || g,"
+                + " 'v1:sha256:old', 'COMPLETED', 1, now(), 201, convert_to('{}', 'UTF8'),"
+                + " now() - interval '2 days', now() - interval '2 days',"
+                + " now() - interval '1 day' from generate_series(1, ?) g")
+        .params(run + "-old-", expired)
+        .update();
     Map<Integer, Integer> finals = new ConcurrentHashMap<>();
     AtomicInteger attempts = new AtomicInteger();
     AtomicInteger retried = new AtomicInteger();
@@ -176,5 +192,22 @@ class SoakIT extends HttpTestSupport {
     assertThat(live).isZero();
     assertThat(retried.get()).as("faults really happened").isGreaterThan(PAYMENTS / 20);
     assertThat(declinedCharges).isEqualTo(declined);
+    long oldLeft =
+        jdbc.sql("select count(*) from idemkit_record where idem_key like ?")
+            .param(run + "-old-%")
+            .query(Long.class)
+            .single();
+    long soakRecords =
+        jdbc.sql(
+                "select count(*) from idemkit_record where idem_key like ? and idem_key not like ?")
+            .param(run + "-%")
+            .param(run + "-old-%")
+            .query(Long.class)
+            .single();
+    System.out.printf("SOAK cleanup: expired_records_left=%d of %d%n", oldLeft, expired);
+    assertThat(oldLeft).as("cleanup ran beside the soak").isLessThan(expired);
+    assertThat(soakRecords)
+        .as("no record of the soak's own window was dropped")
+        .isEqualTo(PAYMENTS);
   }
 }

@@ -1,0 +1,302 @@
+package dev.idemkit.bench;
+
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotentRequest;
+import dev.idemkit.LocalOperation;
+import dev.idemkit.OperationResult;
+import dev.idemkit.Outcome;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.jdbc.IdemkitDatabase;
+import dev.idemkit.jdbc.PostgresIdempotencyStore;
+import dev.idemkit.spi.CleanupResult;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import javax.sql.DataSource;
+
+/**
+ * The cleanup benchmark: a record table of {@code --records} realistic rows (default 1,000,000; 20%
+ * past their window, each with a ~400-byte stored response), then
+ *
+ * <ol>
+ *   <li>claims alone: {@code --workers} threads claiming and completing new keys for {@code
+ *       --seconds};
+ *   <li>cleanup alone, unpaced: every expired body dropped, then every such record deleted
+ *       (metadata retention 0), in batches of {@code --batch}; rows per second over both walks;
+ *   <li>claims beside cleanup: another 10% of the table expired, then the same claims while cleanup
+ *       runs as the starter schedules it (a batch, a pause of {@code --pause-ms}, ...).
+ * </ol>
+ *
+ * <p>Prints the plan of one batch's walk first, to show it reads its partial index in order and
+ * stops after a batch (no sort of the backlog). Ends with {@code RESULT cleanup_rows_per_s=<n>
+ * claims_during_cleanup=<ratio>}. {@code IDEMKIT_JDBC_URL} picks a server; by default an embedded
+ * PostgreSQL in a fresh temporary directory.
+ */
+public final class CleanupBenchmark {
+
+  /** The walk of one body-drop batch, as the store runs it (for EXPLAIN only). */
+  private static final String BODY_WALK =
+      """
+      select tenant, operation, idem_key from idemkit_record
+      where body_dropped_at is null
+        and expires_at <= coalesce(cast(null as timestamptz), statement_timestamp())
+                          - 0 * interval '1 millisecond'
+        and state not in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
+      order by expires_at
+      limit 1000
+      for update skip locked
+      """;
+
+  private final DataSource dataSource;
+  private final PostgresIdempotencyStore store;
+  private final Idempotency idempotency;
+  private final int workers;
+  private final int batch;
+  private final Duration pause;
+
+  private CleanupBenchmark(DataSource dataSource, int workers, int batch, Duration pause) {
+    this.dataSource = dataSource;
+    this.store = PostgresIdempotencyStore.create(dataSource);
+    this.idempotency = Idempotency.create(store);
+    this.workers = workers;
+    this.batch = batch;
+    this.pause = pause;
+  }
+
+  public static void main(String[] args) throws Exception {
+    int records = intArg(args, "--records", 1_000_000);
+    int seconds = intArg(args, "--seconds", 10);
+    int workers = intArg(args, "--workers", 4);
+    int batch = intArg(args, "--batch", 1000);
+    int pauseMs = intArg(args, "--pause-ms", 20);
+    String url = System.getenv("IDEMKIT_JDBC_URL");
+    System.out.println("bench/cleanup: starting PostgreSQL ...");
+    try (IdemkitDatabase db =
+        url != null && !url.isBlank()
+            ? IdemkitDatabase.fromEnvironment(workers + 2)
+            : IdemkitDatabase.embedded(
+                Files.createTempDirectory("idemkit-bench-cleanup-pg"), workers + 2)) {
+      System.out.printf(
+          "Database: %s; %,d records (20%% expired); batch %d, pause %d ms; %d claim workers, %d s"
+              + " per claims run%n%n",
+          db.description(), records, batch, pauseMs, workers, seconds);
+      new CleanupBenchmark(db.dataSource(), workers, batch, Duration.ofMillis(pauseMs))
+          .run(records, Duration.ofSeconds(seconds));
+    }
+  }
+
+  private void run(int records, Duration round) throws Exception {
+    load(records);
+    explain();
+
+    measureClaims(Duration.ofSeconds(3)); // warm-up
+    double alone = measureClaims(round);
+    System.out.printf("claims alone:            %8.0f claims/s%n", alone);
+
+    long t0 = System.nanoTime();
+    CleanupResult bodies = drain(Duration.ZERO, Duration.ofDays(3650));
+    double bodySeconds = (System.nanoTime() - t0) / 1e9;
+    long t1 = System.nanoTime();
+    CleanupResult deleted = drain(Duration.ZERO, Duration.ZERO);
+    double deleteSeconds = (System.nanoTime() - t1) / 1e9;
+    double rowsPerSecond =
+        (bodies.bodiesDropped() + deleted.recordsDeleted()) / (bodySeconds + deleteSeconds);
+    System.out.printf(
+        "cleanup alone: %,d bodies dropped in %.1f s (%.0f/s), %,d records deleted in %.1f s"
+            + " (%.0f/s): %.0f rows/s%n",
+        bodies.bodiesDropped(),
+        bodySeconds,
+        bodies.bodiesDropped() / bodySeconds,
+        deleted.recordsDeleted(),
+        deleteSeconds,
+        deleted.recordsDeleted() / deleteSeconds,
+        rowsPerSecond);
+
+    expireMore(records / 10);
+    AtomicBoolean stop = new AtomicBoolean();
+    LongAdder cleaned = new LongAdder();
+    ExecutorService cleaner = Executors.newSingleThreadExecutor();
+    Future<?> cleaning =
+        cleaner.submit(
+            () -> {
+              // As the starter's worker runs it: a batch of each walk, then a pause.
+              while (!stop.get()) {
+                CleanupResult r = store.cleanupBatch(Duration.ZERO, Duration.ZERO, batch);
+                cleaned.add(r.bodiesDropped() + r.recordsDeleted());
+                Thread.sleep(pause.toMillis());
+              }
+              return null;
+            });
+    double beside = measureClaims(round);
+    stop.set(true);
+    cleaning.get();
+    cleaner.shutdown();
+    System.out.printf(
+        "claims beside cleanup:   %8.0f claims/s (cleanup meanwhile: %,d rows, %.0f rows/s)%n",
+        beside, cleaned.sum(), cleaned.sum() / (double) round.toSeconds());
+    System.out.printf(
+        "cleanup rows/s = %.0f (target >= 20000); claims beside / alone = %.2f (target >= 0.80)%n",
+        rowsPerSecond, beside / alone);
+    System.out.printf(
+        "RESULT cleanup_rows_per_s=%.0f claims_during_cleanup=%.2f claims_alone_per_s=%.0f"
+            + " claims_beside_per_s=%.0f cleanup_beside_rows_per_s=%.0f%n",
+        rowsPerSecond, beside / alone, alone, beside, cleaned.sum() / (double) round.toSeconds());
+  }
+
+  /** Unpaced batches until a batch finds nothing left of either kind. */
+  private CleanupResult drain(Duration body, Duration metadata) {
+    long dropped = 0;
+    long deleted = 0;
+    int batches = 0;
+    CleanupResult r;
+    do {
+      r = store.cleanupBatch(body, metadata, batch);
+      dropped += r.bodiesDropped();
+      deleted += r.recordsDeleted();
+      batches += r.batches();
+    } while (r.bodiesDropped() > 0 || r.recordsDeleted() > 0);
+    return new CleanupResult(dropped, deleted, batches);
+  }
+
+  /**
+   * Realistic rows: 200 tenants, UUID keys, real-looking fingerprints, a ~400-byte JSON body with
+   * its headers and resource id. Windows of 24 hours: 20% ended over the last two days, the rest
+   * end over the next day.
+   */
+  private void load(int records) throws Exception {
+    System.out.printf("loading %,d records ...%n", records);
+    long started = System.nanoTime();
+    int chunk = 100_000;
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      for (int from = 0; from < records; from += chunk) {
+        int to = Math.min(records, from + chunk) - 1;
+        s.execute(
+            """
+            insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
+                fencing_token, locked_until, response_status, response_headers, response_body,
+                response_schema_version, resource_id, created_at, updated_at, expires_at)
+            select 'tenant_' || (g %% 200), 'create_payment', md5(g::text || random()::text),
+                'v1:sha256:' || md5(g::text) || md5(g::text || 'x'), 'COMPLETED', 1, t, 201,
+                '{"Content-Type":"application/json","Location":"/v1/payments/' || g || '"}',
+                convert_to(repeat('{"paymentId":"' || md5(g::text) || '","status":"COMPLETED"}',
+                    6), 'UTF8'),
+                1, 'pay_' || g, t, t, t + interval '24 hours'
+            from (select g, case when g %% 5 = 0
+                    then now() - interval '72 hours' + (random() * interval '48 hours')
+                    else now() - interval '24 hours' + (random() * interval '24 hours') + interval '1 minute'
+                  end as t
+                  from generate_series(%d, %d) g) x
+            """
+                .formatted(from, to));
+      }
+      s.execute("vacuum analyze idemkit_record");
+    }
+    System.out.printf(
+        "loaded in %.1f s; %,d expired%n%n",
+        (System.nanoTime() - started) / 1e9, count("expires_at <= now()"));
+  }
+
+  private void expireMore(int n) throws Exception {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(
+          "update idemkit_record set expires_at = now() - interval '1 minute' where ctid in"
+              + " (select ctid from idemkit_record where body_dropped_at is null"
+              + " and expires_at > now() + interval '1 hour' limit "
+              + n
+              + ")");
+      s.execute("vacuum analyze idemkit_record");
+    }
+    System.out.printf("%nexpired another %,d records for cleanup beside claims%n", n);
+  }
+
+  private void explain() throws Exception {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      c.setAutoCommit(false);
+      System.out.println("plan of one body-drop batch's walk (EXPLAIN ANALYZE, rolled back):");
+      try (ResultSet rs = s.executeQuery("explain (analyze, buffers) " + BODY_WALK)) {
+        while (rs.next()) {
+          System.out.println("  " + rs.getString(1));
+        }
+      }
+      c.rollback();
+      c.setAutoCommit(true);
+    }
+    System.out.println();
+  }
+
+  private long count(String condition) throws Exception {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("select count(*) from idemkit_record where " + condition)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private double measureClaims(Duration length) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(workers);
+    AtomicBoolean stop = new AtomicBoolean();
+    LongAdder done = new LongAdder();
+    String tenant = "bench-" + UUID.randomUUID().toString().substring(0, 8);
+    byte[] body = "{\"paymentId\":\"p\",\"status\":\"COMPLETED\"}".getBytes(StandardCharsets.UTF_8);
+    LocalOperation operation =
+        ctx -> OperationResult.success(StoredResponse.of(201, Map.of(), body));
+    List<Future<?>> futures = new ArrayList<>();
+    long start = System.nanoTime();
+    for (int i = 0; i < workers; i++) {
+      futures.add(
+          pool.submit(
+              () -> {
+                while (!stop.get()) {
+                  ScopedKey id =
+                      ScopedKey.of(tenant, "create_payment", UUID.randomUUID().toString());
+                  Outcome o =
+                      idempotency.execute(
+                          new IdempotentRequest(
+                              id,
+                              Fingerprint.of(Map.of("k", id.key().value())),
+                              Duration.ofHours(24)),
+                          operation);
+                  if (!(o instanceof Outcome.Executed)) {
+                    throw new IllegalStateException("unexpected " + o);
+                  }
+                  done.increment();
+                }
+                return null;
+              }));
+    }
+    Thread.sleep(length.toMillis());
+    stop.set(true);
+    for (Future<?> f : futures) {
+      f.get();
+    }
+    pool.shutdown();
+    return done.sum() / ((System.nanoTime() - start) / 1e9);
+  }
+
+  private static int intArg(String[] args, String name, int fallback) {
+    for (int i = 0; i < args.length - 1; i++) {
+      if (args[i].equals(name)) {
+        return Integer.parseInt(args[i + 1].replace("_", "").replace(",", ""));
+      }
+    }
+    return fallback;
+  }
+}

@@ -1,0 +1,184 @@
+package dev.idemkit.examples.payments;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * An unknown outcome that stays unknown: recovery backs off, gives up after its limit and flags the
+ * record for an operator, who resolves it over HTTP (applied with the charge id, or not applied so
+ * the call runs again), with who and why in the record's history. Tenants cannot.
+ */
+@TestPropertySource(
+    properties = {
+      "idemkit.recovery.backoff=PT0.2S",
+      "idemkit.recovery.max-attempts=3",
+      "payments.provider.embedded-port=0"
+    })
+@DirtiesContext
+class EscalationIT extends HttpTestSupport {
+
+  static final String ADMIN = "sk_test_admin";
+
+  @Autowired EmbeddedProvider provider;
+
+  private HttpResponse<String> pay(String key, String ref, String fault) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(uri("/v1/payments"))
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", "Bearer " + TENANT_A)
+            .header("Content-Type", "application/json")
+            .header("Idempotency-Key", key)
+            .POST(HttpRequest.BodyPublishers.ofString(payment(ref, "10.00")));
+    if (fault != null) {
+      b.header("X-Provider-Fault", fault);
+    }
+    return send(b.build());
+  }
+
+  private HttpResponse<String> resolve(String key, String apiKey, String json) {
+    return post(
+        "/v1/admin/idempotency/records/tenant_demo_a/create_payment/" + key + "/resolution",
+        apiKey,
+        null,
+        json);
+  }
+
+  private String state(String key) {
+    return jdbc.sql("select state from idemkit_record where idem_key = ?")
+        .param(key)
+        .query(String.class)
+        .single();
+  }
+
+  private boolean escalated(String key) {
+    return get("/v1/admin/idempotency/recovery", ADMIN).body().contains(key);
+  }
+
+  private List<Map<String, Object>> history(String key) {
+    return jdbc.sql(
+            "select event, actor, reason from idemkit_record_history where idem_key = ? order by id")
+        .param(key)
+        .query()
+        .listOfRows();
+  }
+
+  private String charges(String paymentId) {
+    return send(HttpRequest.newBuilder(
+                URI.create(provider.baseUrl() + "/charges?reference=" + paymentId))
+            .build())
+        .body();
+  }
+
+  private static void eventually(Supplier<Boolean> condition) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!condition.get()) {
+      assertThat(System.nanoTime()).as("condition not reached in 30 s").isLessThan(deadline);
+      Thread.sleep(100);
+    }
+  }
+
+  /** A charge whose answer was lost while the provider refuses lookups: escalated. */
+  private String escalatedPayment(String key, String ref) throws Exception {
+    assertThat(pay(key, ref, "drop-after-charge,lookup-unavailable").statusCode()).isEqualTo(409);
+    eventually(
+        () ->
+            jdbc.sql("select escalated_at is not null from idemkit_record where idem_key = ?")
+                .param(key)
+                .query(Boolean.class)
+                .single());
+    assertThat(state(key)).isEqualTo("UNKNOWN_REQUIRES_RECOVERY");
+    assertThat(escalated(key)).as("in the operators' list").isTrue();
+    int attempts =
+        jdbc.sql("select recovery_attempts from idemkit_record where idem_key = ?")
+            .param(key)
+            .query(Integer.class)
+            .single();
+    // Other test contexts' workers may also try it (each instance may), so at least the limit.
+    assertThat(attempts).as("stopped at the limit").isGreaterThanOrEqualTo(3);
+    assertThat(history(key)).filteredOn(h -> "ESCALATED".equals(h.get("event"))).hasSize(1);
+    return jdbc.sql("select id::text from payment where merchant_reference = ?")
+        .param(ref)
+        .query(String.class)
+        .single();
+  }
+
+  @Test
+  void anOperatorSaysAppliedWithTheChargeIdAndThePaymentCompletesWithIt() throws Exception {
+    String key = newKey();
+    String ref = "esc-applied-" + key;
+    String paymentId = escalatedPayment(key, ref);
+    String body =
+        """
+        {"outcome":"APPLIED","externalReference":"ch_from_dashboard","reason":"charge seen in the provider dashboard"}""";
+
+    HttpResponse<String> asTenant = resolve(key, TENANT_A, body);
+    assertThat(asTenant.statusCode()).as("tenant keys are refused").isEqualTo(403);
+    assertThat(state(key)).isEqualTo("UNKNOWN_REQUIRES_RECOVERY");
+
+    HttpResponse<String> resolved = resolve(key, ADMIN, body);
+    assertThat(resolved.statusCode()).as(resolved.body()).isEqualTo(200);
+    assertThat(resolved.body()).contains("OPERATOR_RESOLVED_APPLIED");
+
+    eventually(() -> state(key).equals("COMPLETED"));
+    HttpResponse<String> retry = pay(key, ref, null);
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.body()).contains(paymentId);
+    assertThat(
+            jdbc.sql("select provider_charge_id from payment where id = ?::uuid")
+                .param(paymentId)
+                .query(String.class)
+                .single())
+        .isEqualTo("ch_from_dashboard");
+    assertThat(history(key))
+        .filteredOn(h -> "OPERATOR_RESOLVED_APPLIED".equals(h.get("event")))
+        .singleElement()
+        .satisfies(
+            h -> {
+              assertThat(h.get("actor")).isEqualTo("admin:demo_operator");
+              assertThat(h.get("reason")).isEqualTo("charge seen in the provider dashboard");
+            });
+    assertThat(escalated(key)).isFalse();
+    assertThat(charges(paymentId)).contains("\"succeeded\":1");
+  }
+
+  @Test
+  void anOperatorSaysNotAppliedAndTheCallRunsAgainUnderTheSameKeyChargingOnce() throws Exception {
+    String key = newKey();
+    String ref = "esc-not-applied-" + key;
+    String paymentId = escalatedPayment(key, ref);
+
+    HttpResponse<String> invalid =
+        resolve(key, ADMIN, "{\"outcome\":\"APPLIED\",\"reason\":\"no reference\"}");
+    assertThat(invalid.statusCode()).isEqualTo(422);
+    HttpResponse<String> resolved =
+        resolve(
+            key, ADMIN, "{\"outcome\":\"NOT_APPLIED\",\"reason\":\"no charge found by support\"}");
+    assertThat(resolved.statusCode()).as(resolved.body()).isEqualTo(200);
+
+    // The call runs again with the derived provider key: the provider answers with the charge it
+    // already made (the operator was wrong), so nothing is charged twice.
+    eventually(() -> state(key).equals("COMPLETED"));
+    HttpResponse<String> retry = pay(key, ref, null);
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(charges(paymentId)).contains("\"succeeded\":1");
+    assertThat(history(key))
+        .filteredOn(h -> "OPERATOR_RESOLVED_NOT_APPLIED".equals(h.get("event")))
+        .singleElement()
+        .satisfies(h -> assertThat(h.get("actor")).isEqualTo("admin:demo_operator"));
+    HttpResponse<String> again =
+        resolve(key, ADMIN, "{\"outcome\":\"NOT_APPLIED\",\"reason\":\"twice\"}");
+    assertThat(again.statusCode()).as("a finished record takes no resolution").isEqualTo(409);
+    assertThat(again.body()).contains("RECORD_NOT_AWAITING_RESOLUTION");
+  }
+}

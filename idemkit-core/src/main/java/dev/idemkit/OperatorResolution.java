@@ -1,0 +1,79 @@
+package dev.idemkit;
+
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * An operator's verdict on an external call whose outcome stayed unknown after every recovery
+ * attempt: it was applied (with the far side's reference, e.g. a charge id the operator found in
+ * the provider's dashboard) or it was not (so the call runs again, under the same derived key).
+ *
+ * <p>The store keeps the verdict in the record's data and makes the record due for recovery; the
+ * external phase's lookup, which the next recovery runs first, {@linkplain #take takes} it and
+ * answers with it instead of asking the far side:
+ *
+ * <pre>{@code
+ * ctx -> {
+ *   Optional<OperatorResolution> verdict = OperatorResolution.take(ctx);
+ *   if (verdict.isPresent()) {
+ *     if (!verdict.get().applied()) throw new ExternalEffectNotAppliedException("operator: not applied");
+ *     ctx.data().put("chargeId", verdict.get().externalReference());
+ *     return;
+ *   }
+ *   ... ask the provider ...
+ * }
+ * }</pre>
+ *
+ * @param applied whether the external effect happened
+ * @param externalReference the far side's reference of the effect when applied, else {@code null}
+ */
+public record OperatorResolution(boolean applied, String externalReference) {
+
+  /** The data key of the verdict: {@code APPLIED} or {@code NOT_APPLIED}. */
+  public static final String OUTCOME_KEY = "idemkit.operator.outcome";
+
+  /** The data key of the external reference given with an {@code APPLIED} verdict. */
+  public static final String REFERENCE_KEY = "idemkit.operator.externalReference";
+
+  public OperatorResolution {
+    if (applied) {
+      Objects.requireNonNull(externalReference, "an applied outcome needs its external reference");
+      if (externalReference.isBlank()) {
+        throw new IllegalArgumentException("an applied outcome needs its external reference");
+      }
+    } else if (externalReference != null) {
+      throw new IllegalArgumentException("a call that was not applied has no external reference");
+    }
+  }
+
+  public static OperatorResolution applied(String externalReference) {
+    return new OperatorResolution(true, externalReference);
+  }
+
+  public static OperatorResolution notApplied() {
+    return new OperatorResolution(false, null);
+  }
+
+  /** {@code APPLIED} or {@code NOT_APPLIED}. */
+  public String outcome() {
+    return applied ? "APPLIED" : "NOT_APPLIED";
+  }
+
+  /**
+   * Removes the operator's verdict from {@code ctx}'s data, if there is one, so it is used once:
+   * the phase's next write stores the data without it.
+   */
+  public static Optional<OperatorResolution> take(OperationContext ctx) {
+    return take(ctx.data());
+  }
+
+  static Optional<OperatorResolution> take(Map<String, String> data) {
+    String outcome = data.remove(OUTCOME_KEY);
+    String reference = data.remove(REFERENCE_KEY);
+    if (outcome == null) {
+      return Optional.empty();
+    }
+    return Optional.of("APPLIED".equals(outcome) ? applied(reference) : notApplied());
+  }
+}

@@ -1,0 +1,457 @@
+package dev.idemkit.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotencyConfig;
+import dev.idemkit.IdempotentRequest;
+import dev.idemkit.LocalOperation;
+import dev.idemkit.OperationResult;
+import dev.idemkit.OperatorResolution;
+import dev.idemkit.Outcome;
+import dev.idemkit.OutcomeStillUnknownException;
+import dev.idemkit.PhasedOperation;
+import dev.idemkit.RecordState;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.RecoveryBackoff;
+import dev.idemkit.testing.MutableClock;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A record's life after its answer, on the embedded PostgreSQL: cleanup (bodies, then metadata and
+ * history, by many instances at once), a key reused after its window, recovery backoff and
+ * escalation, operator resolution, and the tenant quotas.
+ */
+class RecordLifeIT {
+
+  private static final Duration TTL = Duration.ofHours(1);
+
+  private IdemkitDatabase db;
+  private DataSource dataSource;
+  private final String tenant = "life-" + UUID.randomUUID().toString().substring(0, 8);
+  private MutableClock clock;
+  private PostgresIdempotencyStore store;
+  private Idempotency idempotency;
+
+  @BeforeEach
+  void setUp() {
+    db = TestDatabase.freshSchema(24);
+    dataSource = db.dataSource();
+    clock =
+        new MutableClock(Instant.now().truncatedTo(ChronoUnit.MILLIS).plus(Duration.ofDays(400)));
+    store = storeOnClock();
+    idempotency =
+        Idempotency.create(
+            store,
+            IdempotencyConfig.builder().lease(Duration.ofSeconds(30)).defaultTtl(TTL).build());
+  }
+
+  @AfterEach
+  void tearDown() {
+    db.close();
+  }
+
+  private PostgresIdempotencyStore storeOnClock() {
+    return PostgresIdempotencyStore.builder(JdbcTransactions.of(dataSource)).clock(clock).build();
+  }
+
+  @Test
+  void manyInstancesCleanUpEachRowOnceAndNeverTouchALiveRecord() throws Exception {
+    int expired = 3000;
+    insertRecords("done", expired, "COMPLETED", "-2 days");
+    insertRecords("busy", 20, "IN_PROGRESS", "-2 days");
+    insertRecords("unknown", 20, "UNKNOWN_REQUIRES_RECOVERY", "-2 days");
+    insertRecords("fresh", 50, "COMPLETED", "+1 hour");
+    sql(
+        "insert into idemkit_record_history (tenant, operation, idem_key, event, state,"
+            + " fencing_token, at) select tenant, operation, idem_key, 'FINISH', state, 1, now()"
+            + " from idemkit_record where tenant = '"
+            + tenant
+            + "'");
+    // Each instance: its own store, its own connection per batch, on the database's clock.
+    int instances = 8;
+    List<Long> dropped = race(instances, () -> untilDone(Duration.ZERO, Duration.ofDays(30)));
+
+    assertThat(dropped.stream().mapToLong(Long::longValue).sum())
+        .as("every expired body dropped exactly once across the instances")
+        .isEqualTo(expired);
+    assertThat(count("body_dropped_at is not null")).isEqualTo(expired);
+    assertThat(count("response_body is not null")).isEqualTo(20 + 20 + 50);
+
+    List<Long> deleted = race(instances, () -> untilDeleted(Duration.ZERO, Duration.ofDays(1)));
+
+    assertThat(deleted.stream().mapToLong(Long::longValue).sum()).isEqualTo(expired);
+    assertThat(count("true")).isEqualTo(20 + 20 + 50);
+    assertThat(count("state = 'IN_PROGRESS' and response_body is not null")).isEqualTo(20);
+    assertThat(count("state = 'UNKNOWN_REQUIRES_RECOVERY' and response_body is not null"))
+        .isEqualTo(20);
+    assertThat(historyCount("idem_key like 'done-%'"))
+        .as("history pruned with its record")
+        .isZero();
+    assertThat(historyCount("true")).isEqualTo(20 + 20 + 50);
+  }
+
+  @Test
+  void bodyGoesAfterItsRetentionThenMetadataAndHistoryAfterTheirs() throws Exception {
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-retained");
+    ScopedKey other = ScopedKey.of(tenant, "create_payment", "k-other");
+    assertThat(execute(id, "10.00", "{\"paid\":1}")).isInstanceOf(Outcome.Executed.class);
+    sql(
+        "insert into idemkit_record_history (tenant, operation, idem_key, event, state,"
+            + " fencing_token, at) values ('"
+            + tenant
+            + "', 'create_payment', 'k-retained', 'FINISH', 'COMPLETED', 1, now()),"
+            + " ('"
+            + tenant
+            + "', 'create_payment', 'k-other', 'FINISH', 'COMPLETED', 1, now())");
+    Duration body = Duration.ofHours(2);
+    Duration metadata = Duration.ofDays(7);
+
+    clock.advance(TTL.plusHours(1));
+    store.cleanup(body, metadata, 10);
+    assertThat(store.find(id).orElseThrow().response()).as("inside the body retention").isNotNull();
+
+    clock.advance(Duration.ofHours(2));
+    assertThat(execute(other, "5.00", "{}")).isInstanceOf(Outcome.Executed.class);
+    CleanupResult first = store.cleanup(body, metadata, 10);
+    assertThat(first.bodiesDropped()).isEqualTo(1);
+    assertThat(store.find(id).orElseThrow().response()).as("body dropped").isNull();
+    assertThat(store.find(id).orElseThrow().fingerprint()).isEqualTo(command("10.00"));
+    assertThat(historyCount("idem_key = 'k-retained'")).isEqualTo(1);
+
+    clock.advance(metadata);
+    CleanupResult second = store.cleanup(body, metadata, 10);
+    assertThat(second.recordsDeleted()).isEqualTo(1);
+    assertThat(store.find(id)).isEmpty();
+    assertThat(historyCount("idem_key = 'k-retained'")).isZero();
+    assertThat(historyCount("idem_key = 'k-other'")).as("another key's history").isEqualTo(1);
+    assertThat(store.find(other).orElseThrow().response()).isNull();
+  }
+
+  @Test
+  void aKeyReusedAfterItsWindowKeepsThePreviousOperationInHistory() throws Exception {
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-reused");
+    assertThat(execute(id, "10.00", "{\"first\":true}")).isInstanceOf(Outcome.Executed.class);
+    Instant firstBegan = store.find(id).orElseThrow().createdAt();
+
+    clock.advance(TTL.plusMinutes(1));
+    Outcome second = execute(id, "99.00", "{\"second\":true}");
+
+    assertThat(second).isInstanceOf(Outcome.Executed.class);
+    assertThat(store.find(id).orElseThrow().fingerprint()).isEqualTo(command("99.00"));
+    List<Map<String, Object>> history =
+        history(id).stream().filter(h -> h.get("event").equals("REPLACED_EXPIRED")).toList();
+    assertThat(history).as("the previous operation, once").hasSize(1);
+    assertThat(history.get(0))
+        .containsEntry("event", "REPLACED_EXPIRED")
+        .containsEntry("state", "COMPLETED")
+        .containsEntry("fingerprint", command("10.00").toString())
+        .containsEntry("resource_id", "res-10.00")
+        .containsEntry("response_status", 201);
+    assertThat(((java.sql.Timestamp) history.get(0).get("began_at")).toInstant())
+        .isEqualTo(firstBegan);
+  }
+
+  @Test
+  void recoveryBacksOffExponentiallyThenEscalatesOnce() throws Exception {
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-unknown");
+    leaveUnknown(id);
+    Duration first = Duration.ofSeconds(10);
+
+    List<Instant> due = new ArrayList<>();
+    for (int attempt = 1; attempt <= 2; attempt++) {
+      assertThat(store.backOffRecovery(id, first, Duration.ofHours(1), 3))
+          .isEqualTo(RecoveryBackoff.DEFERRED);
+      assertThat(needingRecovery()).doesNotContain(id);
+      due.add(store.find(id).orElseThrow().lockedUntil());
+      clock.set(due.get(due.size() - 1));
+      assertThat(needingRecovery()).contains(id);
+      assertThat(recoverStillUnknown(id)).isInstanceOf(Outcome.OutcomePending.class);
+    }
+    assertThat(Duration.between(due.get(0), due.get(1)))
+        .as("the second wait is twice the first")
+        .isEqualTo(first.multipliedBy(2));
+
+    assertThat(store.find(id).orElseThrow().recoveryAttempts()).isEqualTo(3);
+    assertThat(store.backOffRecovery(id, first, Duration.ofHours(1), 3))
+        .isEqualTo(RecoveryBackoff.ESCALATED);
+    clock.advance(Duration.ofDays(1));
+    assertThat(needingRecovery()).as("no automatic recovery after the limit").doesNotContain(id);
+    assertThat(store.findEscalated(100)).extracting(r -> r.id()).contains(id);
+    assertThat(store.backOffRecovery(id, first, Duration.ofHours(1), 3))
+        .isEqualTo(RecoveryBackoff.ALREADY_ESCALATED);
+    assertThat(history(id)).filteredOn(h -> h.get("event").equals("ESCALATED")).hasSize(1);
+  }
+
+  @Test
+  void anOperatorResolutionReachesTheLookupOnceWithWhoAndWhyInHistory() throws Exception {
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-resolved");
+    leaveUnknown(id);
+    for (int i = 0; i < 2; i++) {
+      store.backOffRecovery(id, Duration.ofSeconds(1), Duration.ofSeconds(1), 1);
+    }
+    assertThat(store.findEscalated(100)).extracting(r -> r.id()).contains(id);
+
+    assertThat(
+            store.resolve(
+                id, OperatorResolution.applied("ch_123"), "admin:alice", "seen in dashboard"))
+        .isTrue();
+
+    assertThat(store.findEscalated(100)).extracting(r -> r.id()).doesNotContain(id);
+    assertThat(needingRecovery()).contains(id);
+    List<String> seen = new ArrayList<>();
+    Optional<Outcome> outcome =
+        idempotency.recover(
+            id,
+            charge(
+                ctx -> {
+                  OperatorResolution verdict = OperatorResolution.take(ctx).orElseThrow();
+                  seen.add(verdict.outcome() + ":" + verdict.externalReference());
+                  ctx.data().put("chargeId", verdict.externalReference());
+                }));
+
+    assertThat(outcome).get().isInstanceOf(Outcome.Executed.class);
+    assertThat(seen).containsExactly("APPLIED:ch_123");
+    assertThat(store.find(id).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(store.find(id).orElseThrow().recoveryData())
+        .containsEntry("chargeId", "ch_123")
+        .doesNotContainKey(OperatorResolution.OUTCOME_KEY);
+    assertThat(history(id))
+        .filteredOn(h -> h.get("event").equals("OPERATOR_RESOLVED_APPLIED"))
+        .singleElement()
+        .satisfies(
+            h ->
+                assertThat(h)
+                    .containsEntry("actor", "admin:alice")
+                    .containsEntry("reason", "seen in dashboard"));
+    assertThat(store.resolve(id, OperatorResolution.notApplied(), "admin:alice", "again"))
+        .as("a finished record takes no verdict")
+        .isFalse();
+  }
+
+  @Test
+  void aFloodOfNewKeysGetsExactlyTheQuota() throws Exception {
+    int limit = 10;
+    List<Boolean> admitted = race(40, () -> storeOnClock().admitNewKey(tenant, limit).isEmpty());
+
+    assertThat(admitted).filteredOn(a -> a).hasSize(limit);
+    Optional<Duration> refused = store.admitNewKey(tenant, limit);
+    assertThat(refused)
+        .get()
+        .satisfies(d -> assertThat(d).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(60)));
+    clock.advance(Duration.ofMinutes(1));
+    assertThat(store.admitNewKey(tenant, limit)).as("the next minute").isEmpty();
+  }
+
+  @Test
+  void liveRecordsAreCountedPerTenant() throws Exception {
+    leaveUnknown(ScopedKey.of(tenant, "create_payment", "k-live-1"));
+    leaveUnknown(ScopedKey.of(tenant, "create_payment", "k-live-2"));
+    execute(ScopedKey.of(tenant, "create_payment", "k-done"), "1.00", "{}");
+
+    assertThat(store.countLiveRecords(tenant)).isEqualTo(2);
+    assertThat(store.countLiveRecords(tenant + "-other")).isZero();
+  }
+
+  // ---- helpers --------------------------------------------------------------------------------
+
+  private long untilDone(Duration body, Duration metadata) {
+    IdempotencyStore instance = PostgresIdempotencyStore.create(dataSource);
+    long dropped = 0;
+    CleanupResult r;
+    do {
+      r = instance.cleanupBatch(body, metadata, 100);
+      dropped += r.bodiesDropped();
+    } while (r.bodiesDropped() > 0);
+    return dropped;
+  }
+
+  private long untilDeleted(Duration body, Duration metadata) {
+    IdempotencyStore instance = PostgresIdempotencyStore.create(dataSource);
+    long deleted = 0;
+    CleanupResult r;
+    do {
+      r = instance.cleanupBatch(body, metadata, 100);
+      deleted += r.recordsDeleted();
+    } while (r.recordsDeleted() > 0);
+    return deleted;
+  }
+
+  private Fingerprint command(String amount) {
+    return Fingerprint.of(Map.of("amount", amount));
+  }
+
+  private Outcome execute(ScopedKey id, String amount, String body) {
+    LocalOperation op =
+        ctx ->
+            OperationResult.success(
+                StoredResponse.of(201, Map.of(), body.getBytes(StandardCharsets.UTF_8))
+                    .withResourceId("res-" + amount));
+    return idempotency.execute(new IdempotentRequest(id, command(amount), TTL), op);
+  }
+
+  private PhasedOperation charge(dev.idemkit.PhasedOperation.ExternalCall lookup) {
+    return PhasedOperation.builder()
+        .external(
+            "CHARGED",
+            ctx -> {
+              throw new IOException("connection reset after the request");
+            },
+            lookup,
+            ctx -> {})
+        .complete(
+            ctx ->
+                OperationResult.success(
+                    StoredResponse.of(201, Map.of(), "{}".getBytes(StandardCharsets.UTF_8))));
+  }
+
+  private void leaveUnknown(ScopedKey id) {
+    Outcome outcome =
+        idempotency.execute(
+            new IdempotentRequest(id, command("7.00"), TTL),
+            charge(
+                ctx -> {
+                  throw new OutcomeStillUnknownException("provider unreachable");
+                }));
+    assertThat(outcome).isInstanceOf(Outcome.OutcomePending.class);
+  }
+
+  private Outcome recoverStillUnknown(ScopedKey id) {
+    return idempotency
+        .recover(
+            id,
+            charge(
+                ctx -> {
+                  throw new OutcomeStillUnknownException("provider unreachable");
+                }))
+        .orElseThrow();
+  }
+
+  private List<ScopedKey> needingRecovery() {
+    return store.findNeedingRecovery(10_000).stream().map(r -> r.id()).toList();
+  }
+
+  private void insertRecords(String prefix, int n, String state, String expiresIn) {
+    sql(
+        "insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,"
+            + " fencing_token, locked_until, response_status, response_body, created_at,"
+            + " updated_at, expires_at) select '"
+            + tenant
+            + "', 'create_payment', '"
+            + prefix
+            + "-' || g, 'v1:sha256:abc', '"
+            + state
+            + "', 1, now(), 201, convert_to('{\"body\":' || g || '}', 'UTF8'), now(), now(),"
+            + " now() + interval '"
+            + expiresIn
+            + "' from generate_series(1, "
+            + n
+            + ") g");
+  }
+
+  private long count(String condition) throws Exception {
+    return scalar(
+        "select count(*) from idemkit_record where tenant = '" + tenant + "' and " + condition);
+  }
+
+  private long historyCount(String condition) throws Exception {
+    return scalar(
+        "select count(*) from idemkit_record_history where tenant = '"
+            + tenant
+            + "' and "
+            + condition);
+  }
+
+  private List<Map<String, Object>> history(ScopedKey id) throws Exception {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select * from idemkit_record_history"
+                    + " where tenant = ? and operation = ? and idem_key = ? order by id")) {
+      ps.setString(1, id.tenant());
+      ps.setString(2, id.operation());
+      ps.setString(3, id.key().value());
+      List<Map<String, Object>> rows = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Map<String, Object> row = new java.util.HashMap<>();
+          for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+            if (rs.getObject(i) != null) {
+              row.put(rs.getMetaData().getColumnName(i), rs.getObject(i));
+            }
+          }
+          rows.add(row);
+        }
+      }
+      return rows;
+    }
+  }
+
+  private long scalar(String sql) throws Exception {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private void sql(String sql) {
+    TestDatabase.execute(dataSource, sql);
+  }
+
+  private static <T> List<T> race(int threads, Callable<T> task) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      CountDownLatch ready = new CountDownLatch(threads);
+      CountDownLatch go = new CountDownLatch(1);
+      AtomicInteger started = new AtomicInteger();
+      List<Future<T>> futures = new ArrayList<>();
+      for (int i = 0; i < threads; i++) {
+        futures.add(
+            pool.submit(
+                () -> {
+                  started.incrementAndGet();
+                  ready.countDown();
+                  go.await();
+                  return task.call();
+                }));
+      }
+      ready.await();
+      go.countDown();
+      List<T> results = new ArrayList<>();
+      for (Future<T> f : futures) {
+        results.add(f.get());
+      }
+      return results;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}

@@ -1,0 +1,124 @@
+package dev.idemkit.spring.boot;
+
+import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.IdempotencyListener;
+import dev.idemkit.spi.IdempotencyStore;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Drops what finished records no longer need, every {@code interval}: response bodies after their
+ * retention, then records and their history after the metadata retention (see {@link
+ * IdempotencyStore#cleanupBatch}). A run goes on batch after batch until a batch finds less than a
+ * full batch of either kind, pausing {@code pause} between two batches so traffic keeps the
+ * database most of the time.
+ *
+ * <p>Every instance runs it; they share the work rather than repeat it, because each batch skips
+ * rows another instance's batch holds and a row done by one no longer matches the other's walk.
+ */
+public class IdempotencyCleanupWorker implements SmartLifecycle {
+
+  private static final Logger log = LoggerFactory.getLogger(IdempotencyCleanupWorker.class);
+
+  private final IdempotencyStore store;
+  private final IdempotencyListener listener;
+  private final IdemkitProperties.Cleanup settings;
+  private volatile boolean running;
+  private ScheduledExecutorService scheduler;
+
+  public IdempotencyCleanupWorker(
+      IdempotencyStore store, IdempotencyListener listener, IdemkitProperties.Cleanup settings) {
+    if (settings.getBatchSize() < 1) {
+      throw new IllegalArgumentException("idemkit.cleanup.batch-size must be positive");
+    }
+    if (settings.getMetadataRetention().compareTo(settings.getBodyRetention()) < 0) {
+      log.warn(
+          "idemkit.cleanup.metadata-retention ({}) is shorter than body-retention ({}): records"
+              + " are deleted once their body is dropped",
+          settings.getMetadataRetention(),
+          settings.getBodyRetention());
+    }
+    this.store = store;
+    this.listener = listener;
+    this.settings = settings;
+  }
+
+  /** One run, now: batches until nothing is due (or the worker stops). */
+  public CleanupResult cleanUpOnce() throws InterruptedException {
+    long bodies = 0;
+    long records = 0;
+    int batches = 0;
+    while (true) {
+      CleanupResult batch =
+          store.cleanupBatch(
+              settings.getBodyRetention(),
+              settings.getMetadataRetention(),
+              settings.getBatchSize());
+      bodies += batch.bodiesDropped();
+      records += batch.recordsDeleted();
+      batches += batch.batches();
+      if (batch.bodiesDropped() > 0 || batch.recordsDeleted() > 0) {
+        listener.onCleanup(batch.bodiesDropped(), batch.recordsDeleted());
+      }
+      boolean more =
+          batch.bodiesDropped() >= settings.getBatchSize()
+              || batch.recordsDeleted() >= settings.getBatchSize();
+      if (!more || Thread.currentThread().isInterrupted()) {
+        break;
+      }
+      Thread.sleep(settings.getPause().toMillis());
+    }
+    if (bodies > 0 || records > 0) {
+      log.debug("Cleanup dropped {} bodies and deleted {} records", bodies, records);
+    }
+    return new CleanupResult(bodies, records, batches);
+  }
+
+  @Override
+  public synchronized void start() {
+    if (scheduler != null) {
+      return;
+    }
+    scheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "idemkit-cleanup");
+              t.setDaemon(true);
+              return t;
+            });
+    long every = settings.getInterval().toMillis();
+    scheduler.scheduleWithFixedDelay(
+        () -> {
+          try {
+            cleanUpOnce();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } catch (RuntimeException e) {
+            log.warn("Cleanup run failed; the next one tries again: {}", e.toString());
+          }
+        },
+        Math.min(every, Duration.ofSeconds(5).toMillis()),
+        every,
+        TimeUnit.MILLISECONDS);
+    running = true;
+  }
+
+  @Override
+  public synchronized void stop() {
+    if (scheduler != null) {
+      scheduler.shutdownNow();
+      scheduler = null;
+    }
+    running = false;
+  }
+
+  @Override
+  public boolean isRunning() {
+    return running;
+  }
+}
