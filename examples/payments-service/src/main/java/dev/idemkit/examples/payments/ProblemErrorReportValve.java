@@ -13,8 +13,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * Requests Tomcat refuses before any application code runs (a control character in a header, a
- * malformed request line) are answered in the API's own format: problem+json with an errorCode, not
- * Tomcat's HTML page.
+ * malformed request line, headers too large) are answered in the API's own format: problem+json
+ * with an errorCode, not Tomcat's HTML page.
  */
 public class ProblemErrorReportValve extends ErrorReportValve {
 
@@ -26,8 +26,21 @@ public class ProblemErrorReportValve extends ErrorReportValve {
     }
     String message = failure == null ? "" : String.valueOf(failure.getMessage());
     boolean badKey = message.contains("[Idempotency-Key:");
+    // Tomcat answers 400 to headers over server.max-http-request-header-size; HTTP says 431.
+    boolean headersTooLarge = status == 400 && message.contains("Request header is too large");
+    if (headersTooLarge) {
+      status = 431;
+      response.setStatus(status);
+    }
     byte[] body =
-        badKey
+        headersTooLarge
+            ? Problems.body(
+                431,
+                "REQUEST_HEADER_TOO_LARGE",
+                "Request headers too large",
+                "The request's headers are larger than this server accepts. An Idempotency-Key"
+                    + " has at most 255 characters; send shorter headers.")
+            : badKey
             ? Problems.body(
                 400,
                 "IDEMPOTENCY_KEY_INVALID",
