@@ -44,6 +44,9 @@ public final class IdempotencyEngine implements Idempotency {
   private final IdempotencyConfig config;
   private final IdempotencyListener listener;
 
+  /** How long each operation recently took, for the Retry-After of in-progress answers. */
+  private final RecentDurations durations = new RecentDurations();
+
   public IdempotencyEngine(IdempotencyStore store, IdempotencyConfig config) {
     this.store = store;
     this.config = config;
@@ -64,7 +67,11 @@ public final class IdempotencyEngine implements Idempotency {
     } else {
       outcome = executePhased(request, (PhasedOperation) operation);
     }
-    listener.onOutcome(request.id(), outcome, Duration.ofNanos(System.nanoTime() - started));
+    Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+    if (outcome instanceof Outcome.Executed || outcome instanceof Outcome.Rejected) {
+      durations.record(request.id().operation(), elapsed);
+    }
+    listener.onOutcome(request.id(), outcome, elapsed);
     return outcome;
   }
 
@@ -519,7 +526,10 @@ public final class IdempotencyEngine implements Idempotency {
         case FAILED_RETRYABLE -> kind = Takeover.RECLAIM_RETRYABLE;
         case IN_PROGRESS -> {
           if (!record.isLeaseExpiredAt(now)) {
-            return Acquired.answer(new Outcome.InProgress(retryAfter(record, now)));
+            return Acquired.answer(
+                new Outcome.InProgress(
+                    durations.retryAfter(
+                        id.operation(), Duration.between(now, record.lockedUntil()))));
           }
           kind = Takeover.RESUME_ABANDONED;
         }

@@ -1,13 +1,17 @@
 package dev.idemkit.jdbc;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Comparator;
 import java.util.UUID;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 
 /**
@@ -27,9 +31,16 @@ final class TestDatabase {
   static synchronized IdemkitDatabase embedded() {
     if (embedded == null) {
       try {
-        embedded =
-            prepared(
-                IdemkitDatabase.embedded(Files.createTempDirectory("idemkit-it-pg"), POOL_SIZE));
+        Path dir = Files.createTempDirectory("idemkit-it-pg");
+        IdemkitDatabase started = prepared(IdemkitDatabase.embedded(dir, POOL_SIZE));
+        embedded = started;
+        Runtime.getRuntime()
+            .addShutdownHook(
+                new Thread(
+                    () -> {
+                      started.close();
+                      deleteTree(dir);
+                    }));
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -69,6 +80,15 @@ final class TestDatabase {
                   }));
     }
     return server;
+  }
+
+  /** Removes a database folder the tests made, once its server has stopped. */
+  static void deleteTree(Path dir) {
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+    } catch (IOException | UncheckedIOException e) {
+      System.err.println("Could not remove " + dir + ": " + e);
+    }
   }
 
   private static IdemkitDatabase prepared(IdemkitDatabase db) {

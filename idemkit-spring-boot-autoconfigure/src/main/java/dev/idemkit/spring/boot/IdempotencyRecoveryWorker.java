@@ -6,7 +6,10 @@ import dev.idemkit.LostOwnershipException;
 import dev.idemkit.Outcome;
 import dev.idemkit.spi.IdempotencyStore;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -72,10 +75,19 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
         }
         if (outcome.get() instanceof Outcome.OutcomePending) {
           pending++;
+          log.debug("Recovery of {}: the downstream outcome is still unknown", record.id());
         } else {
           recovered++;
+          log.info(
+              "Recovery of {} {}, {} after its first request",
+              record.id(),
+              resolution(outcome.get()),
+              Duration.between(record.createdAt(), Instant.now())
+                  .truncatedTo(ChronoUnit.MILLIS)
+                  .toString()
+                  .substring(2)
+                  .toLowerCase(Locale.ROOT));
         }
-        log.info("Recovered {}: {}", record.id(), outcome.get().getClass().getSimpleName());
       } catch (LostOwnershipException e) {
         log.info("Recovery of {} lost its lease to another owner", record.id());
       } catch (RuntimeException e) {
@@ -85,6 +97,20 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
       }
     }
     return new Pass(due.size(), recovered, pending, failed);
+  }
+
+  /** What a recovery ended with, for the log. */
+  private static String resolution(Outcome outcome) {
+    if (outcome instanceof Outcome.Executed executed) {
+      return "completed the operation (answer " + executed.response().status() + ")";
+    }
+    if (outcome instanceof Outcome.Rejected rejected) {
+      return "ended the operation with its refusal (answer " + rejected.response().status() + ")";
+    }
+    if (outcome instanceof Outcome.Replayed) {
+      return "found the operation already finished";
+    }
+    return "ended with " + outcome.getClass().getSimpleName();
   }
 
   @Override

@@ -75,7 +75,8 @@ public class ApiProblemHandler {
     }
     if (cause instanceof MismatchedInputException mismatch) {
       if (mismatch.getPath().isEmpty()) {
-        return Problems.response(400, "WRONG_TYPE", "Wrong type", "The body must be a JSON object.");
+        return Problems.response(
+            400, "WRONG_TYPE", "Wrong type", "The body must be a JSON object.");
       }
       return Problems.response(
           400,

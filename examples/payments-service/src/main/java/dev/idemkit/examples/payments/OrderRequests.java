@@ -53,7 +53,8 @@ public final class OrderRequests {
         }
       }
       if (problems.isEmpty()
-          && items.stream().allMatch(i -> i != null && i.quantity() != null && i.unitPrice() != null)
+          && items.stream()
+              .allMatch(i -> i != null && i.quantity() != null && i.unitPrice() != null)
           && new BigDecimal(total()).compareTo(Money.MAX) > 0) {
         problems.add(
             new FieldProblem(

@@ -41,18 +41,18 @@ public class ProblemErrorReportValve extends ErrorReportValve {
                 "The request's headers are larger than this server accepts. An Idempotency-Key"
                     + " has at most 255 characters; send shorter headers.")
             : badKey
-            ? Problems.body(
-                400,
-                "IDEMPOTENCY_KEY_INVALID",
-                "Idempotency-Key invalid",
-                "The Idempotency-Key header has a character HTTP does not allow. Send one key of"
-                    + " 1-255 visible ASCII characters.")
-            : Problems.body(
-                status,
-                status == 400 ? "MALFORMED_REQUEST" : "HTTP_" + status,
-                "Request refused",
-                "The request is not valid HTTP/1.1 (a header or the request line has characters"
-                    + " it does not allow). Fix it and send it again.");
+                ? Problems.body(
+                    400,
+                    "IDEMPOTENCY_KEY_INVALID",
+                    "Idempotency-Key invalid",
+                    "The Idempotency-Key header has a character HTTP does not allow. Send one key of"
+                        + " 1-255 visible ASCII characters.")
+                : Problems.body(
+                    status,
+                    status == 400 ? "MALFORMED_REQUEST" : "HTTP_" + status,
+                    "Request refused",
+                    "The request is not valid HTTP/1.1 (a header or the request line has characters"
+                        + " it does not allow). Fix it and send it again.");
     try {
       response.setContentType(Problems.PROBLEM_JSON.toString());
       response.setContentLength(body.length);

@@ -4,6 +4,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -11,11 +12,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -40,9 +44,10 @@ abstract class HttpTestSupport {
 
   static {
     try {
-      System.setProperty(
-          "idemkit.embedded.data-dir",
-          Files.createTempDirectory("payments-it-pg").toAbsolutePath().toString());
+      Path dataDir = Files.createTempDirectory("payments-it-pg").toAbsolutePath();
+      System.setProperty("idemkit.embedded.data-dir", dataDir.toString());
+      // The embedded server lives as long as this JVM; its folder goes with it.
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(dataDir)));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -72,6 +77,15 @@ abstract class HttpTestSupport {
       errors.setContext(root.getLoggerContext());
       errors.start();
       root.addAppender(errors);
+    }
+  }
+
+  /** Removes a database folder the tests made, once its server has stopped. */
+  static void deleteTree(Path dir) {
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+    } catch (IOException | UncheckedIOException e) {
+      System.err.println("Could not remove " + dir + ": " + e);
     }
   }
 

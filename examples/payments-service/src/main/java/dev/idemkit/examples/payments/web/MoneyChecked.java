@@ -15,8 +15,8 @@ import java.util.List;
  * A command whose amounts depend on its currency (the scale of {@code 10.001} depends on whether it
  * is EUR or JPY), so no single field's annotation can check them. The command says what is wrong,
  * field by field, in the caller's terms ({@code amount}, {@code items[0].unitPrice}); {@link
- * ValidMoney} reports each as one message that starts with the JSON field's name, never as a synthetic
- * property such as {@code amountValid}.
+ * ValidMoney} reports each as one message that starts with the JSON field's name, never as a
+ * synthetic property such as {@code amountValid}.
  */
 public interface MoneyChecked {
 
@@ -58,8 +58,7 @@ public interface MoneyChecked {
       context.disableDefaultConstraintViolation();
       for (FieldProblem problem : problems) {
         context
-            .buildConstraintViolationWithTemplate(
-                escape(problem.field() + " " + problem.message()))
+            .buildConstraintViolationWithTemplate(escape(problem.field() + " " + problem.message()))
             .addConstraintViolation();
       }
       return false;
@@ -67,7 +66,11 @@ public interface MoneyChecked {
 
     /** Messages are templates: a caller's value must not be read as an expression. */
     private static String escape(String message) {
-      return message.replace("\\", "\\\\").replace("{", "\\{").replace("}", "\\}").replace("$", "\\$");
+      return message
+          .replace("\\", "\\\\")
+          .replace("{", "\\{")
+          .replace("}", "\\}")
+          .replace("$", "\\$");
     }
   }
 }
