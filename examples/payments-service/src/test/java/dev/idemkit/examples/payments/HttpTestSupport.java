@@ -46,8 +46,9 @@ abstract class HttpTestSupport {
     try {
       Path dataDir = Files.createTempDirectory("payments-it-pg").toAbsolutePath();
       System.setProperty("idemkit.embedded.data-dir", dataDir.toString());
-      // The embedded server lives as long as this JVM; its folder goes with it.
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(dataDir)));
+      // The embedded server lives as long as this JVM and is stopped by its own shutdown hook;
+      // its folder goes once it has stopped (it removes postmaster.pid on the way out).
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteOnceStopped(dataDir)));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -77,6 +78,20 @@ abstract class HttpTestSupport {
       errors.setContext(root.getLoggerContext());
       errors.start();
       root.addAppender(errors);
+    }
+  }
+
+  private static void deleteOnceStopped(Path dataDir) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (Files.exists(dataDir.resolve("postmaster.pid")) && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+    if (!Files.exists(dataDir.resolve("postmaster.pid"))) {
+      deleteTree(dataDir);
     }
   }
 

@@ -118,7 +118,7 @@ class SecondInstanceIT {
   }
 
   private void awaitHealthy(String name, int port) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
     while (true) {
       try {
         HttpResponse<String> health =
@@ -132,7 +132,7 @@ class SecondInstanceIT {
         // not listening yet
       }
       assertThat(System.nanoTime())
-          .as(name + " did not start in 120 s; see target/service-logs/" + name + ".log")
+          .as(name + " did not start in 180 s; see target/service-logs/" + name + ".log")
           .isLessThan(deadline);
       Thread.sleep(250);
     }
