@@ -99,6 +99,13 @@ public final class ApiDocumentation {
     TITLES.put(
         "IDEMPOTENCY_RESPONSE_TOO_LARGE",
         "The answer was too large to store for replay; nothing happened");
+    TITLES.put("PAYMENT_DECLINED", "The provider declined the payment; nothing was charged");
+    TITLES.put(
+        "PAYMENT_ALREADY_EXISTS",
+        "The account already has a payment for this merchant reference (existingPaymentId)");
+    TITLES.put("PAYMENT_NOT_FOUND", "No such payment of yours");
+    TITLES.put("ORDER_NOT_FOUND", "No such order of yours");
+    TITLES.put("AMOUNT_MISMATCH", "The amount or currency is not the order's total");
   }
 
   private ApiDocumentation() {}
@@ -326,8 +333,6 @@ public final class ApiDocumentation {
                           Map.of(
                               "type",
                               Problems.type(code).toString(),
-                              "title",
-                              title,
                               "status",
                               statusCode,
                               "errorCode",
