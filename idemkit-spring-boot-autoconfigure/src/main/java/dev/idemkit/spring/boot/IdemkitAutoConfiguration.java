@@ -115,14 +115,23 @@ public class IdemkitAutoConfiguration {
   /** Issued keys as the properties say; a random secret (with a warning) when none is set. */
   static IssuedKeys issuedKeys(IdemkitProperties properties) {
     String secret = properties.getIssuedKeys().getSecret();
+    List<String> strict = properties.getIssuedKeys().getStrictOperations();
+    String enforced =
+        "Issued idempotency keys (ik_…): a key with that prefix must verify (signature, tenant,"
+            + " operation, expiry) or is refused with 400 on every idempotent endpoint; "
+            + (strict.isEmpty()
+                ? "no operation is strict, so client-generated keys are accepted everywhere."
+                : "only issued keys are accepted by " + String.join(", ", strict) + ".");
     byte[] bytes;
     if (secret == null || secret.isEmpty()) {
       log.warn(
-          "idemkit.issued-keys.secret is not set: issued idempotency keys are signed with a random"
-              + " secret and stop working when this process stops. Set it (the same on every"
-              + " instance) in production.");
+          "{} idemkit.issued-keys.secret is not set: keys are signed with a random secret, so a"
+              + " key issued here is refused after a restart and by other instances. Set the"
+              + " same secret on every instance in production.",
+          enforced);
       bytes = IssuedKeys.randomSecret();
     } else {
+      log.info(enforced);
       bytes = secret.getBytes(StandardCharsets.UTF_8);
     }
     return new IssuedKeys(
