@@ -84,10 +84,23 @@ final class TestDatabase {
 
   /** Removes a database folder the tests made, once its server has stopped. */
   static void deleteTree(Path dir) {
-    try (Stream<Path> files = Files.walk(dir)) {
-      files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-    } catch (IOException | UncheckedIOException e) {
-      System.err.println("Could not remove " + dir + ": " + e);
+    // A second pass catches what a server that was still stopping wrote during the first.
+    for (int pass = 0; pass < 3 && Files.exists(dir); pass++) {
+      try (Stream<Path> files = Files.walk(dir)) {
+        files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+      } catch (IOException | UncheckedIOException e) {
+        // retried below
+      }
+      if (Files.exists(dir)) {
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+    if (Files.exists(dir)) {
+      System.err.println("Could not remove " + dir);
     }
   }
 
