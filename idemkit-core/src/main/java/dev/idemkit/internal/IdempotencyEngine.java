@@ -48,6 +48,9 @@ public final class IdempotencyEngine implements Idempotency {
   /** The Retry-After when a claim gave up waiting for another request's claim of the key. */
   private static final Duration BUSY_RETRY_AFTER = Duration.ofSeconds(1);
 
+  /** How long each operation recently took, for the Retry-After of in-progress answers. */
+  private final RecentDurations durations = new RecentDurations();
+
   public IdempotencyEngine(IdempotencyStore store, IdempotencyConfig config) {
     this.store = store;
     this.config = config;
@@ -68,7 +71,11 @@ public final class IdempotencyEngine implements Idempotency {
     } else {
       outcome = executePhased(request, (PhasedOperation) operation);
     }
-    listener.onOutcome(request.id(), outcome, Duration.ofNanos(System.nanoTime() - started));
+    Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+    if (outcome instanceof Outcome.Executed || outcome instanceof Outcome.Rejected) {
+      durations.record(request.id().operation(), elapsed);
+    }
+    listener.onOutcome(request.id(), outcome, elapsed);
     return outcome;
   }
 
@@ -541,7 +548,10 @@ public final class IdempotencyEngine implements Idempotency {
         case FAILED_RETRYABLE -> kind = Takeover.RECLAIM_RETRYABLE;
         case IN_PROGRESS -> {
           if (!record.isLeaseExpiredAt(now)) {
-            return Acquired.answer(new Outcome.InProgress(retryAfter(record, now)));
+            return Acquired.answer(
+                new Outcome.InProgress(
+                    durations.retryAfter(
+                        id.operation(), Duration.between(now, record.lockedUntil()))));
           }
           kind = Takeover.RESUME_ABANDONED;
         }

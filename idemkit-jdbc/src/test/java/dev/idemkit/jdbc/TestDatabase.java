@@ -1,13 +1,17 @@
 package dev.idemkit.jdbc;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Comparator;
 import java.util.UUID;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 
 /**
@@ -27,9 +31,16 @@ final class TestDatabase {
   static synchronized IdemkitDatabase embedded() {
     if (embedded == null) {
       try {
-        embedded =
-            prepared(
-                IdemkitDatabase.embedded(Files.createTempDirectory("idemkit-it-pg"), POOL_SIZE));
+        Path dir = Files.createTempDirectory("idemkit-it-pg");
+        IdemkitDatabase started = prepared(IdemkitDatabase.embedded(dir, POOL_SIZE));
+        embedded = started;
+        Runtime.getRuntime()
+            .addShutdownHook(
+                new Thread(
+                    () -> {
+                      started.close();
+                      deleteTree(dir);
+                    }));
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -90,6 +101,28 @@ final class TestDatabase {
         "postgres",
         null,
         poolSize);
+  }
+
+  /** Removes a database folder the tests made, once its server has stopped. */
+  static void deleteTree(Path dir) {
+    // A second pass catches what a server that was still stopping wrote during the first.
+    for (int pass = 0; pass < 3 && Files.exists(dir); pass++) {
+      try (Stream<Path> files = Files.walk(dir)) {
+        files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+      } catch (IOException | UncheckedIOException e) {
+        // retried below
+      }
+      if (Files.exists(dir)) {
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+    if (Files.exists(dir)) {
+      System.err.println("Could not remove " + dir);
+    }
   }
 
   private static IdemkitDatabase prepared(IdemkitDatabase db) {

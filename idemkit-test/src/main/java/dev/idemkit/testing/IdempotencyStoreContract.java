@@ -300,6 +300,22 @@ public abstract class IdempotencyStoreContract {
     assertThat(payments(id)).isZero();
   }
 
+  @Test
+  void anInProgressAnswerSaysWhatTheOperationUsuallyTakesNotTheWholeLease() throws Exception {
+    for (int i = 0; i < 5; i++) {
+      ScopedKey quick = key("k-quick-" + i);
+      assertThat(execute(quick, command("10.00"), pay(quick, "{}")))
+          .isInstanceOf(Outcome.Executed.class);
+    }
+    ScopedKey id = key("k-busy-typical");
+    abandonedClaim(id, command("10.00"));
+
+    Outcome outcome = execute(id, command("10.00"), pay(id, "{}"));
+
+    // The lease has 30 s left; the operation usually takes well under a second.
+    assertThat(((Outcome.InProgress) outcome).retryAfter()).isEqualTo(Duration.ofSeconds(1));
+  }
+
   private PhasedOperation twoPhases(ScopedKey id, Runnable insideB) {
     return PhasedOperation.builder()
         .local(

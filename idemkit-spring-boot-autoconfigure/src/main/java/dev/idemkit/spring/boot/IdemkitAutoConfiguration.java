@@ -153,6 +153,14 @@ public class IdemkitAutoConfiguration {
    */
   static IssuedKeys issuedKeys(IdemkitProperties properties, Environment environment) {
     String secret = properties.getIssuedKeys().getSecret();
+    List<String> strict = properties.getIssuedKeys().getStrictOperations();
+    String enforced =
+        "Issued idempotency keys (ik_…): a key with that prefix must verify (signature, tenant,"
+            + " operation, expiry) or is refused with 400 on every idempotent endpoint; "
+            + (strict.isEmpty()
+                ? "no operation is strict, so client-generated keys are accepted everywhere."
+                : "only issued keys are accepted by " + String.join(", ", strict) + ".");
+    log.info(enforced);
     byte[] bytes;
     if (secret != null && !secret.isEmpty()) {
       bytes = secret.getBytes(StandardCharsets.UTF_8);

@@ -8,7 +8,10 @@ import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.RecoveryBackoff;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -96,10 +99,19 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
         if (outcome.get() instanceof Outcome.OutcomePending) {
           pending++;
           backOff(record);
+          log.debug("Recovery of {}: the downstream outcome is still unknown", record.id());
         } else {
           recovered++;
+          log.info(
+              "Recovery of {} {}, {} after its first request",
+              record.id(),
+              resolution(outcome.get()),
+              Duration.between(record.createdAt(), Instant.now())
+                  .truncatedTo(ChronoUnit.MILLIS)
+                  .toString()
+                  .substring(2)
+                  .toLowerCase(Locale.ROOT));
         }
-        log.info("Recovered {}: {}", record.id(), outcome.get().getClass().getSimpleName());
       } catch (LostOwnershipException e) {
         log.info("Recovery of {} lost its lease to another owner", record.id());
       } catch (RuntimeException e) {
@@ -133,6 +145,20 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
           record.pendingExternal(),
           backoff.getMaxAttempts());
     }
+  }
+
+  /** What a recovery ended with, for the log. */
+  private static String resolution(Outcome outcome) {
+    if (outcome instanceof Outcome.Executed executed) {
+      return "completed the operation (answer " + executed.response().status() + ")";
+    }
+    if (outcome instanceof Outcome.Rejected rejected) {
+      return "ended the operation with its refusal (answer " + rejected.response().status() + ")";
+    }
+    if (outcome instanceof Outcome.Replayed) {
+      return "found the operation already finished";
+    }
+    return "ended with " + outcome.getClass().getSimpleName();
   }
 
   @Override

@@ -1,6 +1,8 @@
 package dev.idemkit.examples.payments;
 
 import dev.idemkit.spring.boot.Problems;
+import java.util.Collection;
+import java.util.List;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,6 +17,9 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
 import org.springframework.web.servlet.resource.NoResourceFoundException;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.exc.MismatchedInputException;
+import tools.jackson.databind.exc.UnrecognizedPropertyException;
 
 /**
  * Every error the API gives is {@code application/problem+json} with a stable {@code errorCode} and
@@ -31,11 +36,10 @@ public class ApiProblemHandler {
         e.getBindingResult().getAllErrors().stream()
             .map(
                 err ->
-                    (err instanceof org.springframework.validation.FieldError f
-                            ? f.getField()
-                            : err.getObjectName())
-                        + " "
-                        + err.getDefaultMessage())
+                    err instanceof org.springframework.validation.FieldError f
+                        ? f.getField() + " " + f.getDefaultMessage()
+                        // Object-level messages (MoneyChecked) already start with the JSON field.
+                        : err.getDefaultMessage())
             .sorted()
             .collect(Collectors.joining("; "));
     return Problems.response(
@@ -54,25 +58,36 @@ public class ApiProblemHandler {
           "Request body too large",
           causeMessage(e, ApiGateFilter.BodyTooLargeException.class));
     }
-    String name = e.getMostSpecificCause().getClass().getSimpleName();
-    if (name.contains("UnrecognizedProperty")) {
+    Throwable cause = e.getMostSpecificCause();
+    if (cause instanceof UnrecognizedPropertyException unknown) {
+      String parent = jsonPath(unknown.getPath().subList(0, unknown.getPath().size() - 1));
       return Problems.response(
           400,
           "UNKNOWN_FIELD",
           "Unknown field",
-          "The body has a field this API version does not know: "
-              + firstLine(e.getMostSpecificCause().getMessage())
-              + ". Remove it.");
+          "The body has a field this API version does not know: \""
+              + unknown.getPropertyName()
+              + "\""
+              + (parent.isEmpty() ? "" : " in " + parent)
+              + ". Remove it"
+              + knownFields(unknown)
+              + ".");
     }
-    if (name.contains("MismatchedInput")
-        || name.contains("InvalidFormat")
-        || name.contains("InvalidType")) {
+    if (cause instanceof MismatchedInputException mismatch) {
+      if (mismatch.getPath().isEmpty()) {
+        return Problems.response(
+            400, "WRONG_TYPE", "Wrong type", "The body must be a JSON object.");
+      }
       return Problems.response(
           400,
           "WRONG_TYPE",
           "Wrong type",
-          "A field has the wrong JSON type: "
-              + firstLine(e.getMostSpecificCause().getMessage())
+          jsonPath(mismatch.getPath())
+              + " must be "
+              + jsonType(mismatch.getTargetType())
+              + (mismatch.getTargetType() == String.class
+                  ? " (amounts too are strings: \"10.00\")"
+                  : "")
               + ".");
     }
     return Problems.response(
@@ -158,12 +173,50 @@ public class ApiProblemHandler {
     return "";
   }
 
-  private static String firstLine(String message) {
-    if (message == null) {
+  /** A JSON path as the caller wrote the body: {@code items[0].unitPrice}. */
+  private static String jsonPath(List<JacksonException.Reference> path) {
+    StringBuilder out = new StringBuilder();
+    for (JacksonException.Reference ref : path) {
+      if (ref.getPropertyName() != null) {
+        if (!out.isEmpty()) {
+          out.append('.');
+        }
+        out.append(ref.getPropertyName());
+      } else if (ref.getIndex() >= 0) {
+        out.append('[').append(ref.getIndex()).append(']');
+      }
+    }
+    return out.toString();
+  }
+
+  private static String knownFields(UnrecognizedPropertyException unknown) {
+    if (unknown.getKnownPropertyIds() == null || unknown.getKnownPropertyIds().isEmpty()) {
       return "";
     }
-    int nl = message.indexOf('\n');
-    String line = nl < 0 ? message : message.substring(0, nl);
-    return line.length() > 200 ? line.substring(0, 200) : line;
+    return "; the fields here are "
+        + unknown.getKnownPropertyIds().stream()
+            .map(String::valueOf)
+            .sorted()
+            .collect(Collectors.joining(", "));
+  }
+
+  /** The JSON type a Java target type is read from. */
+  private static String jsonType(Class<?> type) {
+    if (type == null) {
+      return "of another JSON type";
+    }
+    if (type == String.class || type.isEnum()) {
+      return "a string";
+    }
+    if (type == Boolean.class || type == boolean.class) {
+      return "true or false";
+    }
+    if (Number.class.isAssignableFrom(type) || type.isPrimitive()) {
+      return "a number";
+    }
+    if (Collection.class.isAssignableFrom(type) || type.isArray()) {
+      return "an array";
+    }
+    return "an object";
   }
 }

@@ -1,16 +1,19 @@
 package dev.idemkit.examples.payments;
 
+import dev.idemkit.examples.payments.web.MoneyChecked;
 import dev.idemkit.spring.boot.CanonicalCommand;
-import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 /** {@code POST /v1/payments}: version 1 of the create-payment command. */
+@MoneyChecked.ValidMoney
 public record CreatePaymentRequest(
     @NotBlank @Size(max = 64) @Pattern(regexp = "[A-Za-z0-9_-]+") String accountId,
     @NotNull String amount,
@@ -21,11 +24,29 @@ public record CreatePaymentRequest(
         String merchantReference,
     @Pattern(regexp = "(?i)web|mobile|pos", message = "must be one of web, mobile, pos")
         String channel)
-    implements CanonicalCommand {
+    implements CanonicalCommand, MoneyChecked {
 
-  @AssertTrue(message = "must be a valid amount of the currency")
-  public boolean isAmountValid() {
-    return Money.problem(amount, currency) == null;
+  @Override
+  public List<FieldProblem> moneyProblems() {
+    return moneyProblems(amount, currency);
+  }
+
+  /** The problems of an amount and its currency, in the caller's field names. */
+  static List<FieldProblem> moneyProblems(String amount, String currency) {
+    List<FieldProblem> problems = new ArrayList<>();
+    if (currency == null) {
+      return problems; // @NotNull says so
+    }
+    String currencyProblem = Money.currencyProblem(currency);
+    if (currencyProblem != null) {
+      problems.add(new FieldProblem("currency", currencyProblem));
+    } else if (amount != null) {
+      String amountProblem = Money.amountProblem(amount, currency);
+      if (amountProblem != null) {
+        problems.add(new FieldProblem("amount", amountProblem));
+      }
+    }
+    return problems;
   }
 
   public String normalizedCurrency() {

@@ -1,6 +1,8 @@
 package dev.idemkit.examples.payments;
 
 import dev.idemkit.spring.boot.IssuedKeys;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
@@ -17,6 +19,7 @@ import org.springframework.web.bind.annotation.RestController;
  * no other key.
  */
 @RestController
+@Tag(name = "idempotency-keys")
 public class IdempotencyKeysController {
 
   /** The operations a key can be issued for. */
@@ -39,6 +42,9 @@ public class IdempotencyKeysController {
 
   @PostMapping(path = "/v1/idempotency-keys", consumes = "application/json")
   @ResponseStatus(HttpStatus.CREATED)
+  @Operation(
+      operationId = "issueIdempotencyKey",
+      summary = "Issue a key bound to your tenant, one operation and an expiry")
   public IssuedKeyResponse issue(Principal tenant, @Valid @RequestBody IssueKeyRequest request) {
     IssuedKeys.Issued issued = keys.issue(tenant.getName(), request.operation());
     return new IssuedKeyResponse(

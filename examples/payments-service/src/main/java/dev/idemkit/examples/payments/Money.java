@@ -17,6 +17,8 @@ public final class Money {
 
   private static final Pattern DECIMAL = Pattern.compile("[0-9]{1,12}(\\.[0-9]{1,6})?");
 
+  private static final Pattern SIGNED_DECIMAL = Pattern.compile("-[0-9]{1,12}(\\.[0-9]{1,6})?");
+
   private Money() {}
 
   /** The ISO 4217 currency, upper case, or {@code null} if unknown. */
@@ -32,28 +34,46 @@ public final class Money {
     }
   }
 
-  /** Why {@code amount} is not a valid amount of {@code currency}, or {@code null} if it is. */
-  public static String problem(String amount, String currencyCode) {
+  /**
+   * Why {@code code} is not a currency the API accepts, in the caller's terms, or {@code null} if
+   * it is one.
+   */
+  public static String currencyProblem(String code) {
+    return currency(code) == null
+        ? "is not an ISO 4217 currency code; send one such as EUR, USD or JPY"
+        : null;
+  }
+
+  /**
+   * Why {@code amount} is not a valid amount of the (valid) currency {@code currencyCode}, in the
+   * caller's terms ("has 3 decimals; EUR allows 2"), or {@code null} if it is one.
+   */
+  public static String amountProblem(String amount, String currencyCode) {
     Currency currency = currency(currencyCode);
-    if (currency == null) {
-      return "currency must be an ISO 4217 code such as EUR";
+    if (amount == null) {
+      return "must be given";
     }
-    if (amount == null || !DECIMAL.matcher(amount).matches()) {
-      return "amount must be a decimal string such as \"10.00\"";
+    if (SIGNED_DECIMAL.matcher(amount).matches() && amount.startsWith("-")) {
+      return "must be greater than zero";
+    }
+    if (!DECIMAL.matcher(amount).matches()) {
+      return "must be a decimal string such as \"10.00\"";
     }
     BigDecimal value = new BigDecimal(amount);
     if (value.signum() <= 0) {
-      return "amount must be greater than zero";
+      return "must be greater than zero";
     }
     if (value.compareTo(MAX) > 0) {
-      return "amount must be at most " + MAX.toPlainString();
+      return "must be at most " + MAX.toPlainString();
     }
-    if (value.stripTrailingZeros().scale() > currency.getDefaultFractionDigits()) {
-      return "amount has more decimals than "
+    int decimals = value.stripTrailingZeros().scale();
+    int allowed = currency.getDefaultFractionDigits();
+    if (decimals > allowed) {
+      return "has "
+          + decimals
+          + (decimals == 1 ? " decimal; " : " decimals; ")
           + currency.getCurrencyCode()
-          + " allows ("
-          + currency.getDefaultFractionDigits()
-          + ")";
+          + (allowed == 0 ? " allows none" : " allows " + allowed);
     }
     return null;
   }

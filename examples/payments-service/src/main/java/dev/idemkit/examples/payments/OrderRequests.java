@@ -1,8 +1,8 @@
 package dev.idemkit.examples.payments;
 
+import dev.idemkit.examples.payments.web.MoneyChecked;
 import dev.idemkit.spring.boot.CanonicalCommand;
 import jakarta.validation.Valid;
-import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
@@ -11,6 +11,7 @@ import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
 import java.math.BigDecimal;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -22,35 +23,44 @@ public final class OrderRequests {
   private OrderRequests() {}
 
   /** {@code POST /v1/orders}. */
+  @MoneyChecked.ValidMoney
   public record CreateOrder(
       @NotNull String currency, @NotEmpty @Size(max = 100) List<@Valid @NotNull Item> items)
-      implements CanonicalCommand {
+      implements CanonicalCommand, MoneyChecked {
 
-    @AssertTrue(message = "must be an ISO 4217 code such as EUR")
-    public boolean isCurrencyValid() {
-      return Money.currency(currency) != null;
-    }
-
-    @AssertTrue(message = "every unitPrice must be a valid amount of the currency")
-    public boolean isPricesValid() {
-      return items == null
-          || items.stream()
-              .allMatch(
-                  i ->
-                      i == null
-                          || i.unitPrice() == null
-                          || Money.problem(i.unitPrice(), currency) == null);
-    }
-
-    @AssertTrue(message = "the order total must be at most 1000000000")
-    public boolean isTotalWithinLimit() {
-      try {
-        return !isCurrencyValid()
-            || !isPricesValid()
-            || new BigDecimal(total()).compareTo(Money.MAX) <= 0;
-      } catch (RuntimeException e) {
-        return true; // other constraints report what is wrong
+    @Override
+    public List<FieldProblem> moneyProblems() {
+      List<FieldProblem> problems = new ArrayList<>();
+      if (currency == null) {
+        return problems; // @NotNull says so
       }
+      String currencyProblem = Money.currencyProblem(currency);
+      if (currencyProblem != null) {
+        problems.add(new FieldProblem("currency", currencyProblem));
+        return problems;
+      }
+      if (items == null) {
+        return problems;
+      }
+      for (int i = 0; i < items.size(); i++) {
+        Item item = items.get(i);
+        String problem =
+            item == null || item.unitPrice() == null
+                ? null
+                : Money.amountProblem(item.unitPrice(), currency);
+        if (problem != null) {
+          problems.add(new FieldProblem("items[" + i + "].unitPrice", problem));
+        }
+      }
+      if (problems.isEmpty()
+          && items.stream()
+              .allMatch(i -> i != null && i.quantity() != null && i.unitPrice() != null)
+          && new BigDecimal(total()).compareTo(Money.MAX) > 0) {
+        problems.add(
+            new FieldProblem(
+                "items", "add up to more than " + Money.MAX.toPlainString() + " " + currency));
+      }
+      return problems;
     }
 
     public String normalizedCurrency() {
@@ -97,12 +107,13 @@ public final class OrderRequests {
       @NotNull String unitPrice) {}
 
   /** {@code POST /v1/orders/{id}/confirm-payment}. */
+  @MoneyChecked.ValidMoney
   public record ConfirmPayment(@NotNull String amount, @NotNull String currency)
-      implements CanonicalCommand {
+      implements CanonicalCommand, MoneyChecked {
 
-    @AssertTrue(message = "must be a valid amount of the currency")
-    public boolean isAmountValid() {
-      return Money.problem(amount, currency) == null;
+    @Override
+    public List<FieldProblem> moneyProblems() {
+      return CreatePaymentRequest.moneyProblems(amount, currency);
     }
 
     @Override

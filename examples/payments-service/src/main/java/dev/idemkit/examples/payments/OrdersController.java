@@ -4,7 +4,11 @@ import dev.idemkit.examples.payments.OrderRequests.ConfirmPayment;
 import dev.idemkit.examples.payments.OrderRequests.CreateOrder;
 import dev.idemkit.examples.payments.OrderRequests.OrderResponse;
 import dev.idemkit.examples.payments.OrderRequests.PaidResponse;
+import dev.idemkit.examples.payments.web.ProblemAnswer;
 import dev.idemkit.spring.boot.Idempotent;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.validation.Valid;
 import java.net.URI;
 import java.security.Principal;
@@ -19,6 +23,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** The mini shop of the seed: orders, and confirming their payment exactly once. */
 @RestController
+@Tag(name = "orders")
 public class OrdersController {
 
   private final OrderRepository orders;
@@ -33,6 +38,8 @@ public class OrdersController {
    */
   @PostMapping(path = "/v1/orders", consumes = "application/json")
   @Idempotent(operation = "create_order")
+  @Operation(operationId = "createOrder", summary = "Create an order awaiting payment")
+  @ApiResponse(responseCode = "201", description = "The order, awaiting payment")
   public ResponseEntity<OrderResponse> create(
       Principal tenant, @Valid @RequestBody CreateOrder request) {
     OrderResponse order = orders.create(tenant.getName(), request);
@@ -40,6 +47,8 @@ public class OrdersController {
   }
 
   @GetMapping("/v1/orders/{orderId}")
+  @Operation(operationId = "getOrder", summary = "An order of yours")
+  @ProblemAnswer(status = 404, errorCodes = "ORDER_NOT_FOUND")
   public OrderResponse get(Principal tenant, @PathVariable UUID orderId) {
     return orders.find(tenant.getName(), orderId, false).orElseThrow(() -> orderNotFound(orderId));
   }
@@ -52,6 +61,10 @@ public class OrdersController {
    */
   @PostMapping(path = "/v1/orders/{orderId}/confirm-payment", consumes = "application/json")
   @Idempotent(operation = "confirm_payment", ttl = "PT24H")
+  @Operation(operationId = "confirmOrderPayment", summary = "Pay an order, once")
+  @ApiResponse(responseCode = "200", description = "The order, paid")
+  @ProblemAnswer(status = 404, errorCodes = "ORDER_NOT_FOUND")
+  @ProblemAnswer(status = 422, errorCodes = "AMOUNT_MISMATCH")
   public ResponseEntity<PaidResponse> confirmPayment(
       Principal tenant, @PathVariable UUID orderId, @Valid @RequestBody ConfirmPayment request) {
     OrderResponse order =

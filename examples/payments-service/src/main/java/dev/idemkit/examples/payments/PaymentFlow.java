@@ -9,8 +9,14 @@ import dev.idemkit.OperatorResolution;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.spring.boot.RecoverableOperation;
 import dev.idemkit.spring.boot.StoredResponses;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 import org.springframework.stereotype.Component;
@@ -24,6 +30,8 @@ import org.springframework.stereotype.Component;
  */
 @Component
 public class PaymentFlow implements RecoverableOperation {
+
+  private static final Logger log = LoggerFactory.getLogger(PaymentFlow.class);
 
   /** The operation name. */
   public static final String OPERATION = "create_payment";
@@ -117,9 +125,22 @@ public class PaymentFlow implements RecoverableOperation {
     crash.reached("after-request-sent");
     UUID id = paymentId(ctx);
     PaymentResponse payment = payments.get(id);
-    ProviderClient.Charge charge =
-        provider.charge(
-            providerKey(id), payment.amount(), payment.currency(), id.toString(), fault);
+    ProviderClient.Charge charge;
+    try {
+      charge =
+          provider.charge(
+              providerKey(id), payment.amount(), payment.currency(), id.toString(), fault);
+    } catch (ExternalEffectNotAppliedException e) {
+      throw e;
+    } catch (Exception e) {
+      log.info(
+          "Payment {}: the provider's answer to charge {} was lost ({}); outcome unknown until"
+              + " recovery asks the provider",
+          id,
+          providerKey(id),
+          e.getMessage());
+      throw e;
+    }
     crash.reached("after-provider-charged");
     ctx.data().put("chargeId", charge.chargeId());
     ctx.data().put("chargeStatus", charge.status());
@@ -139,12 +160,39 @@ public class PaymentFlow implements RecoverableOperation {
       ctx.data().put("chargeStatus", "SUCCEEDED");
       return;
     }
-    Optional<ProviderClient.Charge> charge = provider.lookup(providerKey(paymentId(ctx)));
+    UUID id = paymentId(ctx);
+    Optional<ProviderClient.Charge> charge = provider.lookup(providerKey(id));
+    String after = sinceCreated(id);
     if (charge.isEmpty()) {
+      log.info(
+          "Payment {}: recovered after a lost answer, {} after it was created: the provider never"
+              + " charged {}, so charging it again is safe",
+          id,
+          after,
+          providerKey(id));
       throw new ExternalEffectNotAppliedException("the provider never charged this payment");
     }
+    log.info(
+        "Payment {}: recovered after a lost answer, {} after it was created: the provider had"
+            + " {} it ({}) under {}",
+        id,
+        after,
+        "DECLINED".equals(charge.get().status()) ? "declined" : "charged",
+        charge.get().chargeId(),
+        providerKey(id));
     ctx.data().put("chargeId", charge.get().chargeId());
     ctx.data().put("chargeStatus", charge.get().status());
+  }
+
+  private String sinceCreated(UUID id) {
+    try {
+      Duration age = Duration.between(Instant.parse(payments.get(id).createdAt()), Instant.now());
+      return age.toMillis() < 10_000
+          ? String.format(Locale.ROOT, "%.1f s", age.toMillis() / 1000.0)
+          : age.truncatedTo(ChronoUnit.SECONDS).toString().substring(2).toLowerCase(Locale.ROOT);
+    } catch (RuntimeException e) {
+      return "some time";
+    }
   }
 
   private OperationResult complete(OperationContext ctx) {

@@ -1,8 +1,14 @@
 package dev.idemkit.examples.payments;
 
+import dev.idemkit.examples.payments.web.ProblemAnswer;
 import dev.idemkit.spring.boot.Idempotent;
 import dev.idemkit.spring.boot.IdempotentPhases;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.validation.Valid;
 import java.security.Principal;
 import java.util.UUID;
@@ -16,6 +22,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** Payments. Creating one is idempotent: a retry with the same key pays (and charges) once. */
 @RestController
+@Tag(name = "payments")
 public class PaymentsController {
 
   private final PaymentRepository payments;
@@ -33,25 +40,27 @@ public class PaymentsController {
    */
   @PostMapping(path = "/v1/payments", consumes = "application/json")
   @Idempotent(operation = PaymentFlow.OPERATION, ttl = "PT24H", phased = true)
+  @Operation(operationId = "createPayment", summary = "Create and charge a payment")
   @ApiResponse(
-      responseCode = "409",
-      description =
-          "application/problem+json: PAYMENT_ALREADY_EXISTS (the account already has a payment"
-              + " for this merchant reference: existingPaymentId names it); PAYMENT_ABANDONED (the"
-              + " provider failed before charging and no retry came within the grace period, 15"
-              + " minutes by default: the payment was closed as FAILED, nothing was charged, pay"
-              + " again with a new key)")
-  @ApiResponse(
-      responseCode = "400",
-      description = "application/problem+json: UNKNOWN_PROVIDER_FAULT (demo mode only)")
+      responseCode = "201",
+      description = "The payment, charged",
+      content = @Content(schema = @Schema(implementation = PaymentResponse.class)))
+  @ProblemAnswer(status = 402, errorCodes = "PAYMENT_DECLINED")
+  @ProblemAnswer(
+      status = 409,
+      errorCodes = {"PAYMENT_ALREADY_EXISTS", "PAYMENT_ABANDONED"})
+  @ProblemAnswer(status = 400, errorCodes = "UNKNOWN_PROVIDER_FAULT")
   public ResponseEntity<?> create(
       Principal tenant,
       @Valid @RequestBody CreatePaymentRequest request,
-      @RequestHeader(name = "X-Provider-Fault", required = false) String providerFault) {
+      @Parameter(hidden = true) @RequestHeader(name = "X-Provider-Fault", required = false)
+          String providerFault) {
     return IdempotentPhases.run(flow.newPayment(tenant.getName(), request, providerFault));
   }
 
   @GetMapping("/v1/payments/{paymentId}")
+  @Operation(operationId = "getPayment", summary = "A payment of yours")
+  @ProblemAnswer(status = 404, errorCodes = "PAYMENT_NOT_FOUND")
   public PaymentResponse get(Principal tenant, @PathVariable UUID paymentId) {
     return payments
         .find(tenant.getName(), paymentId)

@@ -27,18 +27,20 @@ public record PaymentsProperties(
     apiKeys = apiKeys == null ? new LinkedHashMap<>() : apiKeys;
     adminApiKeys = adminApiKeys == null ? new LinkedHashMap<>() : adminApiKeys;
     maxBodyBytes = maxBodyBytes <= 0 ? 16 * 1024 : maxBodyBytes;
-    provider = provider == null ? new Provider(null, null, 8081, null) : provider;
+    provider = provider == null ? new Provider(null, null, null, null) : provider;
   }
 
   /**
    * @param url the provider's base URL; empty: start the simulator in-process (demo mode)
    * @param timeout how long a charge may take before its outcome counts as unknown
-   * @param embeddedPort the in-process simulator's port (0: any free port)
+   * @param embeddedPort the in-process simulator's port (0: any free port; unset: the service's
+   *     port + 1, or any free port if that one is taken)
    * @param faults the in-process simulator's random faults, e.g. {@code drop-after-charge:0.1}
    */
-  public record Provider(String url, Duration timeout, int embeddedPort, String faults) {
+  public record Provider(String url, Duration timeout, Integer embeddedPort, String faults) {
     public Provider {
       timeout = timeout == null ? Duration.ofSeconds(2) : timeout;
+      embeddedPort = embeddedPort == null ? -1 : embeddedPort;
     }
 
     public boolean embedded() {

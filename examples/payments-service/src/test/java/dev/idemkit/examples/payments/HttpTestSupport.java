@@ -4,6 +4,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -11,11 +12,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -44,9 +48,11 @@ abstract class HttpTestSupport {
 
   static {
     try {
-      System.setProperty(
-          "idemkit.embedded.data-dir",
-          Files.createTempDirectory("payments-it-pg").toAbsolutePath().toString());
+      Path dataDir = Files.createTempDirectory("payments-it-pg").toAbsolutePath();
+      System.setProperty("idemkit.embedded.data-dir", dataDir.toString());
+      // The embedded server lives as long as this JVM and is stopped by its own shutdown hook;
+      // its folder goes once it has stopped (it removes postmaster.pid on the way out).
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteOnceStopped(dataDir)));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -76,6 +82,42 @@ abstract class HttpTestSupport {
       errors.setContext(root.getLoggerContext());
       errors.start();
       root.addAppender(errors);
+    }
+  }
+
+  private static void deleteOnceStopped(Path dataDir) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (Files.exists(dataDir.resolve("postmaster.pid")) && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+    if (!Files.exists(dataDir.resolve("postmaster.pid"))) {
+      deleteTree(dataDir);
+    }
+  }
+
+  /** Removes a database folder the tests made, once its server has stopped. */
+  static void deleteTree(Path dir) {
+    // A second pass catches what a server that was still stopping wrote during the first.
+    for (int pass = 0; pass < 3 && Files.exists(dir); pass++) {
+      try (Stream<Path> files = Files.walk(dir)) {
+        files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+      } catch (IOException | UncheckedIOException e) {
+        // retried below
+      }
+      if (Files.exists(dir)) {
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+    if (Files.exists(dir)) {
+      System.err.println("Could not remove " + dir);
     }
   }
 

@@ -33,6 +33,7 @@ final class ServiceProcesses implements AutoCloseable {
   static final Path JAR = Path.of("target/payments-service.jar");
 
   final EmbeddedPostgres postgres;
+  private final Path dataDir;
   final DataSource payments;
   final ProviderSimulator provider;
   private final List<Service> started = new ArrayList<>();
@@ -40,7 +41,8 @@ final class ServiceProcesses implements AutoCloseable {
 
   ServiceProcesses(ProviderSimulator.Config providerConfig) throws Exception {
     assertThat(JAR).as("the packaged service (mvn package runs before the ITs)").exists();
-    postgres = IdemkitDatabase.embeddedServer(Files.createTempDirectory("crash-pg"), 200).start();
+    dataDir = Files.createTempDirectory("crash-pg");
+    postgres = IdemkitDatabase.embeddedServer(dataDir, 200).start();
     try (Connection c = postgres.getPostgresDatabase().getConnection();
         Statement s = c.createStatement()) {
       s.execute("create database payments");
@@ -164,5 +166,6 @@ final class ServiceProcesses implements AutoCloseable {
     }
     provider.close();
     postgres.close();
+    HttpTestSupport.deleteTree(dataDir);
   }
 }

@@ -142,7 +142,8 @@ class SoakIT extends HttpTestSupport {
     long chargedTwice = 0;
     try (Connection c =
             DriverManager.getConnection(
-                EmbeddedProvider.withDatabase(database.getUrl(), "provider"),
+                EmbeddedProvider.withDatabase(
+                    database.getUrl(), EmbeddedProvider.providerDatabase(database.getUrl())),
                 database.getUsername(),
                 database.getPassword());
         PreparedStatement ps =

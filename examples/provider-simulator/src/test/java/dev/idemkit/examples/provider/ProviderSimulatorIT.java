@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idemkit.jdbc.IdemkitDatabase;
+import java.io.File;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -11,8 +12,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.UUID;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -20,13 +24,15 @@ import org.junit.jupiter.api.Test;
 /** Each fault does what its name says, and the provider charges at most once per key. */
 class ProviderSimulatorIT {
 
+  static Path dataDir;
   static IdemkitDatabase db;
   static ProviderSimulator simulator;
   static final HttpClient HTTP = HttpClient.newHttpClient();
 
   @BeforeAll
   static void start() throws Exception {
-    db = IdemkitDatabase.embedded(Files.createTempDirectory("provider-it"), 10);
+    dataDir = Files.createTempDirectory("provider-it");
+    db = IdemkitDatabase.embedded(dataDir, 10);
     simulator =
         ProviderSimulator.start(
             ProviderSimulator.Config.defaults(0)
@@ -40,6 +46,11 @@ class ProviderSimulatorIT {
   static void stop() {
     simulator.close();
     db.close();
+    try (Stream<Path> files = Files.walk(dataDir)) {
+      files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+    } catch (IOException e) {
+      System.err.println("Could not remove " + dataDir + ": " + e);
+    }
   }
 
   private URI uri(String path) {

@@ -1,0 +1,405 @@
+package dev.idemkit.examples.payments.web;
+
+import dev.idemkit.spring.boot.Idempotent;
+import dev.idemkit.spring.boot.IssuedKeys;
+import dev.idemkit.spring.boot.Problems;
+import io.swagger.v3.oas.models.Components;
+import io.swagger.v3.oas.models.Operation;
+import io.swagger.v3.oas.models.examples.Example;
+import io.swagger.v3.oas.models.headers.Header;
+import io.swagger.v3.oas.models.media.Content;
+import io.swagger.v3.oas.models.media.IntegerSchema;
+import io.swagger.v3.oas.models.media.MediaType;
+import io.swagger.v3.oas.models.media.ObjectSchema;
+import io.swagger.v3.oas.models.media.Schema;
+import io.swagger.v3.oas.models.media.StringSchema;
+import io.swagger.v3.oas.models.parameters.HeaderParameter;
+import io.swagger.v3.oas.models.responses.ApiResponse;
+import io.swagger.v3.oas.models.responses.ApiResponses;
+import io.swagger.v3.oas.models.security.SecurityScheme;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.springdoc.core.customizers.OpenApiCustomizer;
+import org.springdoc.core.customizers.OperationCustomizer;
+import org.springframework.core.MethodParameter;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.method.HandlerMethod;
+
+/**
+ * Makes the OpenAPI document ({@code /v3/api-docs}) say what the service really answers, so that a
+ * client generated from it works: every error is one shared {@code Problem} schema under {@code
+ * application/problem+json}, listed per status with the {@code errorCode} values that status can
+ * carry at that endpoint (one example each). The answers come from what the code does, not from
+ * per-endpoint prose:
+ *
+ * <ul>
+ *   <li>every {@code /v1} endpoint: 401 and 403 ({@code ApiGateFilter}), 429 with {@code
+ *       Retry-After}, 431, 500;
+ *   <li>an endpoint with a body: 400 for the body, 413, 415; one with path ids: 400 for them;
+ *   <li>an {@link Idempotent @Idempotent} endpoint: its {@code Idempotency-Key} header (required or
+ *       not, format, expiry window, strict or not), {@code Idempotent-Replayed} on its answers, the
+ *       idempotency layer's 400/409/422 (and 503 for phased operations) with {@code Retry-After};
+ *   <li>a handler's own refusals: its {@link ProblemAnswer} annotations.
+ * </ul>
+ */
+public final class ApiDocumentation {
+
+  /** The shared schema of every error answer. */
+  public static final String PROBLEM = "Problem";
+
+  /** The security scheme's name. */
+  public static final String BEARER = "bearer";
+
+  static final String PROBLEM_JSON = "application/problem+json";
+
+  /** What each error code means, for the document's descriptions and examples. */
+  private static final Map<String, String> TITLES = new LinkedHashMap<>();
+
+  static {
+    TITLES.put("AUTHENTICATION_REQUIRED", "No or unknown API key");
+    TITLES.put("FORBIDDEN", "An operator key used outside /v1/admin, or a tenant key inside it");
+    TITLES.put("RATE_LIMITED", "Too many requests for this tenant; retry after Retry-After");
+    TITLES.put("REQUEST_HEADER_TOO_LARGE", "The request's headers are too large");
+    TITLES.put("INTERNAL_ERROR", "A failure on the service's side; retry with the same key");
+    TITLES.put("VALIDATION_FAILED", "A field has an invalid value; the detail names it");
+    TITLES.put("UNKNOWN_FIELD", "The body has a field this API version does not know");
+    TITLES.put("WRONG_TYPE", "A field has the wrong JSON type");
+    TITLES.put("INVALID_JSON", "The body is not valid JSON");
+    TITLES.put("PAYLOAD_TOO_LARGE", "The body is larger than the service accepts");
+    TITLES.put("UNSUPPORTED_MEDIA_TYPE", "The body is not application/json");
+    TITLES.put("INVALID_PATH_PARAMETER", "A path id is not a UUID");
+    TITLES.put("IDEMPOTENCY_KEY_MISSING", "The endpoint requires an Idempotency-Key header");
+    TITLES.put("IDEMPOTENCY_KEY_INVALID", "The Idempotency-Key header is malformed");
+    TITLES.put(
+        "IDEMPOTENCY_KEY_NOT_ISSUED",
+        "The operation accepts only keys issued by POST /v1/idempotency-keys");
+    TITLES.put("REQUEST_NOT_CANONICAL", "A value has no exact canonical form");
+    TITLES.put(
+        "IDEMPOTENCY_REQUEST_IN_PROGRESS",
+        "The first request with this key is still running; retry after Retry-After");
+    TITLES.put(
+        "IDEMPOTENCY_OUTCOME_PENDING",
+        "A downstream outcome of the first request is being recovered; retry after Retry-After");
+    TITLES.put(
+        "IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST",
+        "The key was used for a different request; never a silent replay");
+    TITLES.put(
+        "OPERATION_INTERRUPTED",
+        "The operation stopped; retry with the same key after Retry-After, nothing happens twice");
+    TITLES.put(
+        "IDEMPOTENCY_RESPONSE_TOO_LARGE",
+        "The answer was too large to store for replay; nothing happened");
+    TITLES.put("PAYMENT_DECLINED", "The provider declined the payment; nothing was charged");
+    TITLES.put(
+        "PAYMENT_ALREADY_EXISTS",
+        "The account already has a payment for this merchant reference (existingPaymentId)");
+    TITLES.put("PAYMENT_NOT_FOUND", "No such payment of yours");
+    TITLES.put("ORDER_NOT_FOUND", "No such order of yours");
+    TITLES.put("AMOUNT_MISMATCH", "The amount or currency is not the order's total");
+  }
+
+  private ApiDocumentation() {}
+
+  /** The components every operation refers to: the problem schema and the bearer scheme. */
+  public static Components components() {
+    Schema<Object> problem =
+        new ObjectSchema()
+            .description(
+                "An RFC 9457 problem. errorCode is stable and machine-readable; detail says what"
+                    + " to do.")
+            .addProperty("type", new StringSchema().description("URI of the problem type"))
+            .addProperty("title", new StringSchema())
+            .addProperty("status", new IntegerSchema().description("the HTTP status"))
+            .addProperty("detail", new StringSchema().description("what to do about it"))
+            .addProperty(
+                "errorCode",
+                new StringSchema()
+                    .description(
+                        "Stable error code; each answer of each operation lists the codes it can"
+                            + " carry."))
+            .addProperty("instance", new StringSchema())
+            .addProperty(
+                "existingPaymentId",
+                new StringSchema()
+                    .description("PAYMENT_ALREADY_EXISTS only: the payment that exists"));
+    problem.setRequired(List.of("type", "status", "errorCode"));
+    return new Components()
+        .addSchemas(PROBLEM, problem)
+        .addSecuritySchemes(
+            BEARER,
+            new SecurityScheme()
+                .type(SecurityScheme.Type.HTTP)
+                .scheme("bearer")
+                .description(
+                    "Authorization: Bearer <API key>. The key names your tenant; idempotency keys"
+                        + " are scoped to it."));
+  }
+
+  /**
+   * Adds the answers described in the class comment to each operation.
+   *
+   * @param defaultTtl {@code idemkit.default-ttl}, for endpoints that do not set their own window
+   * @param mismatchStatus {@code idemkit.mismatch-status}
+   * @param issuedKeys which operations accept only issued keys
+   */
+  public static OperationCustomizer answers(
+      Duration defaultTtl, int mismatchStatus, IssuedKeys issuedKeys) {
+    return (operation, handler) -> {
+      new Answers(operation, handler).describe(defaultTtl, mismatchStatus, issuedKeys);
+      return operation;
+    };
+  }
+
+  /** One operation's answers, merged per status. */
+  private static final class Answers {
+    private final Operation operation;
+    private final HandlerMethod handler;
+    private final Map<String, Set<String>> codes = new TreeMap<>();
+    private final Set<String> retryAfter = new LinkedHashSet<>();
+
+    Answers(Operation operation, HandlerMethod handler) {
+      this.operation = operation;
+      this.handler = handler;
+    }
+
+    void describe(Duration defaultTtl, int mismatchStatus, IssuedKeys issuedKeys) {
+      if (operation.getResponses() == null) {
+        operation.setResponses(new ApiResponses());
+      }
+      boolean admin = path().startsWith("/v1/admin/");
+      if (admin) {
+        operation.setTags(List.of("admin"));
+      }
+      problem(400, "MALFORMED_PATH");
+      problem(401, "AUTHENTICATION_REQUIRED");
+      problem(403, "FORBIDDEN");
+      if (!admin) {
+        problem(429, "RATE_LIMITED");
+        retryAfter.add("429");
+      }
+      problem(431, "REQUEST_HEADER_TOO_LARGE");
+      problem(500, "INTERNAL_ERROR");
+      if (has(RequestBody.class)) {
+        problem(400, "VALIDATION_FAILED", "UNKNOWN_FIELD", "WRONG_TYPE", "INVALID_JSON");
+        problem(413, "PAYLOAD_TOO_LARGE");
+        problem(415, "UNSUPPORTED_MEDIA_TYPE");
+      }
+      if (has(PathVariable.class)) {
+        problem(400, "INVALID_PATH_PARAMETER");
+      }
+      List<String> business = new ArrayList<>();
+      for (ProblemAnswer answer :
+          AnnotatedElementUtils.findMergedRepeatableAnnotations(
+              handler.getMethod(), ProblemAnswer.class)) {
+        problem(answer.status(), answer.errorCodes());
+        business.add(String.valueOf(answer.status()));
+      }
+      ApiResponse created = operation.getResponses().get("201");
+      // Handlers that answer with a ResponseEntity set Location on what they create.
+      if (created != null
+          && ResponseEntity.class.isAssignableFrom(handler.getMethod().getReturnType())) {
+        created.addHeaderObject(
+            "Location",
+            new Header().description("The created resource").schema(new StringSchema()));
+      }
+      Idempotent idempotent = handler.getMethodAnnotation(Idempotent.class);
+      if (idempotent != null) {
+        idempotent(idempotent, defaultTtl, mismatchStatus, issuedKeys, business);
+      }
+      write();
+    }
+
+    private void idempotent(
+        Idempotent idempotent,
+        Duration defaultTtl,
+        int mismatchStatus,
+        IssuedKeys issuedKeys,
+        List<String> business) {
+      Duration ttl = idempotent.ttl().isEmpty() ? defaultTtl : Duration.parse(idempotent.ttl());
+      String window = window(ttl);
+      boolean strict = issuedKeys.isStrict(idempotent.operation());
+      operation.addParametersItem(
+          new HeaderParameter()
+              .name("Idempotency-Key")
+              .required(idempotent.required())
+              .example("5f0c9a7e-0b1d-4c55-9d2e-8c7a2e1f4b10")
+              .schema(new StringSchema().minLength(1).maxLength(257).pattern("^[\\x20-\\x7E]+$"))
+              .description(
+                  (idempotent.required()
+                          ? "Required. "
+                          : "Optional; without it a retry runs again. ")
+                      + "One random key (a UUID) per intended operation, the same on every retry:"
+                      + " 1-255 printable ASCII characters, bare or as a quoted structured-field"
+                      + " string. Scoped to your tenant and this operation ("
+                      + idempotent.operation()
+                      + "); remembered for "
+                      + window
+                      + "."
+                      + (strict
+                          ? " Only keys issued by POST /v1/idempotency-keys for this operation"
+                              + " are accepted."
+                          : "")));
+      operation.addExtension(
+          "x-idempotency",
+          Map.of(
+              "operation", idempotent.operation(),
+              "keyRequired", idempotent.required(),
+              "window", ttl.toString(),
+              "issuedKeysOnly", strict));
+      operation.setDescription(
+          (operation.getDescription() == null ? "" : operation.getDescription() + "\n\n")
+              + "Idempotent (operation "
+              + idempotent.operation()
+              + "): a retry with the same key and the same request gets the first answer (status,"
+              + " body, Location) replayed with Idempotent-Replayed: true, for "
+              + window
+              + " ("
+              + ttl
+              + "); the same key with another request is refused. After the window the key"
+              + " starts a new operation.");
+      problem(
+          400,
+          idempotent.required() ? "IDEMPOTENCY_KEY_MISSING" : null,
+          "IDEMPOTENCY_KEY_INVALID",
+          "IDEMPOTENCY_KEY_NOT_ISSUED",
+          "REQUEST_NOT_CANONICAL");
+      problem(
+          409,
+          "IDEMPOTENCY_REQUEST_IN_PROGRESS",
+          idempotent.phased() ? "IDEMPOTENCY_OUTCOME_PENDING" : null);
+      retryAfter.add("409");
+      problem(mismatchStatus, "IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST");
+      problem(429, "IDEMPOTENCY_QUOTA_EXCEEDED");
+      retryAfter.add("429");
+      problem(500, "IDEMPOTENCY_RESPONSE_TOO_LARGE");
+      problem(
+          503,
+          "IDEMPOTENCY_STORE_UNAVAILABLE",
+          idempotent.phased() ? "OPERATION_INTERRUPTED" : null);
+      retryAfter.add("503");
+      // The handler's own answers, and the refusals it stored, are replayed with the header.
+      operation
+          .getResponses()
+          .forEach(
+              (status, response) -> {
+                if (status.startsWith("2") || business.contains(status)) {
+                  response.addHeaderObject(
+                      "Idempotent-Replayed",
+                      new Header()
+                          .description(
+                              "true when this is the stored answer of an earlier request with"
+                                  + " the same key")
+                          .schema(new StringSchema()._enum(List.of("true"))));
+                }
+              });
+    }
+
+    private void problem(int status, String... errorCodes) {
+      Set<String> set = codes.computeIfAbsent(String.valueOf(status), s -> new LinkedHashSet<>());
+      for (String code : errorCodes) {
+        if (code != null) {
+          set.add(code);
+        }
+      }
+    }
+
+    /** Problem answers after the handler's own, all in status order. */
+    private void write() {
+      ApiResponses all = operation.getResponses();
+      codes.forEach(
+          (status, errorCodes) -> {
+            ApiResponse response = all.get(status);
+            if (response == null) {
+              response = new ApiResponse();
+              all.addApiResponse(status, response);
+            }
+            MediaType media = new MediaType().schema(new Schema<>().$ref(PROBLEM));
+            int statusCode = Integer.parseInt(status);
+            List<String> lines = new ArrayList<>();
+            for (String code : errorCodes) {
+              String title = TITLES.getOrDefault(code, code);
+              lines.add("`" + code + "`: " + title);
+              media.addExamples(
+                  code,
+                  new Example()
+                      .summary(title)
+                      .value(
+                          Map.of(
+                              "type",
+                              Problems.type(code).toString(),
+                              "status",
+                              statusCode,
+                              "errorCode",
+                              code)));
+            }
+            response.description(
+                "application/problem+json with errorCode: " + String.join("; ", lines) + ".");
+            response.content(new Content().addMediaType(PROBLEM_JSON, media));
+            if (retryAfter.contains(status)) {
+              response.addHeaderObject(
+                  "Retry-After",
+                  new Header()
+                      .description("Seconds to wait before retrying with the same key")
+                      .schema(new IntegerSchema().minimum(java.math.BigDecimal.ONE)));
+            }
+          });
+      ApiResponses sorted = new ApiResponses();
+      new TreeMap<>(all).forEach(sorted::addApiResponse);
+      operation.setResponses(sorted);
+    }
+
+    private boolean has(Class<? extends java.lang.annotation.Annotation> annotation) {
+      for (MethodParameter parameter : handler.getMethodParameters()) {
+        if (parameter.hasParameterAnnotation(annotation)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    private String path() {
+      RequestMapping mapping =
+          AnnotatedElementUtils.findMergedAnnotation(handler.getMethod(), RequestMapping.class);
+      return mapping == null || mapping.path().length == 0 ? "" : mapping.path()[0];
+    }
+  }
+
+  /**
+   * Drops regular expressions only Java understands ({@code (?i)}, {@code \p{Cc}}) from the request
+   * schemas: OpenAPI patterns are ECMA-262, and a generator or validator that compiles them would
+   * fail or, worse, refuse valid values. The service still checks them.
+   */
+  public static OpenApiCustomizer portablePatterns() {
+    return openApi -> {
+      if (openApi.getComponents() == null || openApi.getComponents().getSchemas() == null) {
+        return;
+      }
+      for (Schema<?> schema : openApi.getComponents().getSchemas().values()) {
+        if (schema.getProperties() == null) {
+          continue;
+        }
+        for (Schema<?> property : schema.getProperties().values()) {
+          String pattern = property.getPattern();
+          if (pattern != null && (pattern.contains("(?i)") || pattern.contains("\\p{"))) {
+            property.setPattern(null);
+          }
+        }
+      }
+    };
+  }
+
+  private static String window(Duration ttl) {
+    long hours = ttl.toHours();
+    return hours > 0 && ttl.equals(Duration.ofHours(hours)) ? hours + " hours" : ttl.toString();
+  }
+}

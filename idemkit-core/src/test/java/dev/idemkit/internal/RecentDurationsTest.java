@@ -1,0 +1,52 @@
+package dev.idemkit.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class RecentDurationsTest {
+
+  private final RecentDurations durations = new RecentDurations();
+
+  @Test
+  void anOperationThatTakesAFractionOfASecondSaysOneSecondNotTheLease() {
+    for (int i = 0; i < 20; i++) {
+      durations.record("create_payment", Duration.ofMillis(300));
+    }
+    assertThat(durations.retryAfter("create_payment", Duration.ofSeconds(30)))
+        .isEqualTo(Duration.ofSeconds(1));
+  }
+
+  @Test
+  void theNinetiethPercentileOfRecentRunsRoundedUp() {
+    for (int i = 0; i < 90; i++) {
+      durations.record("op", Duration.ofMillis(500));
+    }
+    for (int i = 0; i < 10; i++) {
+      durations.record("op", Duration.ofMillis(4_200));
+    }
+    // The ring keeps the last 64 runs: 54 quick and 10 slow ones; the 90th percentile is slow.
+    assertThat(durations.retryAfter("op", Duration.ofSeconds(30))).isEqualTo(Duration.ofSeconds(5));
+    assertThat(durations.retryAfter("other", Duration.ofSeconds(30)))
+        .as("another operation has its own figures")
+        .isEqualTo(Duration.ofSeconds(1));
+  }
+
+  @Test
+  void neverMoreThanWhatIsLeftOfTheLeaseAndNeverLessThanOneSecond() {
+    for (int i = 0; i < 10; i++) {
+      durations.record("slow", Duration.ofSeconds(40));
+    }
+    assertThat(durations.retryAfter("slow", Duration.ofMillis(2_500)))
+        .isEqualTo(Duration.ofSeconds(3));
+    assertThat(durations.retryAfter("slow", Duration.ofMillis(-200)))
+        .isEqualTo(Duration.ofSeconds(1));
+  }
+
+  @Test
+  void withNoRunSeenYetOneSecond() {
+    assertThat(durations.retryAfter("new", Duration.ofSeconds(30)))
+        .isEqualTo(Duration.ofSeconds(1));
+  }
+}

@@ -1,0 +1,62 @@
+package dev.idemkit.spring.boot;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The embedded PostgreSQL's data folder is in use by another running instance (the embedded
+ * server's lock file in it is held by a live process). Its message is one line that says what to
+ * do: share that instance's database, or give this one a folder of its own.
+ */
+public final class EmbeddedDataDirInUseException extends IllegalStateException {
+
+  private final Path dataDir;
+
+  EmbeddedDataDirInUseException(Path dataDir, Throwable cause) {
+    super(message(dataDir), cause);
+    this.dataDir = dataDir;
+  }
+
+  /** The folder in use. */
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  /**
+   * {@code failure} as this exception when it says the embedded server's lock is held by another
+   * process, else {@code failure} unchanged.
+   */
+  static RuntimeException ifLockHeld(Path dataDir, RuntimeException failure) {
+    String message = String.valueOf(failure.getMessage());
+    return failure instanceof IllegalStateException && message.startsWith("could not lock")
+        ? new EmbeddedDataDirInUseException(dataDir, failure)
+        : failure;
+  }
+
+  private static String message(Path dataDir) {
+    Optional<String> port = runningPort(dataDir);
+    return "The embedded database folder "
+        + dataDir
+        + " is in use by another running instance"
+        + port.map(p -> " (its PostgreSQL listens on port " + p + ")").orElse("")
+        + ". To share its database, start this one with --spring.datasource.url=jdbc:postgresql://localhost:"
+        + port.orElse("<its port>")
+        + "/postgres --spring.datasource.username=postgres; for a database of its own, with"
+        + " --idemkit.embedded.data-dir=<another folder>.";
+  }
+
+  /** The running server's port, from line 4 of its {@code postmaster.pid}. */
+  private static Optional<String> runningPort(Path dataDir) {
+    try {
+      List<String> lines = Files.readAllLines(dataDir.resolve("postmaster.pid"));
+      return lines.size() > 3 && lines.get(3).trim().matches("[0-9]{1,5}")
+          ? Optional.of(lines.get(3).trim())
+          : Optional.empty();
+    } catch (IOException | RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+}
