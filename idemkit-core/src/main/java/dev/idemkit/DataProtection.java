@@ -116,13 +116,14 @@ public final class DataProtection {
   }
 
   /**
-   * After a master key rotation: re-wraps every data key not wrapped by the current master key, so
-   * the old master key can be removed. The data keys, and so the stored answers, do not change.
+   * After a master key rotation: re-wraps under the current master key every data key wrapped by
+   * {@code oldMasterKeyId}, so that key can be removed from configuration (or disabled in the KMS).
+   * The data keys, and so the stored answers, do not change.
    *
    * @return how many keys were re-wrapped
    */
-  public int rewrapDataKeys() {
-    return requireKeyring().rewrapAll();
+  public int rewrapDataKeys(String oldMasterKeyId) {
+    return requireKeyring().rewrap(oldMasterKeyId);
   }
 
   private TenantKeyring requireKeyring() {

@@ -134,11 +134,17 @@ public final class FingerprintRecipes {
 
     /**
      * Registers a recipe: {@code canonicalForm} maps the command's value tree to what is hashed
-     * (e.g. the tree without a field added later, when it holds its default).
+     * (e.g. the tree without a field added later, when it holds its default). Registering {@code
+     * v1} or {@code v2} again replaces their form (their hash stays): that is how a deploy that
+     * adds a field keeps old records' retries comparable.
      */
     public Builder recipe(String version, UnaryOperator<Object> canonicalForm, boolean keyed) {
-      if (Fingerprint.V1.equals(version) || V2.equals(version)) {
-        throw new IllegalArgumentException(version + " is built in");
+      if ((Fingerprint.V1.equals(version) && keyed) || (V2.equals(version) && !keyed)) {
+        throw new IllegalArgumentException(
+            version
+                + " is built in "
+                + (keyed ? "unkeyed" : "keyed")
+                + "; only its form may change");
       }
       new Fingerprint(version, Fingerprint.SHA256, "0".repeat(64)); // validates the version
       recipes.put(version, new Recipe(Objects.requireNonNull(canonicalForm), keyed));

@@ -14,8 +14,8 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * Master keys from configuration (e.g. {@code idemkit.protection.encryption.master-keys.mk2=<base64
  * of 32 bytes>}), wrapping data keys with AES-256-GCM. To rotate: add the new key, make it current,
- * call {@link DataProtection#rewrapDataKeys()}, then remove the old key. Prefer a KMS in production
- * (implement {@link KeyProvider}): its master keys never enter the process.
+ * call {@link DataProtection#rewrapDataKeys(String)}, then remove the old key. Prefer a KMS in
+ * production (implement {@link KeyProvider}): its master keys never enter the process.
  */
 public final class StaticKeyProvider implements KeyProvider {
 

@@ -83,11 +83,11 @@ public final class TenantKeyring {
     return destroyed;
   }
 
-  public int rewrapAll() {
+  public int rewrap(String oldMasterKeyId) {
     String now = master.currentKeyId();
     int rewrapped = 0;
     for (WrappedDataKey key : store.all()) {
-      if (key.masterKeyId().equals(now)) {
+      if (!key.masterKeyId().equals(oldMasterKeyId) || oldMasterKeyId.equals(now)) {
         continue;
       }
       byte[] context = context(key.tenant(), key.keyId());

@@ -43,4 +43,11 @@ public @interface Idempotent {
    * downstream outcome is unknown).
    */
   boolean phased() default false;
+
+  /**
+   * The schema version of this operation's answer, stored with it. Raise it when the answer's shape
+   * changes, and register an {@link IdempotentUpcaster} from the old version, so that answers
+   * stored before the deploy are replayed in the new shape.
+   */
+  int schemaVersion() default 1;
 }

@@ -29,7 +29,14 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  */
 @SpringBootTest(
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = {"payments.provider.embedded-port=0", "idemkit.recovery.interval=PT0.5S"})
+    properties = {
+      "payments.provider.embedded-port=0",
+      "idemkit.recovery.interval=PT0.5S",
+      // A tenant of its own for crypto-shredding, and an operation replayed by outcome only
+      // (DataProtectionIT).
+      "payments.api-keys.sk_test_shred=tenant_shred",
+      "idemkit.protection.replay-modes.test_outcome=OUTCOME"
+    })
 abstract class HttpTestSupport {
 
   static final String TENANT_A = "sk_test_demo_a";
