@@ -2,18 +2,13 @@ package dev.idemkit.examples.payments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idemkit.spring.boot.Idempotent;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.security.Principal;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.http.ResponseEntity;
-import org.springframework.web.bind.annotation.PostMapping;
-import org.springframework.web.bind.annotation.RestController;
 
 /**
  * Stored answers as sensitive data, over HTTP: encrypted at rest with keyed fingerprints (on in
@@ -111,7 +106,7 @@ class DataProtectionIT extends HttpTestSupport {
         "{\"currency\":\"EUR\",\"items\":[{\"sku\":\"dp-book\",\"quantity\":2,\"unitPrice\":\"12.50\"}]}";
     HttpResponse<String> created = post("/v1/orders", TENANT_A, key, order);
     assertThat(created.statusCode()).isEqualTo(201);
-    assertThat(created.body()).contains("\"status\":\"OPEN\"");
+    assertThat(created.body()).contains("\"status\":\"PENDING_PAYMENT\"");
     String orderId = created.body().substring(created.body().indexOf("\"orderId\":\"") + 11);
     orderId = orderId.substring(0, 36);
     assertThat(
@@ -156,23 +151,7 @@ class DataProtectionIT extends HttpTestSupport {
     assertThat(retry.statusCode()).isEqualTo(201);
     assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     assertThat(retry.body()).isEqualTo("{\"id\":\"" + widgetId + "\"}");
-    assertThat(WidgetsController.created).hasValue(1);
-  }
-
-  /** An endpoint replayed by outcome only ({@code idemkit.protection.replay-modes}). */
-  @RestController
-  static class WidgetsController {
-    static final java.util.concurrent.atomic.AtomicInteger created =
-        new java.util.concurrent.atomic.AtomicInteger();
-
-    @PostMapping(path = "/v1/test/widgets", consumes = "application/json")
-    @Idempotent(operation = "test_outcome")
-    public ResponseEntity<Map<String, String>> create(Principal tenant) {
-      created.incrementAndGet();
-      String id = "w_" + UUID.randomUUID();
-      return ResponseEntity.created(URI.create("/v1/widgets/" + id))
-          .body(Map.of("id", id, "secret", "s3cr3t"));
-    }
+    assertThat(TestWidgetsController.CREATED).hasValue(1);
   }
 
   private Map<String, Object> record(String key) {
