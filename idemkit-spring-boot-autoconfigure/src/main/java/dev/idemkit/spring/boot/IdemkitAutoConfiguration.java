@@ -179,10 +179,12 @@ public class IdemkitAutoConfiguration {
       Idempotency idempotency,
       IdempotencyStore store,
       ObjectProvider<RecoverableOperation> operations,
-      IdemkitProperties properties) {
+      IdemkitProperties properties,
+      ObjectProvider<DataProtection> protection) {
     return new IdempotencyRecoveryWorker(
         idempotency,
-        store,
+        // Operations resume from records as the engine sees them: recovery data opened.
+        protection.getIfAvailable(DataProtection::none).protect(store),
         operations.orderedStream().toList(),
         properties.getRecovery().getInterval(),
         properties.getRecovery().getBatchSize());
