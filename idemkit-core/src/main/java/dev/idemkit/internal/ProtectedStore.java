@@ -85,14 +85,14 @@ public final class ProtectedStore implements IdempotencyStore {
       StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
     ClaimAttempt attempt = delegate.claim(tx, id, fingerprint, lease, ttl);
     if (attempt instanceof ClaimAttempt.Found found) {
-      return new ClaimAttempt.Found(open(found.snapshot()));
+      return new ClaimAttempt.Found(open(tx, found.snapshot()));
     }
     return attempt;
   }
 
   @Override
   public Optional<Snapshot> read(StoreTransaction tx, ScopedKey id) {
-    return delegate.read(tx, id).map(this::open);
+    return delegate.read(tx, id).map(s -> open(tx, s));
   }
 
   @Override
@@ -103,7 +103,9 @@ public final class ProtectedStore implements IdempotencyStore {
       Fingerprint fingerprint,
       Duration lease,
       Duration ttl) {
-    return delegate.takeOver(tx, seen, kind, fingerprint, lease, ttl).map(r -> open(r, null, true));
+    return delegate
+        .takeOver(tx, seen, kind, fingerprint, lease, ttl)
+        .map(r -> open(tx, r, null, true));
   }
 
   @Override
@@ -118,13 +120,13 @@ public final class ProtectedStore implements IdempotencyStore {
       String recoveryPoint,
       String pendingExternal,
       Map<String, String> data) {
-    delegate.advance(tx, owner, recoveryPoint, pendingExternal, sealData(owner.id(), data));
+    delegate.advance(tx, owner, recoveryPoint, pendingExternal, sealData(tx, owner.id(), data));
   }
 
   @Override
   public void finish(
       StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
-    delegate.finish(tx, owner, state, seal(owner.id(), state, response));
+    delegate.finish(tx, owner, state, seal(tx, owner.id(), state, response));
   }
 
   @Override
@@ -134,7 +136,7 @@ public final class ProtectedStore implements IdempotencyStore {
 
   @Override
   public Optional<IdempotencyRecord> find(ScopedKey id) {
-    return delegate.find(id).map(r -> open(r, null, true));
+    return delegate.find(id).map(r -> open(null, r, null, true));
   }
 
   /** Records needing recovery; one that cannot be opened is listed as stored (its id is enough). */
@@ -144,7 +146,7 @@ public final class ProtectedStore implements IdempotencyStore {
         .map(
             r -> {
               try {
-                return open(r, null, true);
+                return open(null, r, null, true);
               } catch (RecordUnreadableException e) {
                 return r;
               }
@@ -159,7 +161,8 @@ public final class ProtectedStore implements IdempotencyStore {
 
   // ---- on the way in ----------------------------------------------------------------------
 
-  private StoredResponse seal(ScopedKey id, RecordState state, StoredResponse response) {
+  private StoredResponse seal(
+      StoreTransaction tx, ScopedKey id, RecordState state, StoredResponse response) {
     String operation = id.operation();
     ResponseRedactor redactor = protection.redactor(operation);
     StoredResponse r = redactor == null ? response : redactor.redact(id, response);
@@ -186,7 +189,7 @@ public final class ProtectedStore implements IdempotencyStore {
     String keyId = "";
     TenantKeyring.DataKey key = null;
     if (keys != null) {
-      key = keys.current(id.tenant());
+      key = keys.current(tx, id.tenant());
       keyId = key.id();
     }
     byte[] header = header(key != null, mode, keyId);
@@ -204,11 +207,12 @@ public final class ProtectedStore implements IdempotencyStore {
         r.status(), r.headers(), out.toByteArray(), r.schemaVersion(), resourceId);
   }
 
-  private Map<String, String> sealData(ScopedKey id, Map<String, String> data) {
+  private Map<String, String> sealData(
+      StoreTransaction tx, ScopedKey id, Map<String, String> data) {
     if (keys == null || data == null || data.isEmpty()) {
       return data;
     }
-    TenantKeyring.DataKey key = keys.current(id.tenant());
+    TenantKeyring.DataKey key = keys.current(tx, id.tenant());
     byte[] iv = new byte[IV_BYTES];
     RANDOM.nextBytes(iv);
     byte[] sealed =
@@ -231,11 +235,12 @@ public final class ProtectedStore implements IdempotencyStore {
    * Opens a read record. One that cannot be opened but is past its window is handed on without its
    * answer and data: the engine replaces it with a new operation and never reads them.
    */
-  private Snapshot open(Snapshot snapshot) {
-    return new Snapshot(open(snapshot.record(), snapshot.now(), false), snapshot.now());
+  private Snapshot open(StoreTransaction tx, Snapshot snapshot) {
+    return new Snapshot(open(tx, snapshot.record(), snapshot.now(), false), snapshot.now());
   }
 
-  private IdempotencyRecord open(IdempotencyRecord r, Instant now, boolean strict) {
+  private IdempotencyRecord open(
+      StoreTransaction tx, IdempotencyRecord r, Instant now, boolean strict) {
     try {
       return new IdempotencyRecord(
           r.id(),
@@ -245,9 +250,9 @@ public final class ProtectedStore implements IdempotencyStore {
           r.lockedUntil(),
           r.recoveryPoint(),
           r.pendingExternal(),
-          openData(r.id(), r.recoveryData()),
+          openData(tx, r.id(), r.recoveryData()),
           r.recoveryAttempts(),
-          r.response() == null ? null : open(r.id(), r.response()),
+          r.response() == null ? null : open(tx, r.id(), r.response()),
           r.createdAt(),
           r.updatedAt(),
           r.expiresAt());
@@ -272,7 +277,7 @@ public final class ProtectedStore implements IdempotencyStore {
     }
   }
 
-  private StoredResponse open(ScopedKey id, StoredResponse stored) {
+  private StoredResponse open(StoreTransaction tx, ScopedKey id, StoredResponse stored) {
     byte[] body = stored.body();
     StoredResponse r = stored;
     if (isEnvelope(body)) {
@@ -283,7 +288,7 @@ public final class ProtectedStore implements IdempotencyStore {
       byte[] header = Arrays.copyOf(body, 6 + idLength);
       byte[] payload;
       if ((flags & SEALED) != 0) {
-        TenantKeyring.DataKey key = key(id, keyId);
+        TenantKeyring.DataKey key = key(tx, id, keyId);
         StoredResponse shape =
             new StoredResponse(
                 stored.status(),
@@ -383,7 +388,8 @@ public final class ProtectedStore implements IdempotencyStore {
     return r;
   }
 
-  private Map<String, String> openData(ScopedKey id, Map<String, String> data) {
+  private Map<String, String> openData(
+      StoreTransaction tx, ScopedKey id, Map<String, String> data) {
     String sealed = data.get(SEALED_DATA);
     if (sealed == null || data.size() != 1 || !sealed.startsWith(DATA_PREFIX)) {
       return data;
@@ -396,7 +402,7 @@ public final class ProtectedStore implements IdempotencyStore {
     } catch (IllegalArgumentException e) {
       throw tampered(id, e);
     }
-    TenantKeyring.DataKey key = key(id, keyId);
+    TenantKeyring.DataKey key = key(tx, id, keyId);
     byte[] plain =
         open(
             id,
@@ -407,7 +413,7 @@ public final class ProtectedStore implements IdempotencyStore {
     return Json.readStringMap(new String(plain, StandardCharsets.UTF_8));
   }
 
-  private TenantKeyring.DataKey key(ScopedKey id, String keyId) {
+  private TenantKeyring.DataKey key(StoreTransaction tx, ScopedKey id, String keyId) {
     if (keys == null) {
       throw new RecordUnreadableException(
           id,
@@ -416,7 +422,7 @@ public final class ProtectedStore implements IdempotencyStore {
           null);
     }
     try {
-      return keys.find(id.tenant(), keyId)
+      return keys.find(tx, id.tenant(), keyId)
           .orElseThrow(
               () ->
                   new RecordUnreadableException(

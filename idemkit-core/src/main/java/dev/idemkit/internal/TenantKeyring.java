@@ -2,6 +2,7 @@ package dev.idemkit.internal;
 
 import dev.idemkit.spi.DataKeyStore;
 import dev.idemkit.spi.KeyProvider;
+import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.WrappedDataKey;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
@@ -45,33 +46,44 @@ public final class TenantKeyring {
     this.clock = clock;
   }
 
-  /** The key new answers of {@code tenant} are sealed with; made on first use. */
-  public DataKey current(String tenant) {
+  /**
+   * The key new answers of {@code tenant} are sealed with; made on first use, in {@code tx}.
+   *
+   * <p>Keys are read and made on the caller's transaction, never on a second connection: with every
+   * pooled connection held by a request, a second one would never come. A key made in {@code tx} is
+   * not cached (the transaction may still roll back); requests racing for a new tenant's first key
+   * may each make one, and all of them work, since each envelope names its key.
+   */
+  public DataKey current(StoreTransaction tx, String tenant) {
     Instant now = clock.instant();
     Cached<DataKey> cached = current.get(tenant);
     if (cached != null && now.isBefore(cached.until())) {
       return cached.value();
     }
-    DataKey key = store.current(tenant).map(this::unwrap).orElseGet(() -> create(tenant));
+    Optional<DataKey> stored = store.current(tx, tenant).map(this::unwrap);
+    if (stored.isEmpty()) {
+      return create(tx, tenant);
+    }
+    DataKey key = stored.get();
     current.put(tenant, new Cached<>(key, now.plus(ttl)));
     byId.put(cacheKey(tenant, key.id()), new Cached<>(key, now.plus(ttl)));
     return key;
   }
 
   /** The tenant's key {@code keyId}, or empty if it was destroyed (or never existed). */
-  public Optional<DataKey> find(String tenant, String keyId) {
+  public Optional<DataKey> find(StoreTransaction tx, String tenant, String keyId) {
     Instant now = clock.instant();
     Cached<DataKey> cached = byId.get(cacheKey(tenant, keyId));
     if (cached != null && now.isBefore(cached.until())) {
       return Optional.of(cached.value());
     }
-    Optional<DataKey> key = store.find(tenant, keyId).map(this::unwrap);
+    Optional<DataKey> key = store.find(tx, tenant, keyId).map(this::unwrap);
     key.ifPresent(k -> byId.put(cacheKey(tenant, keyId), new Cached<>(k, now.plus(ttl))));
     return key;
   }
 
   public String rotate(String tenant) {
-    DataKey key = create(tenant);
+    DataKey key = create(null, tenant);
     current.remove(tenant);
     return key.id();
   }
@@ -98,7 +110,7 @@ public final class TenantKeyring {
     return rewrapped;
   }
 
-  private DataKey create(String tenant) {
+  private DataKey create(StoreTransaction tx, String tenant) {
     byte[] raw = new byte[32];
     RANDOM.nextBytes(raw);
     byte[] id = new byte[8];
@@ -106,6 +118,7 @@ public final class TenantKeyring {
     String keyId = "dk_" + HexFormat.of().formatHex(id);
     String masterId = master.currentKeyId();
     store.insert(
+        tx,
         new WrappedDataKey(
             tenant,
             keyId,

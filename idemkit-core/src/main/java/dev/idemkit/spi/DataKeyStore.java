@@ -10,14 +10,22 @@ import java.util.Optional;
  */
 public interface DataKeyStore {
 
-  /** The tenant's newest key, which seals new answers; empty if it has none. */
-  Optional<WrappedDataKey> current(String tenant);
+  /**
+   * The tenant's newest key, which seals new answers; empty if it has none.
+   *
+   * @param tx the caller's transaction, whose connection the read uses (so a request never needs a
+   *     second connection from the pool), or {@code null} outside any transaction
+   */
+  Optional<WrappedDataKey> current(StoreTransaction tx, String tenant);
 
   /** One of the tenant's keys by id; empty if it never existed or was destroyed. */
-  Optional<WrappedDataKey> find(String tenant, String keyId);
+  Optional<WrappedDataKey> find(StoreTransaction tx, String tenant, String keyId);
 
-  /** Stores a new key. */
-  void insert(WrappedDataKey key);
+  /**
+   * Stores a new key: in {@code tx} (it exists once that commits, and not if it rolls back), or
+   * committed at once when {@code tx} is {@code null}.
+   */
+  void insert(StoreTransaction tx, WrappedDataKey key);
 
   /** Replaces a key's wrapping (master key rotation); the key itself does not change. */
   void rewrap(String tenant, String keyId, String masterKeyId, byte[] wrapped);

@@ -1,6 +1,7 @@
 package dev.idemkit.jdbc;
 
 import dev.idemkit.spi.DataKeyStore;
+import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.WrappedDataKey;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -13,10 +14,11 @@ import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
- * Tenant data keys in {@code idemkit_data_key}, wrapped. Each call is its own short auto-commit
- * statement on a connection of its own, outside the caller's transaction: a key, once made, stays
- * (a key nothing was sealed with is harmless), and a destroyed key is gone whatever the caller's
- * transaction does. Calls are rare: unwrapped keys are cached by the engine's keyring.
+ * Tenant data keys in {@code idemkit_data_key}, wrapped. Reads and inserts for a request run on the
+ * request's own transaction (its connection), never on a second pooled connection: with every
+ * connection held by a request, a second one would never come. Administration (rotation, shredding,
+ * re-wrapping) runs in short auto-commit statements of its own. Calls are rare: unwrapped keys are
+ * cached by the engine's keyring.
  */
 public final class PostgresDataKeyStore implements DataKeyStore {
 
@@ -59,18 +61,19 @@ public final class PostgresDataKeyStore implements DataKeyStore {
   }
 
   @Override
-  public Optional<WrappedDataKey> current(String tenant) {
-    return query(CURRENT, tenant).stream().findFirst();
+  public Optional<WrappedDataKey> current(StoreTransaction tx, String tenant) {
+    return query(tx, CURRENT, tenant).stream().findFirst();
   }
 
   @Override
-  public Optional<WrappedDataKey> find(String tenant, String keyId) {
-    return query(FIND, tenant, keyId).stream().findFirst();
+  public Optional<WrappedDataKey> find(StoreTransaction tx, String tenant, String keyId) {
+    return query(tx, FIND, tenant, keyId).stream().findFirst();
   }
 
   @Override
-  public void insert(WrappedDataKey key) {
+  public void insert(StoreTransaction tx, WrappedDataKey key) {
     update(
+        tx,
         INSERT,
         key.tenant(),
         key.keyId(),
@@ -81,48 +84,68 @@ public final class PostgresDataKeyStore implements DataKeyStore {
 
   @Override
   public void rewrap(String tenant, String keyId, String masterKeyId, byte[] wrapped) {
-    update(REWRAP, masterKeyId, wrapped, tenant, keyId);
+    update(null, REWRAP, masterKeyId, wrapped, tenant, keyId);
   }
 
   @Override
   public List<WrappedDataKey> all() {
-    return query(ALL);
+    return query(null, ALL);
   }
 
   @Override
   public int destroy(String tenant) {
-    return update(DESTROY, tenant);
+    return update(null, DESTROY, tenant);
   }
 
-  private List<WrappedDataKey> query(String sql, Object... params) {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      bind(ps, params);
-      List<WrappedDataKey> keys = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          keys.add(
-              new WrappedDataKey(
-                  rs.getString("tenant"),
-                  rs.getString("key_id"),
-                  rs.getString("master_key_id"),
-                  rs.getBytes("wrapped_key"),
-                  rs.getTimestamp("created_at").toInstant()));
+  private List<WrappedDataKey> query(StoreTransaction tx, String sql, Object... params) {
+    Connection own = null;
+    try {
+      Connection c = tx != null ? tx.unwrap(Connection.class) : (own = dataSource.getConnection());
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        bind(ps, params);
+        List<WrappedDataKey> keys = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            keys.add(
+                new WrappedDataKey(
+                    rs.getString("tenant"),
+                    rs.getString("key_id"),
+                    rs.getString("master_key_id"),
+                    rs.getBytes("wrapped_key"),
+                    rs.getTimestamp("created_at").toInstant()));
+          }
         }
+        return keys;
       }
-      return keys;
     } catch (SQLException e) {
       throw new IdempotencyStoreException("Could not read tenant data keys", e);
+    } finally {
+      close(own);
     }
   }
 
-  private int update(String sql, Object... params) {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      bind(ps, params);
-      return ps.executeUpdate();
+  private int update(StoreTransaction tx, String sql, Object... params) {
+    Connection own = null;
+    try {
+      Connection c = tx != null ? tx.unwrap(Connection.class) : (own = dataSource.getConnection());
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        bind(ps, params);
+        return ps.executeUpdate();
+      }
     } catch (SQLException e) {
       throw new IdempotencyStoreException("Could not write tenant data keys", e);
+    } finally {
+      close(own);
+    }
+  }
+
+  private static void close(Connection own) {
+    if (own != null) {
+      try {
+        own.close();
+      } catch (SQLException e) {
+        // nothing to do: the statement's outcome is known
+      }
     }
   }
 
