@@ -10,46 +10,65 @@ import java.util.HexFormat;
  *
  * <p>The hash is a contract. Version {@code v1} is SHA-256 over the UTF-8 bytes of the RFC 8785
  * canonical JSON of the command ({@link CanonicalJson#canonicalBytes(Object)}). Fingerprints are
- * stored next to the records they protect, possibly for a long time, so this recipe must not
- * change; a new recipe gets a new version. Because the version is stored with the digest, a changed
- * recipe never silently makes the retry of an old request look like a different request.
+ * stored next to the records they protect, possibly for a long time, so a recipe must not change; a
+ * new recipe gets a new version. Because the version (and, for a keyed recipe, the key id) is
+ * stored with the digest, a retry is compared using the recipe its record was made with ({@link
+ * FingerprintRecipes}), so a changed recipe or a rotated key never makes the retry of an old
+ * request look like a different request.
  *
- * <p>The text form, returned by {@link #toString()} and read by {@link #parse(String)}, is {@code
- * v1:sha256:<64 lowercase hex digits>}.
+ * <p>Text forms, returned by {@link #toString()} and read by {@link #parse(String)}: {@code
+ * v1:sha256:<64 lowercase hex digits>}, and for a keyed recipe (HMAC-SHA-256 with key {@code kid})
+ * {@code v2:hmac-sha256:<kid>:<64 lowercase hex digits>}. Versions are {@code v} and a number.
  *
- * @param version the recipe version; only {@code v1} exists
- * @param algorithm the hash algorithm; {@code sha256} for {@code v1}
+ * @param version the recipe version ({@code v1}, {@code v2}, ...)
+ * @param algorithm {@code sha256}, or {@code hmac-sha256} for a keyed recipe
  * @param digest the hash as 64 lowercase hexadecimal digits
+ * @param keyId the HMAC key's id for {@code hmac-sha256}, {@code null} for {@code sha256}
  */
-public record Fingerprint(String version, String algorithm, String digest) {
+public record Fingerprint(String version, String algorithm, String digest, String keyId) {
 
-  /** The only recipe version so far. */
+  /** The plain recipe: SHA-256 of the canonical JSON. */
   public static final String V1 = "v1";
 
   /** The hash algorithm of {@link #V1}. */
   public static final String SHA256 = "sha256";
+
+  /** The keyed hash algorithm: HMAC-SHA-256 with a key named by {@link #keyId()}. */
+  public static final String HMAC_SHA256 = "hmac-sha256";
 
   private static final int DIGEST_HEX_LENGTH = 64;
 
   /**
    * Validates the components.
    *
-   * @throws IllegalArgumentException if the version is not {@code v1}, the algorithm not {@code
-   *     sha256}, or the digest not 64 lowercase hex digits
+   * @throws IllegalArgumentException if the version is not {@code v<number>}, the algorithm not
+   *     {@code sha256} or {@code hmac-sha256}, the key id missing for (or given to) a keyed (plain)
+   *     hash, or the digest not 64 lowercase hex digits
    */
   public Fingerprint {
-    if (!V1.equals(version)) {
+    if (version == null || !version.matches("v[1-9][0-9]{0,5}")) {
       throw new IllegalArgumentException(
-          "unsupported fingerprint version " + quote(version) + ", expected \"" + V1 + "\"");
+          "unsupported fingerprint version " + quote(version) + ", expected v1, v2, ...");
     }
-    if (!SHA256.equals(algorithm)) {
+    if (SHA256.equals(algorithm)) {
+      if (keyId != null) {
+        throw new IllegalArgumentException("a sha256 fingerprint has no key id");
+      }
+    } else if (HMAC_SHA256.equals(algorithm)) {
+      if (keyId == null || !keyId.matches("[A-Za-z0-9_.-]{1,64}")) {
+        throw new IllegalArgumentException(
+            "an hmac-sha256 fingerprint needs a key id of 1-64 letters, digits, '_', '.', '-',"
+                + " got "
+                + quote(keyId));
+      }
+    } else {
       throw new IllegalArgumentException(
           "unsupported fingerprint algorithm "
               + quote(algorithm)
-              + " for version "
-              + V1
               + ", expected \""
               + SHA256
+              + "\" or \""
+              + HMAC_SHA256
               + "\"");
     }
     if (!isLowercaseHex(digest, DIGEST_HEX_LENGTH)) {
@@ -59,6 +78,18 @@ public record Fingerprint(String version, String algorithm, String digest) {
               + " lowercase hex digits, got "
               + quote(digest));
     }
+  }
+
+  /** A plain (unkeyed) fingerprint. */
+  public Fingerprint(String version, String algorithm, String digest) {
+    this(version, algorithm, digest, null);
+  }
+
+  /** Whether {@code other} was made with the same recipe and key (so digests are comparable). */
+  public boolean sameRecipeAs(Fingerprint other) {
+    return version.equals(other.version)
+        && algorithm.equals(other.algorithm)
+        && java.util.Objects.equals(keyId, other.keyId);
   }
 
   /**
@@ -91,17 +122,26 @@ public record Fingerprint(String version, String algorithm, String digest) {
       throw new IllegalArgumentException("fingerprint text is null");
     }
     String[] parts = text.split(":", -1);
-    if (parts.length != 3) {
+    if (parts.length == 4 && HMAC_SHA256.equals(parts[1])) {
+      return new Fingerprint(parts[0], parts[1], parts[3], parts[2]);
+    }
+    if (parts.length != 3 || !SHA256.equals(parts[1])) {
       throw new IllegalArgumentException(
-          "fingerprint must have the form v1:sha256:<hex>, got " + quote(text));
+          "fingerprint must have the form v1:sha256:<hex> or v2:hmac-sha256:<kid>:<hex>, got "
+              + quote(text));
     }
     return new Fingerprint(parts[0], parts[1], parts[2]);
   }
 
-  /** Returns the text form {@code v1:sha256:<hex>}, which {@link #parse(String)} reads back. */
+  /**
+   * Returns the text form {@code v1:sha256:<hex>} or {@code v2:hmac-sha256:<kid>:<hex>}, which
+   * {@link #parse(String)} reads back.
+   */
   @Override
   public String toString() {
-    return version + ':' + algorithm + ':' + digest;
+    return keyId == null
+        ? version + ':' + algorithm + ':' + digest
+        : version + ':' + algorithm + ':' + keyId + ':' + digest;
   }
 
   private static boolean isLowercaseHex(String s, int length) {

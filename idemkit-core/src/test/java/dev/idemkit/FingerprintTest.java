@@ -68,7 +68,10 @@ class FingerprintTest {
         "",
         "v1",
         "v1:sha256",
-        "v2:sha256:015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862",
+        "x2:sha256:015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862",
+        "v1:hmac-sha256:015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862",
+        "v2:hmac-sha256::015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862",
+        "v2:hmac-sha256:k/1:015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862",
         "v1:sha512:015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862",
         "v1:sha256:015ABD7F5CC57A2DD94B7590F04AD8084273905EE33EC5CEBEAE62276A97F862",
         "v1:sha256:015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f86",
@@ -90,7 +93,7 @@ class FingerprintTest {
 
   @Test
   void constructorValidatesEachComponent() {
-    assertThatThrownBy(() -> new Fingerprint("v2", "sha256", SHA256_OF_A_1))
+    assertThatThrownBy(() -> new Fingerprint("2", "sha256", SHA256_OF_A_1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("version");
     assertThatThrownBy(() -> new Fingerprint("v1", "md5", SHA256_OF_A_1))

@@ -17,6 +17,7 @@ import dev.idemkit.Outcome;
 import dev.idemkit.OutcomeStillUnknownException;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.RecordState;
+import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
@@ -166,6 +167,9 @@ public final class IdempotencyEngine implements Idempotency {
     } catch (LostOwnershipException lost) {
       listener.onLostOwnership(request.id());
       throw lost;
+    } catch (RecordUnreadableException unreadable) {
+      // Nothing ran: the stored answer cannot be read, and running again is never the answer.
+      throw unreadable;
     } catch (Exception e) {
       listener.onFailure(request.id(), RecordState.FAILED_RETRYABLE, e);
       throw new OperationFailedException(
@@ -530,7 +534,7 @@ public final class IdempotencyEngine implements Idempotency {
         }
         continue;
       }
-      if (!record.fingerprint().equals(fingerprint)) {
+      if (!request.sameCommandAs(record.fingerprint())) {
         return Acquired.answer(new Outcome.Mismatch());
       }
       Takeover kind;

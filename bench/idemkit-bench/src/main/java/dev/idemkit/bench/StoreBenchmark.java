@@ -1,5 +1,6 @@
 package dev.idemkit.bench;
 
+import dev.idemkit.DataProtection;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotentRequest;
@@ -7,8 +8,10 @@ import dev.idemkit.LocalOperation;
 import dev.idemkit.OperationResult;
 import dev.idemkit.Outcome;
 import dev.idemkit.ScopedKey;
+import dev.idemkit.StaticKeyProvider;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.jdbc.IdemkitDatabase;
+import dev.idemkit.jdbc.PostgresDataKeyStore;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -46,6 +49,11 @@ public final class StoreBenchmark {
 
   private final DataSource dataSource;
   private final Idempotency idempotency;
+
+  /** The same store with answers and recovery data encrypted at rest (docs/data-protection.md). */
+  private final Idempotency encrypted;
+
+  private final List<ScopedKey> completedEncrypted = new CopyOnWriteArrayList<>();
   private final int workers;
   private final List<ScopedKey> completed = new CopyOnWriteArrayList<>();
   private final String tenant = "bench-" + UUID.randomUUID().toString().substring(0, 8);
@@ -54,6 +62,15 @@ public final class StoreBenchmark {
     this.dataSource = dataSource;
     this.workers = workers;
     this.idempotency = Idempotency.create(PostgresIdempotencyStore.create(dataSource));
+    DataProtection protection =
+        DataProtection.builder()
+            .encryption(
+                StaticKeyProvider.ofBase64(
+                    Map.of("bench-mk", StaticKeyProvider.newKeyBase64()), "bench-mk"),
+                new PostgresDataKeyStore(dataSource))
+            .build();
+    this.encrypted =
+        Idempotency.create(protection.protect(PostgresIdempotencyStore.create(dataSource)));
   }
 
   public static void main(String[] args) throws Exception {
@@ -78,28 +95,38 @@ public final class StoreBenchmark {
     System.out.println("warm-up (not counted) ...");
     measure("bare", Duration.ofSeconds(3), this::bare);
     measure("wrapped", Duration.ofSeconds(3), this::wrapped);
+    measure("encrypted", Duration.ofSeconds(3), this::wrappedEncrypted);
 
     double bareTotal = 0;
     double wrappedTotal = 0;
+    double encryptedTotal = 0;
     for (int r = 1; r <= rounds; r++) {
       double bare = measure("bare", round, this::bare);
       double wrapped = measure("wrapped", round, this::wrapped);
+      double enc = measure("encrypted", round, this::wrappedEncrypted);
       bareTotal += bare;
       wrappedTotal += wrapped;
+      encryptedTotal += enc;
       System.out.printf(
-          "round %d/%d: bare %8.0f tx/s   wrapped %8.0f tx/s   wrapped/bare %.2f%n",
-          r, rounds, bare, wrapped, wrapped / bare);
+          "round %d/%d: bare %8.0f tx/s   wrapped %8.0f tx/s   encrypted %8.0f tx/s"
+              + "   wrapped/bare %.2f   encrypted/wrapped %.2f%n",
+          r, rounds, bare, wrapped, enc, wrapped / bare, enc / wrapped);
     }
     double bare = bareTotal / rounds;
     double wrapped = wrappedTotal / rounds;
+    double enc = encryptedTotal / rounds;
     double replay = measure("replay", round, this::replay);
+    double encReplay = measure("encrypted replay", round, this::replayEncrypted);
 
     System.out.println();
     System.out.printf("bare business transaction   %8.0f requests/s%n", bare);
     System.out.printf("wrapped by Idemkit          %8.0f requests/s%n", wrapped);
     System.out.printf("replay of a completed key   %8.0f requests/s%n", replay);
+    System.out.printf("wrapped, answers encrypted  %8.0f requests/s%n", enc);
+    System.out.printf("replay, answer decrypted    %8.0f requests/s%n", encReplay);
     System.out.printf("wrapped / bare   = %.2f   (target >= 0.80)%n", wrapped / bare);
     System.out.printf("replay / wrapped = %.2f   (target >= 3.00)%n", replay / wrapped);
+    System.out.printf("encrypted / plain = %.2f  (target >= 0.95)%n", enc / wrapped);
     System.out.println();
     System.out.println(
         "Where the CPU went, per request (2 cores shared by the JVM and PostgreSQL):");
@@ -107,11 +134,14 @@ public final class StoreBenchmark {
     printCpu("bare", "3 (2 inserts, commit)");
     printCpu("wrapped", "5 (claim, 2 inserts, complete, commit)");
     printCpu("replay", "2 (claim finds the record, commit)");
+    printCpu("encrypted", "5 (as wrapped; the answer sealed)");
+    printCpu("encrypted replay", "2 (as replay; the answer opened)");
     checkOnePaymentPerKey();
     System.out.printf(
         "RESULT wrapped_vs_bare=%.2f replay_vs_wrapped=%.2f bare_rps=%.0f wrapped_rps=%.0f"
-            + " replay_rps=%.0f%n",
-        wrapped / bare, replay / wrapped, bare, wrapped, replay);
+            + " replay_rps=%.0f encrypted_vs_plain=%.2f encrypted_rps=%.0f"
+            + " encrypted_replay_rps=%.0f%n",
+        wrapped / bare, replay / wrapped, bare, wrapped, replay, enc / wrapped, enc, encReplay);
   }
 
   @FunctionalInterface
@@ -217,10 +247,34 @@ public final class StoreBenchmark {
     }
   }
 
+  private void wrappedEncrypted() {
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", UUID.randomUUID().toString());
+    Outcome outcome = pay(encrypted, id);
+    if (!(outcome instanceof Outcome.Executed)) {
+      throw new IllegalStateException("expected an execution, got " + outcome);
+    }
+    if (completedEncrypted.size() < 20_000) {
+      completedEncrypted.add(id);
+    }
+  }
+
+  private void replayEncrypted() {
+    ScopedKey id =
+        completedEncrypted.get(ThreadLocalRandom.current().nextInt(completedEncrypted.size()));
+    Outcome outcome = pay(encrypted, id);
+    if (!(outcome instanceof Outcome.Replayed)) {
+      throw new IllegalStateException("expected a replay, got " + outcome);
+    }
+  }
+
   private static final Fingerprint COMMAND =
       Fingerprint.of(Map.of("accountId", "acc_1", "amount", "10.00", "currency", "EUR"));
 
   private Outcome pay(ScopedKey id) {
+    return pay(idempotency, id);
+  }
+
+  private Outcome pay(Idempotency idempotency, ScopedKey id) {
     LocalOperation op =
         ctx -> {
           UUID paymentId = UUID.randomUUID();

@@ -1,12 +1,19 @@
 package dev.idemkit.spring.boot;
 
+import dev.idemkit.DataProtection;
+import dev.idemkit.FingerprintRecipes;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyConfig;
+import dev.idemkit.JsonFieldRedactor;
+import dev.idemkit.ReplayMode;
+import dev.idemkit.StaticKeyProvider;
 import dev.idemkit.jdbc.IdemkitSchema;
 import dev.idemkit.jdbc.JdbcTransactions;
+import dev.idemkit.jdbc.PostgresDataKeyStore;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.KeyProvider;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -89,17 +96,91 @@ public class IdemkitAutoConfiguration {
       IdempotencyStore store,
       IdemkitProperties properties,
       ObjectProvider<IdempotencyListener> listeners,
-      ObjectProvider<IdemkitSchemaInitializer> schema) {
+      ObjectProvider<IdemkitSchemaInitializer> schema,
+      ObjectProvider<DataProtection> protection) {
     schema.ifAvailable(s -> {}); // the schema exists before the first request can use it
     List<IdempotencyListener> all = listeners.orderedStream().toList();
     return Idempotency.create(
-        store,
+        protection.getIfAvailable(DataProtection::none).protect(store),
         IdempotencyConfig.builder()
             .lease(properties.getLease())
             .defaultTtl(properties.getDefaultTtl())
             .outcomePendingRetryAfter(properties.getOutcomePendingRetryAfter())
             .listener(CompositeListener.of(all))
             .build());
+  }
+
+  /**
+   * Stored answers as sensitive data ({@code idemkit.protection.*}): encryption with tenant data
+   * keys in {@code idemkit_data_key}, redaction, replay modes, upcasters. Everything is off unless
+   * configured; a {@link KeyProvider} bean (a KMS) replaces the configured master keys.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  public DataProtection idemkitDataProtection(
+      IdemkitProperties properties,
+      DataSource dataSource,
+      ObjectProvider<KeyProvider> keyProvider,
+      ObjectProvider<IdempotentReference> references,
+      ObjectProvider<IdempotentUpcaster> upcasters,
+      ObjectProvider<IdempotentRedactor> redactors) {
+    IdemkitProperties.Protection p = properties.getProtection();
+    DataProtection.Builder b = DataProtection.builder();
+    if (p.getEncryption().isEnabled()) {
+      KeyProvider keys =
+          keyProvider.getIfAvailable(
+              () -> {
+                if (p.getEncryption().getMasterKeys().isEmpty()) {
+                  throw new IllegalStateException(
+                      "idemkit.protection.encryption.enabled=true needs master keys:"
+                          + " idemkit.protection.encryption.master-keys.<id>=<base64 of 32 random"
+                          + " bytes> and idemkit.protection.encryption.current-master-key=<id>, or a"
+                          + " KeyProvider bean");
+                }
+                return StaticKeyProvider.ofBase64(
+                    p.getEncryption().getMasterKeys(), p.getEncryption().getCurrentMasterKey());
+              });
+      b.encryption(keys, new PostgresDataKeyStore(dataSource))
+          .keyCacheTtl(p.getEncryption().getKeyCacheTtl());
+    }
+    p.getRedact()
+        .forEach(
+            (operation, r) -> b.redact(operation, JsonFieldRedactor.of(r.getDrop(), r.getMask())));
+    redactors.orderedStream().forEach(r -> b.redact(r.operation(), r));
+    p.getReplayModes()
+        .forEach(
+            (operation, mode) -> {
+              if (mode == ReplayMode.OUTCOME) {
+                b.replayOutcome(operation);
+              } else if (mode == ReplayMode.REFERENCE) {
+                throw new IllegalStateException(
+                    "idemkit.protection.replay-modes."
+                        + operation
+                        + "=REFERENCE: define an IdempotentReference bean for it instead");
+              }
+            });
+    references
+        .orderedStream()
+        .forEach(r -> b.replayByReference(r.operation(), r.resourceType(), r));
+    upcasters.orderedStream().forEach(u -> b.upcaster(u.operation(), u.fromVersion(), u));
+    return b.build();
+  }
+
+  /**
+   * How requests are fingerprinted: plain SHA-256 ({@code v1}), or HMAC-SHA-256 ({@code v2}) when
+   * {@code idemkit.protection.fingerprint.current-hmac-key} is set. Define this bean to register
+   * older canonical forms after a change of the command's shape.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  public FingerprintRecipes idemkitFingerprintRecipes(IdemkitProperties properties) {
+    IdemkitProperties.Fingerprints f = properties.getProtection().getFingerprint();
+    FingerprintRecipes.Builder b = FingerprintRecipes.builder();
+    f.getHmacKeys().forEach((id, key) -> b.hmacKey(id, Base64.getDecoder().decode(key.trim())));
+    if (!f.getCurrentHmacKey().isEmpty()) {
+      b.currentHmacKey(f.getCurrentHmacKey()).current(FingerprintRecipes.V2);
+    }
+    return b.build();
   }
 
   @Bean
@@ -109,10 +190,12 @@ public class IdemkitAutoConfiguration {
       Idempotency idempotency,
       IdempotencyStore store,
       ObjectProvider<RecoverableOperation> operations,
-      IdemkitProperties properties) {
+      IdemkitProperties properties,
+      ObjectProvider<DataProtection> protection) {
     return new IdempotencyRecoveryWorker(
         idempotency,
-        store,
+        // Operations resume from records as the engine sees them: recovery data opened.
+        protection.getIfAvailable(DataProtection::none).protect(store),
         operations.orderedStream().toList(),
         properties.getRecovery().getInterval(),
         properties.getRecovery().getBatchSize(),

@@ -2,8 +2,10 @@ package dev.idemkit.spring.boot;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -419,5 +421,161 @@ public class IdemkitProperties {
 
   public void setClaimWait(Duration claimWait) {
     this.claimWait = claimWait;
+  }
+
+  private final Protection protection = new Protection();
+
+  public Protection getProtection() {
+    return protection;
+  }
+
+  /**
+   * {@code idemkit.protection.*}: stored answers as sensitive data (docs/data-protection.md). All
+   * off by default.
+   */
+  public static class Protection {
+
+    private final Encryption encryption = new Encryption();
+
+    private final Fingerprints fingerprint = new Fingerprints();
+
+    /** Fields dropped or masked before an operation's answer is stored, by operation. */
+    private Map<String, Redaction> redact = new LinkedHashMap<>();
+
+    /**
+     * What is kept of an operation's successful answer, by operation: {@code BODY} (default) or
+     * {@code OUTCOME}; {@code REFERENCE} comes with an {@link IdempotentReference} bean.
+     */
+    private Map<String, dev.idemkit.ReplayMode> replayModes = new LinkedHashMap<>();
+
+    public Encryption getEncryption() {
+      return encryption;
+    }
+
+    public Fingerprints getFingerprint() {
+      return fingerprint;
+    }
+
+    public Map<String, Redaction> getRedact() {
+      return redact;
+    }
+
+    public void setRedact(Map<String, Redaction> redact) {
+      this.redact = redact;
+    }
+
+    public Map<String, dev.idemkit.ReplayMode> getReplayModes() {
+      return replayModes;
+    }
+
+    public void setReplayModes(Map<String, dev.idemkit.ReplayMode> replayModes) {
+      this.replayModes = replayModes;
+    }
+  }
+
+  /** {@code idemkit.protection.encryption.*}: AES-256-GCM at rest, a data key per tenant. */
+  public static class Encryption {
+
+    /** Encrypts stored answers and recovery data. */
+    private boolean enabled = false;
+
+    /**
+     * Master keys by id, each 32 random bytes in base64; ignored when a {@code KeyProvider} bean (a
+     * KMS) exists. Keep an old key until its data keys are re-wrapped.
+     */
+    private Map<String, String> masterKeys = new LinkedHashMap<>();
+
+    /** The master key that wraps new data keys. */
+    private String currentMasterKey = "";
+
+    /** How long a data key stays unwrapped in memory: the delay of a shredding on other nodes. */
+    private Duration keyCacheTtl = Duration.ofMinutes(1);
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Map<String, String> getMasterKeys() {
+      return masterKeys;
+    }
+
+    public void setMasterKeys(Map<String, String> masterKeys) {
+      this.masterKeys = masterKeys;
+    }
+
+    public String getCurrentMasterKey() {
+      return currentMasterKey;
+    }
+
+    public void setCurrentMasterKey(String currentMasterKey) {
+      this.currentMasterKey = currentMasterKey;
+    }
+
+    public Duration getKeyCacheTtl() {
+      return keyCacheTtl;
+    }
+
+    public void setKeyCacheTtl(Duration keyCacheTtl) {
+      this.keyCacheTtl = keyCacheTtl;
+    }
+  }
+
+  /** {@code idemkit.protection.fingerprint.*}: keyed fingerprints (HMAC-SHA-256). */
+  public static class Fingerprints {
+
+    /**
+     * HMAC keys by id, each at least 32 bytes in base64. Keep a retired key for the longest window:
+     * records made with it are compared with it.
+     */
+    private Map<String, String> hmacKeys = new LinkedHashMap<>();
+
+    /** The HMAC key new fingerprints use; empty: plain SHA-256 ({@code v1}). */
+    private String currentHmacKey = "";
+
+    public Map<String, String> getHmacKeys() {
+      return hmacKeys;
+    }
+
+    public void setHmacKeys(Map<String, String> hmacKeys) {
+      this.hmacKeys = hmacKeys;
+    }
+
+    public String getCurrentHmacKey() {
+      return currentHmacKey;
+    }
+
+    public void setCurrentHmacKey(String currentHmacKey) {
+      this.currentHmacKey = currentHmacKey;
+    }
+  }
+
+  /** JSON field paths ({@code card.cvc}) of one operation's answer. */
+  public static class Redaction {
+
+    /** Fields removed. */
+    private List<String> drop = new ArrayList<>();
+
+    /** String fields masked but for their last four characters. */
+    private List<String> mask = new ArrayList<>();
+
+    public List<String> getDrop() {
+      return drop;
+    }
+
+    public void setDrop(List<String> drop) {
+      this.drop = drop;
+    }
+
+    public List<String> getMask() {
+      return mask;
+    }
+
+    public void setMask(List<String> mask) {
+      this.mask = mask;
+    }
   }
 }

@@ -1,5 +1,6 @@
 package dev.idemkit.spring.boot;
 
+import dev.idemkit.FingerprintRecipes;
 import dev.idemkit.Idempotency;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
@@ -41,8 +42,10 @@ public class IdemkitWebMvcAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  public RequestFingerprinter idemkitRequestFingerprinter(ObjectProvider<JsonMapper> mapper) {
-    return new RequestFingerprinter(mapper.getIfAvailable(JsonMapper::new));
+  public RequestFingerprinter idemkitRequestFingerprinter(
+      ObjectProvider<JsonMapper> mapper, ObjectProvider<FingerprintRecipes> recipes) {
+    return new RequestFingerprinter(
+        mapper.getIfAvailable(JsonMapper::new), recipes.getIfAvailable(FingerprintRecipes::plain));
   }
 
   @Bean

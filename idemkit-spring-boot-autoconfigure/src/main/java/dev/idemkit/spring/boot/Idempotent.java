@@ -52,4 +52,11 @@ public @interface Idempotent {
    * the state of another resource. Empty: {@code idemkit.replayable-statuses}.
    */
   int[] replayedStatuses() default {};
+
+  /**
+   * The schema version of this operation's answer, stored with it. Raise it when the answer's shape
+   * changes, and register an {@link IdempotentUpcaster} from the old version, so that answers
+   * stored before the deploy are replayed in the new shape.
+   */
+  int schemaVersion() default 1;
 }

@@ -14,6 +14,7 @@ import dev.idemkit.OperationFailedException;
 import dev.idemkit.OperationResult;
 import dev.idemkit.Outcome;
 import dev.idemkit.PhasedOperation;
+import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.jdbc.StoreUnavailable;
@@ -171,13 +172,11 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     }
 
     Fingerprint fingerprint;
+    Object command = requestBody(invocation);
+    Map<String, String> pathVariables = pathVariables(request);
+    String apiVersion = request.getHeader(properties.getApiVersionHeader());
     try {
-      fingerprint =
-          fingerprinter.fingerprint(
-              operation,
-              requestBody(invocation),
-              pathVariables(request),
-              request.getHeader(properties.getApiVersionHeader()));
+      fingerprint = fingerprinter.fingerprint(operation, command, pathVariables, apiVersion);
     } catch (IllegalArgumentException e) {
       return Problems.response(
           400,
@@ -191,7 +190,14 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     Duration ttl =
         idempotent.ttl().isEmpty() ? properties.getDefaultTtl() : Duration.parse(idempotent.ttl());
     ScopedKey id = ScopedKey.of(tenant, operation, key.value());
-    IdempotentRequest idempotentRequest = new IdempotentRequest(id, fingerprint, ttl);
+    // A record made under another recipe or key is compared under its own (SPEC §3).
+    IdempotentRequest idempotentRequest =
+        new IdempotentRequest(
+            id,
+            fingerprint,
+            ttl,
+            stored ->
+                fingerprinter.recompute(operation, command, pathVariables, apiVersion, stored));
 
     if (quotas != null) {
       var overQuota = quotas.refuse(id);
@@ -265,6 +271,9 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       ScopedKey id, Idempotent idempotent, RuntimeException failure) throws Throwable {
     if (failure instanceof LostOwnershipException) {
       return inProgress(Duration.ofSeconds(1));
+    }
+    if (failure instanceof RecordUnreadableException unreadable) {
+      return unreadable(id, unreadable);
     }
     if (!(failure instanceof OperationFailedException e)) {
       throw failure;
@@ -350,6 +359,30 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   private static ResponseEntity<byte[]> notIssued(String detail) {
     return Problems.response(
         400, "IDEMPOTENCY_KEY_NOT_ISSUED", "Idempotency-Key not issued for this operation", detail);
+  }
+
+  /** Never garbage and never a second run: the stored answer is gone or broken, say so. */
+  private static ResponseEntity<byte[]> unreadable(ScopedKey id, RecordUnreadableException e) {
+    if (e.isGone()) {
+      log.info("{}: stored answer unreadable ({})", id, e.reason());
+      return Problems.response(
+          410,
+          RecordUnreadableException.ERROR_CODE,
+          "Stored answer no longer available",
+          e.reason() == RecordUnreadableException.Reason.REFERENCE_GONE
+              ? "This key's operation already ran, and what it created no longer exists. It is"
+                  + " not run again; use a new key for a new operation."
+              : "This key's operation already ran, and its stored answer was erased on purpose."
+                  + " It is not run again; look the result up by its id, or use a new key for a"
+                  + " new operation.");
+    }
+    log.error("{}: stored answer unreadable ({}): {}", id, e.reason(), e.getMessage());
+    return Problems.response(
+        500,
+        RecordUnreadableException.ERROR_CODE,
+        "Stored answer unreadable",
+        "This key's operation already ran, but its stored answer cannot be read here. It is not"
+            + " run again; the service's operators must restore its keys.");
   }
 
   /** A phased handler only builds its operation; it runs outside any transaction. */
@@ -468,7 +501,9 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     String contentType =
         type != null ? type.toString() : body == null ? null : MediaType.APPLICATION_JSON_VALUE;
     StoredResponse response =
-        stored(status, contentType, headers.getFirst(HttpHeaders.LOCATION), bytes);
+        withSchemaVersion(
+            stored(status, contentType, headers.getFirst(HttpHeaders.LOCATION), bytes),
+            AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class));
     if (status < 400) {
       return OperationResult.success(response);
     }
@@ -522,6 +557,13 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       headers.put(HttpHeaders.LOCATION, location);
     }
     return StoredResponse.of(status, headers, body);
+  }
+
+  private static StoredResponse withSchemaVersion(StoredResponse r, Idempotent idempotent) {
+    int version = idempotent == null ? 1 : idempotent.schemaVersion();
+    return version == r.schemaVersion()
+        ? r
+        : new StoredResponse(r.status(), r.headers(), r.body(), version, r.resourceId());
   }
 
   private static ResponseEntity<byte[]> toEntity(StoredResponse response, boolean replayed) {

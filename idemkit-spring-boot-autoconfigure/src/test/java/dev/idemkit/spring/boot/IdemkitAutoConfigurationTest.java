@@ -674,4 +674,41 @@ class IdemkitAutoConfigurationTest {
       return Map.of("amount", command.amount());
     }
   }
+
+  // ---- data protection --------------------------------------------------------------------
+
+  @Test
+  void dataProtectionIsOffByDefaultAndTurnsOnFromProperties() {
+    runner.run(
+        context -> {
+          assertThat(context.getBean(dev.idemkit.DataProtection.class).encrypts()).isFalse();
+          assertThat(context.getBean(dev.idemkit.FingerprintRecipes.class).current())
+              .isEqualTo("v1");
+        });
+    runner
+        .withPropertyValues(
+            "idemkit.protection.encryption.enabled=true",
+            "idemkit.protection.encryption.master-keys.mk="
+                + dev.idemkit.StaticKeyProvider.newKeyBase64(),
+            "idemkit.protection.encryption.current-master-key=mk",
+            "idemkit.protection.fingerprint.hmac-keys.fk="
+                + dev.idemkit.StaticKeyProvider.newKeyBase64(),
+            "idemkit.protection.fingerprint.current-hmac-key=fk",
+            "idemkit.protection.redact.create_payment.drop=card.cvc")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context.getBean(dev.idemkit.DataProtection.class).encrypts()).isTrue();
+              assertThat(
+                      context.getBean(dev.idemkit.DataProtection.class).redactor("create_payment"))
+                  .isNotNull();
+              assertThat(context.getBean(dev.idemkit.FingerprintRecipes.class).current())
+                  .isEqualTo("v2");
+              assertThat(executeOnce(context.getBean(Idempotency.class), "create_payment"))
+                  .isInstanceOf(Outcome.Executed.class);
+            });
+    runner
+        .withPropertyValues("idemkit.protection.encryption.enabled=true")
+        .run(context -> assertThat(context).hasFailed());
+  }
 }

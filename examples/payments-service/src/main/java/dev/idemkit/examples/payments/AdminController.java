@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments;
 
+import dev.idemkit.DataProtection;
 import dev.idemkit.IdempotencyKey;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.InvalidIdempotencyKeyException;
@@ -20,6 +21,7 @@ import java.util.Map;
 import org.springframework.http.HttpStatus;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.web.ErrorResponseException;
+import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.ModelAttribute;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -41,10 +43,29 @@ public class AdminController {
 
   private final IdempotencyStore store;
   private final JdbcClient jdbc;
+  private final DataProtection protection;
 
-  public AdminController(IdempotencyStore store, JdbcClient jdbc) {
+  public AdminController(IdempotencyStore store, JdbcClient jdbc, DataProtection protection) {
     this.store = store;
     this.jdbc = jdbc;
+    this.protection = protection;
+  }
+
+  /**
+   * Crypto-shredding (e.g. a tenant's erasure request): destroys the tenant's data keys, so every
+   * stored answer and recovery data of its records is unreadable for good, in the table, its
+   * replicas and its backups. A retry of one of its keys then answers 410 {@code
+   * IDEMPOTENCY_RECORD_UNREADABLE} and runs nothing. The tenant's new requests get a new key.
+   */
+  @DeleteMapping("/v1/admin/tenants/{tenant}/data-keys")
+  public Map<String, Object> shred(@PathVariable String tenant) {
+    return Map.of("tenant", tenant, "destroyedKeys", protection.shredTenant(tenant));
+  }
+
+  /** Gives the tenant a new data key for new answers; older answers still replay. */
+  @PostMapping("/v1/admin/tenants/{tenant}/data-keys")
+  public Map<String, Object> rotate(@PathVariable String tenant) {
+    return Map.of("tenant", tenant, "keyId", protection.rotateTenantKey(tenant));
   }
 
   /** Runs before every endpoint of this controller: operators only. */

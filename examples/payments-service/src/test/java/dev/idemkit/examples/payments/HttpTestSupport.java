@@ -36,7 +36,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
     properties = {
       "payments.provider.embedded-port=0",
       "idemkit.recovery.interval=PT0.5S",
-      "idemkit.recovery.backoff=PT0.2S"
+      "idemkit.recovery.backoff=PT0.2S",
+      // A tenant of its own for crypto-shredding, and an operation replayed by outcome only
+      // (DataProtectionIT).
+      "payments.api-keys.sk_test_shred=tenant_shred",
+      "idemkit.protection.replay-modes.test_outcome=OUTCOME"
     })
 abstract class HttpTestSupport {
 

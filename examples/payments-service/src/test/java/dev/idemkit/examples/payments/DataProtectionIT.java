@@ -1,0 +1,177 @@
+package dev.idemkit.examples.payments;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+
+/**
+ * Stored answers as sensitive data, over HTTP: encrypted at rest with keyed fingerprints (on in
+ * this service), crypto-shredding of a tenant, and each replay mode.
+ */
+class DataProtectionIT extends HttpTestSupport {
+
+  static final String TENANT_SHRED = "sk_test_shred";
+  static final String ADMIN = "sk_test_admin";
+
+  @Autowired EmbeddedProvider provider;
+
+  @Test
+  void aPaymentsAnswerIsEncryptedAtRestAndItsFingerprintKeyed() {
+    String ref = "dp-at-rest-" + UUID.randomUUID();
+    String key = newKey();
+
+    HttpResponse<String> first = post("/v1/payments", TENANT_A, key, payment(ref, "12.00"));
+    HttpResponse<String> retry = post("/v1/payments", TENANT_A, key, payment(ref, "12"));
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(retry.body()).isEqualTo(first.body());
+    Map<String, Object> row = record(key);
+    byte[] body = (byte[]) row.get("response_body");
+    String stored = new String(body, java.nio.charset.StandardCharsets.ISO_8859_1);
+    assertThat(stored).doesNotContain(ref).doesNotContain("12.00").doesNotContain("paymentId");
+    assertThat((String) row.get("recovery_data")).doesNotContain("paymentId").contains("~sealed");
+    assertThat((String) row.get("response_key_id")).startsWith("dk_");
+    assertThat((String) row.get("fingerprint")).startsWith("v2:hmac-sha256:demo-fk1:");
+  }
+
+  @Test
+  void afterCryptoShreddingARetryIsAClearProblemAndNothingIsChargedAgain() {
+    String ref = "dp-shred-" + UUID.randomUUID();
+    String key = newKey();
+    HttpResponse<String> first = post("/v1/payments", TENANT_SHRED, key, payment(ref, "30.00"));
+    assertThat(first.statusCode()).isEqualTo(201);
+    String paymentId = first.body().substring(first.body().indexOf("\"paymentId\":\"") + 13);
+    paymentId = paymentId.substring(0, 36);
+    String otherKey = newKey();
+    String otherRef = "dp-shred-other-" + UUID.randomUUID();
+    HttpResponse<String> other =
+        post("/v1/payments", TENANT_B, otherKey, payment(otherRef, "1.00"));
+
+    HttpResponse<String> shred =
+        send(
+            HttpRequest.newBuilder(uri("/v1/admin/tenants/tenant_shred/data-keys"))
+                .header("Authorization", "Bearer " + ADMIN)
+                .DELETE()
+                .build());
+    assertThat(shred.statusCode()).isEqualTo(200);
+    assertThat(shred.body()).contains("\"destroyedKeys\":");
+
+    for (int i = 0; i < 2; i++) {
+      HttpResponse<String> retry = post("/v1/payments", TENANT_SHRED, key, payment(ref, "30.00"));
+      assertThat(retry.statusCode()).isEqualTo(410);
+      assertThat(retry.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+      assertThat(retry.body()).contains("\"errorCode\":\"IDEMPOTENCY_RECORD_UNREADABLE\"");
+      assertThat(retry.body()).doesNotContain(ref);
+    }
+    assertThat(paymentsFor(ref)).isEqualTo(1);
+    assertThat(charges(paymentId)).contains("\"succeeded\":1");
+    assertThat(state(key)).isEqualTo("COMPLETED");
+    // Another tenant's answers are untouched; the shredded tenant's new payments work.
+    HttpResponse<String> otherRetry =
+        post("/v1/payments", TENANT_B, otherKey, payment(otherRef, "1.00"));
+    assertThat(otherRetry.body()).isEqualTo(other.body());
+    String fresh = newKey();
+    String freshRef = "dp-shred-fresh-" + UUID.randomUUID();
+    HttpResponse<String> again =
+        post("/v1/payments", TENANT_SHRED, fresh, payment(freshRef, "2.00"));
+    assertThat(again.statusCode()).isEqualTo(201);
+    assertThat(post("/v1/payments", TENANT_SHRED, fresh, payment(freshRef, "2.00")).body())
+        .isEqualTo(again.body());
+  }
+
+  @Test
+  void bodyModeReplaysTheStoredBytes() {
+    String key = newKey();
+    String ref = "dp-body-" + UUID.randomUUID();
+    HttpResponse<String> first = post("/v1/payments", TENANT_A, key, payment(ref, "5.00"));
+    HttpResponse<String> retry = post("/v1/payments", TENANT_A, key, payment(ref, "5.00"));
+
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Location"))
+        .isEqualTo(first.headers().firstValue("Location"));
+  }
+
+  @Test
+  void referenceModeRebuildsTheOrderAsItIsNow() {
+    String key = newKey();
+    String order =
+        "{\"currency\":\"EUR\",\"items\":[{\"sku\":\"dp-book\",\"quantity\":2,\"unitPrice\":\"12.50\"}]}";
+    HttpResponse<String> created = post("/v1/orders", TENANT_A, key, order);
+    assertThat(created.statusCode()).isEqualTo(201);
+    assertThat(created.body()).contains("\"status\":\"PENDING_PAYMENT\"");
+    String orderId = created.body().substring(created.body().indexOf("\"orderId\":\"") + 11);
+    orderId = orderId.substring(0, 36);
+    assertThat(
+            post(
+                    "/v1/orders/" + orderId + "/confirm-payment",
+                    TENANT_A,
+                    newKey(),
+                    "{\"amount\":\"25.00\",\"currency\":\"EUR\"}")
+                .statusCode())
+        .isEqualTo(200);
+
+    HttpResponse<String> retry = post("/v1/orders", TENANT_A, key, order);
+
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(retry.headers().firstValue("Location")).hasValue("/v1/orders/" + orderId);
+    assertThat(retry.body()).contains(orderId).contains("\"status\":\"PAID\"");
+    assertThat(retry.body()).isEqualTo(get("/v1/orders/" + orderId, TENANT_A).body());
+    assertThat(
+            new String(
+                (byte[]) record(key).get("response_body"),
+                java.nio.charset.StandardCharsets.ISO_8859_1))
+        .doesNotContain("dp-book");
+    assertThat(record(key).get("resource_id")).isEqualTo(orderId);
+    assertThat(
+            jdbc.sql("select count(*) from shop_order where tenant_id = 'tenant_demo_a' and id = ?")
+                .param(UUID.fromString(orderId))
+                .query(Long.class)
+                .single())
+        .isEqualTo(1);
+  }
+
+  @Test
+  void outcomeModeReplaysOnlyWhatWasCreated() {
+    String key = newKey();
+    HttpResponse<String> first = post("/v1/test/widgets", TENANT_A, key, "{}");
+    HttpResponse<String> retry = post("/v1/test/widgets", TENANT_A, key, "{}");
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(first.body()).contains("\"secret\":\"s3cr3t\"");
+    String widgetId = first.headers().firstValue("Location").orElseThrow().substring(12);
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(retry.body()).isEqualTo("{\"id\":\"" + widgetId + "\"}");
+    assertThat(TestWidgetsController.CREATED).hasValue(1);
+  }
+
+  private Map<String, Object> record(String key) {
+    return jdbc.sql("select * from idemkit_record where idem_key = ?")
+        .param(key)
+        .query()
+        .singleRow();
+  }
+
+  private String state(String key) {
+    return jdbc.sql("select state from idemkit_record where idem_key = ?")
+        .param(key)
+        .query(String.class)
+        .single();
+  }
+
+  private String charges(String paymentId) {
+    return send(HttpRequest.newBuilder(
+                URI.create(provider.baseUrl() + "/charges?reference=" + paymentId))
+            .build())
+        .body();
+  }
+}

@@ -1,0 +1,520 @@
+package dev.idemkit.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idemkit.DataProtection;
+import dev.idemkit.Fingerprint;
+import dev.idemkit.FingerprintRecipes;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotencyConfig;
+import dev.idemkit.IdempotentRequest;
+import dev.idemkit.JsonFieldRedactor;
+import dev.idemkit.LocalOperation;
+import dev.idemkit.OperationResult;
+import dev.idemkit.Outcome;
+import dev.idemkit.PhasedOperation;
+import dev.idemkit.RecordUnreadableException;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StaticKeyProvider;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.IdempotencyStore;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Stored answers as sensitive data, on the embedded PostgreSQL: what the table's bytes hold, key
+ * rotation and crypto-shredding, keyed fingerprints across recipe changes, redaction, replay modes
+ * and schema upcasts. Each test has tenants of its own.
+ */
+class DataProtectionIT {
+
+  private static final Duration TTL = Duration.ofHours(24);
+  private static final String CARD = "4242424242424242";
+
+  private final DataSource ds = TestDatabase.embedded().dataSource();
+  private final PostgresDataKeyStore dataKeys = new PostgresDataKeyStore(ds);
+  private final IdempotencyStore raw = PostgresIdempotencyStore.create(ds);
+  private final AtomicInteger executions = new AtomicInteger();
+  private String tenant;
+
+  @BeforeEach
+  void tenant() {
+    tenant = "t_" + UUID.randomUUID();
+  }
+
+  // ---- encryption at rest -----------------------------------------------------------------
+
+  @Test
+  void theTableHoldsNoPlaintextAnswerNorRecoveryData() throws Exception {
+    DataProtection protection = encrypted(Map.of("mk1", key()), "mk1");
+    Idempotency idempotency = engine(protection);
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k1");
+    PhasedOperation op =
+        PhasedOperation.builder()
+            .local("CREATED", ctx -> ctx.data().put("paymentId", "pay_secret_data_marker"))
+            .complete(ctx -> OperationResult.success(answer("{\"card\":\"" + CARD + "\"}")));
+
+    Outcome first = idempotency.execute(request(id, "10.00"), op);
+    Outcome replay = idempotency.execute(request(id, "10.00"), op);
+
+    assertThat(first).isInstanceOf(Outcome.Executed.class);
+    assertThat(replay).isInstanceOf(Outcome.Replayed.class);
+    assertThat(text(replay)).isEqualTo("{\"card\":\"" + CARD + "\"}");
+    Map<String, Object> row = row(id);
+    String body = new String((byte[]) row.get("response_body"), StandardCharsets.ISO_8859_1);
+    assertThat(body).doesNotContain(CARD).doesNotContain("card");
+    assertThat((String) row.get("recovery_data"))
+        .doesNotContain("pay_secret_data_marker")
+        .startsWith("{\"~sealed\":\"ik1:dk_");
+    assertThat(row.get("response_key_id")).asString().startsWith("dk_");
+    assertThat(row.get("recovery_key_id")).isEqualTo(row.get("response_key_id"));
+    assertThat(dataKeysOf(tenant)).containsExactly(row.get("response_key_id") + "@mk1");
+  }
+
+  @Test
+  void aSealedBodyMovedToAnotherRecordDoesNotOpen() throws Exception {
+    Idempotency idempotency = engine(encrypted(Map.of("mk1", key()), "mk1"));
+    ScopedKey a = ScopedKey.of(tenant, "create_payment", "a");
+    ScopedKey b = ScopedKey.of(tenant, "create_payment", "b");
+    idempotency.execute(request(a, "10.00"), pay("{\"to\":\"alice\"}"));
+    idempotency.execute(request(b, "10.00"), pay("{\"to\":\"bob\"}"));
+    sql(
+        "update idemkit_record set response_body = (select response_body from idemkit_record"
+            + " where tenant = ? and idem_key = 'a') where tenant = ? and idem_key = 'b'",
+        tenant,
+        tenant);
+
+    assertThatThrownBy(() -> idempotency.execute(request(b, "10.00"), pay("{}")))
+        .isInstanceOfSatisfying(
+            RecordUnreadableException.class,
+            e -> assertThat(e.reason()).isEqualTo(RecordUnreadableException.Reason.TAMPERED));
+    assertThat(executions).hasValue(2);
+  }
+
+  @Test
+  void masterKeyRotationKeepsRecordsOfBothGenerationsReplaying() throws Exception {
+    // Master key ids of this test's own: the database holds other tests' keys too.
+    String mk1Id = "mk1_" + tenant;
+    String mk2Id = "mk2_" + tenant;
+    byte[] mk1 = key();
+    byte[] mk2 = key();
+    String other = tenant + "_2";
+    ScopedKey old = ScopedKey.of(tenant, "create_payment", "old");
+    ScopedKey young = ScopedKey.of(other, "create_payment", "young");
+    engine(encrypted(Map.of(mk1Id, mk1), mk1Id)).execute(request(old, "1.00"), pay("{\"g\":1}"));
+
+    // The new master key is current; the old one still unwraps the keys it wrapped.
+    DataProtection rotated = encrypted(Map.of(mk1Id, mk1, mk2Id, mk2), mk2Id);
+    engine(rotated).execute(request(young, "2.00"), pay("{\"g\":2}"));
+    assertThat(dataKeysOf(tenant)).allMatch(k -> k.endsWith("@" + mk1Id));
+    assertThat(dataKeysOf(other)).allMatch(k -> k.endsWith("@" + mk2Id));
+    assertThat(text(engine(rotated).execute(request(old, "1.00"), pay("{}"))))
+        .isEqualTo("{\"g\":1}");
+    assertThat(text(engine(rotated).execute(request(young, "2.00"), pay("{}"))))
+        .isEqualTo("{\"g\":2}");
+
+    // Re-wrapped under the new master key, the old one can go.
+    assertThat(rotated.rewrapDataKeys(mk1Id)).isEqualTo(1);
+    assertThat(dataKeysOf(tenant)).allMatch(k -> k.endsWith("@" + mk2Id));
+    Idempotency onlyNew = engine(encrypted(Map.of(mk2Id, mk2), mk2Id));
+    assertThat(text(onlyNew.execute(request(old, "1.00"), pay("{}")))).isEqualTo("{\"g\":1}");
+    assertThat(text(onlyNew.execute(request(young, "2.00"), pay("{}")))).isEqualTo("{\"g\":2}");
+    assertThat(executions).hasValue(2);
+  }
+
+  @Test
+  void tenantKeyRotationKeepsRecordsOfBothGenerationsReplaying() throws Exception {
+    DataProtection protection = encrypted(Map.of("mk1", key()), "mk1");
+    Idempotency idempotency = engine(protection);
+    ScopedKey before = ScopedKey.of(tenant, "create_payment", "before");
+    ScopedKey after = ScopedKey.of(tenant, "create_payment", "after");
+    idempotency.execute(request(before, "1.00"), pay("{\"g\":1}"));
+    String newKey = protection.rotateTenantKey(tenant);
+    idempotency.execute(request(after, "1.00"), pay("{\"g\":2}"));
+
+    assertThat(row(after).get("response_key_id")).isEqualTo(newKey);
+    assertThat(row(before).get("response_key_id")).isNotEqualTo(newKey);
+    assertThat(text(idempotency.execute(request(before, "1.00"), pay("{}"))))
+        .isEqualTo("{\"g\":1}");
+    assertThat(text(idempotency.execute(request(after, "1.00"), pay("{}")))).isEqualTo("{\"g\":2}");
+    assertThat(executions).hasValue(2);
+  }
+
+  @Test
+  void cryptoShreddingMakesReplaysAClearErrorAndNeverRunsAgain() throws Exception {
+    DataProtection protection = encrypted(Map.of("mk1", key()), "mk1");
+    Idempotency idempotency = engine(protection);
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k");
+    ScopedKey otherTenant = ScopedKey.of(tenant + "_other", "create_payment", "k");
+    idempotency.execute(request(id, "5.00"), pay("{\"ok\":true}"));
+    idempotency.execute(request(otherTenant, "5.00"), pay("{\"ok\":true}"));
+
+    assertThat(protection.shredTenant(tenant)).isEqualTo(1);
+
+    for (int retry = 0; retry < 3; retry++) {
+      assertThatThrownBy(() -> idempotency.execute(request(id, "5.00"), pay("{}")))
+          .isInstanceOfSatisfying(
+              RecordUnreadableException.class,
+              e -> {
+                assertThat(e.reason()).isEqualTo(RecordUnreadableException.Reason.KEY_DESTROYED);
+                assertThat(e.isGone()).isTrue();
+              });
+    }
+    assertThat(executions).hasValue(2);
+    assertThat(row(id).get("state")).isEqualTo("COMPLETED");
+    // Another tenant is untouched; the shredded tenant's new operations get a new key.
+    assertThat(text(idempotency.execute(request(otherTenant, "5.00"), pay("{}"))))
+        .isEqualTo("{\"ok\":true}");
+    ScopedKey fresh = ScopedKey.of(tenant, "create_payment", "fresh");
+    assertThat(idempotency.execute(request(fresh, "5.00"), pay("{\"new\":1}")))
+        .isInstanceOf(Outcome.Executed.class);
+    assertThat(text(idempotency.execute(request(fresh, "5.00"), pay("{}"))))
+        .isEqualTo("{\"new\":1}");
+  }
+
+  @Test
+  void aShreddedRecordPastItsWindowIsReplacedByANewOperation() throws Exception {
+    DataProtection protection = encrypted(Map.of("mk1", key()), "mk1");
+    Idempotency idempotency = engine(protection);
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k");
+    idempotency.execute(request(id, "5.00"), pay("{\"v\":1}"));
+    protection.shredTenant(tenant);
+    sql(
+        "update idemkit_record set expires_at = now() - interval '1 second' where tenant = ?",
+        tenant);
+
+    assertThat(idempotency.execute(request(id, "5.00"), pay("{\"v\":2}")))
+        .isInstanceOf(Outcome.Executed.class);
+    assertThat(executions).hasValue(2);
+  }
+
+  // ---- keyed fingerprints -----------------------------------------------------------------
+
+  @Test
+  void aFingerprintKeyRotationAndARecipeChangeMidRetriesStillReplay() throws Exception {
+    byte[] fk1 = key();
+    byte[] fk2 = key();
+    Idempotency idempotency = engine(DataProtection.none());
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k");
+    Map<String, Object> before = Map.of("amount", "10.00", "currency", "EUR");
+
+    // Deploy 1: keyed fingerprints with fk1.
+    FingerprintRecipes deploy1 =
+        FingerprintRecipes.builder()
+            .hmacKey("fk1", fk1)
+            .currentHmacKey("fk1")
+            .current("v2")
+            .build();
+    idempotency.execute(deploy1.request(id, before, TTL), pay("{\"paid\":1}"));
+    String stored = (String) row(id).get("fingerprint");
+    assertThat(stored).startsWith("v2:hmac-sha256:fk1:");
+    assertThat(row(id).get("fingerprint_key_id")).isEqualTo("fk1");
+
+    // Deploy 2: the HMAC key rotated to fk2, and the command gained "captureMethod" (default
+    // "automatic"); the new recipe v3 hashes it, v2 keeps the form records were made with.
+    FingerprintRecipes deploy2 =
+        FingerprintRecipes.builder()
+            .hmacKey("fk1", fk1)
+            .hmacKey("fk2", fk2)
+            .currentHmacKey("fk2")
+            .recipe("v2", DataProtectionIT::withoutDefaultCaptureMethod, true)
+            .recipe("v3", tree -> tree, true)
+            .current("v3")
+            .build();
+    Map<String, Object> after = new LinkedHashMap<>(before);
+    after.put("captureMethod", "automatic");
+    assertThat(deploy2.fingerprint(after).toString()).isNotEqualTo(stored); // would be a 422
+
+    Outcome retry = idempotency.execute(deploy2.request(id, after, TTL), pay("{}"));
+    assertThat(retry).isInstanceOf(Outcome.Replayed.class);
+    assertThat(text(retry)).isEqualTo("{\"paid\":1}");
+    // A really different command is still refused under the old recipe.
+    Map<String, Object> manual = new LinkedHashMap<>(before);
+    manual.put("captureMethod", "manual");
+    assertThat(idempotency.execute(deploy2.request(id, manual, TTL), pay("{}")))
+        .isInstanceOf(Outcome.Mismatch.class);
+    Map<String, Object> otherAmount = new LinkedHashMap<>(after);
+    otherAmount.put("amount", "11.00");
+    assertThat(idempotency.execute(deploy2.request(id, otherAmount, TTL), pay("{}")))
+        .isInstanceOf(Outcome.Mismatch.class);
+    assertThat(executions).hasValue(1);
+
+    // New records are made with the new recipe and key.
+    ScopedKey next = ScopedKey.of(tenant, "create_payment", "next");
+    idempotency.execute(deploy2.request(next, after, TTL), pay("{\"paid\":2}"));
+    assertThat((String) row(next).get("fingerprint")).startsWith("v3:hmac-sha256:fk2:");
+  }
+
+  @Test
+  void aRetiredFingerprintKeyCannotConfirmARetry() throws Exception {
+    Idempotency idempotency = engine(DataProtection.none());
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k");
+    Map<String, Object> command = Map.of("amount", "10.00");
+    FingerprintRecipes old =
+        FingerprintRecipes.builder()
+            .hmacKey("fk1", key())
+            .currentHmacKey("fk1")
+            .current("v2")
+            .build();
+    idempotency.execute(old.request(id, command, TTL), pay("{}"));
+    FingerprintRecipes retired =
+        FingerprintRecipes.builder()
+            .hmacKey("fk2", key())
+            .currentHmacKey("fk2")
+            .current("v2")
+            .build();
+
+    assertThat(idempotency.execute(retired.request(id, command, TTL), pay("{}")))
+        .isInstanceOf(Outcome.Mismatch.class);
+    assertThat(executions).hasValue(1);
+  }
+
+  // ---- redaction, replay modes, schema versions -------------------------------------------
+
+  @Test
+  void redactionDropsTheSecurityCodeAndMasksTheCardNumberBeforeStoring() throws Exception {
+    DataProtection protection =
+        DataProtection.builder()
+            .redact(
+                "create_payment", JsonFieldRedactor.of(List.of("card.cvc"), List.of("card.number")))
+            .build();
+    Idempotency idempotency = engine(protection);
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k");
+    String full =
+        "{\"id\":\"pay_1\", \"card\": {\"number\":\""
+            + CARD
+            + "\",\"cvc\":\"737\",\"exp\":\"12/30\"}}";
+
+    Outcome first = idempotency.execute(request(id, "1.00"), pay(full));
+    Outcome replay = idempotency.execute(request(id, "1.00"), pay("{}"));
+    Outcome again = idempotency.execute(request(id, "1.00"), pay("{}"));
+
+    assertThat(text(first)).isEqualTo(full);
+    String redacted =
+        "{\"id\":\"pay_1\",\"card\":{\"number\":\"************4242\",\"exp\":\"12/30\"}}";
+    assertThat(text(replay)).isEqualTo(redacted);
+    assertThat(text(again)).isEqualTo(redacted);
+    byte[] stored = (byte[]) row(id).get("response_body");
+    assertThat(new String(stored, StandardCharsets.UTF_8)).isEqualTo(redacted);
+    assertThat(new String(stored, StandardCharsets.UTF_8))
+        .doesNotContain(CARD)
+        .doesNotContain("737");
+  }
+
+  @Test
+  void outcomeModeStoresNoBodyAndReplaysTheResourceId() throws Exception {
+    Idempotency idempotency =
+        engine(DataProtection.builder().replayOutcome("create_payment").build());
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k");
+    LocalOperation op =
+        ctx -> {
+          executions.incrementAndGet();
+          return OperationResult.success(
+              answer("{\"id\":\"pay_9\",\"secret\":\"s3cr3t\"}").withResourceId("pay_9"));
+        };
+
+    idempotency.execute(request(id, "1.00"), op);
+    Outcome replay = idempotency.execute(request(id, "1.00"), op);
+
+    assertThat(text(replay)).isEqualTo("{\"id\":\"pay_9\"}");
+    assertThat(replay.storedResponse().orElseThrow().status()).isEqualTo(201);
+    assertThat(new String((byte[]) row(id).get("response_body"), StandardCharsets.ISO_8859_1))
+        .doesNotContain("s3cr3t");
+    assertThat(row(id).get("resource_id")).isEqualTo("pay_9");
+    assertThat(executions).hasValue(1);
+  }
+
+  @Test
+  void referenceModeRebuildsFromTheCurrentResourceAndSaysWhenItIsGone() throws Exception {
+    Map<String, String> resources = new java.util.concurrent.ConcurrentHashMap<>();
+    Idempotency idempotency =
+        engine(
+            encryptedBuilder(Map.of("mk1", key()), "mk1")
+                .replayByReference(
+                    "create_order",
+                    "order",
+                    (id, type, resourceId, stored) ->
+                        Optional.ofNullable(resources.get(type + "/" + resourceId))
+                            .map(
+                                body ->
+                                    new StoredResponse(
+                                        stored.status(),
+                                        stored.headers(),
+                                        body.getBytes(StandardCharsets.UTF_8),
+                                        stored.schemaVersion(),
+                                        resourceId)))
+                .build());
+    ScopedKey id = ScopedKey.of(tenant, "create_order", "k");
+    LocalOperation op =
+        ctx -> {
+          executions.incrementAndGet();
+          resources.put("order/ord_1", "{\"id\":\"ord_1\",\"status\":\"OPEN\"}");
+          return OperationResult.success(
+              StoredResponse.of(
+                  201,
+                  Map.of("Content-Type", "application/json", "Location", "/v1/orders/ord_1"),
+                  "{\"id\":\"ord_1\",\"status\":\"OPEN\"}".getBytes(StandardCharsets.UTF_8)));
+        };
+
+    idempotency.execute(request(id, "1.00"), op);
+    resources.put("order/ord_1", "{\"id\":\"ord_1\",\"status\":\"PAID\"}");
+    Outcome replay = idempotency.execute(request(id, "1.00"), op);
+
+    assertThat(replay).isInstanceOf(Outcome.Replayed.class);
+    assertThat(text(replay)).isEqualTo("{\"id\":\"ord_1\",\"status\":\"PAID\"}");
+    assertThat(replay.storedResponse().orElseThrow().headers())
+        .containsEntry("Location", "/v1/orders/ord_1");
+    assertThat(row(id).get("resource_id")).isEqualTo("ord_1");
+    resources.clear();
+    assertThatThrownBy(() -> idempotency.execute(request(id, "1.00"), op))
+        .isInstanceOfSatisfying(
+            RecordUnreadableException.class,
+            e -> assertThat(e.reason()).isEqualTo(RecordUnreadableException.Reason.REFERENCE_GONE));
+    assertThat(executions).hasValue(1);
+  }
+
+  @Test
+  void anAnswerStoredUnderSchemaVersionOneIsReplayedAsVersionTwo() throws Exception {
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k");
+    // Release 1: answers {"amount":"10.00","currency":"EUR"}, schema version 1 (the default).
+    engine(DataProtection.none())
+        .execute(request(id, "10.00"), pay("{\"amount\":\"10.00\",\"currency\":\"EUR\"}"));
+    assertThat(row(id).get("response_schema_version")).isEqualTo(1);
+
+    // Release 2 answers {"amount":{"value":..,"currency":..}} and registers an upcaster.
+    DataProtection release2 =
+        DataProtection.builder()
+            .upcaster(
+                "create_payment",
+                1,
+                (key, v1) -> {
+                  @SuppressWarnings("unchecked")
+                  Map<String, Object> old =
+                      (Map<String, Object>)
+                          dev.idemkit.Json.parse(new String(v1.body(), StandardCharsets.UTF_8));
+                  String v2 =
+                      "{\"amount\":{\"value\":\"%s\",\"currency\":\"%s\"}}"
+                          .formatted(old.get("amount"), old.get("currency"));
+                  return new StoredResponse(
+                      v1.status(),
+                      v1.headers(),
+                      v2.getBytes(StandardCharsets.UTF_8),
+                      2,
+                      v1.resourceId());
+                })
+            .build();
+    Outcome replay = engine(release2).execute(request(id, "10.00"), pay("{}"));
+
+    assertThat(text(replay)).isEqualTo("{\"amount\":{\"value\":\"10.00\",\"currency\":\"EUR\"}}");
+    assertThat(replay.storedResponse().orElseThrow().schemaVersion()).isEqualTo(2);
+    assertThat(executions).hasValue(1);
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  private static Object withoutDefaultCaptureMethod(Object tree) {
+    @SuppressWarnings("unchecked")
+    Map<String, Object> map = new LinkedHashMap<>((Map<String, Object>) tree);
+    if ("automatic".equals(map.get("captureMethod"))) {
+      map.remove("captureMethod");
+    }
+    return map;
+  }
+
+  private static byte[] key() {
+    byte[] key = new byte[32];
+    new SecureRandom().nextBytes(key);
+    return key;
+  }
+
+  private DataProtection encrypted(Map<String, byte[]> masterKeys, String current) {
+    return encryptedBuilder(masterKeys, current).build();
+  }
+
+  private DataProtection.Builder encryptedBuilder(Map<String, byte[]> masterKeys, String current) {
+    return DataProtection.builder().encryption(StaticKeyProvider.of(masterKeys, current), dataKeys);
+  }
+
+  private Idempotency engine(DataProtection protection) {
+    return Idempotency.create(protection.protect(raw), IdempotencyConfig.builder().build());
+  }
+
+  private static IdempotentRequest request(ScopedKey id, String amount) {
+    return new IdempotentRequest(id, Fingerprint.of(Map.of("amount", amount)), TTL);
+  }
+
+  private static StoredResponse answer(String json) {
+    return StoredResponse.of(
+        201, Map.of("Content-Type", "application/json"), json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private LocalOperation pay(String json) {
+    return ctx -> {
+      executions.incrementAndGet();
+      return OperationResult.success(answer(json));
+    };
+  }
+
+  private static String text(Outcome outcome) {
+    return new String(outcome.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8);
+  }
+
+  private Map<String, Object> row(ScopedKey id) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select * from idemkit_record where tenant = ? and operation = ? and idem_key = ?")) {
+      ps.setString(1, id.tenant());
+      ps.setString(2, id.operation());
+      ps.setString(3, id.key().value());
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        Map<String, Object> row = new LinkedHashMap<>();
+        for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+          row.put(rs.getMetaData().getColumnName(i), rs.getObject(i));
+        }
+        return row;
+      }
+    }
+  }
+
+  private List<String> dataKeysOf(String tenant) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select key_id || '@' || master_key_id from idemkit_data_key where tenant = ?")) {
+      ps.setString(1, tenant);
+      try (ResultSet rs = ps.executeQuery()) {
+        List<String> keys = new java.util.ArrayList<>();
+        while (rs.next()) {
+          keys.add(rs.getString(1));
+        }
+        return keys;
+      }
+    }
+  }
+
+  private void sql(String sql, Object... params) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < params.length; i++) {
+        ps.setObject(i + 1, params[i]);
+      }
+      ps.executeUpdate();
+    }
+  }
+}
