@@ -1,4 +1,4 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.payments;
 
 import dev.idemkit.BusinessRejectionException;
 import dev.idemkit.ExternalEffectNotAppliedException;
@@ -6,6 +6,8 @@ import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.OperationContext;
 import dev.idemkit.OperationResult;
 import dev.idemkit.PhasedOperation;
+import dev.idemkit.examples.payments.demo.CrashPoints;
+import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.spring.boot.RecoverableOperation;
 import dev.idemkit.spring.boot.StoredResponses;
 import java.util.Optional;
@@ -103,7 +105,7 @@ public class PaymentFlow implements RecoverableOperation {
   }
 
   /** The provider's idempotency key: derived from the durable local payment id, never minted. */
-  static String providerKey(UUID paymentId) {
+  public static String providerKey(UUID paymentId) {
     return "provider_payment_" + paymentId;
   }
 

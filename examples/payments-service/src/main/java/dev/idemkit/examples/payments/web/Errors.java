@@ -1,16 +1,18 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.web;
 
+import dev.idemkit.examples.payments.payments.CreatePaymentRequest;
 import dev.idemkit.spring.boot.Problems;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 import org.springframework.web.ErrorResponseException;
 
 /** Business errors as RFC 9457 problems with a stable errorCode. */
-final class Errors {
+public final class Errors {
 
   private Errors() {}
 
-  static ProblemDetail problem(HttpStatus status, String errorCode, String title, String detail) {
+  public static ProblemDetail problem(
+      HttpStatus status, String errorCode, String title, String detail) {
     ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
     problem.setType(Problems.type(errorCode));
     problem.setTitle(title);
@@ -22,7 +24,8 @@ final class Errors {
    * The business key caught a second payment for one merchant reference under another key: the
    * answer names the payment that exists.
    */
-  static ProblemDetail paymentAlreadyExists(String existingId, CreatePaymentRequest request) {
+  public static ProblemDetail paymentAlreadyExists(
+      String existingId, CreatePaymentRequest request) {
     ProblemDetail problem =
         problem(
             HttpStatus.CONFLICT,
@@ -39,12 +42,13 @@ final class Errors {
     return problem;
   }
 
-  static ErrorResponseException notFound(String errorCode, String detail) {
+  public static ErrorResponseException notFound(String errorCode, String detail) {
     return new ErrorResponseException(
         HttpStatus.NOT_FOUND, problem(HttpStatus.NOT_FOUND, errorCode, "Not found", detail), null);
   }
 
-  static ErrorResponseException unprocessable(String errorCode, String title, String detail) {
+  public static ErrorResponseException unprocessable(
+      String errorCode, String title, String detail) {
     return new ErrorResponseException(
         HttpStatus.UNPROCESSABLE_CONTENT,
         problem(HttpStatus.UNPROCESSABLE_CONTENT, errorCode, title, detail),

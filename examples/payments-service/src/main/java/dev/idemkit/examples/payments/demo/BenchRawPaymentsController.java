@@ -1,5 +1,13 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.demo;
 
+import dev.idemkit.examples.payments.payments.CreatePaymentRequest;
+import dev.idemkit.examples.payments.payments.PaymentFlow;
+import dev.idemkit.examples.payments.payments.PaymentRepository;
+import dev.idemkit.examples.payments.payments.PaymentResponse;
+import dev.idemkit.examples.payments.payments.PaymentsController;
+import dev.idemkit.examples.payments.payments.ProviderClient;
+import dev.idemkit.examples.payments.web.ApiGateFilter;
+import dev.idemkit.examples.payments.web.Errors;
 import jakarta.validation.Valid;
 import java.net.URI;
 import java.security.Principal;

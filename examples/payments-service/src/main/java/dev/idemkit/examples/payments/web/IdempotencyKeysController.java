@@ -1,4 +1,4 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.web;
 
 import dev.idemkit.spring.boot.IssuedKeys;
 import jakarta.validation.Valid;

@@ -1,8 +1,10 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.payments;
 
 import dev.idemkit.ExternalEffectNotAppliedException;
 import dev.idemkit.Json;
 import dev.idemkit.OutcomeStillUnknownException;
+import dev.idemkit.examples.payments.PaymentsProperties;
+import dev.idemkit.examples.payments.demo.EmbeddedProvider;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -30,7 +32,7 @@ public class ProviderClient {
 
   /** What the provider answered to a charge. */
   public record Charge(String chargeId, String status) {
-    boolean declined() {
+    public boolean declined() {
       return "DECLINED".equals(status);
     }
   }

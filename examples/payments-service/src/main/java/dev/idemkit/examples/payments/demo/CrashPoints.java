@@ -1,4 +1,4 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.demo;
 
 import java.io.IOException;
 import org.slf4j.Logger;

@@ -1,8 +1,9 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.orders;
 
-import dev.idemkit.examples.payments.OrderRequests.CreateOrder;
-import dev.idemkit.examples.payments.OrderRequests.Item;
-import dev.idemkit.examples.payments.OrderRequests.OrderResponse;
+import dev.idemkit.examples.payments.orders.OrderRequests.CreateOrder;
+import dev.idemkit.examples.payments.orders.OrderRequests.Item;
+import dev.idemkit.examples.payments.orders.OrderRequests.OrderResponse;
+import dev.idemkit.examples.payments.payments.Money;
 import java.math.BigDecimal;
 import java.sql.Timestamp;
 import java.time.Instant;

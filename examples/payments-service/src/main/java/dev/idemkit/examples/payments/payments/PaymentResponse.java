@@ -1,4 +1,4 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.payments;
 
 /** A payment as the API shows it. */
 public record PaymentResponse(

@@ -1,5 +1,6 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.payments;
 
+import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.spring.boot.Idempotent;
 import dev.idemkit.spring.boot.IdempotentPhases;
 import jakarta.validation.Valid;

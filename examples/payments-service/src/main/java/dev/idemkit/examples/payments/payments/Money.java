@@ -1,4 +1,4 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.payments;
 
 import java.math.BigDecimal;
 import java.util.Currency;

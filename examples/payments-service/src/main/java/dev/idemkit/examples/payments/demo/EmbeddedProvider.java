@@ -1,7 +1,8 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.demo;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idemkit.examples.payments.PaymentsProperties;
 import dev.idemkit.examples.provider.ProviderSimulator;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -91,7 +92,7 @@ public class EmbeddedProvider implements DisposableBean {
   }
 
   /** The same server, another database: {@code jdbc:postgresql://host:port/db?params}. */
-  static String withDatabase(String url, String name) {
+  public static String withDatabase(String url, String name) {
     int slash = url.indexOf('/', "jdbc:postgresql://".length());
     int query = url.indexOf('?', slash);
     return url.substring(0, slash + 1) + name + (query < 0 ? "" : url.substring(query));

@@ -1,4 +1,4 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.web;
 
 import dev.idemkit.spring.boot.Idempotent;
 import io.swagger.v3.oas.models.OpenAPI;

@@ -1,4 +1,4 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.payments;
 
 import dev.idemkit.spring.boot.CanonicalCommand;
 import jakarta.validation.constraints.AssertTrue;

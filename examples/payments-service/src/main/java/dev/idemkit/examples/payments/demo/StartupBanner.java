@@ -1,5 +1,6 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.demo;
 
+import dev.idemkit.examples.payments.PaymentsProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.context.event.ApplicationReadyEvent;

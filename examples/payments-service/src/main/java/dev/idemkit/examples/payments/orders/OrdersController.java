@@ -1,9 +1,11 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.orders;
 
-import dev.idemkit.examples.payments.OrderRequests.ConfirmPayment;
-import dev.idemkit.examples.payments.OrderRequests.CreateOrder;
-import dev.idemkit.examples.payments.OrderRequests.OrderResponse;
-import dev.idemkit.examples.payments.OrderRequests.PaidResponse;
+import dev.idemkit.examples.payments.orders.OrderRequests.ConfirmPayment;
+import dev.idemkit.examples.payments.orders.OrderRequests.CreateOrder;
+import dev.idemkit.examples.payments.orders.OrderRequests.OrderResponse;
+import dev.idemkit.examples.payments.orders.OrderRequests.PaidResponse;
+import dev.idemkit.examples.payments.payments.Money;
+import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.spring.boot.Idempotent;
 import jakarta.validation.Valid;
 import java.net.URI;

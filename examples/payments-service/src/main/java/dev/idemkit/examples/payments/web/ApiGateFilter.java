@@ -1,5 +1,6 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.web;
 
+import dev.idemkit.examples.payments.PaymentsProperties;
 import dev.idemkit.spring.boot.Problems;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;

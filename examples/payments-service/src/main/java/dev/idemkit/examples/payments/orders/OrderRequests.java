@@ -1,5 +1,6 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.orders;
 
+import dev.idemkit.examples.payments.payments.Money;
 import dev.idemkit.spring.boot.CanonicalCommand;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
