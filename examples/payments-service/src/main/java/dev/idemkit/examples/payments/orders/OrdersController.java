@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.orders;
 
+import dev.idemkit.examples.payments.Events;
 import dev.idemkit.examples.payments.orders.OrderRequests.ConfirmPayment;
 import dev.idemkit.examples.payments.orders.OrderRequests.CreateOrder;
 import dev.idemkit.examples.payments.orders.OrderRequests.OrderResponse;
@@ -11,6 +12,7 @@ import jakarta.validation.Valid;
 import java.net.URI;
 import java.security.Principal;
 import java.util.Locale;
+import java.util.Map;
 import java.util.UUID;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -24,9 +26,11 @@ import org.springframework.web.bind.annotation.RestController;
 public class OrdersController {
 
   private final OrderRepository orders;
+  private final Events events;
 
-  public OrdersController(OrderRepository orders) {
+  public OrdersController(OrderRepository orders, Events events) {
     this.orders = orders;
+    this.events = events;
   }
 
   @PostMapping(path = "/v1/orders", consumes = "application/json")
@@ -69,8 +73,20 @@ public class OrdersController {
               + order.currency()
               + "; confirm exactly that amount.");
     }
-    return ResponseEntity.ok(
-        new PaidResponse(order.orderId(), "PAID", orders.markPaid(orderId).toString()));
+    String paidAt = orders.markPaid(orderId).toString();
+    // In confirm-payment's transaction: the order is paid if and only if OrderPaid is appended.
+    events.append(
+        "OrderPaid",
+        tenant.getName(),
+        "order",
+        order.orderId(),
+        "order:" + order.orderId(),
+        Map.of(
+            "orderId", order.orderId(),
+            "total", order.total(),
+            "currency", order.currency(),
+            "paidAt", paidAt));
+    return ResponseEntity.ok(new PaidResponse(order.orderId(), "PAID", paidAt));
   }
 
   private static RuntimeException orderNotFound(UUID orderId) {

@@ -6,10 +6,12 @@ import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.OperationContext;
 import dev.idemkit.OperationResult;
 import dev.idemkit.PhasedOperation;
+import dev.idemkit.examples.payments.Events;
 import dev.idemkit.examples.payments.demo.CrashPoints;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.spring.boot.RecoverableOperation;
 import dev.idemkit.spring.boot.StoredResponses;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.http.HttpStatus;
@@ -33,16 +35,19 @@ public class PaymentFlow implements RecoverableOperation {
   private final ProviderClient provider;
   private final StoredResponses responses;
   private final CrashPoints crash;
+  private final Events events;
 
   public PaymentFlow(
       PaymentRepository payments,
       ProviderClient provider,
       StoredResponses responses,
-      CrashPoints crash) {
+      CrashPoints crash,
+      Events events) {
     this.payments = payments;
     this.provider = provider;
     this.responses = responses;
     this.crash = crash;
+    this.events = events;
   }
 
   @Override
@@ -82,7 +87,7 @@ public class PaymentFlow implements RecoverableOperation {
                         ? "DECLINED"
                         : "PROVIDER_CONFIRMED",
                     ctx.data().get("chargeId")))
-        .complete(this::complete);
+        .complete(ctx -> complete(ctx, tenant));
   }
 
   private void createLocalPayment(
@@ -135,10 +140,17 @@ public class PaymentFlow implements RecoverableOperation {
     ctx.data().put("chargeStatus", charge.get().status());
   }
 
-  private OperationResult complete(OperationContext ctx) {
+  /**
+   * The last phase: one transaction that completes the payment, appends what happened to it ({@code
+   * PaymentCompleted} or {@code PaymentDeclined}, after the provider's answer) and completes the
+   * idempotency record. The event's id derives from the payment's: a recovery that runs this phase
+   * again writes the same event, not a second one.
+   */
+  private OperationResult complete(OperationContext ctx, String tenant) {
     crash.reached("after-provider-confirmed");
     UUID id = paymentId(ctx);
     if ("DECLINED".equals(ctx.data().get("chargeStatus"))) {
+      appendOutcome("PaymentDeclined", tenant, payments.get(id));
       ProblemDetail problem =
           Errors.problem(
               HttpStatus.PAYMENT_REQUIRED,
@@ -153,7 +165,22 @@ public class PaymentFlow implements RecoverableOperation {
     }
     payments.setStatus(id, "COMPLETED", ctx.data().get("chargeId"));
     PaymentResponse payment = payments.get(id);
+    appendOutcome("PaymentCompleted", tenant, payment);
     return OperationResult.success(
         responses.json(201, payment, "/v1/payments/" + id).withResourceId(id.toString()));
+  }
+
+  private void appendOutcome(String type, String tenant, PaymentResponse payment) {
+    events.append(
+        type,
+        tenant,
+        "payment",
+        payment.paymentId(),
+        "payment:" + payment.paymentId(),
+        Map.of(
+            "paymentId", payment.paymentId(),
+            "accountId", payment.accountId(),
+            "amount", payment.amount(),
+            "currency", payment.currency()));
   }
 }

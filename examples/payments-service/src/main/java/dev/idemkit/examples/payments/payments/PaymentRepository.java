@@ -1,24 +1,28 @@
 package dev.idemkit.examples.payments.payments;
 
+import dev.idemkit.examples.payments.Events;
 import java.math.BigDecimal;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
 
-/** Payments and their outbox events, written in the caller's transaction. */
+/** Payments and their events, written in the caller's transaction. */
 @Repository
 public class PaymentRepository {
 
   private final JdbcClient jdbc;
+  private final Events events;
 
-  public PaymentRepository(JdbcClient jdbc) {
+  public PaymentRepository(JdbcClient jdbc, Events events) {
     this.jdbc = jdbc;
+    this.events = events;
   }
 
   /**
@@ -65,18 +69,17 @@ public class PaymentRepository {
             request.normalizedChannel(),
             null,
             now.toString());
-    jdbc.sql(
-            """
-            insert into outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at)
-            values (?, 'payment', ?, 'PaymentCreated', ?, ?)
-            """)
-        .params(
-            UUID.randomUUID(),
-            id,
-            "{\"paymentId\":\"%s\",\"amount\":\"%s\",\"currency\":\"%s\"}"
-                .formatted(id, payment.amount(), payment.currency()),
-            Timestamp.from(now))
-        .update();
+    events.append(
+        "PaymentCreated",
+        tenant,
+        "payment",
+        id.toString(),
+        "payment:" + id,
+        Map.of(
+            "paymentId", id.toString(),
+            "accountId", payment.accountId(),
+            "amount", payment.amount(),
+            "currency", payment.currency()));
     return Optional.of(payment);
   }
 
