@@ -35,6 +35,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = {
       "payments.provider.embedded-port=0",
+      "payments.mail.embedded-port=0",
       "idemkit.recovery.interval=PT0.5S",
       "idemkit.recovery.backoff=PT0.2S",
       // A tenant of its own for crypto-shredding, and an operation replayed by outcome only

@@ -1,0 +1,212 @@
+package dev.idemkit.examples.payments.web;
+
+import dev.idemkit.DataProtection;
+import dev.idemkit.IdempotencyKey;
+import dev.idemkit.IdempotencyRecord;
+import dev.idemkit.InvalidIdempotencyKeyException;
+import dev.idemkit.OperatorResolution;
+import dev.idemkit.Scope;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.spi.IdempotencyStore;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Size;
+import java.security.Principal;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.http.HttpStatus;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.web.ErrorResponseException;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.ModelAttribute;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * For operators (admin API keys only, see {@link ApiGateFilter}): the records that need recovery,
+ * and one scope's record with the history of its phases. Never a stored body: it may hold personal
+ * data.
+ *
+ * <p>Every endpoint here checks for an operator itself ({@link #operatorsOnly}), whatever the gate
+ * in front decided: a gap in the gate must not open records of every tenant.
+ */
+@RestController
+public class AdminController {
+
+  private final IdempotencyStore store;
+  private final JdbcClient jdbc;
+  private final DataProtection protection;
+
+  public AdminController(IdempotencyStore store, JdbcClient jdbc, DataProtection protection) {
+    this.store = store;
+    this.jdbc = jdbc;
+    this.protection = protection;
+  }
+
+  /**
+   * Crypto-shredding (e.g. a tenant's erasure request): destroys the tenant's data keys, so every
+   * stored answer and recovery data of its records is unreadable for good, in the table, its
+   * replicas and its backups. A retry of one of its keys then answers 410 {@code
+   * IDEMPOTENCY_RECORD_UNREADABLE} and runs nothing. The tenant's new requests get a new key.
+   */
+  @DeleteMapping("/v1/admin/tenants/{tenant}/data-keys")
+  public Map<String, Object> shred(@PathVariable String tenant) {
+    return Map.of("tenant", tenant, "destroyedKeys", protection.shredTenant(tenant));
+  }
+
+  /** Gives the tenant a new data key for new answers; older answers still replay. */
+  @PostMapping("/v1/admin/tenants/{tenant}/data-keys")
+  public Map<String, Object> rotate(@PathVariable String tenant) {
+    return Map.of("tenant", tenant, "keyId", protection.rotateTenantKey(tenant));
+  }
+
+  /** Runs before every endpoint of this controller: operators only. */
+  @ModelAttribute
+  void operatorsOnly(Principal principal) {
+    if (!(principal instanceof OperatorPrincipal)) {
+      throw Errors.forbidden("Operator endpoints take an admin API key.");
+    }
+  }
+
+  /**
+   * The records needing recovery now, and those escalated to an operator (their outcome stayed
+   * unknown after the last automatic attempt): resolve those with {@link #resolve}.
+   */
+  @GetMapping("/v1/admin/idempotency/recovery")
+  public Map<String, Object> needingRecovery(@RequestParam(defaultValue = "100") int limit) {
+    int bounded = Math.min(Math.max(limit, 1), 1000);
+    List<Map<String, Object>> records =
+        store.findNeedingRecovery(bounded).stream().map(AdminController::describe).toList();
+    List<Map<String, Object>> escalated =
+        store.findEscalated(bounded).stream().map(AdminController::describe).toList();
+    return Map.of(
+        "records",
+        records,
+        "count",
+        records.size(),
+        "escalated",
+        escalated,
+        "escalatedCount",
+        escalated.size());
+  }
+
+  /** An operator's verdict on an unknown outcome, and why. */
+  public record Resolution(
+      @NotNull @Pattern(regexp = "APPLIED|NOT_APPLIED") String outcome,
+      @Size(min = 1, max = 200) String externalReference,
+      @NotBlank @Size(max = 500) String reason) {}
+
+  /**
+   * Resolves a record whose external call has an unknown outcome: {@code APPLIED} with the
+   * provider's reference (e.g. the charge id found in its dashboard) completes the operation with
+   * it; {@code NOT_APPLIED} makes the call run again under the same derived key. The record is due
+   * for recovery at once: the recovery worker, or the client's next retry, finishes it. Operators
+   * only (admin API keys); the record's history keeps who and why.
+   */
+  @PostMapping(
+      path = "/v1/admin/idempotency/records/{tenant}/{operation}/{key}/resolution",
+      consumes = "application/json")
+  public Map<String, Object> resolve(
+      Principal operator,
+      @PathVariable String tenant,
+      @PathVariable String operation,
+      @PathVariable String key,
+      @Valid @RequestBody Resolution request) {
+    ScopedKey id = new ScopedKey(Scope.of(tenant, operation), IdempotencyKey.of(key));
+    boolean applied = "APPLIED".equals(request.outcome());
+    if (applied == (request.externalReference() == null)) {
+      throw Errors.unprocessable(
+          "RESOLUTION_INVALID",
+          "Resolution invalid",
+          applied
+              ? "An APPLIED outcome needs the externalReference of the effect (e.g. the charge id)."
+              : "A NOT_APPLIED outcome has no externalReference.");
+    }
+    IdempotencyRecord before =
+        store
+            .find(id)
+            .orElseThrow(() -> Errors.notFound("RECORD_NOT_FOUND", "No record for " + id + "."));
+    boolean done =
+        store.resolve(
+            id,
+            applied
+                ? OperatorResolution.applied(request.externalReference())
+                : OperatorResolution.notApplied(),
+            operator.getName(),
+            request.reason());
+    if (!done) {
+      throw new ErrorResponseException(
+          HttpStatus.CONFLICT,
+          Errors.problem(
+              HttpStatus.CONFLICT,
+              "RECORD_NOT_AWAITING_RESOLUTION",
+              "Record not awaiting resolution",
+              "Record "
+                  + id
+                  + " is "
+                  + before.state()
+                  + " (or is being recovered right now): only a record whose external outcome is"
+                  + " unknown takes a resolution. Read it again."),
+          null);
+    }
+    return record(tenant, operation, key);
+  }
+
+  @GetMapping("/v1/admin/idempotency/records/{tenant}/{operation}/{key}")
+  public Map<String, Object> record(
+      @PathVariable String tenant, @PathVariable String operation, @PathVariable String key) {
+    ScopedKey id;
+    try {
+      id = new ScopedKey(Scope.of(tenant, operation), IdempotencyKey.of(key));
+    } catch (IllegalArgumentException e) {
+      throw Errors.badRequest(
+          e instanceof InvalidIdempotencyKeyException
+              ? InvalidIdempotencyKeyException.ERROR_CODE
+              : "INVALID_PATH_PARAMETER",
+          "Invalid record lookup",
+          "No record can have this scope: " + e.getMessage() + ".");
+    }
+    IdempotencyRecord record =
+        store
+            .find(id)
+            .orElseThrow(() -> Errors.notFound("RECORD_NOT_FOUND", "No record for " + id + "."));
+    Map<String, Object> answer = describe(record);
+    answer.put(
+        "history",
+        jdbc.sql(
+                "select event, state, recovery_point, pending_external, fencing_token, at,"
+                    + " actor, reason, fingerprint, resource_id, response_status, began_at"
+                    + " from idemkit_record_history"
+                    + " where tenant = ? and operation = ? and idem_key = ? order by id")
+            .params(tenant, operation, key)
+            .query()
+            .listOfRows());
+    return answer;
+  }
+
+  private static Map<String, Object> describe(IdempotencyRecord r) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("tenant", r.id().tenant());
+    m.put("operation", r.id().operation());
+    m.put("key", r.id().key().value());
+    m.put("state", r.state().name());
+    m.put("recoveryPoint", r.recoveryPoint());
+    m.put("pendingExternal", r.pendingExternal());
+    m.put("recoveryData", r.recoveryData());
+    m.put("recoveryAttempts", r.recoveryAttempts());
+    m.put("fencingToken", r.fencingToken());
+    m.put("lockedUntil", r.lockedUntil().toString());
+    m.put("createdAt", r.createdAt().toString());
+    m.put("updatedAt", r.updatedAt().toString());
+    m.put("expiresAt", r.expiresAt().toString());
+    m.put("responseStatus", r.response() == null ? null : r.response().status());
+    return m;
+  }
+}

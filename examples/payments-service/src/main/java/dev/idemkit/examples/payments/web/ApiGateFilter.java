@@ -1,0 +1,333 @@
+package dev.idemkit.examples.payments.web;
+
+import dev.idemkit.examples.payments.PaymentsProperties;
+import dev.idemkit.spring.boot.Problems;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.security.Principal;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.RequestPath;
+import org.springframework.stereotype.Component;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * The gate in front of every request, in the order a request meets it:
+ *
+ * <ol>
+ *   <li>the path must be in its one accepted spelling ({@link RequestPaths}): no {@code ;}, no
+ *       encoded {@code /}, {@code \}, no {@code .}/{@code ..} or empty segments, no percent-encoded
+ *       character that may be written plainly; anything else is 400 {@code MALFORMED_PATH}. The
+ *       decisions below are taken on the decoded path, which is the path the router matches (and is
+ *       checked to be the one Tomcat and Spring MVC parsed);
+ *   <li>authentication, denying by default: the OpenAPI document and the management endpoints named
+ *       in {@code payments.management.open-endpoints} (default {@code health}) are open; {@code
+ *       /v1/admin/**} and every other management endpoint ({@code /actuator/**}: metrics too) take
+ *       an operator's admin API key; everything else takes a tenant's API key. Admin keys open the
+ *       operator endpoints and nothing else;
+ *   <li>rate limiting per tenant, and the body size limit (for every request).
+ * </ol>
+ *
+ * A request refused here never reaches a handler, so it leaves no idempotency record: fixed and
+ * retried with the same key, it is a first request. The admin endpoints check for an operator
+ * themselves as well ({@link AdminController}), so that a gap here cannot expose them.
+ */
+@Component
+@Order(1)
+public class ApiGateFilter extends OncePerRequestFilter {
+
+  /** The stable errorCode of a path refused for its spelling. */
+  public static final String MALFORMED_PATH = "MALFORMED_PATH";
+
+  /** What to do about it. */
+  static final String MALFORMED_PATH_DETAIL =
+      "Send the path in its plain form: no ';' parameters, no '.' or '..' or empty segments, no"
+          + " percent-encoded '/', '\\', '%' or letters, digits and '-._~'.";
+
+  private static final String ADMIN = "/v1/admin";
+  private static final String API_DOCS = "/v3/api-docs";
+
+  /** Who may use a path. */
+  private enum Area {
+    OPEN,
+    OPERATORS,
+    TENANTS
+  }
+
+  private final PaymentsProperties properties;
+  private final String managementBase;
+  private final List<String> openManagementEndpoints;
+  private final Map<String, Window> windows = new ConcurrentHashMap<>();
+
+  public ApiGateFilter(
+      PaymentsProperties properties,
+      @Value("${management.endpoints.web.base-path:/actuator}") String managementBase,
+      @Value("${payments.management.open-endpoints:health}") List<String> openEndpoints) {
+    this.properties = properties;
+    this.managementBase = managementBase.toLowerCase(Locale.ROOT);
+    this.openManagementEndpoints =
+        openEndpoints.stream().map(String::trim).filter(id -> !id.isEmpty()).toList();
+  }
+
+  @Override
+  protected void doFilterInternal(
+      HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+      throws ServletException, IOException {
+    Optional<String> routed = routedPath(request);
+    if (routed.isEmpty()) {
+      write(response, 400, MALFORMED_PATH, "Malformed path", MALFORMED_PATH_DETAIL);
+      return;
+    }
+    Area area = area(routed.get());
+    if (area == Area.OPEN) {
+      pass(request, response, chain, null);
+      return;
+    }
+    String authorization = request.getHeader("Authorization");
+    String operator = keyOwner(authorization, properties.adminApiKeys());
+    if (operator != null || area == Area.OPERATORS) {
+      if (operator == null || area != Area.OPERATORS) {
+        write(
+            response,
+            authorization == null ? 401 : 403,
+            authorization == null ? "AUTHENTICATION_REQUIRED" : "FORBIDDEN",
+            authorization == null ? "Authentication required" : "Forbidden",
+            area == Area.OPERATORS
+                ? "Operator and management endpoints take an admin API key."
+                : "Admin API keys are for /v1/admin and management only; use a tenant's API key.");
+        return;
+      }
+      pass(request, response, chain, new OperatorPrincipal(operator));
+      return;
+    }
+    String tenant = keyOwner(authorization, properties.apiKeys());
+    if (tenant == null) {
+      response.setHeader("WWW-Authenticate", "Bearer");
+      write(
+          response,
+          401,
+          "AUTHENTICATION_REQUIRED",
+          "Authentication required",
+          "Send Authorization: Bearer <your API key>.");
+      return;
+    }
+    if (!allowed(tenant)) {
+      response.setHeader("Retry-After", "1");
+      write(
+          response,
+          429,
+          "RATE_LIMITED",
+          "Too many requests",
+          "Slow down: at most "
+              + properties.rateLimitPerSecond()
+              + " requests per second. Retry"
+              + " with the same Idempotency-Key after Retry-After seconds.");
+      return;
+    }
+    Principal principal = () -> tenant;
+    pass(request, response, chain, principal);
+  }
+
+  /**
+   * The decoded path the router will match, or empty if the raw path is not in its accepted
+   * spelling or if Tomcat or Spring MVC read it differently from the gate (which cannot happen for
+   * an accepted spelling: checked anyway, so that the gate never decides on a path nobody routes).
+   */
+  static Optional<String> routedPath(HttpServletRequest request) {
+    String contextPath = request.getContextPath();
+    String raw = request.getRequestURI();
+    if (!raw.startsWith(contextPath)) {
+      return Optional.empty();
+    }
+    Optional<String> path = RequestPaths.canonical(raw.substring(contextPath.length()));
+    if (path.isEmpty()) {
+      return path;
+    }
+    String tomcat =
+        request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
+    StringBuilder spring = new StringBuilder();
+    for (PathContainer.Element e :
+        RequestPath.parse(raw, contextPath).pathWithinApplication().elements()) {
+      spring.append(
+          e instanceof PathContainer.PathSegment segment ? segment.valueToMatch() : e.value());
+    }
+    return path.get().equals(tomcat) && path.get().equals(spring.toString())
+        ? path
+        : Optional.empty();
+  }
+
+  private Area area(String path) {
+    String lower = path.toLowerCase(Locale.ROOT);
+    if (path.equals(API_DOCS)
+        || path.startsWith(API_DOCS + "/")
+        || path.equals(API_DOCS + ".yaml")) {
+      return Area.OPEN;
+    }
+    if (lower.equals(managementBase) || lower.startsWith(managementBase + "/")) {
+      for (String id : openManagementEndpoints) {
+        String endpoint = managementBase + "/" + id;
+        if (path.equals(endpoint) || path.startsWith(endpoint + "/")) {
+          return Area.OPEN;
+        }
+      }
+      return Area.OPERATORS;
+    }
+    if (lower.equals(ADMIN) || lower.startsWith(ADMIN + "/")) {
+      return Area.OPERATORS;
+    }
+    return Area.TENANTS;
+  }
+
+  /** On to the handler, with the caller as principal and a body that cannot exceed the limit. */
+  private void pass(
+      HttpServletRequest request,
+      HttpServletResponse response,
+      FilterChain chain,
+      Principal principal)
+      throws ServletException, IOException {
+    if (request.getContentLengthLong() > properties.maxBodyBytes()) {
+      write(response, 413, "PAYLOAD_TOO_LARGE", "Request body too large", tooLarge());
+      return;
+    }
+    chain.doFilter(new GatedRequest(request, principal, properties.maxBodyBytes()), response);
+  }
+
+  private String tooLarge() {
+    return "Request bodies are limited to " + properties.maxBodyBytes() + " bytes.";
+  }
+
+  private static String keyOwner(String authorization, Map<String, String> keys) {
+    if (authorization == null || !authorization.startsWith("Bearer ")) {
+      return null;
+    }
+    return keys.get(authorization.substring("Bearer ".length()).trim());
+  }
+
+  /** A fixed one-second window per tenant; enough for a demo and for the "no record" test. */
+  private boolean allowed(String tenant) {
+    int limit = properties.rateLimitPerSecond();
+    if (limit <= 0) {
+      return true;
+    }
+    long second = System.currentTimeMillis() / 1000;
+    Window w =
+        windows.compute(
+            tenant, (t, old) -> old == null || old.second != second ? new Window(second) : old);
+    return w.count.incrementAndGet() <= limit;
+  }
+
+  private static final class Window {
+    final long second;
+    final AtomicLong count = new AtomicLong();
+
+    Window(long second) {
+      this.second = second;
+    }
+  }
+
+  private static void write(
+      HttpServletResponse response, int status, String code, String title, String detail)
+      throws IOException {
+    response.setStatus(status);
+    response.setContentType(Problems.PROBLEM_JSON.toString());
+    response.getOutputStream().write(Problems.body(status, code, title, detail));
+  }
+
+  /** The request with its tenant as principal, and a body that cannot exceed the limit. */
+  private static final class GatedRequest extends HttpServletRequestWrapper {
+    private final Principal principal;
+    private final long limit;
+    private ServletInputStream limited;
+
+    GatedRequest(HttpServletRequest request, Principal principal, long limit) {
+      super(request);
+      this.principal = principal;
+      this.limit = limit;
+    }
+
+    @Override
+    public Principal getUserPrincipal() {
+      return principal == null ? super.getUserPrincipal() : principal;
+    }
+
+    @Override
+    public ServletInputStream getInputStream() throws IOException {
+      if (limited == null) {
+        limited = new LimitedInputStream(super.getInputStream(), limit);
+      }
+      return limited;
+    }
+  }
+
+  /** Fails a body that grows past the limit (chunked bodies declare no length). */
+  private static final class LimitedInputStream extends ServletInputStream {
+    private final ServletInputStream in;
+    private final long limit;
+    private long read;
+
+    LimitedInputStream(ServletInputStream in, long limit) {
+      this.in = in;
+      this.limit = limit;
+    }
+
+    @Override
+    public int read() throws IOException {
+      int b = in.read();
+      if (b >= 0) {
+        count(1);
+      }
+      return b;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      int n = in.read(b, off, len);
+      if (n > 0) {
+        count(n);
+      }
+      return n;
+    }
+
+    private void count(int n) throws IOException {
+      read += n;
+      if (read > limit) {
+        throw new BodyTooLargeException(limit);
+      }
+    }
+
+    @Override
+    public boolean isFinished() {
+      return in.isFinished();
+    }
+
+    @Override
+    public boolean isReady() {
+      return in.isReady();
+    }
+
+    @Override
+    public void setReadListener(ReadListener listener) {
+      in.setReadListener(listener);
+    }
+  }
+
+  /** A body past the limit; answered 413. */
+  static final class BodyTooLargeException extends IOException {
+    BodyTooLargeException(long limit) {
+      super("Request bodies are limited to " + limit + " bytes.");
+    }
+  }
+}
