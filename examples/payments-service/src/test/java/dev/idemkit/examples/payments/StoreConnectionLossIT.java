@@ -116,7 +116,11 @@ class StoreConnectionLossIT extends HttpTestSupport {
     for (String reference : references) {
       assertThat(committedPayments(reference)).as(reference).isEqualTo(1);
     }
-    assertThat(ERRORS.subList(errorsBefore, ERRORS.size())).as("nothing logged at ERROR").isEmpty();
+    // Spring's JdbcTransactionManager logs one ERROR of its own when a connection dies between a
+    // transaction's commit and its rollback; Idemkit's own answers log at WARN, once.
+    assertThat(ERRORS.subList(errorsBefore, ERRORS.size()))
+        .as("nothing logged at ERROR but Spring's commit-then-rollback report")
+        .allMatch(e -> e.contains("Commit exception overridden by rollback exception"));
   }
 
   /** Counted on the pool the chaos ran on: a connection dropped at the end is retried once. */
