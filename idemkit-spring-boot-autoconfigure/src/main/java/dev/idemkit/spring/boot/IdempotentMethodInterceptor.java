@@ -38,6 +38,7 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.transaction.TransactionSystemException;
 import org.springframework.web.ErrorResponse;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.ResponseStatus;
@@ -162,7 +163,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     try {
       refused = checkIssuedKey(key, tenant, operation);
     } catch (RuntimeException e) {
-      if (StoreUnavailable.isCauseOf(e)) {
+      if (storeUnreachable(e)) {
         return storeUnavailable(ScopedKey.of(tenant, operation, key.value()), e);
       }
       throw e;
@@ -220,7 +221,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       storeReachable();
       return answer(id, outcome);
     } catch (RuntimeException e) {
-      if (StoreUnavailable.isCauseOf(e)) {
+      if (storeUnreachable(e)) {
         return storeUnavailable(id, e);
       }
       return failed(id, idempotent, e);
@@ -250,6 +251,24 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
             + " Retry-After seconds: a request that was not kept runs then, and one that was kept"
             + " is answered or resumed, never run twice.",
         Duration.ofSeconds(1));
+  }
+
+  /**
+   * Whether {@code failure} says the store cannot be reached: a lost or refused connection, or a
+   * commit or rollback that the transaction manager could not carry out (after a connection was
+   * dropped, Spring reports the failed rollback, with the pool's "connection is closed", in place
+   * of the dropped connection's error).
+   */
+  private static boolean storeUnreachable(Throwable failure) {
+    if (StoreUnavailable.isCauseOf(failure)) {
+      return true;
+    }
+    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof TransactionSystemException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void storeReachable() {

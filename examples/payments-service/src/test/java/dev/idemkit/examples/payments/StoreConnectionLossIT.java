@@ -44,6 +44,7 @@ class StoreConnectionLossIT extends HttpTestSupport {
     int errorsBefore = ERRORS.size();
     ConcurrentLinkedQueue<Answer> answers = new ConcurrentLinkedQueue<>();
     List<String> references = new ArrayList<>();
+    ConcurrentLinkedQueue<String> extra = new ConcurrentLinkedQueue<>();
     AtomicBoolean chaos = new AtomicBoolean(true);
     ExecutorService threads = Executors.newFixedThreadPool(CLIENTS + 1);
     try {
@@ -82,11 +83,23 @@ class StoreConnectionLossIT extends HttpTestSupport {
                   for (String reference : mine) {
                     payUntilAnswered(reference, answers);
                   }
+                  while (chaos.get()) {
+                    String more = "conn-loss-" + UUID.randomUUID();
+                    extra.add(more);
+                    payUntilAnswered(more, answers);
+                  }
                   return null;
                 }));
       }
       go.countDown();
-      Thread.sleep(3000); // the clients pay while the connections keep being dropped
+      // The clients pay while the connections keep being dropped: at least 3 s, and until the
+      // drops have met a request (on a loaded machine they can miss for a while), at most 30 s.
+      long started = System.nanoTime();
+      while (System.nanoTime() - started < TimeUnit.SECONDS.toNanos(30)
+          && (System.nanoTime() - started < TimeUnit.SECONDS.toNanos(3)
+              || answers.stream().allMatch(a -> a.status() == 201))) {
+        Thread.sleep(100);
+      }
       chaos.set(false);
       assertThat(killer.get(30, TimeUnit.SECONDS)).as("connections were terminated").isPositive();
       for (Future<?> client : clients) {
@@ -113,10 +126,15 @@ class StoreConnectionLossIT extends HttpTestSupport {
             a ->
                 assertThat(a.body())
                     .containsAnyOf("IDEMPOTENCY_STORE_UNAVAILABLE", "OPERATION_INTERRUPTED"));
+    references.addAll(extra);
     for (String reference : references) {
       assertThat(committedPayments(reference)).as(reference).isEqualTo(1);
     }
-    assertThat(ERRORS.subList(errorsBefore, ERRORS.size())).as("nothing logged at ERROR").isEmpty();
+    // Spring's JdbcTransactionManager logs one ERROR of its own when a connection dies between a
+    // transaction's commit and its rollback; Idemkit's own answers log at WARN, once.
+    assertThat(ERRORS.subList(errorsBefore, ERRORS.size()))
+        .as("nothing logged at ERROR but Spring's commit-then-rollback report")
+        .allMatch(e -> e.contains("Commit exception overridden by rollback exception"));
   }
 
   /** Counted on the pool the chaos ran on: a connection dropped at the end is retried once. */
