@@ -1,0 +1,274 @@
+package dev.idemkit.outbox;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+
+/**
+ * Delivers the side effects {@link Deliveries#record recorded} on one channel.
+ *
+ * <p>A {@link #deliverOnce() round} locks up to a batch of due deliveries ({@code FOR UPDATE SKIP
+ * LOCKED}: several senders never hold the same one), calls the {@link Receiver} for each with the
+ * delivery's key as the idempotency key, and in the same transaction marks each delivered, or
+ * counts a failure (backoff, parked after the last allowed attempt). If the process dies after the
+ * receiver accepted and before the commit, the delivery is still pending and is sent again, with
+ * the same key: the receiver answers from its own record of that key, and delivers nothing twice.
+ */
+public final class DeliverySender implements AutoCloseable {
+
+  private static final Logger LOG = Logger.getLogger(DeliverySender.class.getName());
+
+  /** The receiving system (a mail service). */
+  @FunctionalInterface
+  public interface Receiver {
+    /**
+     * Delivers {@code payload}, passing {@code idempotencyKey} to the receiving system so that it
+     * acts once per key however often it is called. Returns once the receiver accepted it; throws
+     * if it did not (or if its answer was lost: the delivery is retried with the same key).
+     */
+    void deliver(String idempotencyKey, String payload) throws Exception;
+  }
+
+  private static final String PICK =
+      """
+      select delivery_key, payload, attempts
+        from idemkit_delivery
+       where channel = ? and status = 'PENDING' and next_attempt_at <= ?
+       order by next_attempt_at
+       limit ?
+         for update skip locked
+      """;
+
+  private static final String MARK_DELIVERED =
+      """
+      update idemkit_delivery
+         set status = 'DELIVERED', delivered_at = ?, attempts = attempts + 1, last_error = null
+       where delivery_key = ?
+      """;
+
+  private static final String MARK_FAILED =
+      """
+      update idemkit_delivery
+         set attempts = attempts + 1,
+             last_error = ?,
+             next_attempt_at = ?,
+             status = case when attempts + 1 >= ? then 'PARKED' else 'PENDING' end
+       where delivery_key = ?
+      """;
+
+  private final DataSource dataSource;
+  private final String channel;
+  private final Receiver receiver;
+  private final Clock clock;
+  private final int batchSize;
+  private final int maxAttempts;
+  private final Duration initialBackoff;
+  private final Duration maxBackoff;
+  private final Duration pollInterval;
+  private final OutboxListener listener;
+  private volatile boolean running;
+  private Thread worker;
+
+  private DeliverySender(Builder b) {
+    this.dataSource = b.dataSource;
+    this.channel = b.channel;
+    this.receiver = b.receiver;
+    this.clock = b.clock;
+    this.batchSize = b.batchSize;
+    this.maxAttempts = b.maxAttempts;
+    this.initialBackoff = b.initialBackoff;
+    this.maxBackoff = b.maxBackoff;
+    this.pollInterval = b.pollInterval;
+    this.listener = b.listener;
+  }
+
+  public static Builder builder(DataSource dataSource, String channel, Receiver receiver) {
+    return new Builder(dataSource, channel, receiver);
+  }
+
+  /** What one round did. */
+  public record Round(int picked, int delivered, int failed) {}
+
+  /** One round (see the class comment); safe from several threads or processes at once. */
+  public Round deliverOnce() throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        Round r = deliver(c);
+        c.commit();
+        if (r.delivered() > 0) {
+          listener.delivered(channel, r.delivered());
+        }
+        return r;
+      } catch (Throwable t) {
+        c.rollback();
+        throw t;
+      } finally {
+        c.setAutoCommit(autoCommit);
+      }
+    }
+  }
+
+  private Round deliver(Connection c) throws SQLException {
+    int picked = 0;
+    int delivered = 0;
+    int failed = 0;
+    try (PreparedStatement pick = c.prepareStatement(PICK);
+        PreparedStatement ok = c.prepareStatement(MARK_DELIVERED);
+        PreparedStatement ko = c.prepareStatement(MARK_FAILED)) {
+      pick.setString(1, channel);
+      pick.setObject(2, Outbox.utc(clock.instant()));
+      pick.setInt(3, batchSize);
+      try (ResultSet rs = pick.executeQuery()) {
+        while (rs.next()) {
+          picked++;
+          String key = rs.getString(1);
+          int attempt = rs.getInt(3) + 1;
+          try {
+            receiver.deliver(key, rs.getString(2));
+            ok.setObject(1, Outbox.utc(clock.instant()));
+            ok.setString(2, key);
+            ok.addBatch();
+            delivered++;
+          } catch (Exception e) {
+            LOG.log(Level.INFO, "Delivery " + key + " on " + channel + " failed: " + e);
+            Instant now = clock.instant();
+            ko.setString(1, e.getClass().getSimpleName() + ": " + e.getMessage());
+            ko.setObject(2, Outbox.utc(now.plus(backoff(attempt))));
+            ko.setInt(3, maxAttempts);
+            ko.setString(4, key);
+            ko.addBatch();
+            failed++;
+          }
+        }
+      }
+      if (delivered > 0) {
+        ok.executeBatch();
+      }
+      if (failed > 0) {
+        ko.executeBatch();
+      }
+    }
+    return new Round(picked, delivered, failed);
+  }
+
+  private Duration backoff(int attempt) {
+    Duration d = initialBackoff;
+    for (int i = 1; i < attempt && d.compareTo(maxBackoff) < 0; i++) {
+      d = d.multipliedBy(2);
+    }
+    return d.compareTo(maxBackoff) > 0 ? maxBackoff : d;
+  }
+
+  /** Starts a thread running rounds, pausing the poll interval after a round that was not full. */
+  public synchronized DeliverySender start() {
+    if (running) {
+      return this;
+    }
+    running = true;
+    worker =
+        new Thread(
+            () -> {
+              while (running) {
+                try {
+                  Round r = deliverOnce();
+                  if (r.picked() < batchSize) {
+                    Thread.sleep(pollInterval.toMillis());
+                  }
+                } catch (InterruptedException e) {
+                  return;
+                } catch (Exception e) {
+                  LOG.log(Level.WARNING, "Delivery round on " + channel + " failed", e);
+                  try {
+                    Thread.sleep(1000);
+                  } catch (InterruptedException ie) {
+                    return;
+                  }
+                }
+              }
+            },
+            "idemkit-delivery-" + channel);
+    worker.setDaemon(true);
+    worker.start();
+    return this;
+  }
+
+  @Override
+  public synchronized void close() {
+    running = false;
+    if (worker != null) {
+      worker.interrupt();
+      try {
+        worker.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      worker = null;
+    }
+  }
+
+  /** Configures a sender; every setting but the three given has a default. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private final String channel;
+    private final Receiver receiver;
+    private Clock clock = Clock.systemUTC();
+    private int batchSize = 50;
+    private int maxAttempts = 10;
+    private Duration initialBackoff = Duration.ofSeconds(1);
+    private Duration maxBackoff = Duration.ofMinutes(5);
+    private Duration pollInterval = Duration.ofMillis(100);
+    private OutboxListener listener = OutboxListener.NONE;
+
+    private Builder(DataSource dataSource, String channel, Receiver receiver) {
+      this.dataSource = Objects.requireNonNull(dataSource);
+      this.channel = Objects.requireNonNull(channel);
+      this.receiver = Objects.requireNonNull(receiver);
+    }
+
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock);
+      return this;
+    }
+
+    public Builder batchSize(int batchSize) {
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    /** A delivery is parked after failing this many times (default 10). */
+    public Builder maxAttempts(int maxAttempts) {
+      this.maxAttempts = maxAttempts;
+      return this;
+    }
+
+    public Builder backoff(Duration initial, Duration max) {
+      this.initialBackoff = Objects.requireNonNull(initial);
+      this.maxBackoff = Objects.requireNonNull(max);
+      return this;
+    }
+
+    public Builder pollInterval(Duration pollInterval) {
+      this.pollInterval = Objects.requireNonNull(pollInterval);
+      return this;
+    }
+
+    public Builder listener(OutboxListener listener) {
+      this.listener = Objects.requireNonNull(listener);
+      return this;
+    }
+
+    public DeliverySender build() {
+      return new DeliverySender(this);
+    }
+  }
+}

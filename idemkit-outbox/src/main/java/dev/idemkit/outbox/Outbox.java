@@ -1,0 +1,276 @@
+package dev.idemkit.outbox;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * The transactional outbox: {@link #append appends} an event in the caller's transaction, so it
+ * commits (or rolls back) with the business rows it describes, and gives operators the backlog, the
+ * parked events and a way to re-queue them. An {@link OutboxRelay} sends what was appended.
+ *
+ * <p>Thread-safe; holds no state but its {@link DataSource} (for the operator queries) and clock.
+ */
+public final class Outbox {
+
+  /**
+   * Takes the aggregate's next number, and its counter row's lock until the caller's transaction
+   * ends. That lock is the ordering decision: a second transaction appending to the same aggregate
+   * waits here until the first commits (then numbers after it) or rolls back (then reuses its
+   * number). So within an aggregate, numbers follow commit order and have no gaps, and the relay
+   * can send an aggregate's events by number without ever skipping one that commits late.
+   */
+  private static final String NEXT_SEQUENCE =
+      """
+      insert into idemkit_outbox_aggregate as a (aggregate_type, aggregate_id, last_sequence)
+      values (?, ?, 1)
+      on conflict (aggregate_type, aggregate_id)
+      do update set last_sequence = a.last_sequence + 1
+      returning last_sequence
+      """;
+
+  private static final String INSERT_EVENT =
+      """
+      insert into idemkit_outbox (event_id, event_type, tenant, aggregate_type, aggregate_id,
+                                  sequence, occurred_at, payload, next_attempt_at)
+      values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      on conflict (event_id) do nothing
+      """;
+
+  /** The event was already there: give back the number taken (the lock is still ours). */
+  private static final String GIVE_BACK_SEQUENCE =
+      """
+      update idemkit_outbox_aggregate set last_sequence = last_sequence - 1
+       where aggregate_type = ? and aggregate_id = ?
+      """;
+
+  private static final String FIND_EVENT =
+      """
+      select event_id, event_type, tenant, aggregate_type, aggregate_id, sequence, occurred_at,
+             payload
+        from idemkit_outbox
+       where event_id = ?
+      """;
+
+  private static final String BACKLOG =
+      """
+      select count(*) filter (where parked_at is null),
+             count(*) filter (where parked_at is not null),
+             min(occurred_at)
+        from idemkit_outbox
+       where sent_at is null
+      """;
+
+  private static final String PARKED =
+      """
+      select event_id, event_type, tenant, aggregate_type, aggregate_id, sequence, occurred_at,
+             payload, attempts, last_error, parked_at
+        from idemkit_outbox
+       where parked_at is not null and sent_at is null
+       order by parked_at, event_id
+       limit ?
+      """;
+
+  private static final String REQUEUE =
+      """
+      update idemkit_outbox
+         set parked_at = null, attempts = 0, next_attempt_at = ?, last_error = null
+       where event_id = ? and parked_at is not null and sent_at is null
+      """;
+
+  private final DataSource dataSource;
+  private final Clock clock;
+
+  private Outbox(DataSource dataSource, Clock clock) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  /** An outbox on {@code dataSource} (its tables applied with {@link OutboxSchema#migrate}). */
+  public static Outbox create(DataSource dataSource) {
+    return new Outbox(dataSource, Clock.systemUTC());
+  }
+
+  /** The same with an injected clock (occurred-at, re-queue times). */
+  public static Outbox create(DataSource dataSource, Clock clock) {
+    return new Outbox(dataSource, clock);
+  }
+
+  /** What {@link #append} did. */
+  public record Appended(EventEnvelope event, boolean duplicate) {}
+
+  /**
+   * Appends {@code event} in the transaction open on {@code transaction} (auto-commit off; the
+   * caller commits or rolls back). Appending the same logical event again (same tenant, cause key
+   * and type, hence the same {@link NewEvent#eventId() id}) adds no row and answers the event as
+   * first appended, with {@code duplicate = true}.
+   *
+   * <p>Holds the aggregate's counter lock until the transaction ends: keep transactions that append
+   * short, and append an aggregate's events from one transaction at a time (they are serialized
+   * anyway).
+   *
+   * @throws IllegalStateException if the id is already taken by an event of another aggregate or
+   *     type (two different events given the same cause key)
+   */
+  public Appended append(Connection transaction, NewEvent event) throws SQLException {
+    if (transaction.getAutoCommit()) {
+      throw new IllegalStateException(
+          "Outbox.append needs the caller's transaction (auto-commit is on): the event must commit"
+              + " with the rows it describes");
+    }
+    UUID id = event.eventId();
+    long sequence;
+    try (PreparedStatement s = transaction.prepareStatement(NEXT_SEQUENCE)) {
+      s.setString(1, event.aggregateType());
+      s.setString(2, event.aggregateId());
+      try (ResultSet rs = s.executeQuery()) {
+        rs.next();
+        sequence = rs.getLong(1);
+      }
+    }
+    Instant now = clock.instant();
+    OffsetDateTime at = utc(now);
+    int inserted;
+    try (PreparedStatement s = transaction.prepareStatement(INSERT_EVENT)) {
+      s.setObject(1, id);
+      s.setString(2, event.type());
+      s.setString(3, event.tenant());
+      s.setString(4, event.aggregateType());
+      s.setString(5, event.aggregateId());
+      s.setLong(6, sequence);
+      s.setObject(7, at);
+      s.setString(8, event.payload());
+      s.setObject(9, at);
+      inserted = s.executeUpdate();
+    }
+    if (inserted == 1) {
+      return new Appended(
+          new EventEnvelope(
+              id,
+              event.type(),
+              event.tenant(),
+              event.aggregateType(),
+              event.aggregateId(),
+              sequence,
+              now,
+              event.payload()),
+          false);
+    }
+    try (PreparedStatement s = transaction.prepareStatement(GIVE_BACK_SEQUENCE)) {
+      s.setString(1, event.aggregateType());
+      s.setString(2, event.aggregateId());
+      s.executeUpdate();
+    }
+    EventEnvelope existing = find(transaction, id);
+    if (!existing.aggregateType().equals(event.aggregateType())
+        || !existing.aggregateId().equals(event.aggregateId())
+        || !existing.type().equals(event.type())) {
+      throw new IllegalStateException(
+          "Event id "
+              + id
+              + " already belongs to "
+              + existing.type()
+              + " of "
+              + existing.aggregateType()
+              + " "
+              + existing.aggregateId()
+              + ": give each event a cause key of its own");
+    }
+    return new Appended(existing, true);
+  }
+
+  private static EventEnvelope find(Connection c, UUID id) throws SQLException {
+    try (PreparedStatement s = c.prepareStatement(FIND_EVENT)) {
+      s.setObject(1, id);
+      try (ResultSet rs = s.executeQuery()) {
+        if (!rs.next()) {
+          throw new IllegalStateException("event " + id + " vanished while appending");
+        }
+        return envelope(rs);
+      }
+    }
+  }
+
+  static EventEnvelope envelope(ResultSet rs) throws SQLException {
+    return new EventEnvelope(
+        rs.getObject("event_id", UUID.class),
+        rs.getString("event_type"),
+        rs.getString("tenant"),
+        rs.getString("aggregate_type"),
+        rs.getString("aggregate_id"),
+        rs.getLong("sequence"),
+        rs.getObject("occurred_at", OffsetDateTime.class).toInstant(),
+        rs.getString("payload"));
+  }
+
+  /**
+   * What is waiting: unsent events (not parked), parked events, and how long the oldest unsent
+   * event (parked or not) has waited.
+   */
+  public record Backlog(long unsent, long parked, Duration oldestUnsentAge) {}
+
+  /** The backlog now, in one query. */
+  public Backlog backlog() throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s = c.prepareStatement(BACKLOG);
+        ResultSet rs = s.executeQuery()) {
+      rs.next();
+      OffsetDateTime oldest = rs.getObject(3, OffsetDateTime.class);
+      Duration age =
+          oldest == null ? Duration.ZERO : Duration.between(oldest.toInstant(), clock.instant());
+      return new Backlog(rs.getLong(1), rs.getLong(2), age.isNegative() ? Duration.ZERO : age);
+    }
+  }
+
+  /** A parked event, for operators. */
+  public record ParkedEvent(
+      EventEnvelope event, int attempts, String lastError, Instant parkedAt) {}
+
+  /** Up to {@code limit} parked events, oldest first. */
+  public List<ParkedEvent> parked(int limit) throws SQLException {
+    List<ParkedEvent> out = new ArrayList<>();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s = c.prepareStatement(PARKED)) {
+      s.setInt(1, limit);
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new ParkedEvent(
+                  envelope(rs),
+                  rs.getInt("attempts"),
+                  rs.getString("last_error"),
+                  rs.getObject("parked_at", OffsetDateTime.class).toInstant()));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Puts a parked event back in line, due now, with a fresh count of attempts (after the cause was
+   * fixed). Answers whether it was parked. Its aggregate's later events follow it.
+   */
+  public boolean requeue(UUID eventId) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s = c.prepareStatement(REQUEUE)) {
+      s.setObject(1, utc(clock.instant()));
+      s.setObject(2, eventId);
+      return s.executeUpdate() == 1;
+    }
+  }
+
+  static OffsetDateTime utc(Instant instant) {
+    return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
+  }
+}

@@ -1,0 +1,433 @@
+package dev.idemkit.outbox;
+
+import dev.idemkit.outbox.spi.EventTransport;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+
+/**
+ * Sends committed outbox events through an {@link EventTransport}, at least once.
+ *
+ * <p>One {@link #relayOnce() round}: in one transaction, pick up to a batch of due events, each the
+ * oldest unsent event of its aggregate, locking them with {@code FOR UPDATE SKIP LOCKED}; hand them
+ * to the transport; wait for its acknowledgements; mark the acknowledged ones sent and the others
+ * failed (retried with exponential backoff, parked after the last allowed attempt); commit.
+ *
+ * <ul>
+ *   <li><b>Several relays at once</b> (threads or processes): a picked event stays row-locked until
+ *       its round commits, and other relays skip locked rows, so no event is in two relays' hands.
+ *       A relay that dies releases its locks with its connection; its events are picked again (the
+ *       transport may then have them twice: at least once, and consumers deduplicate).
+ *   <li><b>Never skips a late commit</b>: there is no high-water mark. A round picks every
+ *       committed unsent event, whenever its transaction committed; ids and timestamps written
+ *       before commit play no part in what is picked.
+ *   <li><b>Per-aggregate order</b>: an event is picked only when no older event of its aggregate is
+ *       unsent (whether in flight elsewhere, failing, or parked). Numbers follow commit order
+ *       within an aggregate (see {@link Outbox#append}), so an aggregate's events are sent in
+ *       commit order, one at a time, and a parked event holds its aggregate's later events back
+ *       until re-queued.
+ *   <li><b>Marked sent only after the transport acknowledged.</b>
+ * </ul>
+ *
+ * <p>The transaction stays open while the transport sends (at most the acknowledgement timeout):
+ * that is what keeps the rows locked. Size the pool for one connection per relay thread plus what
+ * the transport's consumers use.
+ */
+public final class OutboxRelay implements AutoCloseable {
+
+  private static final Logger LOG = Logger.getLogger(OutboxRelay.class.getName());
+
+  /**
+   * The oldest unsent event of each aggregate that is due, locked for this relay. Read-committed:
+   * the subquery reads this statement's snapshot, and a row another relay updated since is
+   * re-checked against the whole condition before it is locked (so an event another relay just
+   * marked sent is not picked again). Rows other relays hold are skipped, not waited for.
+   */
+  private static final String PICK =
+      """
+      select e.event_id, e.event_type, e.tenant, e.aggregate_type, e.aggregate_id, e.sequence,
+             e.occurred_at, e.payload, e.attempts
+        from idemkit_outbox e
+       where e.sent_at is null
+         and e.parked_at is null
+         and e.next_attempt_at <= ?
+         and not exists (select 1
+                           from idemkit_outbox older
+                          where older.aggregate_type = e.aggregate_type
+                            and older.aggregate_id = e.aggregate_id
+                            and older.sequence < e.sequence
+                            and older.sent_at is null)
+       order by e.next_attempt_at
+       limit ?
+         for update of e skip locked
+      """;
+
+  private static final String MARK_SENT =
+      """
+      update idemkit_outbox set sent_at = ?, last_error = null where event_id = any (?)
+      """;
+
+  private static final String MARK_FAILED =
+      """
+      update idemkit_outbox
+         set attempts = attempts + 1,
+             last_error = ?,
+             next_attempt_at = ?,
+             parked_at = case when attempts + 1 >= ? then ?::timestamptz end
+       where event_id = ?
+      """;
+
+  private static final String DELETE_SENT =
+      """
+      delete from idemkit_outbox where sent_at < ?
+      """;
+
+  private final DataSource dataSource;
+  private final EventTransport transport;
+  private final Clock clock;
+  private final int batchSize;
+  private final int maxAttempts;
+  private final Duration initialBackoff;
+  private final Duration maxBackoff;
+  private final Duration ackTimeout;
+  private final Duration sentRetention;
+  private final Duration pollInterval;
+  private final int threads;
+  private final OutboxListener listener;
+  private final List<Thread> workers = new ArrayList<>();
+  private volatile boolean running;
+
+  private OutboxRelay(Builder b) {
+    this.dataSource = b.dataSource;
+    this.transport = b.transport;
+    this.clock = b.clock;
+    this.batchSize = b.batchSize;
+    this.maxAttempts = b.maxAttempts;
+    this.initialBackoff = b.initialBackoff;
+    this.maxBackoff = b.maxBackoff;
+    this.ackTimeout = b.ackTimeout;
+    this.sentRetention = b.sentRetention;
+    this.pollInterval = b.pollInterval;
+    this.threads = b.threads;
+    this.listener = b.listener;
+  }
+
+  /** A relay for the outbox on {@code dataSource}, sending through {@code transport}. */
+  public static Builder builder(DataSource dataSource, EventTransport transport) {
+    return new Builder(dataSource, transport);
+  }
+
+  /** What one round did. */
+  public record Round(int picked, int sent, int failed, int parked) {
+    static final Round EMPTY = new Round(0, 0, 0, 0);
+  }
+
+  /**
+   * One round: pick, send, wait for acknowledgements, mark; one transaction. Safe to call from
+   * several threads or processes at once.
+   */
+  public Round relayOnce() throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        Round round = relay(c);
+        c.commit();
+        if (round.sent() > 0) {
+          listener.published(round.sent());
+        }
+        if (round.failed() > 0) {
+          listener.publishFailed(round.failed());
+        }
+        if (round.parked() > 0) {
+          listener.eventsParked(round.parked());
+        }
+        return round;
+      } catch (Throwable t) {
+        c.rollback();
+        throw t;
+      } finally {
+        c.setAutoCommit(autoCommit);
+      }
+    }
+  }
+
+  private Round relay(Connection c) throws SQLException {
+    Instant now = clock.instant();
+    List<EventEnvelope> batch = new ArrayList<>();
+    List<Integer> attempts = new ArrayList<>();
+    try (PreparedStatement s = c.prepareStatement(PICK)) {
+      s.setObject(1, Outbox.utc(now));
+      s.setInt(2, batchSize);
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          batch.add(Outbox.envelope(rs));
+          attempts.add(rs.getInt("attempts"));
+        }
+      }
+    }
+    if (batch.isEmpty()) {
+      return Round.EMPTY;
+    }
+    String[] errors = awaitAcknowledgements(batch);
+    List<UUID> sent = new ArrayList<>();
+    Instant markedAt = clock.instant();
+    int failed = 0;
+    int parked = 0;
+    try (PreparedStatement s = c.prepareStatement(MARK_FAILED)) {
+      for (int i = 0; i < batch.size(); i++) {
+        if (errors[i] == null) {
+          sent.add(batch.get(i).eventId());
+          continue;
+        }
+        failed++;
+        int attempt = attempts.get(i) + 1;
+        if (attempt >= maxAttempts) {
+          parked++;
+        }
+        s.setString(1, errors[i]);
+        s.setObject(2, Outbox.utc(markedAt.plus(backoff(attempt))));
+        s.setInt(3, maxAttempts);
+        s.setObject(4, Outbox.utc(markedAt));
+        s.setObject(5, batch.get(i).eventId());
+        s.addBatch();
+      }
+      if (failed > 0) {
+        s.executeBatch();
+      }
+    }
+    if (!sent.isEmpty()) {
+      try (PreparedStatement s = c.prepareStatement(MARK_SENT)) {
+        Array ids = c.createArrayOf("uuid", sent.toArray());
+        s.setObject(1, Outbox.utc(markedAt));
+        s.setArray(2, ids);
+        s.executeUpdate();
+      }
+    }
+    return new Round(batch.size(), sent.size(), failed, parked);
+  }
+
+  /** Sends the batch; answers, per event, null if acknowledged, else why not. */
+  private String[] awaitAcknowledgements(List<EventEnvelope> batch) {
+    String[] errors = new String[batch.size()];
+    List<CompletionStage<Void>> acks;
+    try {
+      acks = transport.send(List.copyOf(batch));
+      if (acks == null || acks.size() != batch.size()) {
+        throw new IllegalStateException(
+            "transport answered "
+                + (acks == null ? "null" : acks.size() + " acknowledgements")
+                + " for "
+                + batch.size()
+                + " events");
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "Transport failed to send a batch of " + batch.size(), e);
+      java.util.Arrays.fill(errors, describe(e));
+      return errors;
+    }
+    long deadline = System.nanoTime() + ackTimeout.toNanos();
+    for (int i = 0; i < acks.size(); i++) {
+      CompletableFuture<Void> ack = acks.get(i).toCompletableFuture();
+      try {
+        ack.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (ExecutionException e) {
+        errors[i] = describe(e.getCause());
+      } catch (TimeoutException e) {
+        errors[i] = "not acknowledged within " + ackTimeout;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        errors[i] = "relay interrupted";
+      } catch (RuntimeException e) {
+        errors[i] = describe(e);
+      }
+    }
+    return errors;
+  }
+
+  private static String describe(Throwable t) {
+    String m = t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
+    return m.length() > 1000 ? m.substring(0, 1000) : m;
+  }
+
+  /** Waits after the {@code attempt}-th failure: doubling from the initial backoff, capped. */
+  Duration backoff(int attempt) {
+    Duration d = initialBackoff;
+    for (int i = 1; i < attempt && d.compareTo(maxBackoff) < 0; i++) {
+      d = d.multipliedBy(2);
+    }
+    return d.compareTo(maxBackoff) > 0 ? maxBackoff : d;
+  }
+
+  /** Deletes events sent longer ago than the retention; answers how many. */
+  public int deleteSentEvents() throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s = c.prepareStatement(DELETE_SENT)) {
+      s.setObject(1, Outbox.utc(clock.instant().minus(sentRetention)));
+      return s.executeUpdate();
+    }
+  }
+
+  /**
+   * Starts the relay's threads: each runs rounds back to back while they come back full, else waits
+   * the poll interval; every so often one deletes sent events past the retention.
+   */
+  public synchronized OutboxRelay start() {
+    if (running) {
+      return this;
+    }
+    running = true;
+    for (int i = 0; i < threads; i++) {
+      Thread t = new Thread(this::loop, "idemkit-outbox-relay-" + i);
+      t.setDaemon(true);
+      workers.add(t);
+      t.start();
+    }
+    return this;
+  }
+
+  private void loop() {
+    long rounds = 0;
+    while (running) {
+      try {
+        Round r = relayOnce();
+        if (++rounds % 1000 == 0 && Thread.currentThread() == workers.get(0)) {
+          deleteSentEvents();
+        }
+        if (r.picked() < batchSize) {
+          Thread.sleep(pollInterval.toMillis());
+        }
+      } catch (InterruptedException e) {
+        return;
+      } catch (Exception e) {
+        LOG.log(Level.WARNING, "Outbox relay round failed; trying again", e);
+        try {
+          Thread.sleep(Math.max(pollInterval.toMillis(), 1000));
+        } catch (InterruptedException ie) {
+          return;
+        }
+      }
+    }
+  }
+
+  /** Stops the threads (a round in progress finishes or rolls back). */
+  @Override
+  public synchronized void close() {
+    running = false;
+    for (Thread t : workers) {
+      t.interrupt();
+    }
+    for (Thread t : workers) {
+      try {
+        t.join(ackTimeout.toMillis() + 5000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    workers.clear();
+  }
+
+  /** Configures a relay; every setting has a default. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private final EventTransport transport;
+    private Clock clock = Clock.systemUTC();
+    private int batchSize = 200;
+    private int maxAttempts = 10;
+    private Duration initialBackoff = Duration.ofSeconds(1);
+    private Duration maxBackoff = Duration.ofMinutes(5);
+    private Duration ackTimeout = Duration.ofSeconds(30);
+    private Duration sentRetention = Duration.ofDays(7);
+    private Duration pollInterval = Duration.ofMillis(50);
+    private int threads = 1;
+    private OutboxListener listener = OutboxListener.NONE;
+
+    private Builder(DataSource dataSource, EventTransport transport) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+      this.transport = Objects.requireNonNull(transport, "transport");
+    }
+
+    /** The clock for due times, marks and retention (default: system UTC). */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock);
+      return this;
+    }
+
+    /** At most this many events per round (default 200). */
+    public Builder batchSize(int batchSize) {
+      this.batchSize = positive(batchSize, "batchSize");
+      return this;
+    }
+
+    /** An event is parked after failing this many rounds (default 10). */
+    public Builder maxAttempts(int maxAttempts) {
+      this.maxAttempts = positive(maxAttempts, "maxAttempts");
+      return this;
+    }
+
+    /** Wait after the first failure, doubling up to {@code max} (default 1 s, 5 min). */
+    public Builder backoff(Duration initial, Duration max) {
+      this.initialBackoff = Objects.requireNonNull(initial);
+      this.maxBackoff = Objects.requireNonNull(max);
+      return this;
+    }
+
+    /** How long a round waits for the transport's acknowledgements (default 30 s). */
+    public Builder ackTimeout(Duration ackTimeout) {
+      this.ackTimeout = Objects.requireNonNull(ackTimeout);
+      return this;
+    }
+
+    /** Sent events are deleted this long after sending (default 7 days). */
+    public Builder sentRetention(Duration sentRetention) {
+      this.sentRetention = Objects.requireNonNull(sentRetention);
+      return this;
+    }
+
+    /** The pause after a round that was not full (default 50 ms). */
+    public Builder pollInterval(Duration pollInterval) {
+      this.pollInterval = Objects.requireNonNull(pollInterval);
+      return this;
+    }
+
+    /** Relay threads {@link #start()} runs (default 1). */
+    public Builder threads(int threads) {
+      this.threads = positive(threads, "threads");
+      return this;
+    }
+
+    /** Told what each round did (default: nobody). */
+    public Builder listener(OutboxListener listener) {
+      this.listener = Objects.requireNonNull(listener);
+      return this;
+    }
+
+    public OutboxRelay build() {
+      return new OutboxRelay(this);
+    }
+
+    private static int positive(int v, String name) {
+      if (v < 1) {
+        throw new IllegalArgumentException(name + " must be at least 1, was " + v);
+      }
+      return v;
+    }
+  }
+}
