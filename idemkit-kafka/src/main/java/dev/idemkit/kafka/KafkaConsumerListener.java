@@ -10,6 +10,13 @@ public interface KafkaConsumerListener {
   /** Does nothing. */
   KafkaConsumerListener NONE = new KafkaConsumerListener() {};
 
+  /**
+   * These messages were applied, their inbox transaction committed (before their offsets are
+   * committed): for end-to-end latency ({@code now - occurredAt}) and throughput.
+   */
+  default void applied(
+      String consumer, java.util.List<dev.idemkit.outbox.EventEnvelope> messages) {}
+
   /** {@code count} messages arrived ahead of their aggregate's next sequence and were held. */
   default void gapHeld(String consumer, int count) {}
 

@@ -349,7 +349,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
             continue;
           }
           if (expected == null || seq == expected) {
-            next.put(entry.getKey(), seq + 1);
+            next.put(entry.getKey(), seq + 1); // assuming it applies; see PARKED below
           }
           wave.add(queue.poll()); // the next one, or one behind (the inbox skips it)
           break;
@@ -365,11 +365,25 @@ public final class KafkaEventConsumer implements AutoCloseable {
         LOG.log(Level.WARNING, name + ": the inbox failed on a batch of " + wave.size(), e);
         outcomes = wave.stream().map(i -> Received.FAILED).toList();
       }
+      List<EventEnvelope> applied = new ArrayList<>(wave.size());
       for (int k = 0; k < wave.size(); k++) {
+        if (outcomes.get(k) == Received.APPLIED) {
+          applied.add(wave.get(k).envelope());
+        }
+      }
+      if (!applied.isEmpty()) {
+        listener.applied(name, applied);
+      }
+      for (int k = 0; k < wave.size(); k++) {
+        Item item = wave.get(k);
         if (outcomes.get(k) == Received.FAILED) {
-          Item failed = wave.get(k);
-          failedAt.merge(failed.partition, failed.offset, Math::min);
-          byAggregate.get(failed.aggregate()).clear();
+          failedAt.merge(item.partition, item.offset, Math::min);
+          byAggregate.get(item.aggregate()).clear();
+        } else if (outcomes.get(k) == Received.PARKED
+            && next.get(item.aggregate()) == item.envelope.sequence() + 1) {
+          // Parked, not applied: the aggregate still waits for this sequence, and its later
+          // events are gaps until an operator re-queues it.
+          next.put(item.aggregate(), item.envelope.sequence());
         }
       }
     }

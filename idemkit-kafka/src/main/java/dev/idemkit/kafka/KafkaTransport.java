@@ -76,8 +76,8 @@ public final class KafkaTransport implements EventTransport {
     return acks;
   }
 
-  /** The record an event travels as. */
-  static ProducerRecord<String, String> record(String topic, EventEnvelope e) {
+  /** The record an event travels as: key = aggregate id, value = payload, envelope as headers. */
+  public static ProducerRecord<String, String> record(String topic, EventEnvelope e) {
     RecordHeaders headers = new RecordHeaders();
     for (Map.Entry<String, String> h : e.headers().entrySet()) {
       headers.add(h.getKey(), h.getValue().getBytes(StandardCharsets.UTF_8));

@@ -41,14 +41,16 @@ public final class KafkaBroker implements AutoCloseable {
 
   private final Path root;
   private final int partitions;
+  private final List<String> jvmOptions;
   private Process process;
   private int port;
   private int controllerPort;
   private Duration lastStart;
 
-  private KafkaBroker(Path root, int partitions) {
+  private KafkaBroker(Path root, int partitions, List<String> jvmOptions) {
     this.root = root;
     this.partitions = partitions;
+    this.jvmOptions = List.copyOf(jvmOptions);
   }
 
   /** A new broker in a fresh temporary directory; its auto-created topics have 4 partitions. */
@@ -56,15 +58,27 @@ public final class KafkaBroker implements AutoCloseable {
     return start(4);
   }
 
-  /** A new broker whose auto-created topics have {@code partitions} partitions. */
+  /**
+   * A new broker whose auto-created topics have {@code partitions} partitions. Its JVM runs with C1
+   * only ({@code -XX:TieredStopAtLevel=1}): it starts sooner on a busy machine, and tests need no
+   * peak throughput.
+   */
   public static KafkaBroker start(int partitions) {
+    return start(partitions, List.of("-XX:TieredStopAtLevel=1"));
+  }
+
+  /**
+   * A new broker with these JVM options added (a benchmark passes none, for the full JIT). The heap
+   * is 512 MB unless the options say otherwise.
+   */
+  public static KafkaBroker start(int partitions, List<String> jvmOptions) {
     Path root;
     try {
       root = Files.createTempDirectory("idemkit-kafka-");
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    KafkaBroker broker = new KafkaBroker(root, partitions);
+    KafkaBroker broker = new KafkaBroker(root, partitions, jvmOptions);
     try {
       broker.launch();
     } catch (RuntimeException e) {
@@ -174,8 +188,7 @@ public final class KafkaBroker implements AutoCloseable {
     command.add("-Xms64m");
     command.add("-Xmx512m");
     command.add("-XX:+UseSerialGC");
-    // C1 only: a test broker starts sooner on a busy machine, and tests need no peak throughput.
-    command.add("-XX:TieredStopAtLevel=1");
+    command.addAll(jvmOptions);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(KafkaBrokerMain.class.getName());
