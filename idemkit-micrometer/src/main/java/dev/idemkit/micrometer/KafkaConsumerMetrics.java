@@ -13,9 +13,9 @@ import java.util.List;
 
 /**
  * Meters of the Kafka inbox consumer, tagged by consumer: messages held behind a sequence gap
- * ({@value #GAP_HELD}, and the number currently held, {@value #HELD}), released once the gap closed,
- * skipped as behind their aggregate, unreadable records, partitions sent back after a failure, and
- * the commit-to-apply lag ({@value #LAG}). Give it to {@link
+ * ({@value #GAP_HELD}, and the number currently held, {@value #HELD}), released once the gap
+ * closed, skipped as behind their aggregate, unreadable records, partitions sent back after a
+ * failure, and the commit-to-apply lag ({@value #LAG}). Give it to {@link
  * KafkaEventConsumer.Builder#kafkaListener}; {@link #monitor} adds the held gauge.
  */
 public final class KafkaConsumerMetrics implements KafkaConsumerListener {
@@ -84,8 +84,7 @@ public final class KafkaConsumerMetrics implements KafkaConsumerListener {
 
   @Override
   public void heldReleased(String consumer, int count) {
-    counter(GAP_RELEASED, consumer, "Held messages applied once their gap closed")
-        .increment(count);
+    counter(GAP_RELEASED, consumer, "Held messages applied once their gap closed").increment(count);
   }
 
   @Override

@@ -38,13 +38,22 @@ class KafkaConsumerMetricsTest {
                 Instant.parse("2026-12-01T00:00:07.500Z"),
                 "{}")));
 
-    assertThat(registry.get(KafkaConsumerMetrics.GAP_HELD).tag("consumer", "ledger").counter().count())
+    assertThat(
+            registry.get(KafkaConsumerMetrics.GAP_HELD).tag("consumer", "ledger").counter().count())
         .isEqualTo(3.0);
     assertThat(
-            registry.get(KafkaConsumerMetrics.GAP_RELEASED).tag("consumer", "ledger").counter().count())
+            registry
+                .get(KafkaConsumerMetrics.GAP_RELEASED)
+                .tag("consumer", "ledger")
+                .counter()
+                .count())
         .isEqualTo(3.0);
     assertThat(
-            registry.get(KafkaConsumerMetrics.STALE_SKIPPED).tag("consumer", "ledger").counter().count())
+            registry
+                .get(KafkaConsumerMetrics.STALE_SKIPPED)
+                .tag("consumer", "ledger")
+                .counter()
+                .count())
         .isEqualTo(1.0);
     assertThat(
             registry

@@ -19,30 +19,24 @@ import org.junit.jupiter.api.Test;
 class KafkaBrokerIT {
 
   @Test
-  void aRecordSentBeforeACleanRestartIsReadAfterIt() throws Exception {
-    try (KafkaBroker broker = KafkaBroker.start()) {
-      System.out.println("kafka broker started in " + broker.lastStartTime().toMillis() + " ms");
-      broker.createTopic("restart-test", 2);
-      send(broker, "restart-test", "before");
-
-      broker.stop();
-      assertThat(broker.isRunning()).isFalse();
-      broker.restart();
-      System.out.println("kafka broker restarted in " + broker.lastStartTime().toMillis() + " ms");
-      send(broker, "restart-test", "after");
-
-      assertThat(readAll(broker, "restart-test", 2)).containsExactlyInAnyOrder("before", "after");
-    }
-  }
-
-  @Test
-  void aKilledBrokerLeavesNoProcessAndCloseDeletesItsDirectory() {
+  void aRealBrokerTakesRecordsAndAKilledOneLeavesNothingBehind() throws Exception {
     KafkaBroker broker = KafkaBroker.start();
-    broker.kill();
-    assertThat(broker.isRunning()).isFalse();
-    broker.close();
-    assertThat(broker.log()).isEmpty();
+    try {
+      System.out.println("kafka broker started in " + broker.lastStartTime().toMillis() + " ms");
+      broker.createTopic("broker-test", 2);
+      send(broker, "broker-test", "one");
+      send(broker, "broker-test", "two");
+      assertThat(readAll(broker, "broker-test", 2)).containsExactlyInAnyOrder("one", "two");
+      assertThat(broker.log()).contains(KafkaBrokerMain.READY_PREFIX + broker.bootstrapServers());
+    } finally {
+      broker.kill();
+      assertThat(broker.isRunning()).isFalse();
+      broker.close();
+    }
+    assertThat(broker.log()).isEmpty(); // its directory is gone
   }
+
+  // Stopping and restarting on the same ports and data: KafkaBrokerFaultIT in idemkit-kafka.
 
   private static void send(KafkaBroker broker, String topic, String value) throws Exception {
     Properties p = new Properties();
