@@ -1,0 +1,91 @@
+package dev.idemkit.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idemkit.outbox.Outbox;
+import dev.idemkit.testing.MutableClock;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class OutboxMetricsTest {
+
+  private final MutableClock clock = new MutableClock(Instant.parse("2026-12-01T00:00:00Z"));
+  private final AtomicReference<Outbox.Backlog> backlog =
+      new AtomicReference<>(new Outbox.Backlog(12, 2, Duration.ofSeconds(90)));
+  private final AtomicInteger queries = new AtomicInteger();
+  private final OutboxMetrics metrics =
+      new OutboxMetrics(
+          () -> {
+            queries.incrementAndGet();
+            return backlog.get();
+          },
+          () -> 3L,
+          clock,
+          Duration.ofSeconds(10));
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+  @Test
+  void gaugesReadTheBacklogAtMostOncePerRefreshInterval() {
+    metrics.bindTo(registry);
+
+    assertThat(registry.get(OutboxMetricNames.BACKLOG).gauge().value()).isEqualTo(12);
+    assertThat(registry.get(OutboxMetricNames.PARKED_EVENTS).gauge().value()).isEqualTo(2);
+    assertThat(registry.get(OutboxMetricNames.PARKED_MESSAGES).gauge().value()).isEqualTo(3);
+    assertThat(
+            registry.get(OutboxMetricNames.OLDEST_UNSENT_AGE).timeGauge().value(TimeUnit.SECONDS))
+        .isEqualTo(90);
+    assertThat(queries).hasValue(1);
+
+    backlog.set(new Outbox.Backlog(0, 0, Duration.ZERO));
+    assertThat(registry.get(OutboxMetricNames.BACKLOG).gauge().value()).isEqualTo(12);
+    clock.advance(Duration.ofSeconds(10));
+    assertThat(registry.get(OutboxMetricNames.BACKLOG).gauge().value()).isZero();
+    assertThat(queries).hasValue(2);
+  }
+
+  @Test
+  void aFailingQueryReportsNaN() {
+    OutboxMetrics failing =
+        new OutboxMetrics(
+            () -> {
+              throw new java.sql.SQLException("down");
+            },
+            () -> 0L,
+            clock,
+            Duration.ofSeconds(10));
+    failing.bindTo(registry);
+    assertThat(registry.get(OutboxMetricNames.BACKLOG).gauge().value()).isNaN();
+  }
+
+  @Test
+  void countersCountRatesPerConsumerAndChannel() {
+    metrics.bindTo(registry);
+    metrics.published(5);
+    metrics.publishFailed(2);
+    metrics.consumed("ledger", 4);
+    metrics.consumed("receipts", 1);
+    metrics.duplicatesSkipped("ledger", 3);
+    metrics.consumeFailed("ledger");
+    metrics.delivered("mail", 2);
+
+    assertThat(registry.get(OutboxMetricNames.PUBLISHED).counter().count()).isEqualTo(5);
+    assertThat(registry.get(OutboxMetricNames.PUBLISH_FAILED).counter().count()).isEqualTo(2);
+    assertThat(registry.get(OutboxMetricNames.CONSUMED).tag("consumer", "ledger").counter().count())
+        .isEqualTo(4);
+    assertThat(
+            registry
+                .get(OutboxMetricNames.DUPLICATES_SKIPPED)
+                .tag("consumer", "ledger")
+                .counter()
+                .count())
+        .isEqualTo(3);
+    assertThat(registry.get(OutboxMetricNames.CONSUME_FAILED).counter().count()).isEqualTo(1);
+    assertThat(registry.get(OutboxMetricNames.DELIVERED).tag("channel", "mail").counter().count())
+        .isEqualTo(2);
+  }
+}

@@ -1,0 +1,186 @@
+package dev.idemkit.outbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Side effects outside the database: recorded first, delivered under their key, never twice. */
+class DeliveriesIT {
+
+  private final DataSource ds = TestPostgres.dataSource();
+  private final TestClock clock = new TestClock();
+  private final Deliveries deliveries = Deliveries.create(ds, clock);
+
+  /**
+   * A mail service that deduplicates on the idempotency key it is given, as a real one does: {@code
+   * calls} counts requests, {@code delivered} counts mails actually sent per key.
+   */
+  static final class MailService implements DeliverySender.Receiver {
+    final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    final Map<String, AtomicInteger> delivered = new ConcurrentHashMap<>();
+    volatile boolean dropAnswerAfterAccepting;
+    volatile boolean down;
+
+    @Override
+    public void deliver(String key, String payload) throws Exception {
+      calls.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+      if (down) {
+        throw new java.io.IOException("503 Service Unavailable");
+      }
+      delivered.computeIfAbsent(key, k -> new AtomicInteger()).compareAndSet(0, 1);
+      if (dropAnswerAfterAccepting) {
+        throw new java.io.IOException("connection reset after the request was accepted");
+      }
+    }
+  }
+
+  @BeforeEach
+  void reset() {
+    TestPostgres.reset();
+  }
+
+  private void record(String key) throws Exception {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      deliveries.record(c, key, "mail", "{\"to\":\"a@example.test\"}");
+      c.commit();
+    }
+  }
+
+  private DeliverySender.Builder sender(DeliverySender.Receiver mail) {
+    return DeliverySender.builder(ds, "mail", mail)
+        .clock(clock)
+        .backoff(Duration.ofSeconds(1), Duration.ofSeconds(30));
+  }
+
+  @Test
+  void recordingTheSameKeyTwiceKeepsOneIntent() throws Exception {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      assertThat(deliveries.record(c, "receipt_payment_p1", "mail", "{}")).isTrue();
+      assertThat(deliveries.record(c, "receipt_payment_p1", "mail", "{}")).isFalse();
+      c.commit();
+    }
+    assertThat(TestPostgres.count("select count(*) from idemkit_delivery")).isEqualTo(1);
+  }
+
+  @Test
+  void anAnswerDroppedAfterTheReceiverAcceptedIsRetriedWithTheSameKeyAndDeliveredOnce()
+      throws Exception {
+    record("receipt_payment_p1");
+    MailService mail = new MailService();
+    mail.dropAnswerAfterAccepting = true;
+    DeliverySender sender = sender(mail).build();
+
+    assertThat(sender.deliverOnce().failed()).isEqualTo(1);
+    assertThat(deliveries.find("receipt_payment_p1").orElseThrow().status()).isEqualTo("PENDING");
+    mail.dropAnswerAfterAccepting = false;
+    clock.advance(Duration.ofSeconds(1));
+    assertThat(sender.deliverOnce().delivered()).isEqualTo(1);
+
+    assertThat(mail.calls.get("receipt_payment_p1")).hasValue(2);
+    assertThat(mail.delivered.get("receipt_payment_p1")).hasValue(1);
+    assertThat(deliveries.find("receipt_payment_p1").orElseThrow().status()).isEqualTo("DELIVERED");
+    assertThat(sender.deliverOnce().picked()).isZero();
+  }
+
+  /**
+   * The sender dies after the receiver accepted and before its transaction committed (an Error
+   * escapes, as the process ending would): the intent is still pending, is sent again with the same
+   * key, and the receiving end has one mail.
+   */
+  @Test
+  void aCrashBetweenSendingAndMarkingNeverDeliversTwiceAtTheReceivingEnd() throws Exception {
+    record("receipt_payment_p2");
+    MailService mail = new MailService();
+    AtomicInteger crashes = new AtomicInteger(1);
+    DeliverySender crashing =
+        sender(
+                (key, payload) -> {
+                  mail.deliver(key, payload);
+                  if (crashes.getAndDecrement() > 0) {
+                    throw new Error("process killed after the mail service accepted");
+                  }
+                })
+            .build();
+
+    assertThatThrownBy(crashing::deliverOnce).isInstanceOf(Error.class);
+    assertThat(deliveries.find("receipt_payment_p2").orElseThrow())
+        .extracting(Deliveries.Delivery::status, Deliveries.Delivery::attempts)
+        .containsExactly("PENDING", 0);
+    assertThat(sender(mail).build().deliverOnce().delivered()).isEqualTo(1);
+
+    assertThat(mail.calls.get("receipt_payment_p2")).hasValue(2);
+    assertThat(mail.delivered.get("receipt_payment_p2")).hasValue(1);
+  }
+
+  @Test
+  void aDeliveryFailingNTimesIsParkedAndDeliveredOnceWhenRequeued() throws Exception {
+    record("receipt_payment_p3");
+    MailService mail = new MailService();
+    mail.down = true;
+    DeliverySender sender = sender(mail).maxAttempts(3).build();
+    for (int i = 0; i < 3; i++) {
+      sender.deliverOnce();
+      clock.advance(Duration.ofMinutes(1));
+    }
+    assertThat(sender.deliverOnce().picked()).isZero();
+    assertThat(deliveries.parked(10))
+        .extracting(Deliveries.Delivery::key)
+        .containsExactly("receipt_payment_p3");
+
+    mail.down = false;
+    assertThat(deliveries.requeue("receipt_payment_p3")).isTrue();
+    assertThat(sender.deliverOnce().delivered()).isEqualTo(1);
+    assertThat(mail.delivered.get("receipt_payment_p3")).hasValue(1);
+    assertThat(deliveries.parked(10)).isEmpty();
+  }
+
+  /** Four senders race over 200 intents: each is requested from the receiver exactly once. */
+  @Test
+  void concurrentSendersNeverShareADelivery() throws Exception {
+    for (int i = 0; i < 200; i++) {
+      record("k" + i);
+    }
+    MailService mail = new MailService();
+    DeliverySender sender = sender(mail).batchSize(10).build();
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      done.add(
+          pool.submit(
+              () -> {
+                go.await();
+                while (TestPostgres.count(
+                        "select count(*) from idemkit_delivery where status = 'PENDING'")
+                    > 0) {
+                  sender.deliverOnce();
+                }
+                return null;
+              }));
+    }
+    go.countDown();
+    for (Future<?> f : done) {
+      f.get(2, TimeUnit.MINUTES);
+    }
+    pool.shutdown();
+    assertThat(mail.calls).hasSize(200);
+    assertThat(mail.calls.values()).allSatisfy(n -> assertThat(n).hasValue(1));
+  }
+}

@@ -1,0 +1,264 @@
+package dev.idemkit.outbox;
+
+import static dev.idemkit.outbox.Fixtures.appendCommitted;
+import static dev.idemkit.outbox.Fixtures.counting;
+import static dev.idemkit.outbox.Fixtures.ledger;
+import static dev.idemkit.outbox.Fixtures.paymentCompleted;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idemkit.outbox.spi.MessageReceiver.Received;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The inbox against a real PostgreSQL: duplicates, races, poison, retention. */
+class InboxConsumerIT {
+
+  private final DataSource ds = TestPostgres.dataSource();
+  private final TestClock clock = new TestClock();
+  private final Outbox outbox = Outbox.create(ds, clock);
+
+  @BeforeEach
+  void reset() {
+    TestPostgres.reset();
+  }
+
+  private InboxConsumer.Builder consumer(String name, MessageHandler handler) {
+    return InboxConsumer.builder(name, ds, handler)
+        .clock(clock)
+        .redeliveryHorizon(Duration.ofDays(1))
+        .retention(Duration.ofDays(2));
+  }
+
+  private static long ledgerRows(String consumer) {
+    return TestPostgres.count("select count(*) from test_ledger where consumer = ?", consumer);
+  }
+
+  @Test
+  void aDuplicateIsAcknowledgedAndSkipped() {
+    EventEnvelope m = appendCommitted(outbox, paymentCompleted("p1", 10)).event();
+    InboxConsumer ledger = consumer("ledger", ledger("ledger", e -> false)).build();
+
+    assertThat(ledger.receive(m)).isEqualTo(Received.APPLIED);
+    assertThat(ledger.receive(m)).isEqualTo(Received.DUPLICATE);
+    assertThat(ledger.receive(List.of(m, m)))
+        .containsExactly(Received.DUPLICATE, Received.DUPLICATE);
+    assertThat(ledgerRows("ledger")).isEqualTo(1);
+  }
+
+  @Test
+  void aBatchAppliesEachMessageOnceAndADuplicateInsideItIsSkipped() {
+    EventEnvelope a = appendCommitted(outbox, paymentCompleted("p1", 1)).event();
+    EventEnvelope b = appendCommitted(outbox, paymentCompleted("p2", 1)).event();
+    InboxConsumer ledger = consumer("ledger", ledger("ledger", e -> false)).build();
+
+    assertThat(ledger.receive(List.of(a, b, a)))
+        .containsExactly(Received.APPLIED, Received.APPLIED, Received.DUPLICATE);
+    assertThat(ledgerRows("ledger")).isEqualTo(2);
+  }
+
+  /** A failure in a batch costs nothing: the others apply on their own, the poison fails alone. */
+  @Test
+  void aFailureMarksNothingAndDoesNotTakeItsBatchDown() {
+    EventEnvelope good = appendCommitted(outbox, paymentCompleted("good", 1)).event();
+    EventEnvelope poison = appendCommitted(outbox, paymentCompleted("poison", 1)).event();
+    InboxConsumer ledger =
+        consumer("ledger", ledger("ledger", e -> e.aggregateId().equals("poison"))).build();
+
+    assertThat(ledger.receive(List.of(good, poison)))
+        .containsExactly(Received.APPLIED, Received.FAILED);
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from test_ledger where consumer = 'ledger' and payment_id = 'poison'"))
+        .isZero();
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from idemkit_inbox where message_id = ? and status = 'FAILED'"
+                    + " and attempts = 1",
+                poison.eventId()))
+        .isEqualTo(1);
+    assertThat(ledgerRows("ledger")).isEqualTo(1);
+  }
+
+  /** Two consumers' names are two inboxes: each applies the message once. */
+  @Test
+  void eachConsumerNameHasItsOwnInbox() {
+    EventEnvelope m = appendCommitted(outbox, paymentCompleted("p1", 1)).event();
+    InboxConsumer ledger = consumer("ledger", ledger("ledger", e -> false)).build();
+    InboxConsumer receipts = consumer("receipts", ledger("receipts", e -> false)).build();
+
+    assertThat(ledger.receive(m)).isEqualTo(Received.APPLIED);
+    assertThat(receipts.receive(m)).isEqualTo(Received.APPLIED);
+    assertThat(ledger.receive(m)).isEqualTo(Received.DUPLICATE);
+    assertThat(ledgerRows("ledger")).isEqualTo(1);
+    assertThat(ledgerRows("receipts")).isEqualTo(1);
+  }
+
+  /**
+   * 24 deliveries of the same message race, each on its own thread and connection, released
+   * together; the handler is slow so they overlap inside the transaction. One applies it.
+   */
+  @Test
+  void racingDeliveriesOfOneMessageApplyItOnce() throws Exception {
+    EventEnvelope m = appendCommitted(outbox, paymentCompleted("p-race", 1)).event();
+    MessageHandler slow =
+        (tx, e) -> {
+          Thread.sleep(50);
+          ledger("ledger", x -> false).apply(tx, e);
+        };
+    InboxConsumer ledger = consumer("ledger", slow).build();
+    int racers = 24;
+    ExecutorService pool = Executors.newFixedThreadPool(racers);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<Received>> outcomes = new ArrayList<>();
+    for (int i = 0; i < racers; i++) {
+      outcomes.add(
+          pool.submit(
+              () -> {
+                go.await();
+                return ledger.receive(m);
+              }));
+    }
+    go.countDown();
+    List<Received> all = new ArrayList<>();
+    for (Future<Received> f : outcomes) {
+      all.add(f.get(60, TimeUnit.SECONDS));
+    }
+    pool.shutdown();
+
+    assertThat(all).filteredOn(r -> r == Received.APPLIED).hasSize(1);
+    assertThat(all).filteredOn(r -> r == Received.DUPLICATE).hasSize(racers - 1);
+    assertThat(ledgerRows("ledger")).isEqualTo(1);
+  }
+
+  /**
+   * A poison message fails N times and is parked (acknowledged, so the transport moves on); the
+   * operator sees it, the handler is fixed, the message is re-queued and applied once; a late
+   * redelivery is then a duplicate.
+   */
+  @Test
+  void aPoisonMessageIsParkedThenRequeuedAndAppliedOnce() throws Exception {
+    EventEnvelope m = appendCommitted(outbox, paymentCompleted("poison", 5)).event();
+    AtomicBoolean broken = new AtomicBoolean(true);
+    InboxConsumer ledger =
+        consumer("ledger", ledger("ledger", e -> broken.get())).maxAttempts(3).build();
+
+    assertThat(ledger.receive(m)).isEqualTo(Received.FAILED);
+    assertThat(ledger.receive(m)).isEqualTo(Received.FAILED);
+    assertThat(ledger.receive(m)).isEqualTo(Received.PARKED);
+    assertThat(ledger.receive(m)).as("stays parked").isEqualTo(Received.PARKED);
+    assertThat(ledger.parkedCount()).isEqualTo(1);
+    List<InboxConsumer.ParkedMessage> parked = ledger.parked(10);
+    assertThat(parked).hasSize(1);
+    assertThat(parked.get(0).message()).isEqualTo(m);
+    assertThat(parked.get(0).attempts()).isEqualTo(3);
+    assertThat(parked.get(0).lastError()).contains("poison");
+    assertThat(ledgerRows("ledger")).isZero();
+
+    broken.set(false);
+    assertThat(ledger.requeue(m.eventId())).isEqualTo(Received.APPLIED);
+    assertThat(ledger.requeue(m.eventId())).as("nothing parked any more").isNull();
+    assertThat(ledger.receive(m)).isEqualTo(Received.DUPLICATE);
+    assertThat(ledger.parkedCount()).isZero();
+    assertThat(ledgerRows("ledger")).isEqualTo(1);
+  }
+
+  @Test
+  void aRequeuedMessageThatFailsAgainIsParkedAgainAtOnce() throws Exception {
+    EventEnvelope m = appendCommitted(outbox, paymentCompleted("poison", 5)).event();
+    InboxConsumer ledger = consumer("ledger", ledger("ledger", e -> true)).maxAttempts(2).build();
+    ledger.receive(m);
+    ledger.receive(m);
+
+    assertThat(ledger.requeue(m.eventId())).isEqualTo(Received.PARKED);
+    assertThat(ledger.parkedCount()).isEqualTo(1);
+  }
+
+  @Test
+  void refusesToStartWithARetentionNotBeyondTheRedeliveryHorizon() {
+    MessageHandler h = ledger("ledger", e -> false);
+    assertThatThrownBy(
+            () ->
+                InboxConsumer.builder("ledger", ds, h)
+                    .retention(Duration.ofDays(7))
+                    .redeliveryHorizon(EmbeddedTransport.DEFAULT_REDELIVERY_HORIZON)
+                    .build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("refuses to start")
+        .hasMessageContaining("PT168H");
+    assertThatThrownBy(() -> InboxConsumer.builder("ledger", ds, h).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("redeliveryHorizon");
+  }
+
+  @Test
+  void processedIdsAreForgottenAfterTheRetentionOnly() throws Exception {
+    EventEnvelope m = appendCommitted(outbox, paymentCompleted("p1", 1)).event();
+    InboxConsumer ledger = consumer("ledger", ledger("ledger", e -> false)).build();
+    ledger.receive(m);
+
+    clock.advance(Duration.ofDays(1));
+    assertThat(ledger.deleteProcessed()).isZero();
+    assertThat(ledger.receive(m)).isEqualTo(Received.DUPLICATE);
+    clock.advance(Duration.ofDays(2));
+    assertThat(ledger.deleteProcessed()).isEqualTo(1);
+  }
+
+  /**
+   * End to end through the embedded transport, with the crash between the consumer's commit and the
+   * relay's mark simulated: the first acknowledgement is lost, so the relay sends the event again;
+   * the consumer receives it twice and applies it once.
+   */
+  @Test
+  void anAcknowledgementLostAfterTheConsumerCommittedMeansTwoDeliveriesOneEffect()
+      throws Exception {
+    EventEnvelope m = appendCommitted(outbox, paymentCompleted("p1", 1)).event();
+    InboxConsumer ledger = consumer("ledger", ledger("ledger", e -> false)).build();
+    EmbeddedTransport embedded =
+        EmbeddedTransport.create(Duration.ofDays(1)).subscribe(counting(ledger, ds));
+    AtomicBoolean loseNextAnswer = new AtomicBoolean(true);
+    RecordingTransport losing =
+        new RecordingTransport() {
+          @Override
+          public List<CompletionStage<Void>> send(List<EventEnvelope> events) {
+            List<CompletionStage<Void>> acks = embedded.send(events);
+            if (loseNextAnswer.getAndSet(false)) {
+              return events.stream()
+                  .map(
+                      e ->
+                          (CompletionStage<Void>)
+                              CompletableFuture.<Void>failedFuture(
+                                  new IllegalStateException("answer lost")))
+                  .toList();
+            }
+            return acks;
+          }
+        };
+    OutboxRelay relay = OutboxRelay.builder(ds, losing).clock(clock).build();
+
+    relay.relayOnce();
+    clock.advance(Duration.ofMinutes(1));
+    relay.relayOnce();
+
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from test_received where message_id = ?", m.eventId()))
+        .as("delivered twice")
+        .isEqualTo(2);
+    assertThat(ledgerRows("ledger")).as("applied once").isEqualTo(1);
+    assertThat(TestPostgres.count("select count(*) from idemkit_outbox where sent_at is null"))
+        .isZero();
+  }
+}

@@ -1,0 +1,275 @@
+package dev.idemkit.outbox;
+
+import static dev.idemkit.outbox.Fixtures.appendCommitted;
+import static dev.idemkit.outbox.Fixtures.paymentCompleted;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The relay against a real PostgreSQL: acknowledgements, retries, parking, order, late commits. */
+class OutboxRelayIT {
+
+  private final DataSource ds = TestPostgres.dataSource();
+  private final TestClock clock = new TestClock();
+  private final Outbox outbox = Outbox.create(ds, clock);
+
+  @BeforeEach
+  void reset() {
+    TestPostgres.reset();
+  }
+
+  private OutboxRelay.Builder relay(RecordingTransport transport) {
+    return OutboxRelay.builder(ds, transport)
+        .clock(clock)
+        .backoff(Duration.ofSeconds(1), Duration.ofSeconds(60));
+  }
+
+  private static long unsent() {
+    return TestPostgres.count("select count(*) from idemkit_outbox where sent_at is null");
+  }
+
+  @Test
+  void marksSentOnlyWhatTheTransportAcknowledgedAndRetriesTheRestAfterBackoff() throws Exception {
+    UUID ok1 = appendCommitted(outbox, paymentCompleted("p1", 1)).event().eventId();
+    UUID bad = appendCommitted(outbox, paymentCompleted("p2", 1)).event().eventId();
+    UUID ok2 = appendCommitted(outbox, paymentCompleted("p3", 1)).event().eventId();
+    RecordingTransport transport = new RecordingTransport(e -> e.eventId().equals(bad));
+    OutboxRelay relay = relay(transport).build();
+
+    OutboxRelay.Round first = relay.relayOnce();
+
+    assertThat(first).isEqualTo(new OutboxRelay.Round(3, 2, 1, 0));
+    assertThat(TestPostgres.count("select count(*) from idemkit_outbox where sent_at is not null"))
+        .isEqualTo(2);
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from idemkit_outbox where event_id = ? and sent_at is null"
+                    + " and attempts = 1 and last_error like '%broker down%'",
+                bad))
+        .isEqualTo(1);
+    assertThat(relay.relayOnce().picked()).as("not due before its backoff").isZero();
+
+    transport.failWhen(e -> false);
+    clock.advance(Duration.ofSeconds(1));
+    assertThat(relay.relayOnce()).isEqualTo(new OutboxRelay.Round(1, 1, 0, 0));
+    assertThat(unsent()).isZero();
+    assertThat(transport.sends.get(ok1)).hasValue(1);
+    assertThat(transport.sends.get(ok2)).hasValue(1);
+    assertThat(transport.sends.get(bad)).hasValue(2);
+  }
+
+  @Test
+  void anEventNotAcknowledgedInTimeStaysUnsent() throws Exception {
+    appendCommitted(outbox, paymentCompleted("p1", 1));
+    OutboxRelay relay =
+        OutboxRelay.builder(
+                ds,
+                new RecordingTransport() {
+                  @Override
+                  public List<CompletionStage<Void>> send(List<EventEnvelope> events) {
+                    return events.stream()
+                        .map(e -> (CompletionStage<Void>) new CompletableFuture<Void>())
+                        .toList();
+                  }
+                })
+            .clock(clock)
+            .ackTimeout(Duration.ofMillis(200))
+            .build();
+
+    assertThat(relay.relayOnce().failed()).isEqualTo(1);
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from idemkit_outbox where sent_at is null"
+                    + " and last_error like 'not acknowledged within%'"))
+        .isEqualTo(1);
+  }
+
+  /**
+   * A poison event is parked after N failures and holds its aggregate's later events back; an
+   * operator sees it and re-queues it; then both go, in order, once each.
+   */
+  @Test
+  void parksAfterTheLastAttemptHoldsTheAggregateBackAndSendsOnceWhenRequeued() throws Exception {
+    UUID poison = appendCommitted(outbox, paymentCompleted("p1", 1)).event().eventId();
+    UUID later =
+        appendCommitted(
+                outbox,
+                new NewEvent("PaymentRefunded", "tenant-a", "payment", "p1", "refund:p1", "{}"))
+            .event()
+            .eventId();
+    RecordingTransport transport = new RecordingTransport(e -> e.eventId().equals(poison));
+    OutboxRelay relay = relay(transport).maxAttempts(3).build();
+
+    for (int i = 0; i < 3; i++) {
+      relay.relayOnce();
+      clock.advance(Duration.ofMinutes(1));
+    }
+    assertThat(relay.relayOnce().picked()).isZero();
+    assertThat(transport.sends.get(poison)).hasValue(3);
+    assertThat(transport.sends).doesNotContainKey(later);
+    assertThat(outbox.backlog().parked()).isEqualTo(1);
+    assertThat(outbox.backlog().unsent()).isEqualTo(1);
+    List<Outbox.ParkedEvent> parked = outbox.parked(10);
+    assertThat(parked).hasSize(1);
+    assertThat(parked.get(0).event().eventId()).isEqualTo(poison);
+    assertThat(parked.get(0).attempts()).isEqualTo(3);
+    assertThat(parked.get(0).lastError()).contains("broker down");
+
+    transport.failWhen(e -> false);
+    assertThat(outbox.requeue(poison)).isTrue();
+    assertThat(outbox.requeue(poison)).as("no longer parked").isFalse();
+    relay.relayOnce();
+    relay.relayOnce();
+
+    assertThat(transport.sends.get(poison)).hasValue(4);
+    assertThat(transport.sends.get(later)).hasValue(1);
+    assertThat(transport.violations).isEmpty();
+    assertThat(unsent()).isZero();
+    assertThat(outbox.backlog()).isEqualTo(new Outbox.Backlog(0, 0, Duration.ZERO));
+  }
+
+  /**
+   * The transaction that began first (and wrote the earliest occurred-at) commits last, after 20
+   * later ones were committed and sent by a running relay: its event is still sent.
+   */
+  @Test
+  void anEventWhoseTransactionCommitsLateIsNotSkipped() throws Exception {
+    RecordingTransport transport = new RecordingTransport();
+    try (OutboxRelay relay =
+            relay(transport)
+                .clock(java.time.Clock.systemUTC())
+                .pollInterval(Duration.ofMillis(5))
+                .build();
+        Connection slow = ds.getConnection()) {
+      Outbox live = Outbox.create(ds);
+      slow.setAutoCommit(false);
+      UUID late = live.append(slow, paymentCompleted("late", 1)).event().eventId();
+      relay.start();
+      for (int i = 0; i < 20; i++) {
+        appendCommitted(live, paymentCompleted("p" + i, 1));
+      }
+      awaitCondition(() -> transport.sent.size() == 20);
+      relay.relayOnce();
+      assertThat(transport.sends).doesNotContainKey(late);
+
+      slow.commit();
+      awaitCondition(() -> transport.sends.containsKey(late));
+    }
+    assertThat(transport.sent).hasSize(21);
+    assertThat(unsent()).isZero();
+  }
+
+  /**
+   * Four relays race over 2,000 events of 100 aggregates. Without faults every event is sent
+   * exactly once (no event in two relays' hands); with a quarter of sends failing, no event is sent
+   * before the previous one of its aggregate was acknowledged, and all are sent in the end.
+   */
+  @Test
+  void concurrentRelaysKeepEachAggregatesOrderAndNeverShareAnEvent() throws Exception {
+    int aggregates = 100;
+    int perAggregate = 20;
+    appendMany(aggregates, perAggregate);
+    RecordingTransport clean = new RecordingTransport();
+    runRelaysUntilDrained(clean, 4);
+    assertThat(clean.violations).isEmpty();
+    assertThat(clean.sent).hasSize(aggregates * perAggregate);
+    assertThat(clean.sends.values().stream().map(a -> a.get()).collect(Collectors.toSet()))
+        .isEqualTo(Set.of(1));
+
+    TestPostgres.reset();
+    appendMany(aggregates, perAggregate);
+    RecordingTransport faulty =
+        new RecordingTransport(e -> ThreadLocalRandom.current().nextInt(4) == 0);
+    runRelaysUntilDrained(faulty, 4);
+    assertThat(faulty.violations).isEmpty();
+    assertThat(faulty.sends).hasSize(aggregates * perAggregate);
+    assertThat(faulty.sent.size()).isGreaterThan(aggregates * perAggregate);
+    assertThat(unsent()).isZero();
+  }
+
+  private void appendMany(int aggregates, int perAggregate) throws Exception {
+    // Interleaved across aggregates, so every relay batch mixes them.
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      for (int n = 0; n < perAggregate; n++) {
+        for (int a = 0; a < aggregates; a++) {
+          outbox.append(
+              c, new NewEvent("Step", "tenant-a", "thing", "a" + a, "a" + a + "/" + n, "{}"));
+        }
+        c.commit();
+      }
+    }
+  }
+
+  private void runRelaysUntilDrained(RecordingTransport transport, int relays) throws Exception {
+    OutboxRelay relay =
+        relay(transport)
+            .backoff(Duration.ZERO, Duration.ZERO)
+            .batchSize(50)
+            .maxAttempts(Integer.MAX_VALUE)
+            .build();
+    ExecutorService pool = Executors.newFixedThreadPool(relays);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    for (int i = 0; i < relays; i++) {
+      done.add(
+          pool.submit(
+              () -> {
+                go.await();
+                while (unsent() > 0) {
+                  relay.relayOnce();
+                }
+                return null;
+              }));
+    }
+    go.countDown();
+    for (Future<?> f : done) {
+      f.get(5, TimeUnit.MINUTES);
+    }
+    pool.shutdown();
+  }
+
+  @Test
+  void sentEventsAreDeletedAfterTheRetentionAndUnsentOnesNever() throws Exception {
+    appendCommitted(outbox, paymentCompleted("p1", 1));
+    RecordingTransport transport = new RecordingTransport();
+    OutboxRelay relay = relay(transport).sentRetention(Duration.ofDays(7)).build();
+    relay.relayOnce();
+    transport.failWhen(e -> true);
+    appendCommitted(outbox, paymentCompleted("p2", 1));
+
+    clock.advance(Duration.ofDays(6));
+    assertThat(relay.deleteSentEvents()).isZero();
+    clock.advance(Duration.ofDays(2));
+    assertThat(relay.deleteSentEvents()).isEqualTo(1);
+    assertThat(TestPostgres.count("select count(*) from idemkit_outbox")).isEqualTo(1);
+    assertThat(outbox.backlog().oldestUnsentAge()).isEqualTo(Duration.ofDays(8));
+  }
+
+  static void awaitCondition(java.util.function.BooleanSupplier condition) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("condition not reached within 60 s");
+      }
+      Thread.sleep(10);
+    }
+  }
+}
