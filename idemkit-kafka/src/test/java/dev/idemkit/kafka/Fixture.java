@@ -12,17 +12,20 @@ import dev.idemkit.outbox.OutboxSchema;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 
 /**
@@ -38,11 +41,22 @@ final class Fixture {
 
   static synchronized IdemkitDatabase db() {
     if (db == null) {
+      Path dir;
       try {
-        db = IdemkitDatabase.embedded(Files.createTempDirectory("idemkit-kafka-it-pg"), 40);
+        dir = Files.createTempDirectory("idemkit-kafka-it-pg");
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
+      db = IdemkitDatabase.embedded(dir, 40);
+      IdemkitDatabase started = db;
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    started.close();
+                    deleteRecursively(dir);
+                  },
+                  "kafka-it-pg-cleanup"));
       OutboxSchema.migrate(db.dataSource());
       KafkaSchema.migrate(db.dataSource());
       execute(
@@ -58,6 +72,14 @@ final class Fixture {
           """);
     }
     return db;
+  }
+
+  private static void deleteRecursively(Path dir) {
+    try (Stream<Path> paths = Files.walk(dir)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      System.err.println("Could not delete " + dir + ": " + e);
+    }
   }
 
   static DataSource ds() {

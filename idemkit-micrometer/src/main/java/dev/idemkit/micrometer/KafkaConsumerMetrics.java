@@ -12,21 +12,21 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * Meters of the Kafka inbox consumer, tagged by consumer: messages held behind a sequence gap
- * ({@value #GAP_HELD}, and the number currently held, {@value #HELD}), released once the gap
- * closed, skipped as behind their aggregate, unreadable records, partitions sent back after a
- * failure, and the commit-to-apply lag ({@value #LAG}). Give it to {@link
- * KafkaEventConsumer.Builder#kafkaListener}; {@link #monitor} adds the held gauge.
+ * Meters of the Kafka inbox consumer (named like {@link OutboxMetricNames}'), tagged by consumer:
+ * messages held behind a sequence gap ({@value #GAP_HELD}, and the number currently held, {@value
+ * #HELD}), released once the gap closed, skipped as behind their aggregate, unreadable records,
+ * partitions sent back after a failure, and the commit-to-apply lag ({@value #LAG}). Give it to
+ * {@link KafkaEventConsumer.Builder#kafkaListener}; {@link #monitor} adds the held gauge.
  */
 public final class KafkaConsumerMetrics implements KafkaConsumerListener {
 
-  public static final String GAP_HELD = "idemkit.inbox.gap.held";
-  public static final String GAP_RELEASED = "idemkit.inbox.gap.released";
-  public static final String HELD = "idemkit.inbox.held";
-  public static final String STALE_SKIPPED = "idemkit.inbox.stale.skipped";
-  public static final String UNREADABLE = "idemkit.kafka.unreadable";
-  public static final String PARTITION_RETRIES = "idemkit.kafka.partition.retries";
-  public static final String LAG = "idemkit.inbox.lag.max";
+  public static final String GAP_HELD = "inbox.gap_held.count";
+  public static final String GAP_RELEASED = "inbox.gap_released.count";
+  public static final String HELD = "inbox.held";
+  public static final String STALE_SKIPPED = "inbox.stale_skipped.count";
+  public static final String UNREADABLE = "kafka.unreadable.count";
+  public static final String PARTITION_RETRIES = "kafka.partition_retries.count";
+  public static final String LAG = "inbox.lag.max";
 
   private final MeterRegistry registry;
   private final Clock clock;

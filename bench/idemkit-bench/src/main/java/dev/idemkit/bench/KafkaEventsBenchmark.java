@@ -14,6 +14,7 @@ import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.OutboxRelay;
 import dev.idemkit.outbox.OutboxSchema;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Statement;
@@ -21,6 +22,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +34,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -84,9 +87,10 @@ public final class KafkaEventsBenchmark {
 
     System.out.println("bench/events --kafka: starting PostgreSQL and a Kafka broker ...");
     String url = System.getenv("IDEMKIT_JDBC_URL");
+    Path pgDir = Files.createTempDirectory("idemkit-bench-kafka-pg");
     try (IdemkitDatabase db =
             url == null || url.isBlank()
-                ? IdemkitDatabase.embedded(Files.createTempDirectory("idemkit-bench-kafka-pg"), 40)
+                ? IdemkitDatabase.embedded(pgDir, 40)
                 : IdemkitDatabase.fromEnvironment(40);
         KafkaBroker broker = KafkaBroker.start(4, List.of("-Xmx1g"))) {
       System.out.printf(
@@ -140,6 +144,10 @@ public final class KafkaEventsBenchmark {
       System.out.printf(
           "RESULT kafka_events_per_s=%.0f relay_vs_producer=%.2f p99_ms=%.0f%n",
           peak.eventsPerSecond(), ratio, paced.p99Ms());
+    } finally {
+      try (Stream<Path> paths = Files.walk(pgDir)) {
+        paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
     }
   }
 
@@ -317,7 +325,8 @@ public final class KafkaEventsBenchmark {
                     for (long i = first; i < Math.min(n, first + perTx); i++) {
                       String aggregate;
                       do {
-                        aggregate = "pay_" + ThreadLocalRandom.current().nextInt(aggregates);
+                        // Aggregates of this phase only: a fresh consumer expects sequence 1.
+                        aggregate = prefix + ThreadLocalRandom.current().nextInt(aggregates);
                       } while (!used.add(aggregate));
                       ids.add(
                           outbox
