@@ -86,8 +86,9 @@ class ConcurrencyIT extends HttpTestSupport {
     assertThat(recordsFor(key)).isEqualTo(1);
     assertThat(
             jdbc.sql(
-                    "select count(*) from outbox_event e join payment p on p.id = e.aggregate_id"
-                        + " where p.merchant_reference = ?")
+                    "select count(*) from idemkit_outbox e join payment p"
+                        + " on p.id::text = e.aggregate_id"
+                        + " where e.event_type = 'PaymentCreated' and p.merchant_reference = ?")
                 .param(ref)
                 .query(Long.class)
                 .single())

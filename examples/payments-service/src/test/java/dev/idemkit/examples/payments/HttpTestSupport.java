@@ -29,7 +29,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  */
 @SpringBootTest(
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = {"payments.provider.embedded-port=0", "idemkit.recovery.interval=PT0.5S"})
+    properties = {
+      "payments.provider.embedded-port=0",
+      "payments.mail.embedded-port=0",
+      "idemkit.recovery.interval=PT0.5S"
+    })
 abstract class HttpTestSupport {
 
   static final String TENANT_A = "sk_test_demo_a";

@@ -2,6 +2,7 @@ package dev.idemkit.examples.payments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.examples.payments.demo.EmbeddedProvider;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

@@ -18,7 +18,11 @@ import org.springframework.test.context.TestPropertySource;
 // A second application context in this JVM: its in-process provider simulator takes any free port,
 // since the first context already holds the default one.
 @TestPropertySource(
-    properties = {"payments.rate-limit-per-second=2", "payments.provider.embedded-port=0"})
+    properties = {
+      "payments.rate-limit-per-second=2",
+      "payments.provider.embedded-port=0",
+      "payments.mail.embedded-port=0"
+    })
 class RateLimitIT extends HttpTestSupport {
 
   /** A limited key and its retries: a few windows at most. */

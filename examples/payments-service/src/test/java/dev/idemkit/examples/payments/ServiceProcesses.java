@@ -91,6 +91,7 @@ final class ServiceProcesses implements AutoCloseable {
                 "--spring.datasource.username=postgres",
                 "--payments.provider.url=http://127.0.0.1:" + provider.port(),
                 "--payments.provider.timeout=PT2S",
+                "--payments.mail.embedded-port=0",
                 "--idemkit.lease=PT3S",
                 "--idemkit.recovery.interval=PT0.5S",
                 "--spring.jmx.enabled=false",

@@ -2,6 +2,8 @@ package dev.idemkit.examples.payments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.examples.payments.demo.EmbeddedMail;
+import dev.idemkit.examples.payments.demo.EmbeddedProvider;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.sql.Connection;
@@ -25,24 +27,36 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceProperties;
 import org.springframework.test.context.TestPropertySource;
 
 /**
- * The soak: 2,000 payments (system property {@code soak.payments}) from 16 concurrent clients that
- * retry with the same key until they get a final answer, while 20% of provider calls fail at random
- * (dropped after charging, answered after the timeout, 503 before charging, declined, slow). Then:
- * charges equal completed payments, no payment is charged twice, and no record is left unknown once
- * recovery has run. Prints the counts.
+ * The soak: 2,000 payments (system property {@code soak.payments}) and 200 paid orders from 16
+ * concurrent clients that retry with the same key until they get a final answer, while 20% of
+ * provider calls fail at random (dropped after charging, answered after the timeout, 503 before
+ * charging, declined, slow), 5% of the relay's acknowledgements are lost after delivery, consumers
+ * fail after writing 5% of the time, and the mail service drops 5% of its answers after sending and
+ * refuses 5% with a 503. Then: charges equal completed payments, no payment is charged twice, no
+ * record is left unknown once recovery has run; and once the events have drained, ledger entries
+ * are twice the completed payments with debits equal to credits, each receipt mail was delivered
+ * exactly once at the mail service, shipments equal paid orders, nothing is parked and nothing is
+ * left unsent. Prints the counts.
  */
 @TestPropertySource(
     properties = {
       "payments.provider.faults=drop-after-charge:0.05,timeout-after-charge:0.05,"
           + "error-before-charge:0.05,decline:0.02,latency:0.03",
-      "payments.provider.timeout=PT1S"
+      "payments.provider.timeout=PT1S",
+      "payments.events.faults.lost-ack=0.05",
+      "payments.events.faults.consumer-failure=0.05",
+      "payments.events.initial-backoff=PT0.1S",
+      "payments.events.max-backoff=PT1S",
+      "payments.mail.faults=drop-after-accept:0.05,unavailable:0.05"
     })
 class SoakIT extends HttpTestSupport {
 
   @Autowired DataSourceProperties database;
+  @Autowired EmbeddedMail mail;
 
   private static final int PAYMENTS = Integer.getInteger("soak.payments", 2000);
   private static final int CLIENTS = 16;
+  private static final int ORDERS = PAYMENTS / 10;
 
   private HttpRequest request(String key, String ref) {
     return HttpRequest.newBuilder(uri("/v1/payments"))
@@ -94,6 +108,28 @@ class SoakIT extends HttpTestSupport {
                   long wait = Long.parseLong(r.headers().firstValue("Retry-After").orElse("1"));
                   Thread.sleep(Math.min(wait, 2) * 250);
                 }
+              }));
+    }
+    List<String> orderIds = java.util.Collections.synchronizedList(new ArrayList<>());
+    for (int i = 0; i < ORDERS; i++) {
+      String key = run + "-order-" + i;
+      work.add(
+          clients.submit(
+              () -> {
+                String order =
+                    untilFinal(
+                        "/v1/orders",
+                        key,
+                        """
+                        {"currency":"EUR","items":[{"sku":"soak","quantity":1,"unitPrice":"7.00"}]}""");
+                int at = order.indexOf("\"orderId\":\"") + 11;
+                String orderId = order.substring(at, at + 36);
+                untilFinal(
+                    "/v1/orders/" + orderId + "/confirm-payment",
+                    key + "-confirm",
+                    "{\"amount\":\"7.00\",\"currency\":\"EUR\"}");
+                orderIds.add(orderId);
+                return null;
               }));
     }
     for (Future<?> f : work) {
@@ -176,5 +212,119 @@ class SoakIT extends HttpTestSupport {
     assertThat(live).isZero();
     assertThat(retried.get()).as("faults really happened").isGreaterThan(PAYMENTS / 20);
     assertThat(declinedCharges).isEqualTo(declined);
+
+    assertEventsDrainedEndToEnd(run, paymentIds, orderIds);
+  }
+
+  /** Posts until a 2xx answer (a 409 or 503 is retried with the same key); returns the body. */
+  private String untilFinal(String path, String key, String json) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    while (true) {
+      HttpResponse<String> r = post(path, TENANT_A, key, json);
+      if (r.statusCode() / 100 == 2) {
+        return r.body();
+      }
+      assertThat(r.statusCode()).as(r.body()).isIn(409, 503);
+      assertThat(System.nanoTime()).as("no final answer for " + key).isLessThan(deadline);
+      Thread.sleep(250);
+    }
+  }
+
+  private long count(String sql, Object... params) {
+    return jdbc.sql(sql).params(params).query(Long.class).single();
+  }
+
+  /**
+   * Waits (up to 3 minutes) until every event is sent and every receipt mail delivered, then checks
+   * each far end: the ledger, the mail service's counter per key, the shipments.
+   */
+  private void assertEventsDrainedEndToEnd(
+      String run, List<String> paymentIds, List<String> orderIds) throws InterruptedException {
+    String ref = run + "-ref-%";
+    long completed =
+        count(
+            "select count(*) from payment where merchant_reference like ? and status = 'COMPLETED'",
+            ref);
+    long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+    while (count("select count(*) from idemkit_outbox where sent_at is null") > 0
+        || count("select count(*) from idemkit_delivery where status = 'PENDING'") > 0) {
+      assertThat(System.nanoTime()).as("events drained").isLessThan(deadline);
+      Thread.sleep(200);
+    }
+    long ledgerEntries =
+        count(
+            "select count(*) from ledger_entry l join payment p on p.id = l.source_payment_id"
+                + " where p.merchant_reference like ?",
+            ref);
+    long unbalancedPayments =
+        count(
+            "select count(*) from (select l.source_payment_id from ledger_entry l"
+                + " join payment p on p.id = l.source_payment_id where p.merchant_reference like ?"
+                + " group by l.source_payment_id"
+                + " having sum(case when l.direction = 'DEBIT' then l.amount else 0 end)"
+                + " <> sum(case when l.direction = 'CREDIT' then l.amount else 0 end)) u",
+            ref);
+    long unbalancedBooks =
+        count(
+            "select count(*) from (select tenant_id, currency from ledger_entry"
+                + " group by tenant_id, currency"
+                + " having sum(case when direction = 'DEBIT' then amount else 0 end)"
+                + " <> sum(case when direction = 'CREDIT' then amount else 0 end)) u");
+    long mailsDeliveredOnce = 0;
+    long mailRequests = 0;
+    for (String id : paymentIds) {
+      String key = "receipt_payment_" + id;
+      if (mail.simulator().delivered(key) == 1) {
+        mailsDeliveredOnce++;
+      }
+      mailRequests += mail.simulator().requests(key);
+    }
+    long paidOrders =
+        count(
+            "select count(*) from shop_order where status = 'PAID' and id = any(?::uuid[])",
+            (Object) orderIds.toArray(new String[0]));
+    long shipments =
+        count(
+            "select count(*) from shipment where order_id = any(?::uuid[])",
+            (Object) orderIds.toArray(new String[0]));
+    long relayRetries = count("select count(*) from idemkit_outbox where attempts > 0");
+    long parkedEvents = count("select count(*) from idemkit_outbox where parked_at is not null");
+    long parkedMessages = count("select count(*) from idemkit_inbox where status = 'PARKED'");
+    long parkedMails = count("select count(*) from idemkit_delivery where status = 'PARKED'");
+    long unsent = count("select count(*) from idemkit_outbox where sent_at is null");
+
+    System.out.printf(
+        "SOAK-EVENTS completed_payments=%d ledger_entries=%d unbalanced_payments=%d"
+            + " unbalanced_books=%d receipts_delivered_once=%d mail_requests=%d paid_orders=%d"
+            + " shipments=%d events_retried_by_relay=%d parked_events=%d parked_messages=%d"
+            + " parked_mails=%d unsent=%d%n",
+        completed,
+        ledgerEntries,
+        unbalancedPayments,
+        unbalancedBooks,
+        mailsDeliveredOnce,
+        mailRequests,
+        paidOrders,
+        shipments,
+        relayRetries,
+        parkedEvents,
+        parkedMessages,
+        parkedMails,
+        unsent);
+
+    assertThat(ledgerEntries)
+        .as("ledger entries = 2 x completed payments")
+        .isEqualTo(2 * completed);
+    assertThat(unbalancedPayments).as("each payment's debits = credits").isZero();
+    assertThat(unbalancedBooks).as("each tenant's debits = credits, per currency").isZero();
+    assertThat(mailsDeliveredOnce)
+        .as("each receipt delivered exactly once at the mail service")
+        .isEqualTo(completed);
+    assertThat(mailRequests).as("mail faults really happened").isGreaterThan(completed);
+    assertThat(paidOrders).isEqualTo(ORDERS);
+    assertThat(shipments).as("shipments = paid orders").isEqualTo(paidOrders);
+    assertThat(relayRetries).as("relay faults really happened").isPositive();
+    assertThat(parkedEvents + parkedMessages + parkedMails).as("nothing parked").isZero();
+    assertThat(unsent).isZero();
   }
 }

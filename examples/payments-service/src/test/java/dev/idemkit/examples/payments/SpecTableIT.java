@@ -6,6 +6,7 @@ import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyKey;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
+import dev.idemkit.examples.payments.payments.CreatePaymentRequest;
 import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;

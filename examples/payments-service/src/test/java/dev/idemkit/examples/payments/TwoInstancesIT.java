@@ -22,7 +22,8 @@ class TwoInstancesIT extends HttpTestSupport {
     // Same embedded data directory, hence the same PostgreSQL; its own port, pool and engine.
     second =
         new SpringApplicationBuilder(PaymentsApplication.class)
-            .properties("server.port=0", "spring.jmx.enabled=false")
+            .properties(
+                "server.port=0", "spring.jmx.enabled=false", "payments.mail.embedded-port=0")
             .run();
   }
 

@@ -1,0 +1,338 @@
+package dev.idemkit.bench;
+
+import dev.idemkit.jdbc.IdemkitDatabase;
+import dev.idemkit.outbox.EmbeddedTransport;
+import dev.idemkit.outbox.EventEnvelope;
+import dev.idemkit.outbox.InboxConsumer;
+import dev.idemkit.outbox.MessageHandler;
+import dev.idemkit.outbox.NewEvent;
+import dev.idemkit.outbox.Outbox;
+import dev.idemkit.outbox.OutboxRelay;
+import dev.idemkit.outbox.OutboxSchema;
+import dev.idemkit.outbox.spi.MessageReceiver;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
+
+/**
+ * Events across a boundary, end to end, on PostgreSQL (synchronous commits):
+ *
+ * <ol>
+ *   <li><b>direct</b> (baseline): writers commit a payment row and its two ledger rows (debit,
+ *       credit) in one transaction, as a service without events would;
+ *   <li><b>saturated</b>: writers commit a payment row and its {@code PaymentCompleted} event
+ *       (outbox append) as fast as they can; relays send the events through the embedded transport
+ *       to the ledger consumer, which writes the same two ledger rows in its inbox transaction.
+ *       Events per second = events consumed / (last inbox commit − first payment commit);
+ *   <li><b>paced</b>: the same at half the saturated rate; latency from each payment's commit to
+ *       its inbox commit (p50, p99).
+ * </ol>
+ *
+ * <p>Arguments: {@code --seconds N} per phase (default 10), {@code --writers N} (default 8), {@code
+ * --relays N} relay threads (default 2), {@code --batch N} events per relay round (default 500).
+ * Ends with {@code RESULT events_per_s=<n> p99_ms=<n> vs_direct=<ratio>}.
+ */
+public final class EventsBenchmark {
+
+  private final DataSource ds;
+  private final Outbox outbox;
+  private final int writers;
+  private final int relays;
+  private final int batch;
+  private final Map<UUID, Long> committedAt = new ConcurrentHashMap<>();
+  private final LongAdder consumed = new LongAdder();
+  private final AtomicLong lastConsumedAt = new AtomicLong();
+  private final List<Long> latencyLog = java.util.Collections.synchronizedList(new ArrayList<>());
+
+  private EventsBenchmark(DataSource ds, int writers, int relays, int batch) {
+    this.ds = ds;
+    this.outbox = Outbox.create(ds);
+    this.writers = writers;
+    this.relays = relays;
+    this.batch = batch;
+  }
+
+  public static void main(String[] args) throws Exception {
+    int seconds = intArg(args, "--seconds", 10);
+    int writers = intArg(args, "--writers", 8);
+    int relays = intArg(args, "--relays", 2);
+    int batch = intArg(args, "--batch", 500);
+    int pool = writers + relays * 2 + 4;
+    String url = System.getenv("IDEMKIT_JDBC_URL");
+    System.out.println("bench/events: starting PostgreSQL ...");
+    try (IdemkitDatabase db =
+        url != null && !url.isBlank()
+            ? IdemkitDatabase.fromEnvironment(pool)
+            : IdemkitDatabase.embedded(Files.createTempDirectory("idemkit-bench-pg"), pool)) {
+      System.out.printf(
+          "Database: %s; %d writers, %d relay threads, batches of %d, %d s per phase%n%n",
+          db.description(), writers, relays, batch, seconds);
+      new EventsBenchmark(db.dataSource(), writers, relays, batch).run(Duration.ofSeconds(seconds));
+    }
+  }
+
+  private void run(Duration phase) throws Exception {
+    OutboxSchema.migrate(ds);
+    execute(
+        """
+        create table if not exists bench_payment (id uuid primary key, amount numeric(19,4));
+        create table if not exists bench_ledger (
+            entry_type text not null, source_payment_id uuid not null, account_id text not null,
+            amount numeric(19,4) not null, unique (entry_type, source_payment_id));
+        """);
+
+    System.out.println("warm-up (not counted) ...");
+    direct(Duration.ofSeconds(3));
+    reset();
+    double direct = direct(phase);
+    System.out.printf(
+        "direct:    %,.0f payments/s (payment + 2 ledger rows, one commit)%n", direct);
+    reset();
+
+    InboxConsumer ledger =
+        InboxConsumer.builder("ledger", ds, ledgerHandler())
+            .redeliveryHorizon(Duration.ofDays(7))
+            .retention(Duration.ofDays(14))
+            .build();
+    EmbeddedTransport transport = EmbeddedTransport.create().subscribe(timed(ledger));
+    try (OutboxRelay relay =
+        OutboxRelay.builder(ds, transport)
+            .threads(relays)
+            .batchSize(batch)
+            .pollInterval(Duration.ofMillis(5))
+            .build()
+            .start()) {
+      appendAndConsume(Duration.ofSeconds(3), 0); // warm-up
+      reset();
+      Result saturated = appendAndConsume(phase, 0);
+      System.out.printf(
+          "saturated: %,.0f events/s committed, %,.0f events/s commit→inbox commit;"
+              + " latency p50 %.1f ms, p99 %.1f ms%n",
+          saturated.appendedPerS, saturated.consumedPerS, saturated.p50, saturated.p99);
+      reset();
+      double half = saturated.consumedPerS / 2;
+      Result paced = appendAndConsume(phase, half);
+      System.out.printf(
+          "paced at %,.0f/s: %,.0f events/s; latency p50 %.1f ms, p99 %.1f ms%n",
+          half, paced.consumedPerS, paced.p50, paced.p99);
+      System.out.printf(
+          "%nRESULT events_per_s=%.0f p99_ms=%.1f vs_direct=%.2f%n",
+          saturated.consumedPerS, paced.p99, saturated.consumedPerS / direct);
+    }
+  }
+
+  private MessageHandler ledgerHandler() {
+    return (tx, m) -> {
+      UUID payment = UUID.fromString(m.aggregateId());
+      try (PreparedStatement s =
+          tx.prepareStatement(
+              "insert into bench_ledger (entry_type, source_payment_id, account_id, amount)"
+                  + " values (?, ?, ?, ?) on conflict do nothing")) {
+        ledgerRows(s, payment);
+      }
+    };
+  }
+
+  private static void ledgerRows(PreparedStatement s, UUID payment) throws Exception {
+    s.setString(1, "PAYMENT_DEBIT");
+    s.setObject(2, payment);
+    s.setString(3, "acc_1");
+    s.setBigDecimal(4, BigDecimal.TEN);
+    s.addBatch();
+    s.setString(1, "PAYMENT_CREDIT");
+    s.setObject(2, payment);
+    s.setString(3, "merchant");
+    s.setBigDecimal(4, BigDecimal.TEN);
+    s.addBatch();
+    s.executeBatch();
+  }
+
+  /** Records, after the inbox committed, each applied message's commit-to-consume latency. */
+  private MessageReceiver timed(InboxConsumer inner) {
+    return new MessageReceiver() {
+      @Override
+      public String consumerName() {
+        return inner.consumerName();
+      }
+
+      @Override
+      public List<Received> receive(List<EventEnvelope> messages) {
+        List<Received> out = inner.receive(messages);
+        long now = System.nanoTime();
+        for (int i = 0; i < messages.size(); i++) {
+          if (out.get(i) == Received.APPLIED) {
+            Long at = committedAt.remove(messages.get(i).eventId());
+            if (at != null) {
+              latencyLog.add(now - at);
+              consumed.increment();
+            }
+          }
+        }
+        lastConsumedAt.accumulateAndGet(now, Math::max);
+        return out;
+      }
+    };
+  }
+
+  private record Result(double appendedPerS, double consumedPerS, double p50, double p99) {}
+
+  /** Writers append for {@code phase} ({@code ratePerS} 0: flat out), then waits for the drain. */
+  private Result appendAndConsume(Duration phase, double ratePerS) throws Exception {
+    LongAdder appended = new LongAdder();
+    AtomicBoolean stop = new AtomicBoolean();
+    long start = System.nanoTime();
+    long intervalNanos = ratePerS > 0 ? (long) (1e9 * writers / ratePerS) : 0;
+    ExecutorService pool = Executors.newFixedThreadPool(writers);
+    List<Future<?>> done = new ArrayList<>();
+    for (int w = 0; w < writers; w++) {
+      done.add(
+          pool.submit(
+              () -> {
+                long next = System.nanoTime();
+                try (Connection c = ds.getConnection();
+                    PreparedStatement pay =
+                        c.prepareStatement(
+                            "insert into bench_payment (id, amount) values (?, ?)")) {
+                  c.setAutoCommit(false);
+                  while (!stop.get()) {
+                    if (intervalNanos > 0) {
+                      next += intervalNanos;
+                      long wait = next - System.nanoTime();
+                      if (wait > 0) {
+                        LockSupport.parkNanos(wait);
+                      }
+                    }
+                    UUID id = UUID.randomUUID();
+                    pay.setObject(1, id);
+                    pay.setBigDecimal(2, BigDecimal.TEN);
+                    pay.executeUpdate();
+                    UUID eventId =
+                        outbox
+                            .append(
+                                c,
+                                new NewEvent(
+                                    "PaymentCompleted",
+                                    "bench",
+                                    "payment",
+                                    id.toString(),
+                                    "payment:" + id,
+                                    "{\"paymentId\":\"" + id + "\",\"amount\":\"10.00\"}"))
+                            .event()
+                            .eventId();
+                    c.commit();
+                    committedAt.put(eventId, System.nanoTime());
+                    appended.increment();
+                  }
+                }
+                return null;
+              }));
+    }
+    Thread.sleep(phase.toMillis());
+    stop.set(true);
+    for (Future<?> f : done) {
+      f.get();
+    }
+    pool.shutdown();
+    double appendSeconds = (System.nanoTime() - start) / 1e9;
+    long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+    while (consumed.sum() < appended.sum() && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    double consumeSeconds = (lastConsumedAt.get() - start) / 1e9;
+    long[] l = latencyLog.stream().mapToLong(Long::longValue).sorted().toArray();
+    return new Result(
+        appended.sum() / appendSeconds,
+        consumed.sum() / consumeSeconds,
+        percentile(l, 0.50),
+        percentile(l, 0.99));
+  }
+
+  private static double percentile(long[] sorted, double p) {
+    if (sorted.length == 0) {
+      return Double.NaN;
+    }
+    return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)] / 1e6;
+  }
+
+  /** The baseline: payment and ledger rows in one transaction, flat out. */
+  private double direct(Duration phase) throws Exception {
+    LongAdder done = new LongAdder();
+    AtomicBoolean stop = new AtomicBoolean();
+    long start = System.nanoTime();
+    ExecutorService pool = Executors.newFixedThreadPool(writers);
+    List<Future<?>> work = new ArrayList<>();
+    for (int w = 0; w < writers; w++) {
+      work.add(
+          pool.submit(
+              () -> {
+                try (Connection c = ds.getConnection();
+                    PreparedStatement pay =
+                        c.prepareStatement("insert into bench_payment (id, amount) values (?, ?)");
+                    PreparedStatement ledger =
+                        c.prepareStatement(
+                            "insert into bench_ledger (entry_type, source_payment_id, account_id,"
+                                + " amount) values (?, ?, ?, ?) on conflict do nothing")) {
+                  c.setAutoCommit(false);
+                  while (!stop.get()) {
+                    UUID id = UUID.randomUUID();
+                    pay.setObject(1, id);
+                    pay.setBigDecimal(2, BigDecimal.TEN);
+                    pay.executeUpdate();
+                    ledgerRows(ledger, id);
+                    c.commit();
+                    done.increment();
+                  }
+                }
+                return null;
+              }));
+    }
+    Thread.sleep(phase.toMillis());
+    stop.set(true);
+    for (Future<?> f : work) {
+      f.get();
+    }
+    pool.shutdown();
+    return done.sum() / ((System.nanoTime() - start) / 1e9);
+  }
+
+  private void reset() {
+    execute(
+        "truncate bench_payment, bench_ledger, idemkit_outbox, idemkit_outbox_aggregate,"
+            + " idemkit_inbox");
+    committedAt.clear();
+    consumed.reset();
+    latencyLog.clear();
+    lastConsumedAt.set(0);
+  }
+
+  private void execute(String sql) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(sql);
+    } catch (Exception e) {
+      throw new IllegalStateException(sql, e);
+    }
+  }
+
+  private static int intArg(String[] args, String name, int fallback) {
+    int i = Arrays.asList(args).indexOf(name);
+    return i >= 0 && i + 1 < args.length ? Integer.parseInt(args[i + 1]) : fallback;
+  }
+}

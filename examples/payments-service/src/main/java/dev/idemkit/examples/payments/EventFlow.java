@@ -1,0 +1,169 @@
+package dev.idemkit.examples.payments;
+
+import dev.idemkit.examples.payments.demo.EmbeddedMail;
+import dev.idemkit.examples.payments.demo.EventFaults;
+import dev.idemkit.examples.payments.ledger.LedgerConsumer;
+import dev.idemkit.examples.payments.receipts.MailClient;
+import dev.idemkit.examples.payments.receipts.MailProperties;
+import dev.idemkit.examples.payments.receipts.ReceiptsConsumer;
+import dev.idemkit.examples.payments.shipping.ShippingConsumer;
+import dev.idemkit.micrometer.OutboxMetrics;
+import dev.idemkit.outbox.Deliveries;
+import dev.idemkit.outbox.DeliverySender;
+import dev.idemkit.outbox.EmbeddedTransport;
+import dev.idemkit.outbox.InboxConsumer;
+import dev.idemkit.outbox.MessageHandler;
+import dev.idemkit.outbox.Outbox;
+import dev.idemkit.outbox.OutboxRelay;
+import dev.idemkit.outbox.OutboxSchema;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * What happens after a payment: the outbox, its relay, the embedded transport (no broker: the relay
+ * hands each event to the consumers' inboxes in this process), the three consumers (ledger,
+ * receipts, shipping) and the receipt mail sender. Several instances of the service on one database
+ * relay and consume safely together.
+ */
+@Configuration
+public class EventFlow {
+
+  /**
+   * The outbox, its tables applied (their own Flyway history) before anything appends, and after
+   * the application's own migrations, which must find the schema as they left it.
+   */
+  @Bean
+  @DependsOnDatabaseInitialization
+  public Outbox outbox(DataSource dataSource) {
+    OutboxSchema.migrate(dataSource);
+    return Outbox.create(dataSource);
+  }
+
+  @Bean
+  public Deliveries deliveries(DataSource dataSource, Outbox outbox) {
+    return Deliveries.create(dataSource);
+  }
+
+  @Bean
+  public Consumers consumers(
+      DataSource dataSource,
+      Deliveries deliveries,
+      EventsProperties events,
+      OutboxMetrics metrics) {
+    Map<String, InboxConsumer> byName = new LinkedHashMap<>();
+    Map<String, MessageHandler> handlers = new LinkedHashMap<>();
+    handlers.put(LedgerConsumer.NAME, new LedgerConsumer());
+    handlers.put(ReceiptsConsumer.NAME, new ReceiptsConsumer(deliveries));
+    handlers.put(ShippingConsumer.NAME, new ShippingConsumer());
+    handlers.forEach(
+        (name, handler) ->
+            byName.put(
+                name,
+                InboxConsumer.builder(
+                        name,
+                        dataSource,
+                        EventFaults.failing(handler, events.faults().consumerFailure()))
+                    .maxAttempts(events.consumerMaxAttempts())
+                    .retention(events.inboxRetention())
+                    .redeliveryHorizon(events.redeliveryHorizon())
+                    .listener(metrics)
+                    .build()));
+    return new Consumers(byName);
+  }
+
+  /** The inbox consumers by name, for operators. */
+  public record Consumers(Map<String, InboxConsumer> byName) {
+    public List<InboxConsumer> all() {
+      return List.copyOf(byName.values());
+    }
+  }
+
+  @Bean
+  public OutboxMetrics outboxMetrics(Outbox outbox, DataSource dataSource) {
+    // Parked messages across every consumer, in one query.
+    return new OutboxMetrics(
+        outbox::backlog,
+        () -> {
+          try (var c = dataSource.getConnection();
+              var s = c.createStatement();
+              var rs =
+                  s.executeQuery("select count(*) from idemkit_inbox where status = 'PARKED'")) {
+            rs.next();
+            return rs.getLong(1);
+          }
+        },
+        java.time.Clock.systemUTC(),
+        java.time.Duration.ofSeconds(5));
+  }
+
+  @Bean
+  public Workers eventWorkers(
+      DataSource dataSource,
+      Consumers consumers,
+      EventsProperties events,
+      MailProperties mail,
+      EmbeddedMail embeddedMail,
+      OutboxMetrics metrics) {
+    EmbeddedTransport transport = EmbeddedTransport.create(events.redeliveryHorizon());
+    consumers.all().forEach(transport::subscribe);
+    OutboxRelay relay =
+        OutboxRelay.builder(
+                dataSource, EventFaults.losingAcks(transport, events.faults().lostAck()))
+            .threads(events.relayThreads())
+            .batchSize(events.batchSize())
+            .pollInterval(events.pollInterval())
+            .maxAttempts(events.maxAttempts())
+            .backoff(events.initialBackoff(), events.maxBackoff())
+            .listener(metrics)
+            .build();
+    DeliverySender sender =
+        DeliverySender.builder(
+                dataSource,
+                ReceiptsConsumer.CHANNEL,
+                new MailClient(
+                    () -> mail.embedded() ? embeddedMail.baseUrl() : mail.url(), mail.timeout()))
+            .maxAttempts(events.deliveryMaxAttempts())
+            .backoff(events.initialBackoff(), events.maxBackoff())
+            .pollInterval(events.pollInterval())
+            .listener(metrics)
+            .build();
+    return new Workers(relay, sender);
+  }
+
+  /** The relay and the mail sender, started once the service is up and stopped before it ends. */
+  public static final class Workers implements SmartLifecycle {
+    private final OutboxRelay relay;
+    private final DeliverySender sender;
+    private volatile boolean running;
+
+    Workers(OutboxRelay relay, DeliverySender sender) {
+      this.relay = relay;
+      this.sender = sender;
+    }
+
+    @Override
+    public void start() {
+      relay.start();
+      sender.start();
+      running = true;
+    }
+
+    @Override
+    public void stop() {
+      relay.close();
+      sender.close();
+      running = false;
+    }
+
+    @Override
+    public boolean isRunning() {
+      return running;
+    }
+  }
+}

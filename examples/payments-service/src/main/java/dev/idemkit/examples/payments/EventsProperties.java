@@ -1,0 +1,59 @@
+package dev.idemkit.examples.payments;
+
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Settings under {@code payments.events.*}: the outbox relay, the consumers' inboxes, the receipt
+ * mail sender. Every setting has a default.
+ *
+ * @param relayThreads relay threads in this instance (several instances relay safely together)
+ * @param batchSize events per relay round
+ * @param pollInterval pause after a round that was not full
+ * @param maxAttempts an event is parked after this many failed rounds
+ * @param initialBackoff wait after an event's first failure, doubling up to {@code maxBackoff}
+ * @param maxBackoff the longest wait between an event's attempts
+ * @param consumerMaxAttempts a message is parked in a consumer's inbox after this many failures
+ * @param inboxRetention how long consumers remember processed message ids (must exceed {@code
+ *     redeliveryHorizon})
+ * @param redeliveryHorizon how long after an event's first delivery it may come again (parked
+ *     events are re-queued within it)
+ * @param deliveryMaxAttempts a receipt mail is parked after this many failed deliveries
+ * @param faults demo fault injection, off by default
+ */
+@ConfigurationProperties("payments.events")
+public record EventsProperties(
+    Integer relayThreads,
+    Integer batchSize,
+    Duration pollInterval,
+    Integer maxAttempts,
+    Duration initialBackoff,
+    Duration maxBackoff,
+    Integer consumerMaxAttempts,
+    Duration inboxRetention,
+    Duration redeliveryHorizon,
+    Integer deliveryMaxAttempts,
+    Faults faults) {
+
+  public EventsProperties {
+    relayThreads = relayThreads == null ? 2 : relayThreads;
+    batchSize = batchSize == null ? 200 : batchSize;
+    pollInterval = pollInterval == null ? Duration.ofMillis(20) : pollInterval;
+    maxAttempts = maxAttempts == null ? 10 : maxAttempts;
+    initialBackoff = initialBackoff == null ? Duration.ofSeconds(1) : initialBackoff;
+    maxBackoff = maxBackoff == null ? Duration.ofMinutes(1) : maxBackoff;
+    consumerMaxAttempts = consumerMaxAttempts == null ? 5 : consumerMaxAttempts;
+    inboxRetention = inboxRetention == null ? Duration.ofDays(14) : inboxRetention;
+    redeliveryHorizon = redeliveryHorizon == null ? Duration.ofDays(7) : redeliveryHorizon;
+    deliveryMaxAttempts = deliveryMaxAttempts == null ? 10 : deliveryMaxAttempts;
+    faults = faults == null ? new Faults(0, 0) : faults;
+  }
+
+  /**
+   * Demo fault injection ({@link dev.idemkit.examples.payments.demo.EventFaults}).
+   *
+   * @param lostAck probability that an event's acknowledgement is lost after delivery
+   * @param consumerFailure probability that a consumer fails after writing
+   */
+  public record Faults(double lostAck, double consumerFailure) {}
+}

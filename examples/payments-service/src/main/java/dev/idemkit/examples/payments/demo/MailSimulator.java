@@ -1,0 +1,180 @@
+package dev.idemkit.examples.payments.demo;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.idemkit.Json;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A mail service that behaves like a real one: idempotent per {@code Idempotency-Key} (a key it has
+ * accepted is answered again, never mailed again), and failing on request. On loopback.
+ *
+ * <ul>
+ *   <li>{@code POST /messages} with {@code Idempotency-Key}: 202 (sent) or 200 (that key was sent
+ *       before: nothing sent again);
+ *   <li>{@code GET /messages?key=K}: {@code {"delivered": n, "requests": m}}: mails really sent
+ *       under K (0 or 1 if senders pass their key), and requests received for K;
+ *   <li>faults, at random with the configured probabilities or for the next requests ({@link
+ *       #failNext}): {@code drop-after-accept} (the mail is sent, the connection closes before any
+ *       answer) and {@code unavailable} (503, nothing sent).
+ * </ul>
+ */
+public final class MailSimulator implements AutoCloseable {
+
+  /** What the simulator can do wrong. */
+  public enum Fault {
+    DROP_AFTER_ACCEPT("drop-after-accept"),
+    UNAVAILABLE("unavailable");
+
+    private final String wireName;
+
+    Fault(String wireName) {
+      this.wireName = wireName;
+    }
+
+    static Fault fromWireName(String name) {
+      for (Fault f : values()) {
+        if (f.wireName.equals(name.trim())) {
+          return f;
+        }
+      }
+      throw new IllegalArgumentException("Unknown mail fault " + name);
+    }
+  }
+
+  private final HttpServer server;
+  private final ExecutorService executor = Executors.newFixedThreadPool(4);
+  private final Map<String, AtomicInteger> delivered = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
+  private final Map<Fault, Double> probabilities = new ConcurrentHashMap<>();
+  private final Map<Fault, AtomicInteger> forced = new ConcurrentHashMap<>();
+
+  private MailSimulator(HttpServer server, String faults) {
+    this.server = server;
+    if (faults != null && !faults.isBlank()) {
+      for (String part : faults.split(",")) {
+        String[] kv = part.split(":");
+        probabilities.put(Fault.fromWireName(kv[0]), Double.parseDouble(kv[1].trim()));
+      }
+    }
+  }
+
+  /** Starts on 127.0.0.1:{@code port} (0: any free port), with random {@code faults}. */
+  public static MailSimulator start(int port, String faults) throws IOException {
+    HttpServer server =
+        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
+    MailSimulator sim = new MailSimulator(server, faults);
+    server.createContext("/messages", sim::route);
+    server.setExecutor(sim.executor);
+    server.start();
+    return sim;
+  }
+
+  public int port() {
+    return server.getAddress().getPort();
+  }
+
+  /** The next {@code times} requests fail with {@code fault}. */
+  public void failNext(Fault fault, int times) {
+    forced.computeIfAbsent(fault, f -> new AtomicInteger()).addAndGet(times);
+  }
+
+  /** Mails really sent under {@code key}. */
+  public int delivered(String key) {
+    AtomicInteger n = delivered.get(key);
+    return n == null ? 0 : n.get();
+  }
+
+  /** Requests received for {@code key}. */
+  public int requests(String key) {
+    AtomicInteger n = requests.get(key);
+    return n == null ? 0 : n.get();
+  }
+
+  private void route(HttpExchange exchange) throws IOException {
+    try {
+      if ("POST".equals(exchange.getRequestMethod())) {
+        send(exchange);
+      } else if ("GET".equals(exchange.getRequestMethod())) {
+        String query = exchange.getRequestURI().getRawQuery();
+        String key =
+            query != null && query.startsWith("key=")
+                ? URLDecoder.decode(query.substring(4), StandardCharsets.UTF_8)
+                : null;
+        if (key == null) {
+          answer(exchange, 400, Map.of("error", "key_required"));
+        } else {
+          answer(
+              exchange,
+              200,
+              Map.of(
+                  "delivered", String.valueOf(delivered(key)),
+                  "requests", String.valueOf(requests(key))));
+        }
+      } else {
+        answer(exchange, 405, Map.of("error", "method_not_allowed"));
+      }
+    } finally {
+      exchange.close();
+    }
+  }
+
+  private void send(HttpExchange exchange) throws IOException {
+    exchange.getRequestBody().readAllBytes();
+    String key = exchange.getRequestHeaders().getFirst("Idempotency-Key");
+    if (key == null || key.isBlank()) {
+      answer(exchange, 400, Map.of("error", "idempotency_key_required"));
+      return;
+    }
+    requests.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+    if (fault(Fault.UNAVAILABLE)) {
+      answer(exchange, 503, Map.of("error", "unavailable"));
+      return;
+    }
+    // One mail per key: the first request under a key sends it, later ones only answer.
+    boolean first = delivered.computeIfAbsent(key, k -> new AtomicInteger()).compareAndSet(0, 1);
+    if (fault(Fault.DROP_AFTER_ACCEPT)) {
+      return; // closed without a byte of answer: the sender cannot know the mail went out
+    }
+    answer(exchange, first ? 202 : 200, Map.of("key", key, "status", "SENT"));
+  }
+
+  private boolean fault(Fault f) {
+    AtomicInteger n = forced.get(f);
+    if (n != null && n.getAndUpdate(v -> v > 0 ? v - 1 : 0) > 0) {
+      return true;
+    }
+    Double p = probabilities.get(f);
+    return p != null && ThreadLocalRandom.current().nextDouble() < p;
+  }
+
+  private static void answer(HttpExchange exchange, int status, Map<String, String> body)
+      throws IOException {
+    String json = Json.write(body);
+    if (body.containsKey("delivered")) {
+      // Numbers, not strings, for the counters.
+      json =
+          "{\"delivered\":" + body.get("delivered") + ",\"requests\":" + body.get("requests") + "}";
+    }
+    byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+    exchange.getResponseHeaders().set("Content-Type", "application/json");
+    exchange.sendResponseHeaders(status, bytes.length);
+    exchange.getResponseBody().write(bytes);
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    executor.shutdownNow();
+  }
+}

@@ -1,0 +1,51 @@
+package dev.idemkit.examples.payments.demo;
+
+import dev.idemkit.examples.payments.PaymentsProperties;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.event.EventListener;
+import org.springframework.core.env.Environment;
+import org.springframework.stereotype.Component;
+
+/** Says where the service listens, which database it uses and, in the demo, its API keys. */
+@Component
+public class StartupBanner {
+
+  private static final Logger log = LoggerFactory.getLogger(StartupBanner.class);
+
+  private final Environment environment;
+  private final PaymentsProperties properties;
+
+  public StartupBanner(Environment environment, PaymentsProperties properties) {
+    this.environment = environment;
+    this.properties = properties;
+  }
+
+  @EventListener(ApplicationReadyEvent.class)
+  public void ready() {
+    String port = environment.getProperty("local.server.port", "8080");
+    String database =
+        environment.getProperty(
+            "idemkit.embedded.description", environment.getProperty("spring.datasource.url", "?"));
+    StringBuilder keys = new StringBuilder();
+    properties
+        .apiKeys()
+        .forEach(
+            (key, tenant) ->
+                keys.append("\n    ").append(key).append("  -> tenant ").append(tenant));
+    properties
+        .adminApiKeys()
+        .forEach(
+            (key, who) ->
+                keys.append("\n    ").append(key).append("  -> operator, /v1/admin only"));
+    log.info(
+        "\n  Payments service ready on http://localhost:{}\n  Database: {}\n  API keys (Authorization:"
+            + " Bearer <key>):{}\n  OpenAPI: http://localhost:{}/v3/api-docs   health:"
+            + " /actuator/health   metrics: /actuator/prometheus",
+        port,
+        database,
+        keys,
+        port);
+  }
+}

@@ -1,0 +1,94 @@
+package dev.idemkit.examples.payments.ledger;
+
+import dev.idemkit.Json;
+import dev.idemkit.outbox.EventEnvelope;
+import dev.idemkit.outbox.MessageHandler;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Books each completed payment twice, as double entry: a debit of the payer's account and a credit
+ * of the tenant's merchant account, of the same amount. Runs in the inbox's transaction; each entry
+ * is also unique per (entry type, source payment), so even a message arriving by another path (a
+ * replay from another consumer name, an operator's re-queue) cannot book a payment twice.
+ */
+public final class LedgerConsumer implements MessageHandler {
+
+  /** The consumer's name in the inbox. */
+  public static final String NAME = "ledger";
+
+  /** The account every tenant's payments are credited to. */
+  public static String merchantAccount(String tenant) {
+    return "merchant:" + tenant;
+  }
+
+  private static final String BOOK =
+      """
+      insert into ledger_entry (tenant_id, account_id, entry_type, direction, amount, currency,
+                                source_payment_id, created_at)
+      values (?, ?, ?, ?, ?, ?, ?, ?)
+      on conflict (entry_type, source_payment_id) do nothing
+      """;
+
+  @Override
+  public void apply(Connection transaction, EventEnvelope message) throws Exception {
+    if (!"PaymentCompleted".equals(message.type())) {
+      return;
+    }
+    Map<String, String> payment = Json.readStringMap(message.payload());
+    UUID paymentId = UUID.fromString(payment.get("paymentId"));
+    BigDecimal amount = new BigDecimal(payment.get("amount"));
+    String currency = payment.get("currency");
+    Timestamp now = Timestamp.from(Instant.now());
+    try (PreparedStatement s = transaction.prepareStatement(BOOK)) {
+      add(
+          s,
+          message.tenant(),
+          payment.get("accountId"),
+          "PAYMENT_DEBIT",
+          "DEBIT",
+          amount,
+          currency,
+          paymentId,
+          now);
+      add(
+          s,
+          message.tenant(),
+          merchantAccount(message.tenant()),
+          "PAYMENT_CREDIT",
+          "CREDIT",
+          amount,
+          currency,
+          paymentId,
+          now);
+      s.executeBatch();
+    }
+  }
+
+  private static void add(
+      PreparedStatement s,
+      String tenant,
+      String account,
+      String type,
+      String direction,
+      BigDecimal amount,
+      String currency,
+      UUID paymentId,
+      Timestamp at)
+      throws Exception {
+    s.setString(1, tenant);
+    s.setString(2, account);
+    s.setString(3, type);
+    s.setString(4, direction);
+    s.setBigDecimal(5, amount);
+    s.setString(6, currency);
+    s.setObject(7, paymentId);
+    s.setTimestamp(8, at);
+    s.addBatch();
+  }
+}

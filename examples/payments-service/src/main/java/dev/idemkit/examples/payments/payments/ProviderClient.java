@@ -1,0 +1,127 @@
+package dev.idemkit.examples.payments.payments;
+
+import dev.idemkit.ExternalEffectNotAppliedException;
+import dev.idemkit.Json;
+import dev.idemkit.OutcomeStillUnknownException;
+import dev.idemkit.examples.payments.PaymentsProperties;
+import dev.idemkit.examples.payments.demo.EmbeddedProvider;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Optional;
+import org.springframework.stereotype.Component;
+
+/**
+ * The downstream provider, as the payment phases see it. What each failure means is decided here:
+ * nothing sent or a documented "nothing charged" answer is {@link
+ * ExternalEffectNotAppliedException} (safe to call again); anything after the request may have
+ * arrived (a dropped connection, a timeout, an odd answer) is an unknown outcome, for recovery.
+ */
+@Component
+public class ProviderClient {
+
+  /** The merchant this service is at the provider. */
+  static final String MERCHANT = "idemkit-payments";
+
+  /** What the provider answered to a charge. */
+  public record Charge(String chargeId, String status) {
+    public boolean declined() {
+      return "DECLINED".equals(status);
+    }
+  }
+
+  private final PaymentsProperties properties;
+  private final EmbeddedProvider embedded;
+  private final HttpClient http;
+
+  public ProviderClient(PaymentsProperties properties, EmbeddedProvider embedded) {
+    this.properties = properties;
+    this.embedded = embedded;
+    this.http = HttpClient.newBuilder().connectTimeout(properties.provider().timeout()).build();
+  }
+
+  private String base() {
+    return properties.provider().embedded() ? embedded.baseUrl() : properties.provider().url();
+  }
+
+  /**
+   * Charges under {@code key}; the provider charges at most once per key.
+   *
+   * @param fault the simulator fault to ask for (demo mode only), or {@code null}
+   */
+  public Charge charge(String key, String amount, String currency, String reference, String fault)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(base() + "/charges"))
+            .timeout(properties.provider().timeout())
+            .header("Content-Type", "application/json")
+            .header("Idempotency-Key", key)
+            .header("X-Merchant", MERCHANT)
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    "{\"amount\":\"%s\",\"currency\":\"%s\",\"reference\":\"%s\"}"
+                        .formatted(amount, currency, reference)));
+    if (fault != null && properties.provider().embedded()) {
+      request.header("X-Provider-Fault", fault);
+    }
+    HttpResponse<String> response;
+    try {
+      response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    } catch (ConnectException | HttpConnectTimeoutException e) {
+      throw new ExternalEffectNotAppliedException("provider unreachable; nothing was sent", e);
+    }
+    int status = response.statusCode();
+    if (status == 201 || status == 402) {
+      return parse(response.body());
+    }
+    if (status == 503) {
+      throw new ExternalEffectNotAppliedException("provider answered 503 before charging");
+    }
+    throw new IOException("provider answered " + status + ": outcome unknown");
+  }
+
+  /**
+   * What the provider did under {@code key}.
+   *
+   * @return empty if it never charged under that key
+   * @throws OutcomeStillUnknownException if it cannot say now
+   */
+  public Optional<Charge> lookup(String key) throws InterruptedException {
+    HttpRequest request =
+        HttpRequest.newBuilder(
+                URI.create(
+                    base()
+                        + "/charges?idempotencyKey="
+                        + URLEncoder.encode(key, StandardCharsets.UTF_8)))
+            .timeout(properties.provider().timeout())
+            .header("X-Merchant", MERCHANT)
+            .GET()
+            .build();
+    HttpResponse<String> response;
+    try {
+      response = http.send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      throw new OutcomeStillUnknownException("provider lookup failed: " + e, e);
+    }
+    return switch (response.statusCode()) {
+      case 200 -> Optional.of(parse(response.body()));
+      case 404 -> Optional.empty();
+      default ->
+          throw new OutcomeStillUnknownException(
+              "provider lookup answered " + response.statusCode());
+    };
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Charge parse(String body) {
+    Map<String, Object> charge = (Map<String, Object>) Json.parse(body);
+    return new Charge(String.valueOf(charge.get("chargeId")), String.valueOf(charge.get("status")));
+  }
+}

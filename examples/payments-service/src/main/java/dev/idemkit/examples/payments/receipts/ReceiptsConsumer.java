@@ -1,0 +1,73 @@
+package dev.idemkit.examples.payments.receipts;
+
+import dev.idemkit.Json;
+import dev.idemkit.outbox.Deliveries;
+import dev.idemkit.outbox.EventEnvelope;
+import dev.idemkit.outbox.MessageHandler;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * One receipt per completed payment. An e-mail is not transactional, so this consumer does not send
+ * it: in the inbox's transaction it writes the receipt row and records the mail as a delivery under
+ * the key {@code receipt_payment_<paymentId>}; the {@link MailClient}'s sender delivers it later,
+ * passing that key to the mail service as its idempotency key.
+ */
+public final class ReceiptsConsumer implements MessageHandler {
+
+  /** The consumer's name in the inbox. */
+  public static final String NAME = "receipts";
+
+  /** The delivery channel of receipt mails. */
+  public static final String CHANNEL = "mail";
+
+  private static final String INSERT =
+      """
+      insert into receipt (payment_id, tenant_id, account_id, delivery_key, created_at)
+      values (?, ?, ?, ?, ?)
+      on conflict (payment_id) do nothing
+      """;
+
+  private final Deliveries deliveries;
+
+  public ReceiptsConsumer(Deliveries deliveries) {
+    this.deliveries = deliveries;
+  }
+
+  /** The receipt mail's key, also its idempotency key at the mail service. */
+  public static String deliveryKey(String paymentId) {
+    return "receipt_payment_" + paymentId;
+  }
+
+  @Override
+  public void apply(Connection transaction, EventEnvelope message) throws Exception {
+    if (!"PaymentCompleted".equals(message.type())) {
+      return;
+    }
+    Map<String, String> payment = Json.readStringMap(message.payload());
+    String paymentId = payment.get("paymentId");
+    String key = deliveryKey(paymentId);
+    try (PreparedStatement s = transaction.prepareStatement(INSERT)) {
+      s.setObject(1, UUID.fromString(paymentId));
+      s.setString(2, message.tenant());
+      s.setString(3, payment.get("accountId"));
+      s.setString(4, key);
+      s.setTimestamp(5, Timestamp.from(Instant.now()));
+      s.executeUpdate();
+    }
+    deliveries.record(
+        transaction,
+        key,
+        CHANNEL,
+        Json.write(
+            Map.of(
+                "to", payment.get("accountId"),
+                "subject", "Your payment " + paymentId,
+                "text",
+                    "We received " + payment.get("amount") + " " + payment.get("currency") + ".")));
+  }
+}

@@ -1,0 +1,48 @@
+package dev.idemkit.examples.payments.receipts;
+
+import java.security.Principal;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/** A tenant's receipts for a payment, with their mail's status: PENDING until sent, then SENT. */
+@RestController
+public class ReceiptsController {
+
+  private final JdbcClient jdbc;
+
+  public ReceiptsController(JdbcClient jdbc) {
+    this.jdbc = jdbc;
+  }
+
+  @GetMapping("/v1/receipts")
+  public Map<String, Object> receipts(Principal tenant, @RequestParam UUID paymentId) {
+    List<Map<String, Object>> receipts =
+        jdbc.sql(
+                """
+                select r.payment_id, r.delivery_key, r.created_at, d.status, d.delivered_at
+                  from receipt r
+                  left join idemkit_delivery d on d.delivery_key = r.delivery_key
+                 where r.payment_id = ? and r.tenant_id = ?
+                """)
+            .params(paymentId, tenant.getName())
+            .query(
+                (rs, n) -> {
+                  Map<String, Object> r = new LinkedHashMap<>();
+                  r.put("paymentId", rs.getString("payment_id"));
+                  r.put("deliveryKey", rs.getString("delivery_key"));
+                  r.put("status", "DELIVERED".equals(rs.getString("status")) ? "SENT" : "PENDING");
+                  r.put("createdAt", rs.getTimestamp("created_at").toInstant().toString());
+                  var sent = rs.getTimestamp("delivered_at");
+                  r.put("sentAt", sent == null ? null : sent.toInstant().toString());
+                  return r;
+                })
+            .list();
+    return Map.of("receipts", receipts);
+  }
+}

@@ -1,0 +1,57 @@
+package dev.idemkit.examples.payments.web;
+
+import dev.idemkit.examples.payments.payments.CreatePaymentRequest;
+import dev.idemkit.spring.boot.Problems;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.web.ErrorResponseException;
+
+/** Business errors as RFC 9457 problems with a stable errorCode. */
+public final class Errors {
+
+  private Errors() {}
+
+  public static ProblemDetail problem(
+      HttpStatus status, String errorCode, String title, String detail) {
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
+    problem.setType(Problems.type(errorCode));
+    problem.setTitle(title);
+    problem.setProperty("errorCode", errorCode);
+    return problem;
+  }
+
+  /**
+   * The business key caught a second payment for one merchant reference under another key: the
+   * answer names the payment that exists.
+   */
+  public static ProblemDetail paymentAlreadyExists(
+      String existingId, CreatePaymentRequest request) {
+    ProblemDetail problem =
+        problem(
+            HttpStatus.CONFLICT,
+            "PAYMENT_ALREADY_EXISTS",
+            "Payment already exists",
+            "Account "
+                + request.accountId()
+                + " already has payment "
+                + existingId
+                + " for merchant reference "
+                + request.merchantReference()
+                + ". Fetch it instead of paying again.");
+    problem.setProperty("existingPaymentId", existingId);
+    return problem;
+  }
+
+  public static ErrorResponseException notFound(String errorCode, String detail) {
+    return new ErrorResponseException(
+        HttpStatus.NOT_FOUND, problem(HttpStatus.NOT_FOUND, errorCode, "Not found", detail), null);
+  }
+
+  public static ErrorResponseException unprocessable(
+      String errorCode, String title, String detail) {
+    return new ErrorResponseException(
+        HttpStatus.UNPROCESSABLE_CONTENT,
+        problem(HttpStatus.UNPROCESSABLE_CONTENT, errorCode, title, detail),
+        null);
+  }
+}

@@ -1,0 +1,139 @@
+package dev.idemkit.examples.payments.web;
+
+import dev.idemkit.examples.payments.EventFlow;
+import dev.idemkit.outbox.Deliveries;
+import dev.idemkit.outbox.EventEnvelope;
+import dev.idemkit.outbox.InboxConsumer;
+import dev.idemkit.outbox.Outbox;
+import dev.idemkit.outbox.spi.MessageReceiver.Received;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * For operators (admin API keys only, see {@link ApiGateFilter}): the outbox backlog, parked
+ * events, parked inbox messages and parked receipt mails, and re-queueing each once its cause is
+ * fixed. Payloads are not shown: they may hold personal data.
+ */
+@RestController
+public class EventsAdminController {
+
+  private final Outbox outbox;
+  private final EventFlow.Consumers consumers;
+  private final Deliveries deliveries;
+
+  public EventsAdminController(
+      Outbox outbox, EventFlow.Consumers consumers, Deliveries deliveries) {
+    this.outbox = outbox;
+    this.consumers = consumers;
+    this.deliveries = deliveries;
+  }
+
+  @GetMapping("/v1/admin/events/outbox")
+  public Map<String, Object> backlog() throws SQLException {
+    Outbox.Backlog b = outbox.backlog();
+    long parkedMessages = 0;
+    for (InboxConsumer c : consumers.all()) {
+      parkedMessages += c.parkedCount();
+    }
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("unsent", b.unsent());
+    m.put("parkedEvents", b.parked());
+    m.put("oldestUnsentAgeSeconds", b.oldestUnsentAge().toMillis() / 1000.0);
+    m.put("parkedMessages", parkedMessages);
+    m.put("parkedDeliveries", deliveries.parked(1000).size());
+    return m;
+  }
+
+  @GetMapping("/v1/admin/events/outbox/parked")
+  public Map<String, Object> parkedEvents(@RequestParam(defaultValue = "100") int limit)
+      throws SQLException {
+    List<Map<String, Object>> events = new ArrayList<>();
+    for (Outbox.ParkedEvent p : outbox.parked(clamp(limit))) {
+      Map<String, Object> m = describe(p.event());
+      m.put("attempts", p.attempts());
+      m.put("lastError", p.lastError());
+      m.put("parkedAt", p.parkedAt().toString());
+      events.add(m);
+    }
+    return Map.of("events", events, "count", events.size());
+  }
+
+  @PostMapping("/v1/admin/events/outbox/parked/{eventId}/requeue")
+  public Map<String, Object> requeueEvent(@PathVariable UUID eventId) throws SQLException {
+    if (!outbox.requeue(eventId)) {
+      throw Errors.notFound("PARKED_EVENT_NOT_FOUND", "No parked event " + eventId + ".");
+    }
+    return Map.of("eventId", eventId.toString(), "status", "REQUEUED");
+  }
+
+  @GetMapping("/v1/admin/events/inbox/parked")
+  public Map<String, Object> parkedMessages(@RequestParam(defaultValue = "100") int limit)
+      throws SQLException {
+    List<Map<String, Object>> messages = new ArrayList<>();
+    for (InboxConsumer c : consumers.all()) {
+      for (InboxConsumer.ParkedMessage p : c.parked(clamp(limit))) {
+        Map<String, Object> m = describe(p.message());
+        m.put("consumer", c.consumerName());
+        m.put("attempts", p.attempts());
+        m.put("lastError", p.lastError());
+        messages.add(m);
+      }
+    }
+    return Map.of("messages", messages, "count", messages.size());
+  }
+
+  @PostMapping("/v1/admin/events/inbox/{consumer}/parked/{messageId}/requeue")
+  public Map<String, Object> requeueMessage(
+      @PathVariable String consumer, @PathVariable UUID messageId) throws SQLException {
+    InboxConsumer c = consumers.byName().get(consumer);
+    if (c == null) {
+      throw Errors.notFound("CONSUMER_NOT_FOUND", "No consumer " + consumer + ".");
+    }
+    Received outcome = c.requeue(messageId);
+    if (outcome == null) {
+      throw Errors.notFound(
+          "PARKED_MESSAGE_NOT_FOUND", "No parked message " + messageId + " at " + consumer + ".");
+    }
+    return Map.of("messageId", messageId.toString(), "consumer", consumer, "outcome", outcome);
+  }
+
+  @GetMapping("/v1/admin/events/deliveries/parked")
+  public Map<String, Object> parkedDeliveries(@RequestParam(defaultValue = "100") int limit)
+      throws SQLException {
+    List<Deliveries.Delivery> parked = deliveries.parked(clamp(limit));
+    return Map.of("deliveries", parked, "count", parked.size());
+  }
+
+  @PostMapping("/v1/admin/events/deliveries/parked/{key}/requeue")
+  public Map<String, Object> requeueDelivery(@PathVariable String key) throws SQLException {
+    if (!deliveries.requeue(key)) {
+      throw Errors.notFound("PARKED_DELIVERY_NOT_FOUND", "No parked delivery " + key + ".");
+    }
+    return Map.of("key", key, "status", "REQUEUED");
+  }
+
+  private static int clamp(int limit) {
+    return Math.min(Math.max(limit, 1), 1000);
+  }
+
+  private static Map<String, Object> describe(EventEnvelope e) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("eventId", e.eventId().toString());
+    m.put("type", e.type());
+    m.put("tenant", e.tenant());
+    m.put("aggregateType", e.aggregateType());
+    m.put("aggregateId", e.aggregateId());
+    m.put("sequence", e.sequence());
+    m.put("occurredAt", e.occurredAt().toString());
+    return m;
+  }
+}

@@ -1,0 +1,240 @@
+package dev.idemkit.examples.payments;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idemkit.examples.payments.demo.EmbeddedMail;
+import dev.idemkit.examples.payments.demo.MailSimulator;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+
+/**
+ * What happens after a payment, over HTTP: the ledger books it, a receipt is mailed once, a paid
+ * order is shipped once; tenants see their own only; operators see and re-queue what is parked.
+ */
+class EventsIT extends HttpTestSupport {
+
+  static final String ADMIN = "sk_test_admin";
+
+  @Autowired EmbeddedMail mail;
+
+  private HttpResponse<String> pay(String account, String fault) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(uri("/v1/payments"))
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", "Bearer " + TENANT_A)
+            .header("Content-Type", "application/json")
+            .header("Idempotency-Key", newKey())
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    """
+                    {"accountId":"%s","amount":"12.50","currency":"EUR","merchantReference":"%s"}"""
+                        .formatted(account, "ev-" + UUID.randomUUID())));
+    if (fault != null) {
+      b.header("X-Provider-Fault", fault);
+    }
+    return send(b.build());
+  }
+
+  private static String field(String json, String name) {
+    int at = json.indexOf("\"" + name + "\":\"") + name.length() + 4;
+    return json.substring(at, json.indexOf('"', at));
+  }
+
+  private String mailCount(String key) {
+    return send(HttpRequest.newBuilder(URI.create(mail.baseUrl() + "/messages?key=" + key)).build())
+        .body();
+  }
+
+  static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+      Thread.sleep(50);
+    }
+  }
+
+  @Test
+  void aCompletedPaymentIsBookedTwiceEquallyAndItsReceiptMailedOnce() throws Exception {
+    String account = "acc_" + UUID.randomUUID();
+    HttpResponse<String> paid = pay(account, null);
+    assertThat(paid.statusCode()).as(paid.body()).isEqualTo(201);
+    String paymentId = field(paid.body(), "paymentId");
+    String key = "receipt_payment_" + paymentId;
+
+    await(
+        "the ledger books it",
+        () ->
+            get("/v1/payments/" + paymentId + "/ledger-entries", TENANT_A)
+                .body()
+                .contains("PAYMENT_CREDIT"));
+    String entries = get("/v1/payments/" + paymentId + "/ledger-entries", TENANT_A).body();
+    assertThat(entries)
+        .contains("\"entryType\":\"PAYMENT_DEBIT\"", "\"direction\":\"DEBIT\"")
+        .contains("\"entryType\":\"PAYMENT_CREDIT\"", "\"direction\":\"CREDIT\"")
+        .contains("\"accountId\":\"" + account + "\"");
+    assertThat(
+            jdbc.sql("select count(*) from ledger_entry where source_payment_id = ?::uuid")
+                .param(paymentId)
+                .query(Long.class)
+                .single())
+        .isEqualTo(2);
+    assertThat(get("/v1/accounts/" + account + "/balance", TENANT_A).body())
+        .contains("\"debits\":\"12.50\"", "\"credits\":\"0.00\"", "\"balance\":\"-12.50\"");
+
+    await(
+        "the receipt is sent",
+        () ->
+            mail.simulator().delivered(key) == 1
+                && get("/v1/receipts?paymentId=" + paymentId, TENANT_A).body().contains("SENT"));
+    assertThat(mailCount(key)).isEqualTo("{\"delivered\":1,\"requests\":1}");
+    assertThat(get("/v1/receipts?paymentId=" + paymentId, TENANT_A).body())
+        .contains("\"deliveryKey\":\"" + key + "\"", "\"status\":\"SENT\"");
+
+    // Another tenant sees none of it.
+    assertThat(get("/v1/payments/" + paymentId + "/ledger-entries", TENANT_B).statusCode())
+        .isEqualTo(404);
+    assertThat(get("/v1/accounts/" + account + "/balance", TENANT_B).statusCode()).isEqualTo(404);
+    assertThat(get("/v1/receipts?paymentId=" + paymentId, TENANT_B).body())
+        .isEqualTo("{\"receipts\":[]}");
+  }
+
+  @Test
+  void aDeclinedPaymentEmitsPaymentDeclinedAndIsNeitherBookedNorReceipted() throws Exception {
+    HttpResponse<String> declined = pay("acc_" + UUID.randomUUID(), "decline");
+    assertThat(declined.statusCode()).as(declined.body()).isEqualTo(402);
+    String paymentId = field(declined.body(), "paymentId");
+
+    await(
+        "its events are sent",
+        () ->
+            jdbc.sql(
+                        "select count(*) from idemkit_outbox where aggregate_id = ? and sent_at is not null")
+                    .param(paymentId)
+                    .query(Long.class)
+                    .single()
+                == 2);
+    assertThat(
+            jdbc.sql(
+                    "select string_agg(event_type, ',' order by sequence) from idemkit_outbox"
+                        + " where aggregate_id = ?")
+                .param(paymentId)
+                .query(String.class)
+                .single())
+        .isEqualTo("PaymentCreated,PaymentDeclined");
+    assertThat(get("/v1/payments/" + paymentId + "/ledger-entries", TENANT_A).body())
+        .contains("\"entries\":[]");
+    assertThat(get("/v1/receipts?paymentId=" + paymentId, TENANT_A).body())
+        .isEqualTo("{\"receipts\":[]}");
+  }
+
+  @Test
+  void aMailDroppedAfterTheServiceAcceptedItIsRetriedAndDeliveredOnce() throws Exception {
+    mail.simulator().failNext(MailSimulator.Fault.DROP_AFTER_ACCEPT, 1);
+    HttpResponse<String> paid = pay("acc_" + UUID.randomUUID(), null);
+    String key = "receipt_payment_" + field(paid.body(), "paymentId");
+
+    await(
+        "the receipt is marked sent",
+        () ->
+            jdbc.sql(
+                        "select count(*) from idemkit_delivery where delivery_key = ? and status = 'DELIVERED'")
+                    .param(key)
+                    .query(Long.class)
+                    .single()
+                == 1);
+    assertThat(mail.simulator().requests(key)).isEqualTo(2);
+    assertThat(mailCount(key)).isEqualTo("{\"delivered\":1,\"requests\":2}");
+  }
+
+  @Test
+  void aPaidOrderGetsOneShipmentWhateverTheConfirmations() throws Exception {
+    HttpResponse<String> order =
+        post(
+            "/v1/orders",
+            TENANT_A,
+            newKey(),
+            """
+            {"currency":"EUR","items":[{"sku":"book","quantity":2,"unitPrice":"10.00"}]}""");
+    assertThat(order.statusCode()).as(order.body()).isEqualTo(201);
+    String orderId = field(order.body(), "orderId");
+    assertThat(get("/v1/orders/" + orderId + "/shipment", TENANT_A).statusCode()).isEqualTo(404);
+
+    String confirm = "{\"amount\":\"20.00\",\"currency\":\"EUR\"}";
+    assertThat(
+            post("/v1/orders/" + orderId + "/confirm-payment", TENANT_A, newKey(), confirm)
+                .statusCode())
+        .isEqualTo(200);
+    assertThat(
+            post("/v1/orders/" + orderId + "/confirm-payment", TENANT_A, newKey(), confirm)
+                .statusCode())
+        .isEqualTo(200);
+
+    await(
+        "the shipment is requested",
+        () -> get("/v1/orders/" + orderId + "/shipment", TENANT_A).statusCode() == 200);
+    assertThat(get("/v1/orders/" + orderId + "/shipment", TENANT_A).body())
+        .contains("\"status\":\"REQUESTED\"");
+    assertThat(get("/v1/orders/" + orderId + "/shipment", TENANT_B).statusCode()).isEqualTo(404);
+    assertThat(
+            jdbc.sql(
+                    "select count(*) from idemkit_outbox where aggregate_id = ?"
+                        + " and event_type = 'OrderPaid'")
+                .param(orderId)
+                .query(Long.class)
+                .single())
+        .isEqualTo(1);
+    assertThat(
+            jdbc.sql("select count(*) from shipment where order_id = ?::uuid")
+                .param(orderId)
+                .query(Long.class)
+                .single())
+        .isEqualTo(1);
+  }
+
+  /**
+   * A message parked in the shipping inbox (here planted: an OrderPaid whose handling failed five
+   * times) is listed for operators and, re-queued, applied once.
+   */
+  @Test
+  void operatorsSeeParkedMessagesAndRequeueThem() throws Exception {
+    String orderId = UUID.randomUUID().toString();
+    String messageId = UUID.randomUUID().toString();
+    jdbc.sql(
+            "insert into shop_order (id, tenant_id, currency, total, status, paid_at, created_at)"
+                + " values (?::uuid, 'tenant_demo_a', 'EUR', 5, 'PAID', now(), now())")
+        .param(orderId)
+        .update();
+    jdbc.sql(
+            """
+            insert into idemkit_inbox (consumer_name, message_id, status, attempts, received_at,
+                last_error, event_type, tenant, aggregate_type, aggregate_id, sequence,
+                occurred_at, payload)
+            values ('shipping', ?::uuid, 'PARKED', 5, now(), 'carrier down', 'OrderPaid',
+                'tenant_demo_a', 'order', ?, 1, now(), ?)
+            """)
+        .params(messageId, orderId, "{\"orderId\":\"" + orderId + "\"}")
+        .update();
+
+    assertThat(get("/v1/admin/events/inbox/parked", TENANT_A).statusCode()).isEqualTo(403);
+    HttpResponse<String> parked = get("/v1/admin/events/inbox/parked", ADMIN);
+    assertThat(parked.statusCode()).isEqualTo(200);
+    assertThat(parked.body()).contains(messageId, "\"lastError\":\"carrier down\"");
+    assertThat(get("/v1/admin/events/outbox", ADMIN).body()).contains("\"parkedMessages\":1");
+
+    String requeue = "/v1/admin/events/inbox/shipping/parked/" + messageId + "/requeue";
+    assertThat(post(requeue, TENANT_A, null, "{}").statusCode()).isEqualTo(403);
+    HttpResponse<String> done = post(requeue, ADMIN, null, "{}");
+    assertThat(done.statusCode()).as(done.body()).isEqualTo(200);
+    assertThat(done.body()).contains("\"outcome\":\"APPLIED\"");
+    assertThat(post(requeue, ADMIN, null, "{}").statusCode()).isEqualTo(404);
+    assertThat(get("/v1/orders/" + orderId + "/shipment", TENANT_A).statusCode()).isEqualTo(200);
+    assertThat(get("/v1/admin/events/outbox", ADMIN).body()).contains("\"parkedMessages\":0");
+  }
+}
