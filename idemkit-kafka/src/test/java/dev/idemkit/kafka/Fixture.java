@@ -55,6 +55,14 @@ final class Fixture {
                   () -> {
                     started.close();
                     deleteRecursively(dir);
+                    if (Files.exists(dir)) { // the server may still have been writing its WAL
+                      try {
+                        Thread.sleep(1000);
+                      } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                      }
+                      deleteRecursively(dir);
+                    }
                   },
                   "kafka-it-pg-cleanup"));
       OutboxSchema.migrate(db.dataSource());
