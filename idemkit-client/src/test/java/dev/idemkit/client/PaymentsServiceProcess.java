@@ -68,6 +68,8 @@ final class PaymentsServiceProcess implements AutoCloseable {
                 "--idemkit.embedded.data-dir=" + dataDir,
                 // The in-process provider simulator on any free port, not 8081.
                 "--payments.provider.embedded-port=0",
+                // and the mail simulator, not 8082.
+                "--payments.mail.embedded-port=0",
                 "--logging.level.root=warn",
                 // The start-up banner names the embedded database's port.
                 "--logging.level.dev.idemkit.examples.payments.StartupBanner=info")

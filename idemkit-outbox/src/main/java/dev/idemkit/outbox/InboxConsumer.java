@@ -265,10 +265,11 @@ public final class InboxConsumer implements MessageReceiver {
   }
 
   private Received recordFailure(EventEnvelope m, Exception cause) {
-    LOG.log(Level.WARNING, name + " failed on " + m.type() + " " + m.eventId(), cause);
     String error =
         cause.getClass().getSimpleName()
             + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+    LOG.log(Level.WARNING, name + " failed on " + m.type() + " " + m.eventId() + ": " + error);
+    LOG.log(Level.FINE, "The failure in full", cause);
     try (Connection c = dataSource.getConnection();
         PreparedStatement s = c.prepareStatement(RECORD_FAILURE)) {
       s.setString(1, name);

@@ -56,9 +56,12 @@ public final class OutboxRelay implements AutoCloseable {
 
   /**
    * The oldest unsent event of each aggregate that is due, locked for this relay. Read-committed:
-   * the subquery reads this statement's snapshot, and a row another relay updated since is
-   * re-checked against the whole condition before it is locked (so an event another relay just
-   * marked sent is not picked again). Rows other relays hold are skipped, not waited for.
+   * the subquery reads this statement's snapshot, and a row another relay updated since the
+   * snapshot is re-checked in its latest version before it is locked (so an event another relay
+   * just marked sent is not picked again). Rows other relays hold are skipped, not waited for. A
+   * later event of an aggregate is never picked while an older one is unsent in this snapshot; the
+   * older one can only have become sent since, never the other way round, so the check errs on
+   * the side of waiting one more round.
    */
   private static final String PICK =
       """

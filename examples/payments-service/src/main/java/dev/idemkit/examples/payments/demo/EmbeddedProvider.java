@@ -39,7 +39,7 @@ public class EmbeddedProvider implements DisposableBean {
       dataSource = null;
       return;
     }
-    ensureDatabase(appDataSource);
+    ensureDatabase(appDataSource, "provider");
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(withDatabase(database.getUrl(), "provider"));
     config.setUsername(database.getUsername());
@@ -75,15 +75,17 @@ public class EmbeddedProvider implements DisposableBean {
     }
   }
 
-  private static void ensureDatabase(DataSource ds) {
+  /** Creates database {@code name} (a plain identifier) on the server, unless it exists. */
+  static void ensureDatabase(DataSource ds, String name) {
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement()) {
-      try (ResultSet rs = s.executeQuery("select 1 from pg_database where datname = 'provider'")) {
+      try (ResultSet rs =
+          s.executeQuery("select 1 from pg_database where datname = '" + name + "'")) {
         if (rs.next()) {
           return;
         }
       }
-      s.execute("create database provider");
+      s.execute("create database " + name);
     } catch (Exception e) {
       if (!String.valueOf(e.getMessage()).contains("already exists")) {
         throw new IllegalStateException("Could not create the simulator's database", e);

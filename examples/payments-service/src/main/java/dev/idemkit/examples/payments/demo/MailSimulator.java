@@ -8,12 +8,18 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 
 /**
  * A mail service that behaves like a real one: idempotent per {@code Idempotency-Key} (a key it has
@@ -54,13 +60,33 @@ public final class MailSimulator implements AutoCloseable {
 
   private final HttpServer server;
   private final ExecutorService executor = Executors.newFixedThreadPool(4);
-  private final Map<String, AtomicInteger> delivered = new ConcurrentHashMap<>();
-  private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
+  private final DataSource dataSource;
   private final Map<Fault, Double> probabilities = new ConcurrentHashMap<>();
   private final Map<Fault, AtomicInteger> forced = new ConcurrentHashMap<>();
 
-  private MailSimulator(HttpServer server, String faults) {
+  private static final String SCHEMA =
+      """
+      create table if not exists mail_message (
+          idempotency_key text        primary key,
+          payload         text        not null,
+          requests        integer     not null,
+          sent_at         timestamptz not null default now()
+      )""";
+
+  /**
+   * Counts the request and sends the mail if the key is new: one statement decides, so racing
+   * requests with one key send one mail.
+   */
+  private static final String ACCEPT =
+      """
+      insert into mail_message as m (idempotency_key, payload, requests) values (?, ?, 1)
+      on conflict (idempotency_key) do update set requests = m.requests + 1
+      returning m.requests = 1
+      """;
+
+  private MailSimulator(HttpServer server, String faults, DataSource dataSource) {
     this.server = server;
+    this.dataSource = dataSource;
     if (faults != null && !faults.isBlank()) {
       for (String part : faults.split(",")) {
         String[] kv = part.split(":");
@@ -69,11 +95,21 @@ public final class MailSimulator implements AutoCloseable {
     }
   }
 
-  /** Starts on 127.0.0.1:{@code port} (0: any free port), with random {@code faults}. */
-  public static MailSimulator start(int port, String faults) throws IOException {
+  /**
+   * Starts on 127.0.0.1:{@code port} (0: any free port), with random {@code faults}, keeping what
+   * it sent in {@code dataSource}.
+   */
+  public static MailSimulator start(int port, String faults, DataSource dataSource)
+      throws IOException {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(SCHEMA);
+    } catch (SQLException e) {
+      throw new IllegalStateException("Could not create the mail simulator's table", e);
+    }
     HttpServer server =
         HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
-    MailSimulator sim = new MailSimulator(server, faults);
+    MailSimulator sim = new MailSimulator(server, faults, dataSource);
     server.createContext("/messages", sim::route);
     server.setExecutor(sim.executor);
     server.start();
@@ -89,16 +125,23 @@ public final class MailSimulator implements AutoCloseable {
     forced.computeIfAbsent(fault, f -> new AtomicInteger()).addAndGet(times);
   }
 
-  /** Mails really sent under {@code key}. */
+  /** Mails really sent under {@code key}: 0 or 1. */
   public int delivered(String key) {
-    AtomicInteger n = delivered.get(key);
-    return n == null ? 0 : n.get();
+    return requests(key) > 0 ? 1 : 0;
   }
 
-  /** Requests received for {@code key}. */
+  /** Requests accepted under {@code key} (the 503s refused before accepting are not counted). */
   public int requests(String key) {
-    AtomicInteger n = requests.get(key);
-    return n == null ? 0 : n.get();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s =
+            c.prepareStatement("select requests from mail_message where idempotency_key = ?")) {
+      s.setString(1, key);
+      try (ResultSet rs = s.executeQuery()) {
+        return rs.next() ? rs.getInt(1) : 0;
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private void route(HttpExchange exchange) throws IOException {
@@ -130,19 +173,30 @@ public final class MailSimulator implements AutoCloseable {
   }
 
   private void send(HttpExchange exchange) throws IOException {
-    exchange.getRequestBody().readAllBytes();
+    String payload = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
     String key = exchange.getRequestHeaders().getFirst("Idempotency-Key");
     if (key == null || key.isBlank()) {
       answer(exchange, 400, Map.of("error", "idempotency_key_required"));
       return;
     }
-    requests.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
     if (fault(Fault.UNAVAILABLE)) {
       answer(exchange, 503, Map.of("error", "unavailable"));
       return;
     }
     // One mail per key: the first request under a key sends it, later ones only answer.
-    boolean first = delivered.computeIfAbsent(key, k -> new AtomicInteger()).compareAndSet(0, 1);
+    boolean first;
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s = c.prepareStatement(ACCEPT)) {
+      s.setString(1, key);
+      s.setString(2, payload);
+      try (ResultSet rs = s.executeQuery()) {
+        rs.next();
+        first = rs.getBoolean(1);
+      }
+    } catch (SQLException e) {
+      answer(exchange, 500, Map.of("error", "internal"));
+      return;
+    }
     if (fault(Fault.DROP_AFTER_ACCEPT)) {
       return; // closed without a byte of answer: the sender cannot know the mail went out
     }
