@@ -7,6 +7,7 @@ import dev.idemkit.examples.payments.receipts.MailClient;
 import dev.idemkit.examples.payments.receipts.MailProperties;
 import dev.idemkit.examples.payments.receipts.ReceiptsConsumer;
 import dev.idemkit.examples.payments.shipping.ShippingConsumer;
+import dev.idemkit.kafka.KafkaConsumers;
 import dev.idemkit.micrometer.OutboxMetrics;
 import dev.idemkit.outbox.Deliveries;
 import dev.idemkit.outbox.DeliverySender;
@@ -16,10 +17,12 @@ import dev.idemkit.outbox.MessageHandler;
 import dev.idemkit.outbox.Outbox;
 import dev.idemkit.outbox.OutboxRelay;
 import dev.idemkit.outbox.OutboxSchema;
+import dev.idemkit.outbox.spi.EventTransport;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
@@ -27,9 +30,10 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * What happens after a payment: the outbox, its relay, the embedded transport (no broker: the relay
- * hands each event to the consumers' inboxes in this process), the three consumers (ledger,
- * receipts, shipping) and the receipt mail sender. Several instances of the service on one database
- * relay and consume safely together.
+ * hands each event to the consumers' inboxes in this process) or, with {@code
+ * idemkit.events.kafka.bootstrap-servers} set, Kafka (the starter's transport and consumer groups),
+ * the three consumers (ledger, receipts, shipping) and the receipt mail sender. Several instances
+ * of the service on one database relay and consume safely together.
  */
 @Configuration
 public class EventFlow {
@@ -55,12 +59,30 @@ public class EventFlow {
       DataSource dataSource,
       Deliveries deliveries,
       EventsProperties events,
-      OutboxMetrics metrics) {
+      OutboxMetrics metrics,
+      ObjectProvider<KafkaConsumers> kafka) {
     Map<String, InboxConsumer> byName = new LinkedHashMap<>();
     Map<String, MessageHandler> handlers = new LinkedHashMap<>();
     handlers.put(LedgerConsumer.NAME, new LedgerConsumer());
     handlers.put(ReceiptsConsumer.NAME, new ReceiptsConsumer(deliveries));
     handlers.put(ShippingConsumer.NAME, new ShippingConsumer());
+    KafkaConsumers onKafka = kafka.getIfAvailable();
+    if (onKafka != null) {
+      // idemkit.events.kafka.bootstrap-servers is set: each consumer is a Kafka consumer group
+      // reading the payment and order topics, its inbox the same as below.
+      handlers.forEach(
+          (name, handler) ->
+              byName.put(
+                  name,
+                  onKafka
+                      .start(
+                          name,
+                          EventFaults.failing(handler, events.faults().consumerFailure()),
+                          "payment",
+                          "order")
+                      .inbox()));
+      return new Consumers(byName);
+    }
     handlers.forEach(
         (name, handler) ->
             byName.put(
@@ -109,9 +131,16 @@ public class EventFlow {
       EventsProperties events,
       MailProperties mail,
       EmbeddedMail embeddedMail,
-      OutboxMetrics metrics) {
-    EmbeddedTransport transport = EmbeddedTransport.create(events.redeliveryHorizon());
-    consumers.all().forEach(transport::subscribe);
+      OutboxMetrics metrics,
+      ObjectProvider<EventTransport> broker) {
+    // A broker's transport (Kafka, when idemkit.events.kafka.bootstrap-servers is set), else the
+    // embedded one handing events to this process's inboxes.
+    EventTransport transport = broker.getIfAvailable();
+    if (transport == null) {
+      EmbeddedTransport embedded = EmbeddedTransport.create(events.redeliveryHorizon());
+      consumers.all().forEach(embedded::subscribe);
+      transport = embedded;
+    }
     OutboxRelay relay =
         OutboxRelay.builder(
                 dataSource, EventFaults.losingAcks(transport, events.faults().lostAck()))

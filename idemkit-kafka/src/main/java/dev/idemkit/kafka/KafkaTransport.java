@@ -1,0 +1,165 @@
+package dev.idemkit.kafka;
+
+import dev.idemkit.outbox.EventEnvelope;
+import dev.idemkit.outbox.spi.EventTransport;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The outbox relay's transport to Kafka: one record per event, on the topic of its aggregate type
+ * ({@link TopicNaming}), keyed by the aggregate id (so an aggregate's events share a partition and
+ * keep their order), the JSON payload as value, and the envelope as headers (event id, type,
+ * tenant, aggregate type and id, aggregate sequence, occurred-at: {@link EventEnvelope#headers()}).
+ *
+ * <p>The producer is idempotent with {@code acks=all}: an event's stage completes only from the
+ * send's callback, once every in-sync replica has it; the relay marks it sent only then. A failed
+ * or timed-out send completes the stage exceptionally and the event stays unsent (the relay tries
+ * again with backoff). A send that timed out may still have reached the broker: the retry then
+ * writes it a second time with the same event id, which consumers' inboxes skip. Kafka's
+ * idempotence only removes duplicates within one producer session; the inbox removes the rest.
+ *
+ * <p>{@link #send} never blocks for long: {@code max.block.ms} is bounded (default 5 s) so that a
+ * broker that is down fails the round quickly instead of holding the relay's locks.
+ */
+public final class KafkaTransport implements EventTransport {
+
+  private final Producer<String, String> producer;
+  private final TopicNaming topics;
+  private final Duration redeliveryHorizon;
+
+  private KafkaTransport(Producer<String, String> producer, Builder b) {
+    this.producer = producer;
+    this.topics = b.topics;
+    this.redeliveryHorizon = b.redeliveryHorizon;
+  }
+
+  /** A transport to the cluster at {@code bootstrapServers} ({@code host:port,…}). */
+  public static Builder builder(String bootstrapServers) {
+    return new Builder(bootstrapServers);
+  }
+
+  @Override
+  public List<CompletionStage<Void>> send(List<EventEnvelope> events) {
+    List<CompletionStage<Void>> acks = new ArrayList<>(events.size());
+    for (EventEnvelope e : events) {
+      CompletableFuture<Void> ack = new CompletableFuture<>();
+      acks.add(ack);
+      try {
+        producer.send(
+            record(topics.topicFor(e.aggregateType()), e),
+            (metadata, error) -> {
+              // Runs on the producer's I/O thread once the broker answered (or gave up).
+              if (error == null) {
+                ack.complete(null);
+              } else {
+                ack.completeExceptionally(error);
+              }
+            });
+      } catch (RuntimeException error) {
+        // Metadata not available within max.block.ms (broker down), producer closed, bad record.
+        ack.completeExceptionally(error);
+      }
+    }
+    return acks;
+  }
+
+  /** The record an event travels as: key = aggregate id, value = payload, envelope as headers. */
+  public static ProducerRecord<String, String> record(String topic, EventEnvelope e) {
+    RecordHeaders headers = new RecordHeaders();
+    for (Map.Entry<String, String> h : e.headers().entrySet()) {
+      headers.add(h.getKey(), h.getValue().getBytes(StandardCharsets.UTF_8));
+    }
+    return new ProducerRecord<>(topic, null, e.partitionKey(), e.payload(), headers);
+  }
+
+  @Override
+  public Duration redeliveryHorizon() {
+    return redeliveryHorizon;
+  }
+
+  /** Flushes what is in flight and closes the producer. */
+  @Override
+  public void close() {
+    producer.close(Duration.ofSeconds(10));
+  }
+
+  /** Configures a transport. */
+  public static final class Builder {
+    private final Properties properties = new Properties();
+    private TopicNaming topics = TopicNaming.prefixed("idemkit.events.");
+    private Duration redeliveryHorizon = Duration.ofDays(7);
+
+    private Builder(String bootstrapServers) {
+      properties.put(
+          ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+          Objects.requireNonNull(bootstrapServers, "bootstrapServers"));
+      properties.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+      properties.put(ProducerConfig.ACKS_CONFIG, "all");
+      properties.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "5");
+      properties.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+      properties.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
+      properties.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "20000");
+      properties.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+      properties.put(ProducerConfig.CLIENT_ID_CONFIG, "idemkit-relay");
+    }
+
+    /** Where each aggregate type's events go (default: {@code idemkit.events.<aggregateType>}). */
+    public Builder topics(TopicNaming topics) {
+      this.topics = Objects.requireNonNull(topics);
+      return this;
+    }
+
+    /**
+     * How long a consumer may still receive an event again after its first delivery: the topics'
+     * retention (default 7 days, Kafka's default {@code retention.ms}). Consumers' inboxes must
+     * remember ids for longer.
+     */
+    public Builder redeliveryHorizon(Duration redeliveryHorizon) {
+      this.redeliveryHorizon = Objects.requireNonNull(redeliveryHorizon);
+      return this;
+    }
+
+    /**
+     * Any other producer setting ({@code linger.ms}, {@code compression.type}, security, …). The
+     * settings the guarantees rest on cannot be weakened: idempotence stays on and acks stay {@code
+     * all}.
+     */
+    public Builder property(String name, Object value) {
+      if (name.equals(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG)
+              && !"true".equals(String.valueOf(value))
+          || name.equals(ProducerConfig.ACKS_CONFIG)
+              && !"all".equals(String.valueOf(value))
+              && !"-1".equals(String.valueOf(value))) {
+        throw new IllegalArgumentException(
+            name + "=" + value + " would let an acknowledged event be lost or reordered; refused");
+      }
+      properties.put(name, value);
+      return this;
+    }
+
+    /** The producer settings as they stand (a copy). */
+    public Properties producerProperties() {
+      Properties copy = new Properties();
+      copy.putAll(properties);
+      return copy;
+    }
+
+    public KafkaTransport build() {
+      return new KafkaTransport(
+          new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer()), this);
+    }
+  }
+}

@@ -1,0 +1,96 @@
+package dev.idemkit.kafka;
+
+import static dev.idemkit.kafka.Fixture.append;
+import static dev.idemkit.kafka.Fixture.applications;
+import static dev.idemkit.kafka.Fixture.appliedOrder;
+import static dev.idemkit.kafka.Fixture.await;
+import static dev.idemkit.kafka.Fixture.count;
+import static dev.idemkit.kafka.Fixture.unique;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idemkit.kafka.testkit.KafkaBroker;
+import dev.idemkit.outbox.EventEnvelope;
+import dev.idemkit.outbox.OutboxRelay;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/** The broker itself stopped and started again while events are being written and relayed. */
+class KafkaBrokerFaultIT {
+
+  @Test
+  void aBrokerStoppedAndRestartedMidStreamLosesNoEventTheRelayBacksOffAndResumes()
+      throws Exception {
+    String type = unique("transfer");
+    String consumerName = unique("ledger");
+    List<String> aggregates = IntStream.range(0, 20).mapToObj(i -> "t" + i).toList();
+    List<EventEnvelope> appended = new CopyOnWriteArrayList<>();
+    AtomicReference<Exception> writerFailed = new AtomicReference<>();
+
+    try (KafkaBroker broker = KafkaBroker.start()) {
+      String bootstrap = broker.bootstrapServers();
+      broker.createTopic("idemkit.events." + type, 2);
+      try (KafkaTransport transport = Fixture.transport(bootstrap);
+          OutboxRelay relay = Fixture.relay(transport).build().start();
+          KafkaEventConsumer consumer =
+              Fixture.consumer(bootstrap, consumerName, type).build().start()) {
+        // The service keeps committing events, broker or not: 30 rounds over 20 aggregates.
+        Thread writer =
+            new Thread(
+                () -> {
+                  try {
+                    for (int round = 1; round <= 30; round++) {
+                      appended.addAll(append(type, aggregates, "r" + round));
+                      Thread.sleep(150);
+                    }
+                  } catch (Exception e) {
+                    writerFailed.set(e);
+                  }
+                });
+        writer.start();
+        await(Duration.ofSeconds(60), "some applied", () -> applications(consumerName).size() > 40);
+
+        broker.stop();
+        long appliedWhileDown = applications(consumerName).size();
+        await(
+            Duration.ofSeconds(60),
+            "the relay failing to send while the broker is down",
+            () ->
+                count(
+                        "select count(*) from idemkit_outbox where aggregate_type = '"
+                            + type
+                            + "' and sent_at is null and attempts > 0")
+                    > 0);
+        assertThat(applications(consumerName).size()).isEqualTo(appliedWhileDown);
+        broker.restart();
+
+        writer.join();
+        assertThat(writerFailed.get()).isNull();
+        await(
+            Duration.ofSeconds(120),
+            "all 600 applied",
+            () -> applications(consumerName).size() == appended.size());
+      }
+    }
+    assertThat(appended).hasSize(600);
+    assertThat(applications(consumerName).keySet())
+        .containsExactlyInAnyOrderElementsOf(
+            appended.stream().map(EventEnvelope::eventId).toList());
+    assertThat(applications(consumerName).values()).containsOnly(1);
+    assertThat(appliedOrder(consumerName).values())
+        .allSatisfy(
+            seqs ->
+                assertThat(seqs)
+                    .containsExactlyElementsOf(
+                        IntStream.rangeClosed(1, 30).mapToObj(i -> (long) i).toList()));
+    assertThat(
+            count(
+                "select count(*) from idemkit_outbox where aggregate_type = '"
+                    + type
+                    + "' and (sent_at is null or parked_at is not null)"))
+        .isZero();
+  }
+}

@@ -1,0 +1,112 @@
+package dev.idemkit.micrometer;
+
+import dev.idemkit.kafka.KafkaConsumerListener;
+import dev.idemkit.kafka.KafkaEventConsumer;
+import dev.idemkit.outbox.EventEnvelope;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * Meters of the Kafka inbox consumer (named like {@link OutboxMetricNames}'), tagged by consumer:
+ * messages held behind a sequence gap ({@value #GAP_HELD}, and the number currently held, {@value
+ * #HELD}), released once the gap closed, skipped as behind their aggregate, unreadable records,
+ * partitions sent back after a failure, and the commit-to-apply lag ({@value #LAG}). Give it to
+ * {@link KafkaEventConsumer.Builder#kafkaListener}; {@link #monitor} adds the held gauge.
+ */
+public final class KafkaConsumerMetrics implements KafkaConsumerListener {
+
+  public static final String GAP_HELD = "inbox.gap_held.count";
+  public static final String GAP_RELEASED = "inbox.gap_released.count";
+  public static final String HELD = "inbox.held";
+  public static final String STALE_SKIPPED = "inbox.stale_skipped.count";
+  public static final String UNREADABLE = "kafka.unreadable.count";
+  public static final String PARTITION_RETRIES = "kafka.partition_retries.count";
+  public static final String LAG = "inbox.lag.max";
+
+  private final MeterRegistry registry;
+  private final Clock clock;
+  private volatile double lastLagMillis;
+
+  public KafkaConsumerMetrics(MeterRegistry registry) {
+    this(registry, Clock.systemUTC());
+  }
+
+  KafkaConsumerMetrics(MeterRegistry registry, Clock clock) {
+    this.registry = registry;
+    this.clock = clock;
+    Gauge.builder(LAG, this, m -> m.lastLagMillis)
+        .description("Occurred-at to inbox commit of the latest applied batch's oldest message")
+        .baseUnit("milliseconds")
+        .register(registry);
+  }
+
+  /** Adds a gauge of the messages {@code consumer} holds behind gaps right now. */
+  public KafkaConsumerMetrics monitor(KafkaEventConsumer consumer) {
+    Gauge.builder(HELD, consumer, KafkaConsumerMetrics::heldCount)
+        .tag("consumer", consumer.name())
+        .description("Messages held behind a gap in their aggregate's sequence")
+        .register(registry);
+    return this;
+  }
+
+  private static double heldCount(KafkaEventConsumer consumer) {
+    try {
+      return consumer.heldSummary().count();
+    } catch (Exception e) {
+      return Double.NaN;
+    }
+  }
+
+  @Override
+  public void applied(String consumer, List<EventEnvelope> messages) {
+    Instant now = clock.instant();
+    Instant oldest = null;
+    for (EventEnvelope m : messages) {
+      if (oldest == null || m.occurredAt().isBefore(oldest)) {
+        oldest = m.occurredAt();
+      }
+    }
+    if (oldest != null) {
+      lastLagMillis = Duration.between(oldest, now).toMillis();
+    }
+  }
+
+  @Override
+  public void gapHeld(String consumer, int count) {
+    counter(GAP_HELD, consumer, "Messages that arrived ahead of their aggregate's sequence")
+        .increment(count);
+  }
+
+  @Override
+  public void heldReleased(String consumer, int count) {
+    counter(GAP_RELEASED, consumer, "Held messages applied once their gap closed").increment(count);
+  }
+
+  @Override
+  public void staleSkipped(String consumer) {
+    counter(STALE_SKIPPED, consumer, "Messages behind their aggregate's last applied sequence")
+        .increment();
+  }
+
+  @Override
+  public void unreadable(String consumer, int count) {
+    counter(UNREADABLE, consumer, "Records that were not Idemkit events").increment(count);
+  }
+
+  @Override
+  public void partitionRetried(String consumer) {
+    counter(PARTITION_RETRIES, consumer, "Partitions sent back to a failed message").increment();
+  }
+
+  private Counter counter(String name, String consumer, String description) {
+    return Counter.builder(name)
+        .tag("consumer", consumer)
+        .description(description)
+        .register(registry);
+  }
+}

@@ -1,0 +1,88 @@
+package dev.idemkit.spring.boot;
+
+import dev.idemkit.kafka.KafkaConsumers;
+import dev.idemkit.kafka.KafkaSchema;
+import dev.idemkit.kafka.KafkaTransport;
+import dev.idemkit.kafka.TopicNaming;
+import dev.idemkit.outbox.spi.EventTransport;
+import javax.sql.DataSource;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The outbox and inbox on Kafka, when {@code idemkit.events.kafka.bootstrap-servers} is set and
+ * {@code idemkit-kafka} is on the class path: the relay's {@link EventTransport} becomes a {@link
+ * KafkaTransport}, and inbox consumers are started as Kafka consumer groups by {@link
+ * KafkaConsumers}. Without the property nothing here applies and the embedded transport stays.
+ * Ordered before the events auto-configuration, whose embedded transport backs off when an {@link
+ * EventTransport} bean exists.
+ */
+@AutoConfiguration(
+    after = DataSourceAutoConfiguration.class,
+    afterName = "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
+    beforeName = "dev.idemkit.spring.boot.IdemkitEventsAutoConfiguration")
+@ConditionalOnClass({KafkaTransport.class, EventTransport.class})
+@ConditionalOnProperty(prefix = "idemkit.events.kafka", name = "bootstrap-servers")
+@EnableConfigurationProperties(IdemkitKafkaProperties.class)
+public class IdemkitKafkaAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean(EventTransport.class)
+  public KafkaTransport idemkitKafkaTransport(IdemkitKafkaProperties properties) {
+    KafkaTransport.Builder b =
+        KafkaTransport.builder(properties.getBootstrapServers())
+            .topics(topics(properties))
+            .redeliveryHorizon(properties.getRedeliveryHorizon());
+    properties.getProducer().forEach(b::property);
+    return b.build();
+  }
+
+  /** The Kafka consumer's tables (sequence per aggregate, held messages), own history table. */
+  @Bean
+  @ConditionalOnBean(DataSource.class)
+  @ConditionalOnMissingBean
+  @DependsOnDatabaseInitialization
+  @ConditionalOnProperty(prefix = "idemkit", name = "migrate-schema", matchIfMissing = true)
+  public KafkaSchemaInitializer idemkitKafkaSchemaInitializer(DataSource dataSource) {
+    return new KafkaSchemaInitializer(dataSource);
+  }
+
+  @Bean
+  @ConditionalOnBean(DataSource.class)
+  @ConditionalOnMissingBean
+  public KafkaConsumers idemkitKafkaConsumers(
+      IdemkitKafkaProperties properties,
+      DataSource dataSource,
+      org.springframework.beans.factory.ObjectProvider<KafkaSchemaInitializer> schema) {
+    schema.ifAvailable(s -> {}); // the tables exist before a consumer starts
+    return new KafkaConsumers(
+        properties.getBootstrapServers(),
+        dataSource,
+        b -> {
+          b.topics(topics(properties))
+              .redeliveryHorizon(properties.getRedeliveryHorizon())
+              .maxAttempts(properties.getMaxAttempts());
+          properties.getConsumer().forEach(b::property);
+          return b;
+        });
+  }
+
+  static TopicNaming topics(IdemkitKafkaProperties properties) {
+    return TopicNaming.mapped(
+        properties.getTopics(), TopicNaming.prefixed(properties.getTopicPrefix()));
+  }
+
+  /** Applies {@link KafkaSchema} once, at start-up. */
+  public static final class KafkaSchemaInitializer {
+    KafkaSchemaInitializer(DataSource dataSource) {
+      KafkaSchema.migrate(dataSource);
+    }
+  }
+}
