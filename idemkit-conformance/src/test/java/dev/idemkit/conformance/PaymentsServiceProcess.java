@@ -77,7 +77,7 @@ final class PaymentsServiceProcess implements AutoCloseable {
     PaymentsServiceProcess service = new PaymentsServiceProcess(pb.start(), port, dataDir);
     service.pumpOutput();
     try {
-      service.awaitHealthy(Duration.ofMinutes(3));
+      service.awaitHealthy(Duration.ofMinutes(6)); // generous: a loaded CI machine
     } catch (RuntimeException | InterruptedException e) {
       service.close();
       throw e;
