@@ -162,14 +162,17 @@ public final class ChaosRun {
                     config.requestTimeout(),
                     config.seed());
             case "--nemesis" -> config.withNemesis(Boolean.parseBoolean(v));
-            case "--broken-store" -> config.withBrokenStore(v, Duration.ofMillis(200));
+            case "--broken-store" -> config.withBrokenStore(v, config.requestTimeout());
+            case "--request-timeout" ->
+                config.withBrokenStore(config.brokenStore(), Duration.parse(v));
             default -> throw new IllegalArgumentException("unknown option " + args[i]);
           };
     }
+    boolean valid;
     try (Cluster cluster = new Cluster(config.serviceJar(), config.out().resolve("logs"), FAULTS)) {
-      Outcome outcome = run(cluster, config);
-      System.exit(outcome.accounting().valid() ? 0 : 1);
+      valid = run(cluster, config).accounting().valid();
     }
+    System.exit(valid ? 0 : 1);
   }
 
   /** One run on a cluster whose database and provider may outlive it (instances do not). */
