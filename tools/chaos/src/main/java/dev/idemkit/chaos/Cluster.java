@@ -55,6 +55,7 @@ final class Cluster implements AutoCloseable {
     final List<String> extra;
     volatile Process process;
     volatile boolean paused;
+    volatile boolean starting;
 
     Instance(String name, int port, List<String> extra) {
       this.name = name;

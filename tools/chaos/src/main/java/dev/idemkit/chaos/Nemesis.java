@@ -7,6 +7,7 @@ import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -26,6 +27,7 @@ final class Nemesis implements Runnable {
   final AtomicInteger kills = new AtomicInteger();
   final AtomicInteger pauses = new AtomicInteger();
   final AtomicInteger terminations = new AtomicInteger();
+  private final List<Thread> restarts = new CopyOnWriteArrayList<>();
 
   Nemesis(Cluster cluster, History history, Duration interval, long seed) {
     this.cluster = cluster;
@@ -54,10 +56,14 @@ final class Nemesis implements Runnable {
       }
       String action = actions.get(round++ % actions.size());
       try {
-        switch (action) {
-          case "kill" -> kill();
-          case "pause" -> pause();
-          default -> terminateConnections();
+        boolean done =
+            switch (action) {
+              case "kill" -> kill();
+              case "pause" -> pause();
+              default -> terminateConnections();
+            };
+        if (!done) {
+          terminateConnections(); // no instance can be spared now (one is starting or paused)
         }
       } catch (Exception e) {
         history.add("info", "nemesis", action, History.value("error", e.toString()));
@@ -67,32 +73,51 @@ final class Nemesis implements Runnable {
 
   private Instance victim() {
     List<Instance> all = cluster.instances();
-    long serving = all.stream().filter(i -> i.alive() && !i.paused).count();
+    long serving = all.stream().filter(i -> i.alive() && !i.paused && !i.starting).count();
     if (serving < 2) {
       return null; // never take the last serving instance away
     }
     return all.get(random.nextInt(all.size()));
   }
 
-  private void kill() throws Exception {
+  /**
+   * Kills an instance and starts it again in the background (a start can take long on a busy
+   * machine; the nemesis goes on meanwhile, sparing the only serving instance).
+   */
+  private boolean kill() throws Exception {
     Instance victim = victim();
     if (victim == null) {
-      return;
+      return false;
     }
     history.add("invoke", "nemesis", "kill", History.value("instance", victim.name));
+    victim.starting = true;
     victim.process.destroyForcibly().waitFor(); // SIGKILL: no shutdown hooks, no graceful close
     kills.incrementAndGet();
     history.add("info", "nemesis", "kill", History.value("instance", victim.name));
-    sleep(1000);
-    history.add("invoke", "nemesis", "start", History.value("instance", victim.name));
-    cluster.launch(victim);
-    history.add("info", "nemesis", "start", History.value("instance", victim.name));
+    Thread restart =
+        new Thread(
+            () -> {
+              try {
+                sleep(1000);
+                history.add("invoke", "nemesis", "start", History.value("instance", victim.name));
+                cluster.launch(victim);
+                history.add("info", "nemesis", "start", History.value("instance", victim.name));
+              } catch (Exception e) {
+                history.add("info", "nemesis", "start", History.value("error", e.toString()));
+              } finally {
+                victim.starting = false;
+              }
+            },
+            "chaos-restart-" + victim.name);
+    restarts.add(restart);
+    restart.start();
+    return true;
   }
 
-  private void pause() throws Exception {
+  private boolean pause() throws Exception {
     Instance victim = victim();
     if (victim == null) {
-      return;
+      return false;
     }
     long millis = 3500 + random.nextInt(2500); // past the 3 s lease: the other instance takes over
     history.add(
@@ -104,9 +129,10 @@ final class Nemesis implements Runnable {
     victim.signal("CONT");
     victim.paused = false;
     history.add("info", "nemesis", "resume", History.value("instance", victim.name));
+    return true;
   }
 
-  private void terminateConnections() throws Exception {
+  private boolean terminateConnections() throws Exception {
     history.add("invoke", "nemesis", "terminate-connections", History.value());
     int n = 0;
     try (Connection c = cluster.admin();
@@ -123,10 +149,14 @@ final class Nemesis implements Runnable {
     }
     terminations.incrementAndGet();
     history.add("info", "nemesis", "terminate-connections", History.value("backends", n));
+    return true;
   }
 
   /** Undoes every fault: resumes paused instances and starts killed ones. */
   void heal() throws Exception {
+    for (Thread restart : restarts) {
+      restart.join();
+    }
     for (Instance i : cluster.instances()) {
       if (i.alive() && i.paused) {
         i.signal("CONT");
