@@ -98,12 +98,24 @@ final class Nemesis implements Runnable {
         new Thread(
             () -> {
               try {
-                sleep(1000);
-                history.add("invoke", "nemesis", "start", History.value("instance", victim.name));
-                cluster.launch(victim);
-                history.add("info", "nemesis", "start", History.value("instance", victim.name));
-              } catch (Exception e) {
-                history.add("info", "nemesis", "start", History.value("error", e.toString()));
+                // Like a supervisor: a start that dies (e.g. its migration's connection was
+                // terminated by this nemesis) is tried again.
+                for (int attempt = 1; attempt <= 5; attempt++) {
+                  sleep(1000);
+                  history.add("invoke", "nemesis", "start", History.value("instance", victim.name));
+                  try {
+                    cluster.launch(victim);
+                    history.add("info", "nemesis", "start", History.value("instance", victim.name));
+                    return;
+                  } catch (Exception e) {
+                    history.add(
+                        "info",
+                        "nemesis",
+                        "start",
+                        History.value("instance", victim.name, "error", e.toString()));
+                    victim.process.destroyForcibly();
+                  }
+                }
               } finally {
                 victim.starting = false;
               }
