@@ -1,0 +1,209 @@
+package dev.idemkit.examples.payments.demo;
+
+import dev.idemkit.Fingerprint;
+import dev.idemkit.IdempotencyRecord;
+import dev.idemkit.LostOwnershipException;
+import dev.idemkit.RecordState;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.Snapshot;
+import dev.idemkit.spi.StoreTransaction;
+import dev.idemkit.spi.Takeover;
+import dev.idemkit.spi.TransactionWork;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * <strong>Deliberately broken</strong> idempotency stores, for the chaos run only: they prove that
+ * its accounting checker catches the two classic bugs. Nothing selects them unless {@code
+ * payments.demo.broken-store} is set (see {@link BrokenStoreConfiguration}); never use them
+ * anywhere else.
+ */
+public final class BrokenStores {
+
+  private BrokenStores() {}
+
+  /**
+   * Find-then-insert: looks the key up and, finding nothing, inserts it a moment later, like a
+   * store without a uniqueness guarantee. The insert overwrites whatever a concurrent request
+   * inserted in between (emulated by deleting that record first: the real store's {@code ON
+   * CONFLICT DO NOTHING} would otherwise still save the day), so two concurrent identical requests
+   * both become owner and both run.
+   */
+  public static IdempotencyStore findThenInsert(IdempotencyStore real, Duration window) {
+    return new Forwarding(real) {
+      @Override
+      public ClaimAttempt claim(
+          StoreTransaction tx,
+          ScopedKey id,
+          Fingerprint fingerprint,
+          Duration lease,
+          Duration ttl) {
+        Optional<Snapshot> found = real.read(tx, id);
+        if (found.isPresent()) {
+          return new ClaimAttempt.Found(found.get());
+        }
+        try {
+          Thread.sleep(window.toMillis()); // the gap between the look-up and the insert
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        try (PreparedStatement ps =
+            tx.unwrap(Connection.class)
+                .prepareStatement(
+                    "delete from idemkit_record where tenant = ? and operation = ? and idem_key = ?")) {
+          ps.setString(1, id.scope().tenant());
+          ps.setString(2, id.scope().operation());
+          ps.setString(3, id.key().value());
+          ps.executeUpdate();
+        } catch (SQLException e) {
+          throw new IllegalStateException("broken store: could not overwrite " + id, e);
+        }
+        return real.claim(tx, id, fingerprint, lease, ttl);
+      }
+    };
+  }
+
+  /**
+   * No fencing: an owner write that lost to a newer owner (its token is stale) is written anyway,
+   * with the current token, so an owner that was paused past its lease overwrites the work of the
+   * one that took over.
+   */
+  public static IdempotencyStore noFencing(IdempotencyStore real) {
+    return new Forwarding(real) {
+      @Override
+      public void advance(
+          StoreTransaction tx,
+          Ownership owner,
+          String recoveryPoint,
+          String pendingExternal,
+          Map<String, String> data) {
+        try {
+          real.advance(tx, owner, recoveryPoint, pendingExternal, data);
+        } catch (LostOwnershipException stale) {
+          real.advance(tx, current(tx, owner, stale), recoveryPoint, pendingExternal, data);
+        }
+      }
+
+      @Override
+      public void finish(
+          StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
+        try {
+          real.finish(tx, owner, state, response);
+        } catch (LostOwnershipException stale) {
+          real.finish(tx, current(tx, owner, stale), state, response);
+        }
+      }
+
+      @Override
+      public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
+        try {
+          real.suspend(tx, owner, state);
+        } catch (LostOwnershipException stale) {
+          real.suspend(tx, current(tx, owner, stale), state);
+        }
+      }
+
+      @Override
+      public Ownership renew(StoreTransaction tx, Ownership owner, Duration lease) {
+        try {
+          return real.renew(tx, owner, lease);
+        } catch (LostOwnershipException stale) {
+          return real.renew(tx, current(tx, owner, stale), lease);
+        }
+      }
+
+      private Ownership current(StoreTransaction tx, Ownership owner, LostOwnershipException e) {
+        IdempotencyRecord now =
+            real.read(tx, owner.id()).map(Snapshot::record).orElseThrow(() -> e);
+        return new Ownership(owner.id(), now.fencingToken(), owner.lockedUntil());
+      }
+    };
+  }
+
+  /** Forwards everything; the broken stores override what they break. */
+  private static class Forwarding implements IdempotencyStore {
+    final IdempotencyStore real;
+
+    Forwarding(IdempotencyStore real) {
+      this.real = real;
+    }
+
+    @Override
+    public <T> T inTransaction(TransactionWork<T> work) throws Exception {
+      return real.inTransaction(work);
+    }
+
+    @Override
+    public ClaimAttempt claim(
+        StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
+      return real.claim(tx, id, fingerprint, lease, ttl);
+    }
+
+    @Override
+    public Optional<Snapshot> read(StoreTransaction tx, ScopedKey id) {
+      return real.read(tx, id);
+    }
+
+    @Override
+    public Optional<IdempotencyRecord> takeOver(
+        StoreTransaction tx,
+        Snapshot seen,
+        Takeover kind,
+        Fingerprint fingerprint,
+        Duration lease,
+        Duration ttl) {
+      return real.takeOver(tx, seen, kind, fingerprint, lease, ttl);
+    }
+
+    @Override
+    public Ownership renew(StoreTransaction tx, Ownership owner, Duration lease) {
+      return real.renew(tx, owner, lease);
+    }
+
+    @Override
+    public void advance(
+        StoreTransaction tx,
+        Ownership owner,
+        String recoveryPoint,
+        String pendingExternal,
+        Map<String, String> data) {
+      real.advance(tx, owner, recoveryPoint, pendingExternal, data);
+    }
+
+    @Override
+    public void finish(
+        StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
+      real.finish(tx, owner, state, response);
+    }
+
+    @Override
+    public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
+      real.suspend(tx, owner, state);
+    }
+
+    @Override
+    public Optional<IdempotencyRecord> find(ScopedKey id) {
+      return real.find(id);
+    }
+
+    @Override
+    public List<IdempotencyRecord> findNeedingRecovery(int limit) {
+      return real.findNeedingRecovery(limit);
+    }
+
+    @Override
+    public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
+      return real.cleanup(metadataRetention, batchSize);
+    }
+  }
+}

@@ -1,0 +1,876 @@
+package dev.idemkit.conformance;
+
+import dev.idemkit.conformance.CheckResult.Status;
+import dev.idemkit.conformance.RawHttp.Request;
+import dev.idemkit.conformance.RawHttp.Response;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * Runs the checks against one endpoint. Each check uses fresh keys and a fresh {@code {{unique}}},
+ * so checks do not see each other's operations and a re-run of the checker starts clean.
+ */
+final class Checker {
+
+  static final String KEY = "Idempotency-Key";
+
+  /** A check: a stable id, its rationale, and the scenario that decides it. */
+  private record Check(String id, String rationale, Scenario scenario) {}
+
+  @FunctionalInterface
+  private interface Scenario {
+    Verdict run() throws Exception;
+  }
+
+  /** What a scenario decided. */
+  record Verdict(Status status, String detail) {
+    static Verdict pass(String detail) {
+      return new Verdict(Status.PASS, detail);
+    }
+
+    static Verdict fail(String detail) {
+      return new Verdict(Status.FAIL, detail);
+    }
+
+    static Verdict skip(String detail) {
+      return new Verdict(Status.SKIP, detail);
+    }
+
+    static Verdict info(String detail) {
+      return new Verdict(Status.INFO, detail);
+    }
+  }
+
+  private final Options o;
+  private final Profile profile;
+  private final String run = Long.toString(System.currentTimeMillis(), 36);
+  private final AtomicInteger counter = new AtomicInteger();
+
+  /** Every in-progress answer the race checks saw, for {@code conflict.retry-after}. */
+  private final List<Response> conflicts = new CopyOnWriteArrayList<>();
+
+  Checker(Options options) {
+    this.o = options;
+    this.profile = options.profile();
+  }
+
+  List<CheckResult> runAll(Consumer<CheckResult> progress) {
+    List<CheckResult> results = new ArrayList<>();
+    for (Check check : checks()) {
+      if (!o.only().isEmpty() && !o.only().contains(check.id())) {
+        continue;
+      }
+      long start = System.nanoTime();
+      Verdict verdict;
+      try {
+        verdict = check.scenario().run();
+      } catch (Exception e) {
+        verdict = Verdict.fail("the check could not complete: " + e);
+      }
+      CheckResult result =
+          new CheckResult(
+              check.id(),
+              check.rationale(),
+              verdict.status(),
+              verdict.detail(),
+              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+      progress.accept(result);
+      results.add(result);
+    }
+    return results;
+  }
+
+  private List<Check> checks() {
+    String p = profile.name();
+    return List.of(
+        new Check(
+            "key.missing",
+            "An endpoint that requires a key refuses a request without one and stores nothing.",
+            this::missingKey),
+        new Check(
+            "key.empty",
+            "An empty key is malformed: refused (" + profile.malformedStatus() + "), no effect.",
+            () -> malformed(List.of(Map.entry(KEY, "")))),
+        new Check(
+            "key.too-long",
+            "A key longer than "
+                + profile.maxKeyLength()
+                + " characters is refused, not truncated.",
+            () -> malformed(keyHeader("k".repeat(profile.maxKeyLength() + 1)))),
+        new Check(
+            "key.control-char",
+            "A key with a control character is refused, never stored.",
+            () -> malformed(keyHeader("ctl\u0007" + UUID.randomUUID()))),
+        new Check(
+            "key.non-ascii",
+            "A key with a non-ASCII character is refused, never stored.",
+            () -> malformed(keyHeader("cl\u00e9-" + UUID.randomUUID()))),
+        new Check(
+            "key.bad-quoting",
+            "An sf-string key with broken quoting is malformed (" + p + ").",
+            () ->
+                profile.sfString()
+                    ? malformed(List.of(Map.entry(KEY, "\"" + UUID.randomUUID())))
+                    : Verdict.skip("the " + p + " profile uses bare keys")),
+        new Check(
+            "key.two-headers",
+            "Two Idempotency-Key headers are ambiguous: refused, nothing runs.",
+            () ->
+                malformed(
+                    List.of(
+                        Map.entry(KEY, profile.keyHeader(UUID.randomUUID().toString())),
+                        Map.entry(KEY, profile.keyHeader(UUID.randomUUID().toString()))))),
+        new Check(
+            "key.max-length",
+            "A key of exactly " + profile.maxKeyLength() + " characters is accepted.",
+            this::maxLength),
+        new Check(
+            "key.forms",
+            "The sf-string and the bare form of one key never make two operations.",
+            this::keyForms),
+        new Check(
+            "replay.completed",
+            "A retry of a completed request gets the first answer: status, body bytes, Location.",
+            this::replay),
+        new Check(
+            "effect.exactly-one",
+            "A request and its retries have exactly one effect (counted via the effect URL).",
+            this::exactlyOne),
+        new Check(
+            "mismatch.body",
+            "The key reused with a different request is refused ("
+                + profile.mismatchStatus()
+                + "), never replayed or run.",
+            this::mismatchBody),
+        new Check(
+            "mismatch.path",
+            "The key and body sent to another endpoint never get the first endpoint's answer.",
+            this::mismatchPath),
+        new Check(
+            "concurrent.duplicates",
+            "N identical requests released together run once: one effect, others "
+                + profile.inProgressStatus()
+                + " or the same answer.",
+            this::concurrentDuplicates),
+        new Check(
+            "inflight.duplicate",
+            "A retry while the first request still runs gets "
+                + profile.inProgressStatus()
+                + " (or waits and replays), never a second run.",
+            this::inflightDuplicate),
+        new Check(
+            "inflight.mismatch",
+            "A different request with the key of a running request is refused, never run.",
+            this::inflightMismatch),
+        new Check(
+            "conflict.retry-after",
+            "An in-progress " + profile.inProgressStatus() + " says when to retry (Retry-After).",
+            this::retryAfter),
+        new Check(
+            "scope.principal",
+            "Another principal's same key is a separate operation: no replay, nothing leaked.",
+            this::principalScope),
+        new Check(
+            "errors.replay",
+            "Reported: whether an error answer is stored and replayed, or the request runs again.",
+            this::errorReplay),
+        new Check(
+            "errors.validation-not-stored",
+            "A request refused by validation stores nothing: fixed, the same key runs as new.",
+            this::validationNotStored),
+        new Check(
+            "lost-answer.retry",
+            "After the answer was lost in transit (server committed), the retry gets it; one effect.",
+            this::lostAnswer));
+  }
+
+  // ---------------------------------------------------------------- the checks
+
+  private Verdict missingKey() throws Exception {
+    String u = unique();
+    Response r = send(request(u, List.of(), o.auth(), o.body(), o.path(), List.of()));
+    String effect = effectNote(u, 0);
+    if (!profile.requireKey()) {
+      return Verdict.info("keys are optional in " + profile.name() + "; answered " + r.summary());
+    }
+    if (r.status() != profile.missingKeyStatus()) {
+      return Verdict.fail(
+          "expected " + profile.missingKeyStatus() + ", got " + r.summary() + effectSuffix(effect));
+    }
+    return effect.isEmpty()
+        ? Verdict.pass(r.summary() + countedNote())
+        : Verdict.fail(r.summary() + "; " + effect);
+  }
+
+  private Verdict malformed(List<Map.Entry<String, String>> keyHeaders) throws Exception {
+    String u = unique();
+    Response r = send(request(u, keyHeaders, o.auth(), o.body(), o.path(), List.of()));
+    String effect = effectNote(u, 0);
+    if (r.status() != profile.malformedStatus()) {
+      return Verdict.fail(
+          "sent "
+              + describe(keyHeaders)
+              + ": expected "
+              + profile.malformedStatus()
+              + ", got "
+              + r.summary()
+              + effectSuffix(effect));
+    }
+    if (!effect.isEmpty()) {
+      return Verdict.fail("refused, but " + effect);
+    }
+    return Verdict.pass("sent " + describe(keyHeaders) + ": " + r.summary());
+  }
+
+  private Verdict maxLength() throws Exception {
+    String key = "m" + UUID.randomUUID().toString().replace("-", "");
+    key = key + "x".repeat(profile.maxKeyLength() - key.length());
+    Response r = send(request(unique(), keyHeader(key), o.auth(), o.body(), o.path(), List.of()));
+    return r.success()
+        ? Verdict.pass(r.summary())
+        : Verdict.fail("a " + key.length() + "-character key was refused: " + r.summary());
+  }
+
+  private Verdict keyForms() throws Exception {
+    String u = unique();
+    String key = UUID.randomUUID().toString();
+    String first = profile.keyHeader(key);
+    String other = profile.sfString() ? key : "\"" + key + "\"";
+    Response a =
+        send(request(u, List.of(Map.entry(KEY, first)), o.auth(), o.body(), o.path(), List.of()));
+    if (!a.success()) {
+      return Verdict.fail(
+          "the key in the profile's form (" + first + ") was refused: " + a.summary());
+    }
+    Response b =
+        send(request(u, List.of(Map.entry(KEY, other)), o.auth(), o.body(), o.path(), List.of()));
+    if (o.effectUrl() != null) {
+      // Counted: the verdict is the number of operations; replayed bytes are replay.completed's.
+      String effect = effectNote(u, 1);
+      if (!effect.isEmpty()) {
+        return Verdict.fail(
+            "the other form (" + other + ") answered " + b.summary() + "; " + effect);
+      }
+    } else if (b.success() && !Arrays.equals(a.body(), b.body())) {
+      return Verdict.fail(
+          "the other form (" + other + ") got another answer, a second operation: " + b.summary());
+    }
+    String how = b.success() ? "the same operation (replayed)" : "refused (" + b.status() + ")";
+    return Verdict.pass(first + " then " + other + ": " + how);
+  }
+
+  private Verdict replay() throws Exception {
+    String u = unique();
+    List<Map.Entry<String, String>> key = freshKey();
+    Response first = send(request(u, key, o.auth(), o.body(), o.path(), List.of()));
+    if (!first.success()) {
+      return Verdict.fail("the first request failed: " + first.summary());
+    }
+    List<String> problems = new ArrayList<>();
+    for (int i = 1; i <= 2; i++) {
+      Response again = send(request(u, key, o.auth(), o.body(), o.path(), List.of()));
+      problems.addAll(sameAnswer("retry " + i, first, again));
+    }
+    Optional<String> marker = markerProblem(first, false);
+    marker.ifPresent(problems::add);
+    if (!problems.isEmpty()) {
+      return Verdict.fail(String.join("; ", problems));
+    }
+    return Verdict.pass(
+        first.status()
+            + ", "
+            + first.body().length
+            + " body bytes"
+            + first.header("Location").map(l -> ", Location " + l).orElse("")
+            + " replayed twice"
+            + replayMarkerNote());
+  }
+
+  private Verdict exactlyOne() throws Exception {
+    if (o.effectUrl() == null) {
+      return Verdict.skip("no --effect-url to count effects with");
+    }
+    String u = unique();
+    List<Map.Entry<String, String>> key = freshKey();
+    for (int i = 0; i < 3; i++) {
+      Response r = send(request(u, key, o.auth(), o.body(), o.path(), List.of()));
+      if (!r.success()) {
+        return Verdict.fail("attempt " + (i + 1) + " failed: " + r.summary());
+      }
+    }
+    long n = effects(u);
+    return n == 1
+        ? Verdict.pass("3 attempts, 1 effect")
+        : Verdict.fail("3 attempts with one key, " + n + " effects");
+  }
+
+  private Verdict mismatchBody() throws Exception {
+    if (o.mismatchBody() == null) {
+      return Verdict.skip("no --mismatch-body");
+    }
+    String u = unique();
+    List<Map.Entry<String, String>> key = freshKey();
+    Response first = send(request(u, key, o.auth(), o.body(), o.path(), List.of()));
+    if (!first.success()) {
+      return Verdict.fail("the first request failed: " + first.summary());
+    }
+    Response other = send(request(u, key, o.auth(), o.mismatchBody(), o.path(), List.of()));
+    String effect = effectNote(u, 1);
+    if (other.success() && Arrays.equals(first.body(), other.body())) {
+      return Verdict.fail("a different request was silently answered with the first one's answer");
+    }
+    if (other.status() != profile.mismatchStatus()) {
+      return Verdict.fail(
+          "expected "
+              + profile.mismatchStatus()
+              + ", got "
+              + other.summary()
+              + effectSuffix(effect));
+    }
+    return effect.isEmpty() ? Verdict.pass(other.summary()) : Verdict.fail(effect);
+  }
+
+  private Verdict mismatchPath() throws Exception {
+    if (o.otherPath() == null) {
+      return Verdict.skip("no --other-path");
+    }
+    String u = unique();
+    List<Map.Entry<String, String>> key = freshKey();
+    Response first = send(request(u, key, o.auth(), o.body(), o.path(), List.of()));
+    if (!first.success()) {
+      return Verdict.fail("the first request failed: " + first.summary());
+    }
+    Response other = send(request(u, key, o.auth(), o.body(), o.otherPath(), List.of()));
+    if (Arrays.equals(first.body(), other.body()) && other.status() == first.status()) {
+      return Verdict.fail(
+          "another endpoint answered with the first endpoint's stored answer: " + other.summary());
+    }
+    if (isReplayMarked(other)) {
+      return Verdict.fail("another endpoint's answer is marked as a replay: " + other.summary());
+    }
+    return Verdict.pass(o.otherPath() + " answered on its own: " + other.summary());
+  }
+
+  private Verdict concurrentDuplicates() throws Exception {
+    String u = unique();
+    List<Map.Entry<String, String>> key = freshKey();
+    Request request = request(u, key, o.auth(), o.body(), o.path(), List.of());
+    List<Response> answers = releaseTogether(request, o.concurrency());
+    List<String> problems = new ArrayList<>();
+    byte[] executed = null;
+    int successes = 0;
+    int inProgress = 0;
+    for (Response r : answers) {
+      if (r.success()) {
+        successes++;
+        if (executed == null) {
+          executed = r.body();
+        } else if (!Arrays.equals(executed, r.body())) {
+          problems.add(
+              "two different successful answers: " + summary(executed) + " and " + r.summary());
+        }
+      } else if (r.status() == profile.inProgressStatus()) {
+        inProgress++;
+        conflicts.add(r);
+      } else {
+        problems.add("unexpected " + r.summary());
+      }
+    }
+    Response settled = settle(request);
+    if (!settled.success()) {
+      problems.add("after the race, the retry still failed: " + settled.summary());
+    } else if (executed != null && !Arrays.equals(executed, settled.body())) {
+      problems.add("the retry after the race got another answer: " + settled.summary());
+    }
+    String effect = effectNote(u, 1);
+    if (!effect.isEmpty()) {
+      problems.add(effect);
+    }
+    String seen =
+        o.concurrency()
+            + " released together: "
+            + successes
+            + " success, "
+            + inProgress
+            + " in progress";
+    return problems.isEmpty()
+        ? Verdict.pass(seen + countedNote())
+        : Verdict.fail(seen + "; " + String.join("; ", problems));
+  }
+
+  private Verdict inflightDuplicate() throws Exception {
+    return inflight(o.body(), false);
+  }
+
+  private Verdict inflightMismatch() throws Exception {
+    if (o.mismatchBody() == null) {
+      return Verdict.skip("no --mismatch-body");
+    }
+    return inflight(o.mismatchBody(), true);
+  }
+
+  private Verdict inflight(String secondBody, boolean mismatch) throws Exception {
+    String u = unique();
+    List<Map.Entry<String, String>> key = freshKey();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<Response> firstCall =
+          pool.submit(() -> send(request(u, key, o.auth(), o.body(), o.path(), List.of())));
+      Thread.sleep(o.inflightDelay().toMillis());
+      if (firstCall.isDone()) {
+        return Verdict.skip(
+            "inconclusive: the first request answered within "
+                + o.inflightDelay().toMillis()
+                + " ms; slow it down (e.g. a --header the server understands) or lower --inflight-delay-ms");
+      }
+      Response second = send(request(u, key, o.auth(), secondBody, o.path(), List.of()));
+      boolean firstDoneBeforeSecond = firstCall.isDone();
+      Response first = firstCall.get(o.timeout().toMillis(), TimeUnit.MILLISECONDS);
+      String effect = effectNote(u, 1);
+      String seen = "second request: " + second.summary();
+      if (second.status() == profile.inProgressStatus()) {
+        conflicts.add(second);
+        return effect.isEmpty()
+            ? Verdict.pass(seen + (mismatch ? " (in progress, not the mismatch status)" : ""))
+            : Verdict.fail(seen + "; " + effect);
+      }
+      if (mismatch) {
+        if (second.status() == profile.mismatchStatus() && effect.isEmpty()) {
+          return Verdict.pass(seen);
+        }
+        return Verdict.fail(
+            "expected "
+                + profile.mismatchStatus()
+                + " or "
+                + profile.inProgressStatus()
+                + "; "
+                + seen
+                + effectSuffix(effect));
+      }
+      if (second.success()) {
+        if (firstDoneBeforeSecond
+            && Arrays.equals(first.body(), second.body())
+            && effect.isEmpty()) {
+          return Verdict.pass(seen + " (waited for the first, then replayed)");
+        }
+        return Verdict.fail(
+            "the operation ran a second time while the first was running: first "
+                + first.summary()
+                + ", "
+                + seen
+                + effectSuffix(effect));
+      }
+      return Verdict.fail(
+          "expected "
+              + profile.inProgressStatus()
+              + " or a replay; "
+              + seen
+              + effectSuffix(effect));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private Verdict retryAfter() {
+    if (conflicts.isEmpty()) {
+      return Verdict.skip("no in-progress answer was seen by the race checks");
+    }
+    List<String> missing = new ArrayList<>();
+    for (Response r : conflicts) {
+      Optional<String> value = r.header("Retry-After");
+      if (value.isEmpty() || !validRetryAfter(value.get())) {
+        missing.add(r.status() + " with Retry-After " + value.orElse("(none)"));
+      }
+    }
+    String seen = conflicts.size() + " in-progress answers";
+    if (missing.isEmpty()) {
+      return Verdict.pass(
+          seen + ", each with Retry-After " + conflicts.get(0).header("Retry-After").orElse(""));
+    }
+    String detail =
+        seen + "; " + missing.size() + " without a valid Retry-After: " + missing.get(0);
+    return profile.retryAfterRequired() ? Verdict.fail(detail) : Verdict.info(detail);
+  }
+
+  private Verdict principalScope() throws Exception {
+    if (o.auth2() == null) {
+      return Verdict.skip("no --auth2");
+    }
+    List<String> problems = new ArrayList<>();
+    // Same key, same body, other principal.
+    String u1 = unique();
+    List<Map.Entry<String, String>> k1 = freshKey();
+    Response a = send(request(u1, k1, o.auth(), o.body(), o.path(), List.of()));
+    if (!a.success()) {
+      return Verdict.fail("the first principal's request failed: " + a.summary());
+    }
+    Response b = send(request(u1, k1, o.auth2(), o.body(), o.path(), List.of()));
+    problems.addAll(leaks("same key and body", a, b));
+    // Same key, another body, other principal: a mismatch answer would reveal the key exists.
+    if (o.mismatchBody() != null) {
+      String u2 = unique();
+      List<Map.Entry<String, String>> k2 = freshKey();
+      Response c = send(request(u2, k2, o.auth(), o.body(), o.path(), List.of()));
+      Response d = send(request(u2, k2, o.auth2(), o.mismatchBody(), o.path(), List.of()));
+      if (c.success()) {
+        problems.addAll(leaks("same key, another body", c, d));
+      }
+    }
+    return problems.isEmpty()
+        ? Verdict.pass("the second principal got its own answer: " + b.summary())
+        : Verdict.fail(String.join("; ", problems));
+  }
+
+  private List<String> leaks(String what, Response first, Response other) {
+    List<String> problems = new ArrayList<>();
+    if (Arrays.equals(first.body(), other.body())) {
+      problems.add(
+          what + ": the second principal got the first principal's answer: " + other.summary());
+    } else if (isReplayMarked(other)) {
+      problems.add(what + ": the second principal's answer is marked as a replay");
+    } else if (other.status() == profile.inProgressStatus()
+        || (other.status() == profile.mismatchStatus() && profile.mismatchStatus() != 400)) {
+      problems.add(what + ": the answer reveals the first principal's key: " + other.summary());
+    }
+    return problems;
+  }
+
+  private Verdict errorReplay() throws Exception {
+    if (o.errorBody() == null && o.errorHeaders().isEmpty()) {
+      return Verdict.skip("no --error-body or --error-header");
+    }
+    String u = unique();
+    String body = o.errorBody() == null ? o.body() : o.errorBody();
+    List<Map.Entry<String, String>> key = freshKey();
+    Response first = send(request(u, key, o.auth(), body, o.path(), o.errorHeaders()));
+    if (first.success()) {
+      return Verdict.info("the error request succeeded: " + first.summary());
+    }
+    Response again = send(request(u, key, o.auth(), body, o.path(), o.errorHeaders()));
+    boolean replayed =
+        again.status() == first.status() && Arrays.equals(first.body(), again.body());
+    return Verdict.info(
+        "first "
+            + first.summary()
+            + "; the retry "
+            + (replayed
+                ? "got it replayed" + (isReplayMarked(again) ? " (marked)" : "")
+                : "ran again: " + again.summary()));
+  }
+
+  private Verdict validationNotStored() throws Exception {
+    if (o.invalidBody() == null) {
+      return Verdict.skip("no --invalid-body");
+    }
+    String u = unique();
+    List<Map.Entry<String, String>> key = freshKey();
+    Response bad = send(request(u, key, o.auth(), o.invalidBody(), o.path(), List.of()));
+    if (bad.success()) {
+      return Verdict.skip("the invalid body was accepted: " + bad.summary());
+    }
+    Response fixed = send(request(u, key, o.auth(), o.body(), o.path(), List.of()));
+    String seen = "invalid " + bad.status() + ", then fixed with the same key: " + fixed.summary();
+    if (profile.validationErrorsStored()) {
+      return Verdict.info(seen);
+    }
+    return fixed.success() && !isReplayMarked(fixed) ? Verdict.pass(seen) : Verdict.fail(seen);
+  }
+
+  private Verdict lostAnswer() throws Exception {
+    String u = unique();
+    List<Map.Entry<String, String>> key = freshKey();
+    Request request = request(u, key, o.auth(), o.body(), o.path(), List.of());
+    Response lost;
+    try (LossyProxy proxy = new LossyProxy(o.baseUrl(), o.timeout())) {
+      Request viaProxy =
+          new Request(
+              request.method(),
+              proxy.uri().resolve(request.uri().getRawPath() + query(request.uri())),
+              request.headers(),
+              request.body());
+      try {
+        Response reached = send(viaProxy);
+        return Verdict.fail("the proxy failed to lose the answer: " + reached.summary());
+      } catch (IOException expected) {
+        // The answer was lost, as intended.
+      }
+      lost = proxy.swallowedAnswer();
+    }
+    if (!lost.success()) {
+      return Verdict.fail(
+          "the first request (answer lost) failed at the server: " + lost.summary());
+    }
+    Response retry = send(request);
+    List<String> problems = new ArrayList<>(sameAnswer("the retry", lost, retry));
+    String effect = effectNote(u, 1);
+    if (!effect.isEmpty()) {
+      problems.add(effect);
+    }
+    return problems.isEmpty()
+        ? Verdict.pass(
+            "lost " + lost.status() + ", the retry got the same " + retry.status() + countedNote())
+        : Verdict.fail(String.join("; ", problems));
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private List<String> sameAnswer(String what, Response first, Response again) {
+    List<String> problems = new ArrayList<>();
+    if (again.status() != first.status()) {
+      problems.add(
+          what
+              + ": status "
+              + again.status()
+              + " instead of "
+              + first.status()
+              + " ("
+              + again.summary()
+              + ")");
+      return problems;
+    }
+    if (!Arrays.equals(first.body(), again.body())) {
+      problems.add(
+          what + ": other body bytes: " + again.summary() + " instead of " + first.summary());
+    }
+    if (!first.header("Location").equals(again.header("Location"))) {
+      problems.add(
+          what
+              + ": Location "
+              + again.header("Location").orElse("(none)")
+              + " instead of "
+              + first.header("Location").orElse("(none)"));
+    }
+    String ct1 = first.header("Content-Type").orElse("");
+    String ct2 = again.header("Content-Type").orElse("");
+    if (!ct1.equalsIgnoreCase(ct2)) {
+      problems.add(what + ": Content-Type " + ct2 + " instead of " + ct1);
+    }
+    markerProblem(again, true).ifPresent(m -> problems.add(what + ": " + m));
+    return problems;
+  }
+
+  private Optional<String> markerProblem(Response r, boolean replay) {
+    if (profile.replayHeader().isEmpty()) {
+      return Optional.empty();
+    }
+    boolean marked = isReplayMarked(r);
+    if (replay && !marked) {
+      return Optional.of("no replay marker '" + profile.replayHeader() + "'");
+    }
+    if (!replay && marked) {
+      return Optional.of("the first answer is marked as a replay");
+    }
+    return Optional.empty();
+  }
+
+  private boolean isReplayMarked(Response r) {
+    String marker =
+        profile.replayHeader().isEmpty() ? "Idempotent-Replayed: true" : profile.replayHeader();
+    int colon = marker.indexOf(':');
+    String name = marker.substring(0, colon).trim();
+    String value = marker.substring(colon + 1).trim();
+    return r.header(name).map(v -> v.equalsIgnoreCase(value)).orElse(false);
+  }
+
+  private String replayMarkerNote() {
+    return profile.replayHeader().isEmpty() ? "" : ", marked " + profile.replayHeader();
+  }
+
+  private static boolean validRetryAfter(String value) {
+    String v = value.trim();
+    if (v.matches("\\d+")) {
+      return true;
+    }
+    try {
+      java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.parse(v);
+      return true;
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Sends N copies of a request so that they reach the server together: each connection gets all
+   * but the last byte of its request, then a latch releases the N last bytes at once.
+   */
+  private List<Response> releaseTogether(Request request, int n) throws Exception {
+    byte[] bytes = request.bytes();
+    List<Socket> sockets = new ArrayList<>();
+    ExecutorService pool = Executors.newFixedThreadPool(n);
+    try {
+      for (int i = 0; i < n; i++) {
+        Socket s = RawHttp.open(request.uri(), o.timeout());
+        s.getOutputStream().write(bytes, 0, bytes.length - 1);
+        s.getOutputStream().flush();
+        sockets.add(s);
+      }
+      CountDownLatch go = new CountDownLatch(1);
+      List<CompletableFuture<Response>> answers = new ArrayList<>();
+      for (Socket s : sockets) {
+        answers.add(
+            CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    go.await();
+                    OutputStream out = s.getOutputStream();
+                    long start = System.nanoTime();
+                    out.write(bytes, bytes.length - 1, 1);
+                    out.flush();
+                    return RawHttp.read(s.getInputStream(), start);
+                  } catch (Exception e) {
+                    throw new IllegalStateException("a raced request failed: " + e, e);
+                  }
+                },
+                pool));
+      }
+      go.countDown();
+      List<Response> out = new ArrayList<>();
+      for (CompletableFuture<Response> a : answers) {
+        out.add(a.get(o.timeout().toMillis() * 2, TimeUnit.MILLISECONDS));
+      }
+      return out;
+    } finally {
+      for (Socket s : sockets) {
+        s.close();
+      }
+      pool.shutdownNow();
+    }
+  }
+
+  /** Retries until the operation has a final answer (in-progress answers are waited out). */
+  private Response settle(Request request) throws Exception {
+    long deadline = System.nanoTime() + o.timeout().toNanos();
+    while (true) {
+      Response r = send(request);
+      if (r.status() != profile.inProgressStatus() || System.nanoTime() > deadline) {
+        return r;
+      }
+      conflicts.add(r);
+      Thread.sleep(250);
+    }
+  }
+
+  private String unique() {
+    return "ck" + run + "x" + counter.incrementAndGet();
+  }
+
+  private List<Map.Entry<String, String>> freshKey() {
+    return keyHeader(UUID.randomUUID().toString());
+  }
+
+  private List<Map.Entry<String, String>> keyHeader(String key) {
+    return List.of(Map.entry(KEY, profile.keyHeader(key)));
+  }
+
+  private Request request(
+      String unique,
+      List<Map.Entry<String, String>> keyHeaders,
+      String auth,
+      String bodyTemplate,
+      String pathTemplate,
+      List<Map.Entry<String, String>> extra) {
+    List<Map.Entry<String, String>> headers = new ArrayList<>();
+    if (auth != null) {
+      headers.add(Map.entry("Authorization", auth));
+    }
+    headers.add(Map.entry("Content-Type", o.contentType()));
+    headers.addAll(o.headers());
+    headers.addAll(extra);
+    headers.addAll(keyHeaders);
+    return new Request(
+        o.method(),
+        resolve(fill(pathTemplate, unique)),
+        headers,
+        fill(bodyTemplate, unique).getBytes(StandardCharsets.UTF_8));
+  }
+
+  private URI resolve(String pathOrUrl) {
+    return pathOrUrl.startsWith("http://") || pathOrUrl.startsWith("https://")
+        ? URI.create(pathOrUrl)
+        : URI.create(o.baseUrl() + pathOrUrl);
+  }
+
+  private static String fill(String template, String unique) {
+    return template.replace("{{unique}}", unique);
+  }
+
+  private static String query(URI uri) {
+    return uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery();
+  }
+
+  private Response send(Request request) throws IOException {
+    return RawHttp.send(request, o.timeout());
+  }
+
+  private long effects(String unique) throws Exception {
+    List<Map.Entry<String, String>> headers = new ArrayList<>();
+    if (o.auth() != null) {
+      headers.add(Map.entry("Authorization", o.auth()));
+    }
+    headers.add(Map.entry("Accept", "application/json"));
+    Response r =
+        send(new Request("GET", resolve(fill(o.effectUrl(), unique)), headers, new byte[0]));
+    if (!r.success()) {
+      throw new IOException("the effect URL answered " + r.summary());
+    }
+    return Json.count(Json.parse(r.bodyText()), o.effectCount());
+  }
+
+  /** Empty when the effect count is as expected or cannot be counted; else what was wrong. */
+  private String effectNote(String unique, long expected) throws Exception {
+    if (o.effectUrl() == null) {
+      return "";
+    }
+    long n = effects(unique);
+    return n == expected ? "" : n + " effects instead of " + expected;
+  }
+
+  private String countedNote() {
+    return o.effectUrl() == null ? "" : " (effects counted)";
+  }
+
+  private static String effectSuffix(String effect) {
+    return effect.isEmpty() ? "" : "; " + effect;
+  }
+
+  private static String summary(byte[] body) {
+    String text = new String(body, StandardCharsets.UTF_8).replaceAll("\\s+", " ");
+    return text.length() > 120 ? text.substring(0, 120) + "…" : text;
+  }
+
+  private static String describe(List<Map.Entry<String, String>> headers) {
+    StringBuilder out = new StringBuilder();
+    for (Map.Entry<String, String> h : headers) {
+      String v = h.getValue();
+      String shown = v.length() > 40 ? v.substring(0, 20) + "…(" + v.length() + " chars)" : v;
+      StringBuilder printable = new StringBuilder();
+      for (char c : shown.toCharArray()) {
+        printable.append(
+            c < 0x20 || c == 0x7f ? String.format("\\x%02x", (int) c) : String.valueOf(c));
+      }
+      if (out.length() > 0) {
+        out.append(", ");
+      }
+      out.append(h.getKey()).append(": ").append(printable);
+    }
+    return out.toString();
+  }
+}

@@ -1,0 +1,57 @@
+package dev.idemkit.conformance;
+
+import dev.idemkit.conformance.CheckResult.Status;
+import java.io.PrintStream;
+import java.util.List;
+
+/**
+ * {@code java -jar idemkit-conformance.jar}: checks one endpoint's {@code Idempotency-Key}
+ * behaviour against a profile and exits non-zero if any check failed. See {@link Options#USAGE}.
+ */
+public final class ConformanceMain {
+
+  private ConformanceMain() {}
+
+  public static void main(String[] args) {
+    System.exit(run(args, System.out, System.err));
+  }
+
+  /** Runs the checker; returns the exit status (0 all good, 1 a check failed, 2 usage). */
+  static int run(String[] args, PrintStream out, PrintStream err) {
+    Options options;
+    try {
+      options = Options.parse(args);
+    } catch (Exception e) {
+      if (e.getMessage() != null && !e.getMessage().isEmpty()) {
+        err.println("idemkit-conformance: " + e.getMessage());
+      }
+      err.print(Options.USAGE);
+      return 2;
+    }
+    out.printf(
+        "idemkit-conformance: profile %s against %s %s%s%n%n",
+        options.profile().name(), options.method(), options.baseUrl(), options.path());
+    List<CheckResult> results =
+        new Checker(options)
+            .runAll(
+                r -> {
+                  out.print(Reports.line(r));
+                  out.flush();
+                });
+    out.print(Reports.summary(options, results));
+    try {
+      if (options.jsonReport() != null) {
+        Reports.writeJson(options.jsonReport(), options, results);
+        out.println("JSON report: " + options.jsonReport());
+      }
+      if (options.junitReport() != null) {
+        Reports.writeJunit(options.junitReport(), options, results);
+        out.println("JUnit report: " + options.junitReport());
+      }
+    } catch (Exception e) {
+      err.println("idemkit-conformance: could not write a report: " + e);
+      return 2;
+    }
+    return Reports.count(results, Status.FAIL) > 0 ? 1 : 0;
+  }
+}

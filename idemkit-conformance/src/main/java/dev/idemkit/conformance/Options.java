@@ -1,0 +1,168 @@
+package dev.idemkit.conformance;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The checker's input, from the command line. Templates may use {@code {{unique}}}: each check puts
+ * a fresh value there, so that its operations are new to the server and its effects can be counted.
+ */
+record Options(
+    URI baseUrl,
+    String method,
+    String path,
+    String body,
+    String contentType,
+    String mismatchBody,
+    String otherPath,
+    String invalidBody,
+    String errorBody,
+    List<Map.Entry<String, String>> errorHeaders,
+    String auth,
+    String auth2,
+    List<Map.Entry<String, String>> headers,
+    String effectUrl,
+    String effectCount,
+    Profile profile,
+    int concurrency,
+    Duration inflightDelay,
+    Duration timeout,
+    Path jsonReport,
+    Path junitReport,
+    Set<String> only) {
+
+  static final String USAGE =
+      """
+      Usage: java -jar idemkit-conformance.jar --base-url URL --path PATH --body JSON [options]
+
+        --base-url URL          the API, e.g. http://localhost:8080
+        --method M              the idempotent endpoint's method (POST)
+        --path T                its path template, e.g. /v1/payments
+        --body T                a valid request body; {{unique}} is replaced per check
+        --content-type V        (application/json)
+        --mismatch-body T       a different valid request (same {{unique}}), for the mismatch checks
+        --other-path T          another endpoint, for the same key with the same body elsewhere
+        --invalid-body T        a body the server refuses by validation
+        --error-body T          a request that ends in an error answer (e.g. a decline)
+        --error-header 'N: V'   a header that makes the request end in an error (repeatable)
+        --auth V                the Authorization header of the first principal
+        --auth2 V               the Authorization header of a second principal
+        --header 'N: V'         an extra header on every request (repeatable)
+        --effect-url T          a GET URL (absolute or under the base URL) counting the resources
+                                {{unique}} created, e.g. '/v1/payments?reference={{unique}}'
+        --effect-count PATH     where the count is in its JSON answer: 'count', 'data.length'
+                                (default: the answer is an array, or a number)
+        --profile P             ietf (default), stripe, or a properties file (base=ietf, …)
+        --concurrency N         requests released together by the race checks (8)
+        --inflight-delay-ms N   when the second request of an in-flight check starts (200)
+        --timeout-s N           per request (30)
+        --json FILE             also write the report as JSON
+        --junit FILE            also write it as JUnit XML
+        --only ID,ID            run only these checks
+
+      Exit status: 0 when no check failed, 1 when one did, 2 on a usage error.
+      """;
+
+  static Options parse(String[] args) throws Exception {
+    URI baseUrl = null;
+    String method = "POST";
+    String path = null;
+    String body = null;
+    String contentType = "application/json";
+    String mismatchBody = null;
+    String otherPath = null;
+    String invalidBody = null;
+    String errorBody = null;
+    List<Map.Entry<String, String>> errorHeaders = new ArrayList<>();
+    String auth = null;
+    String auth2 = null;
+    List<Map.Entry<String, String>> headers = new ArrayList<>();
+    String effectUrl = null;
+    String effectCount = "";
+    Profile profile = Profile.IETF;
+    int concurrency = 8;
+    Duration inflightDelay = Duration.ofMillis(200);
+    Duration timeout = Duration.ofSeconds(30);
+    Path json = null;
+    Path junit = null;
+    Set<String> only = Set.of();
+    for (int i = 0; i < args.length; i++) {
+      String flag = args[i];
+      if (flag.equals("--help") || flag.equals("-h")) {
+        throw new IllegalArgumentException("");
+      }
+      if (i + 1 >= args.length) {
+        throw new IllegalArgumentException(flag + " needs a value");
+      }
+      String v = args[++i];
+      switch (flag) {
+        case "--base-url" ->
+            baseUrl = URI.create(v.endsWith("/") ? v.substring(0, v.length() - 1) : v);
+        case "--method" -> method = v;
+        case "--path" -> path = v;
+        case "--body" -> body = v;
+        case "--content-type" -> contentType = v;
+        case "--mismatch-body" -> mismatchBody = v;
+        case "--other-path" -> otherPath = v;
+        case "--invalid-body" -> invalidBody = v;
+        case "--error-body" -> errorBody = v;
+        case "--error-header" -> errorHeaders.add(header(v));
+        case "--auth" -> auth = v;
+        case "--auth2" -> auth2 = v;
+        case "--header" -> headers.add(header(v));
+        case "--effect-url" -> effectUrl = v;
+        case "--effect-count" -> effectCount = v;
+        case "--profile" -> profile = Profile.named(v);
+        case "--concurrency" -> concurrency = Integer.parseInt(v);
+        case "--inflight-delay-ms" -> inflightDelay = Duration.ofMillis(Long.parseLong(v));
+        case "--timeout-s" -> timeout = Duration.ofSeconds(Long.parseLong(v));
+        case "--json" -> json = Path.of(v);
+        case "--junit" -> junit = Path.of(v);
+        case "--only" -> only = Set.of(v.split(","));
+        default -> throw new IllegalArgumentException("unknown option " + flag);
+      }
+    }
+    if (baseUrl == null || path == null || body == null) {
+      throw new IllegalArgumentException("--base-url, --path and --body are required");
+    }
+    if (concurrency < 2) {
+      throw new IllegalArgumentException("--concurrency must be at least 2");
+    }
+    return new Options(
+        baseUrl,
+        method,
+        path,
+        body,
+        contentType,
+        mismatchBody,
+        otherPath,
+        invalidBody,
+        errorBody,
+        List.copyOf(errorHeaders),
+        auth,
+        auth2,
+        List.copyOf(headers),
+        effectUrl,
+        effectCount,
+        profile,
+        concurrency,
+        inflightDelay,
+        timeout,
+        json,
+        junit,
+        only);
+  }
+
+  private static Map.Entry<String, String> header(String v) {
+    int colon = v.indexOf(':');
+    if (colon <= 0) {
+      throw new IllegalArgumentException("a header is 'Name: value', not " + v);
+    }
+    return Map.entry(v.substring(0, colon).trim(), v.substring(colon + 1).trim());
+  }
+}

@@ -1,0 +1,251 @@
+package dev.idemkit.conformance;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A tiny idempotent API ({@code POST /items}, {@code POST /other}, {@code GET /effects?ref=R}) that
+ * is correct with {@link Flaw#NONE} and carries one classic idempotency bug otherwise, so that the
+ * checker can be shown to catch each bug by its check id. Each operation takes {@code workMillis},
+ * long enough for the in-flight checks to send their second request while the first still runs.
+ */
+final class FlawedServer implements AutoCloseable {
+
+  /** The bugs real servers have. */
+  enum Flaw {
+    NONE,
+    /** Looks the key up, then inserts it: concurrent duplicates both see "absent" and both run. */
+    FIND_THEN_INSERT,
+    /** Remembers keys but not what was asked: another request under a used key gets a replay. */
+    NO_FINGERPRINT,
+    /** Re-renders the stored result on replay, so a replay's bytes differ from the first answer. */
+    REPLAYS_DIFFERENT_BYTES,
+    /** Keys are global, not per principal: another tenant's key replays that tenant's answer. */
+    KEYS_NOT_SCOPED_BY_PRINCIPAL,
+    /** Stores the key only when the operation completes: a retry meanwhile runs it again. */
+    IN_PROGRESS_NOT_DETECTED
+  }
+
+  private static final class Record {
+    final String fingerprint;
+    volatile boolean done;
+    volatile int status;
+    volatile String item;
+    volatile byte[] body;
+
+    Record(String fingerprint) {
+      this.fingerprint = fingerprint;
+    }
+  }
+
+  private final Flaw flaw;
+  private final long workMillis;
+  private final HttpServer server;
+  private final ExecutorService pool = Executors.newFixedThreadPool(32);
+  private final Map<String, Record> records = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
+  private final AtomicInteger ids = new AtomicInteger();
+
+  FlawedServer(Flaw flaw, long workMillis) throws IOException {
+    this.flaw = flaw;
+    this.workMillis = workMillis;
+    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+    server.setExecutor(pool);
+    server.createContext("/", this::handle);
+    server.start();
+  }
+
+  String baseUrl() {
+    return "http://127.0.0.1:" + server.getAddress().getPort();
+  }
+
+  private void handle(HttpExchange ex) throws IOException {
+    try (ex) {
+      String path = ex.getRequestURI().getPath();
+      if ("GET".equals(ex.getRequestMethod()) && path.equals("/effects")) {
+        String ref = ex.getRequestURI().getQuery().substring("ref=".length());
+        int n = effects.getOrDefault(ref, new AtomicInteger()).get();
+        answer(ex, 200, "{\"count\":" + n + "}", null, false);
+        return;
+      }
+      if (!"POST".equals(ex.getRequestMethod())
+          || !(path.equals("/items") || path.equals("/other"))) {
+        answer(ex, 404, "{\"error\":\"not found\"}", null, false);
+        return;
+      }
+      String principal = ex.getRequestHeaders().getFirst("Authorization");
+      if (principal == null) {
+        answer(ex, 401, "{\"error\":\"unauthenticated\"}", null, false);
+        return;
+      }
+      List<String> keys = ex.getRequestHeaders().get("Idempotency-Key");
+      if (keys == null) {
+        answer(ex, 400, "{\"errorCode\":\"IDEMPOTENCY_KEY_MISSING\"}", null, false);
+        return;
+      }
+      String key = keys.size() == 1 ? parseKey(keys.get(0)) : null;
+      if (key == null) {
+        answer(ex, 400, "{\"errorCode\":\"IDEMPOTENCY_KEY_INVALID\"}", null, false);
+        return;
+      }
+      String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+      Map<?, ?> command;
+      try {
+        command = (Map<?, ?>) Json.parse(body);
+      } catch (RuntimeException e) {
+        answer(ex, 400, "{\"errorCode\":\"INVALID_BODY\"}", null, false);
+        return;
+      }
+      Object ref = command.get("ref");
+      Object amount = command.get("amount");
+      if (!(ref instanceof String)
+          || !(amount instanceof String a)
+          || !a.matches("\\d+\\.\\d\\d|decline")) {
+        answer(ex, 400, "{\"errorCode\":\"INVALID_BODY\"}", null, false);
+        return;
+      }
+      String scope =
+          (flaw == Flaw.KEYS_NOT_SCOPED_BY_PRINCIPAL ? "" : principal) + "|" + path + "|" + key;
+      String fingerprint = path + "|" + ref + "|" + amount;
+      Record mine = new Record(fingerprint);
+      Record existing = claim(scope, mine);
+      if (existing != null) {
+        if (flaw != Flaw.NO_FINGERPRINT && !existing.fingerprint.equals(fingerprint)) {
+          answer(
+              ex,
+              422,
+              "{\"errorCode\":\"IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST\"}",
+              null,
+              false);
+        } else if (!existing.done) {
+          ex.getResponseHeaders().add("Retry-After", "1");
+          answer(ex, 409, "{\"errorCode\":\"IDEMPOTENCY_REQUEST_IN_PROGRESS\"}", null, false);
+        } else {
+          byte[] replay =
+              flaw == Flaw.REPLAYS_DIFFERENT_BYTES && existing.status == 201
+                  ? render(existing.item, (String) ref, (String) amount)
+                  : existing.body;
+          answer(
+              ex,
+              existing.status,
+              replay,
+              existing.status == 201 ? "/items/" + existing.item : null,
+              true);
+        }
+        return;
+      }
+      // Run the operation.
+      Thread.sleep(workMillis);
+      if ("decline".equals(amount)) {
+        mine.status = 402;
+        mine.body = "{\"errorCode\":\"PAYMENT_DECLINED\"}".getBytes(StandardCharsets.UTF_8);
+      } else {
+        effects.computeIfAbsent((String) ref, r -> new AtomicInteger()).incrementAndGet();
+        mine.item = "it_" + ids.incrementAndGet();
+        mine.status = 201;
+        mine.body = render(mine.item, (String) ref, (String) amount);
+      }
+      mine.done = true;
+      if (flaw == Flaw.IN_PROGRESS_NOT_DETECTED) {
+        records.put(scope, mine);
+      }
+      answer(ex, mine.status, mine.body, mine.status == 201 ? "/items/" + mine.item : null, false);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Returns the record already there, or null when {@code mine} became the owner. */
+  private Record claim(String scope, Record mine) throws InterruptedException {
+    switch (flaw) {
+      case FIND_THEN_INSERT -> {
+        Record found = records.get(scope);
+        if (found != null) {
+          return found;
+        }
+        Thread.sleep(20); // the window between the look-up and the insert
+        records.put(scope, mine);
+        return null;
+      }
+      case IN_PROGRESS_NOT_DETECTED -> {
+        Record found = records.get(scope);
+        return found != null && found.done ? found : null;
+      }
+      default -> {
+        return records.putIfAbsent(scope, mine);
+      }
+    }
+  }
+
+  private byte[] render(String item, String ref, String amount) {
+    String servedAt =
+        flaw == Flaw.REPLAYS_DIFFERENT_BYTES ? ",\"servedAt\":\"" + Instant.now() + "\"" : "";
+    return ("{\"id\":\""
+            + item
+            + "\",\"ref\":\""
+            + ref
+            + "\",\"amount\":\""
+            + amount
+            + "\""
+            + servedAt
+            + "}")
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The draft's sf-string ({@code "k"}) or a bare token; 1–255 printable ASCII characters. */
+  private static String parseKey(String header) {
+    String v = header.trim();
+    if (v.startsWith("\"")) {
+      if (v.length() < 2 || !v.endsWith("\"")) {
+        return null;
+      }
+      v = v.substring(1, v.length() - 1);
+    }
+    if (v.isEmpty() || v.length() > 255) {
+      return null;
+    }
+    for (char c : v.toCharArray()) {
+      if (c < 0x21 || c > 0x7e || c == '"') {
+        return null;
+      }
+    }
+    return v;
+  }
+
+  private static void answer(
+      HttpExchange ex, int status, String body, String location, boolean replay)
+      throws IOException {
+    answer(ex, status, body.getBytes(StandardCharsets.UTF_8), location, replay);
+  }
+
+  private static void answer(
+      HttpExchange ex, int status, byte[] body, String location, boolean replay)
+      throws IOException {
+    ex.getResponseHeaders().add("Content-Type", "application/json");
+    if (location != null) {
+      ex.getResponseHeaders().add("Location", location);
+    }
+    if (replay) {
+      ex.getResponseHeaders().add("Idempotent-Replayed", "true");
+    }
+    ex.sendResponseHeaders(status, body.length);
+    ex.getResponseBody().write(body);
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    pool.shutdownNow();
+  }
+}

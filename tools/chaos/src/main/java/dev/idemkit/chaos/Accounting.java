@@ -1,0 +1,235 @@
+package dev.idemkit.chaos;
+
+import dev.idemkit.chaos.History.Op;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Jepsen-style accounting of a finished run: each client operation's last word ({@code ok}, {@code
+ * fail}, {@code info}) against the effects that really exist, read from the payments table, the
+ * provider's own charges and the orders table.
+ *
+ * <ul>
+ *   <li><b>lost</b>: acknowledged ({@code ok}), no effect;
+ *   <li><b>duplicated</b>: more than one effect for one operation (two payments or orders, or two
+ *       successful provider charges);
+ *   <li><b>unexpected</b>: an effect nobody asked for: for an operation the client was told failed
+ *       ({@code fail}), for an operation never invoked, or a provider charge for no payment;
+ *   <li><b>recovered</b>: unknown to the client ({@code info}), then found applied exactly once.
+ * </ul>
+ *
+ * An effect is a completed payment with one successful provider charge, or an order. A payment
+ * still unresolved after the run settled (charged but not completed, or completed with no charge)
+ * is counted as {@code unresolved} and fails the run too.
+ */
+final class Accounting {
+
+  /** The verdict; {@link #valid()} when nothing was lost, duplicated, unexpected or unresolved. */
+  record Result(
+      int operations,
+      int ok,
+      int fail,
+      int info,
+      int lost,
+      int duplicated,
+      int unexpected,
+      int recovered,
+      int unresolved,
+      String ledger,
+      List<String> anomalies) {
+
+    boolean valid() {
+      return lost == 0 && duplicated == 0 && unexpected == 0 && unresolved == 0;
+    }
+  }
+
+  /** One operation's effects as found in the databases. */
+  private record Effects(
+      int payments, int completed, int charges, int orders, boolean inconsistent) {
+    /** Money moved (charges), payments completed, orders placed; two payment rows are two. */
+    int count() {
+      return Math.max(Math.max(charges, completed), Math.max(orders, payments > 1 ? payments : 0));
+    }
+  }
+
+  /**
+   * Ledger conservation (debits = credits per account) joins here once the service writes a ledger
+   * from its events: return a verdict for the run's database, or "not checked".
+   */
+  interface LedgerCheck {
+    String check(Connection payments) throws SQLException;
+
+    LedgerCheck NOT_YET =
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement("select to_regclass('ledger_entry')");
+              ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getString(1) == null
+                ? "not checked: the service has no ledger yet"
+                : "not checked: a ledger exists; add its conservation query here";
+          }
+        };
+  }
+
+  private Accounting() {}
+
+  static Result check(
+      List<Op> history, Connection payments, Connection provider, String runTag, LedgerCheck ledger)
+      throws SQLException {
+    Map<String, Op> last = new LinkedHashMap<>();
+    Map<String, String> kind = new HashMap<>();
+    for (Op op : history) {
+      if (op.process() instanceof Integer && op.value().get("op") instanceof String id) {
+        if (op.type().equals("invoke")) {
+          kind.put(id, op.f());
+        } else {
+          last.put(id, op);
+        }
+      }
+    }
+    Map<String, Effects> effects = effects(payments, provider, runTag);
+    List<String> anomalies = new ArrayList<>();
+    int ok = 0, fail = 0, info = 0, lost = 0, duplicated = 0, unexpected = 0, recovered = 0;
+    int unresolved = 0;
+    for (Map.Entry<String, String> invoked : kind.entrySet()) {
+      String id = invoked.getKey();
+      Op end = last.get(id);
+      String type = end == null ? "info" : end.type();
+      Effects e = effects.getOrDefault(id, new Effects(0, 0, 0, 0, false));
+      switch (type) {
+        case "ok" -> ok++;
+        case "fail" -> fail++;
+        default -> info++;
+      }
+      if (e.inconsistent()) {
+        unresolved++;
+        anomalies.add("unresolved " + id + ": " + e);
+      }
+      if (e.count() > 1) {
+        duplicated++;
+        anomalies.add("duplicated " + id + " (" + type + "): " + e);
+      } else if (type.equals("ok") && e.count() == 0) {
+        lost++;
+        anomalies.add("lost " + id + ": acknowledged, no effect");
+      } else if (type.equals("fail") && e.count() > 0) {
+        unexpected++;
+        anomalies.add("unexpected " + id + ": failed (" + end.value() + ") but applied: " + e);
+      } else if (type.equals("info") && e.count() == 1) {
+        recovered++;
+      }
+    }
+    for (String id : effects.keySet()) {
+      if (!kind.containsKey(id)) {
+        unexpected++;
+        anomalies.add("unexpected " + id + ": an effect for an operation never invoked");
+      }
+    }
+    int orphanCharges = orphanCharges(payments, provider);
+    if (orphanCharges > 0) {
+      unexpected += orphanCharges;
+      anomalies.add(orphanCharges + " provider charges for no payment");
+    }
+    return new Result(
+        kind.size(),
+        ok,
+        fail,
+        info,
+        lost,
+        duplicated,
+        unexpected,
+        recovered,
+        unresolved,
+        ledger.check(payments),
+        anomalies);
+  }
+
+  private static Map<String, Effects> effects(
+      Connection payments, Connection provider, String runTag) throws SQLException {
+    Map<String, List<String>> paymentIds = new HashMap<>();
+    Map<String, Integer> completed = new HashMap<>();
+    Map<String, Integer> orders = new HashMap<>();
+    try (PreparedStatement ps =
+        payments.prepareStatement(
+            "select merchant_reference, id::text, status from payment where merchant_reference like ?")) {
+      ps.setString(1, "op-" + runTag + "-%");
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          paymentIds.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getString(2));
+          if ("COMPLETED".equals(rs.getString(3))) {
+            completed.merge(rs.getString(1), 1, Integer::sum);
+          }
+        }
+      }
+    }
+    try (PreparedStatement ps =
+        payments.prepareStatement(
+            "select sku, count(distinct order_id) from shop_order_item where sku like ? group by sku")) {
+      ps.setString(1, "op-" + runTag + "-%");
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          orders.put(rs.getString(1), rs.getInt(2));
+        }
+      }
+    }
+    Map<String, Integer> chargesByPayment = new HashMap<>();
+    List<String> all = paymentIds.values().stream().flatMap(List::stream).toList();
+    try (PreparedStatement ps =
+        provider.prepareStatement(
+            "select reference, count(*) from provider_charge where status = 'SUCCEEDED'"
+                + " and reference = any(?) group by reference")) {
+      Array ids = provider.createArrayOf("text", all.toArray());
+      ps.setArray(1, ids);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          chargesByPayment.put(rs.getString(1), rs.getInt(2));
+        }
+      }
+    }
+    Map<String, Effects> out = new HashMap<>();
+    Set<String> ops = new HashSet<>(paymentIds.keySet());
+    ops.addAll(orders.keySet());
+    for (String op : ops) {
+      List<String> ids = paymentIds.getOrDefault(op, List.of());
+      int charges = ids.stream().mapToInt(id -> chargesByPayment.getOrDefault(id, 0)).sum();
+      int done = completed.getOrDefault(op, 0);
+      int ordered = orders.getOrDefault(op, 0);
+      // A settled payment is completed with its one charge, or not completed and never charged
+      // (declined, failed before the charge); anything else did not settle.
+      boolean inconsistent = done != charges;
+      out.put(op, new Effects(ids.size(), done, charges, ordered, inconsistent));
+    }
+    return out;
+  }
+
+  private static int orphanCharges(Connection payments, Connection provider) throws SQLException {
+    Set<String> known = new HashSet<>();
+    try (PreparedStatement ps = payments.prepareStatement("select id::text from payment");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        known.add(rs.getString(1));
+      }
+    }
+    int orphans = 0;
+    try (PreparedStatement ps =
+            provider.prepareStatement(
+                "select reference from provider_charge where status = 'SUCCEEDED'");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        if (!known.contains(rs.getString(1))) {
+          orphans++;
+        }
+      }
+    }
+    return orphans;
+  }
+}

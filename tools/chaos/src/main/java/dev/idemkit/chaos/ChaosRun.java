@@ -1,0 +1,449 @@
+package dev.idemkit.chaos;
+
+import dev.idemkit.client.IdempotencyClientException;
+import dev.idemkit.client.IdempotentClient;
+import dev.idemkit.client.IdempotentResponse;
+import dev.idemkit.client.RequestRejectedException;
+import dev.idemkit.client.RetryPolicy;
+import dev.idemkit.examples.provider.Fault;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.IntSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The chaos run: two payments-service instances on one database behind a loopback balancer, the
+ * provider simulator with faults, retrying clients ({@code idemkit-client}) creating payments and
+ * orders, and a {@link Nemesis}; then a settle phase, the {@link Accounting} check, a JSON-lines
+ * history and a report.
+ *
+ * <pre>
+ * java -cp … dev.idemkit.chaos.ChaosRun --duration PT10M --clients 8 [--broken-store find-then-insert]
+ * </pre>
+ */
+public final class ChaosRun {
+
+  /** How a run goes. */
+  record Config(
+      Path serviceJar,
+      Path out,
+      Duration duration,
+      int clients,
+      boolean nemesis,
+      String brokenStore,
+      Duration requestTimeout,
+      long seed) {
+
+    static Config defaults(Path serviceJar, Path out) {
+      return new Config(
+          serviceJar, out, Duration.ofSeconds(60), 8, true, null, Duration.ofSeconds(3), 1);
+    }
+
+    Config withDuration(Duration d) {
+      return new Config(serviceJar, out, d, clients, nemesis, brokenStore, requestTimeout, seed);
+    }
+
+    Config withBrokenStore(String variant, Duration timeout) {
+      return new Config(serviceJar, out, duration, clients, nemesis, variant, timeout, seed);
+    }
+
+    Config withNemesis(boolean on) {
+      return new Config(serviceJar, out, duration, clients, on, brokenStore, requestTimeout, seed);
+    }
+  }
+
+  /** The outcome: the accounting verdict, what the nemesis did, and where the files are. */
+  record Outcome(
+      Accounting.Result accounting,
+      int kills,
+      int pauses,
+      int terminations,
+      Path history,
+      Path report) {
+    String resultLine() {
+      Accounting.Result a = accounting;
+      return String.format(
+          Locale.ROOT,
+          "RESULT operations=%d ok=%d fail=%d info=%d lost=%d duplicated=%d unexpected=%d recovered=%d"
+              + " unresolved=%d kills=%d pauses=%d terminations=%d valid=%s",
+          a.operations(),
+          a.ok(),
+          a.fail(),
+          a.info(),
+          a.lost(),
+          a.duplicated(),
+          a.unexpected(),
+          a.recovered(),
+          a.unresolved(),
+          kills,
+          pauses,
+          terminations,
+          a.valid());
+    }
+  }
+
+  /** The provider's faults during a run. */
+  static final Map<Fault, Double> FAULTS =
+      Map.of(
+          Fault.LATENCY, 0.2,
+          Fault.ERROR_BEFORE_CHARGE, 0.05,
+          Fault.DECLINE, 0.05,
+          Fault.DROP_AFTER_CHARGE, 0.05,
+          Fault.TIMEOUT_AFTER_CHARGE, 0.05);
+
+  private static final Pattern ID =
+      Pattern.compile("\"(?:paymentId|orderId)\"\\s*:\\s*\"([^\"]+)\"");
+
+  private ChaosRun() {}
+
+  public static void main(String[] args) throws Exception {
+    Path jar = Path.of("examples/payments-service/target/payments-service.jar");
+    Config config = Config.defaults(jar, Path.of("target", "chaos"));
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      String v = args[i + 1];
+      config =
+          switch (args[i]) {
+            case "--duration" -> config.withDuration(Duration.parse(v));
+            case "--clients" ->
+                new Config(
+                    config.serviceJar(),
+                    config.out(),
+                    config.duration(),
+                    Integer.parseInt(v),
+                    config.nemesis(),
+                    config.brokenStore(),
+                    config.requestTimeout(),
+                    config.seed());
+            case "--seed" ->
+                new Config(
+                    config.serviceJar(),
+                    config.out(),
+                    config.duration(),
+                    config.clients(),
+                    config.nemesis(),
+                    config.brokenStore(),
+                    config.requestTimeout(),
+                    Long.parseLong(v));
+            case "--service-jar" ->
+                new Config(
+                    Path.of(v),
+                    config.out(),
+                    config.duration(),
+                    config.clients(),
+                    config.nemesis(),
+                    config.brokenStore(),
+                    config.requestTimeout(),
+                    config.seed());
+            case "--out" ->
+                new Config(
+                    config.serviceJar(),
+                    Path.of(v),
+                    config.duration(),
+                    config.clients(),
+                    config.nemesis(),
+                    config.brokenStore(),
+                    config.requestTimeout(),
+                    config.seed());
+            case "--nemesis" -> config.withNemesis(Boolean.parseBoolean(v));
+            case "--broken-store" -> config.withBrokenStore(v, config.requestTimeout());
+            case "--request-timeout" ->
+                config.withBrokenStore(config.brokenStore(), Duration.parse(v));
+            default -> throw new IllegalArgumentException("unknown option " + args[i]);
+          };
+    }
+    boolean valid;
+    try (Cluster cluster = new Cluster(config.serviceJar(), config.out().resolve("logs"), FAULTS)) {
+      valid = run(cluster, config).accounting().valid();
+    }
+    System.exit(valid ? 0 : 1);
+  }
+
+  /** One run on a cluster whose database and provider may outlive it (instances do not). */
+  static Outcome run(Cluster cluster, Config config) throws Exception {
+    String tag =
+        Long.toString(System.currentTimeMillis(), 36)
+            + UUID.randomUUID().toString().substring(0, 4);
+    Path out = Files.createDirectories(config.out());
+    Path historyFile = out.resolve("history-" + tag + ".jsonl");
+    List<String> extra = new ArrayList<>();
+    if (config.brokenStore() != null) {
+      extra.add("--payments.demo.broken-store=" + config.brokenStore());
+    }
+    ExecutorService starts = Executors.newFixedThreadPool(2);
+    Future<?> a = starts.submit(() -> cluster.start("service-a-" + tag, extra));
+    Future<?> b = starts.submit(() -> cluster.start("service-b-" + tag, extra));
+    a.get();
+    b.get();
+    starts.shutdown();
+    List<IntSupplier> ports = new ArrayList<>();
+    for (Cluster.Instance i : cluster.instances()) {
+      ports.add(() -> i.port);
+    }
+    try (Balancer balancer = new Balancer(ports);
+        History history = new History(historyFile)) {
+      Nemesis nemesis = new Nemesis(cluster, history, Duration.ofSeconds(6), config.seed());
+      Thread nemesisThread = new Thread(nemesis, "chaos-nemesis");
+      if (config.nemesis()) {
+        nemesisThread.start();
+      }
+      long deadline = System.nanoTime() + config.duration().toNanos();
+      ExecutorService clients = Executors.newFixedThreadPool(config.clients());
+      List<Future<?>> running = new ArrayList<>();
+      for (int p = 0; p < config.clients(); p++) {
+        int process = p;
+        running.add(
+            clients.submit(
+                () -> {
+                  work(process, tag, balancer.port(), config, history, deadline);
+                  return null;
+                }));
+      }
+      for (Future<?> f : running) {
+        f.get();
+      }
+      clients.shutdown();
+      nemesis.stop();
+      if (config.nemesis()) {
+        nemesisThread.join();
+      }
+      nemesis.heal();
+      settle(cluster, Duration.ofSeconds(45));
+      Accounting.Result result;
+      try (Connection payments = cluster.payments();
+          Connection provider = cluster.providerDatabase()) {
+        result =
+            Accounting.check(
+                history.ops(), payments, provider, tag, Accounting.LedgerCheck.NOT_YET);
+      }
+      Path report = out.resolve("report-" + tag + ".json");
+      Outcome outcome =
+          new Outcome(
+              result,
+              nemesis.kills.get(),
+              nemesis.pauses.get(),
+              nemesis.terminations.get(),
+              historyFile,
+              report);
+      Files.writeString(report, json(config, outcome), StandardCharsets.UTF_8);
+      System.out.println(text(config, outcome));
+      return outcome;
+    } finally {
+      cluster.stopInstances();
+    }
+  }
+
+  /**
+   * One client process: creates payments (70 %) and orders (30 %) one after the other, each with
+   * its own key reused on every retry, and records what it was told. A client gives an operation 10
+   * s: one that outlives a fault is recorded as {@code info} (unknown), and the accounting finds
+   * out whether it was applied anyway (recovered).
+   */
+  private static void work(
+      int process, String tag, int port, Config config, History history, long deadline) {
+    Random random = new Random(config.seed() * 1000 + process);
+    IdempotentClient client =
+        IdempotentClient.builder()
+            .baseUri(URI.create("http://127.0.0.1:" + port))
+            .bearerToken("sk_test_demo_a")
+            .httpClient(
+                HttpClient.newBuilder()
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Duration.ofSeconds(1))
+                    .build())
+            .requestTimeout(config.requestTimeout())
+            .retryPolicy(
+                RetryPolicy.builder()
+                    .maxAttempts(20)
+                    .initialBackoff(Duration.ofMillis(50))
+                    .maxBackoff(Duration.ofSeconds(2))
+                    .deadline(Duration.ofSeconds(10))
+                    .build())
+            .build();
+    for (int n = 1; System.nanoTime() < deadline; n++) {
+      String op = "op-" + tag + "-" + process + "-" + n;
+      boolean payment = random.nextInt(10) < 7;
+      String f = payment ? "create-payment" : "create-order";
+      String amount = (1 + random.nextInt(99)) + ".00";
+      String body =
+          payment
+              ? "{\"accountId\":\"acc_chaos\",\"amount\":\""
+                  + amount
+                  + "\",\"currency\":\"EUR\",\"merchantReference\":\""
+                  + op
+                  + "\"}"
+              : "{\"currency\":\"EUR\",\"items\":[{\"sku\":\""
+                  + op
+                  + "\",\"quantity\":1,\"unitPrice\":\""
+                  + amount
+                  + "\"}]}";
+      history.add("invoke", process, f, History.value("op", op, "amount", amount));
+      try {
+        IdempotentResponse r =
+            client.post(payment ? "/v1/payments" : "/v1/orders").json(body).send();
+        Matcher id = ID.matcher(r.bodyAsString());
+        history.add(
+            "ok",
+            process,
+            f,
+            History.value(
+                "op",
+                op,
+                "status",
+                r.status(),
+                "id",
+                id.find() ? id.group(1) : null,
+                "attempts",
+                r.attempts(),
+                "replayed",
+                r.replayed()));
+      } catch (RequestRejectedException definite) {
+        history.add(
+            "fail",
+            process,
+            f,
+            History.value(
+                "op",
+                op,
+                "status",
+                definite.status().orElse(0),
+                "error",
+                definite.errorCode().orElse(""),
+                "attempts",
+                definite.attempts()));
+      } catch (IdempotencyClientException unknown) {
+        history.add(
+            "info",
+            process,
+            f,
+            History.value(
+                "op",
+                op,
+                "error",
+                unknown.getClass().getSimpleName(),
+                "attempts",
+                unknown.attempts()));
+      } catch (RuntimeException unknown) {
+        history.add("info", process, f, History.value("op", op, "error", unknown.toString()));
+      }
+    }
+  }
+
+  /**
+   * Waits until no record is in progress or awaiting recovery: the recovery workers finish what the
+   * faults interrupted (their leases are 3 s), so the databases settle before the accounting.
+   */
+  private static void settle(Cluster cluster, Duration max) throws Exception {
+    long deadline = System.nanoTime() + max.toNanos();
+    while (System.nanoTime() < deadline) {
+      try (Connection c = cluster.payments();
+          PreparedStatement ps =
+              c.prepareStatement(
+                  "select count(*) from idemkit_record where state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')");
+          ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (rs.getLong(1) == 0) {
+          return;
+        }
+      }
+      Thread.sleep(500);
+    }
+  }
+
+  private static String text(Config config, Outcome o) {
+    Accounting.Result a = o.accounting();
+    StringBuilder s = new StringBuilder();
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "%nchaos run (%s, %d clients, nemesis %s%s)%n",
+            config.duration(),
+            config.clients(),
+            config.nemesis() ? "on" : "off",
+            config.brokenStore() == null
+                ? ""
+                : ", DELIBERATELY BROKEN store " + config.brokenStore()));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "  operations %d: ok %d, fail %d, info %d%n",
+            a.operations(),
+            a.ok(),
+            a.fail(),
+            a.info()));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "  lost %d, duplicated %d, unexpected %d, recovered %d, unresolved %d%n",
+            a.lost(),
+            a.duplicated(),
+            a.unexpected(),
+            a.recovered(),
+            a.unresolved()));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "  nemesis: %d kill -9, %d SIGSTOP/SIGCONT, %d pg_terminate_backend%n",
+            o.kills(),
+            o.pauses(),
+            o.terminations()));
+    s.append("  ledger: ").append(a.ledger()).append('\n');
+    a.anomalies().stream().limit(20).forEach(x -> s.append("  ! ").append(x).append('\n'));
+    s.append("  history: ")
+        .append(o.history())
+        .append("\n  report: ")
+        .append(o.report())
+        .append('\n');
+    s.append(o.resultLine());
+    return s.toString();
+  }
+
+  private static String json(Config config, Outcome o) {
+    Accounting.Result a = o.accounting();
+    StringBuilder anomalies = new StringBuilder();
+    for (String x : a.anomalies()) {
+      anomalies.append(anomalies.length() == 0 ? "" : ",").append(History.quote(x));
+    }
+    return String.format(
+        Locale.ROOT,
+        "{\"duration\":%s,\"clients\":%d,\"nemesis\":%s,\"brokenStore\":%s,\"operations\":%d,\"ok\":%d,"
+            + "\"fail\":%d,\"info\":%d,\"lost\":%d,\"duplicated\":%d,\"unexpected\":%d,\"recovered\":%d,"
+            + "\"unresolved\":%d,\"kills\":%d,\"pauses\":%d,\"terminations\":%d,\"ledger\":%s,\"valid\":%s,"
+            + "\"anomalies\":[%s]}%n",
+        History.quote(config.duration().toString()),
+        config.clients(),
+        config.nemesis(),
+        config.brokenStore() == null ? "null" : History.quote(config.brokenStore()),
+        a.operations(),
+        a.ok(),
+        a.fail(),
+        a.info(),
+        a.lost(),
+        a.duplicated(),
+        a.unexpected(),
+        a.recovered(),
+        a.unresolved(),
+        o.kills(),
+        o.pauses(),
+        o.terminations(),
+        History.quote(a.ledger()),
+        a.valid(),
+        anomalies);
+  }
+}

@@ -1,0 +1,246 @@
+package dev.idemkit.chaos;
+
+import dev.idemkit.examples.provider.Fault;
+import dev.idemkit.examples.provider.ProviderSimulator;
+import dev.idemkit.jdbc.IdemkitDatabase;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.File;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Stream;
+import javax.sql.DataSource;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * What the chaos run runs on, all on this machine's loopback: one PostgreSQL (the server {@code
+ * IDEMKIT_TEST_JDBC_URL} names, in databases of this run's own, else an embedded one), the provider
+ * simulator with faults (in this JVM), and payments-service instances as separate processes ({@code
+ * java -jar}), so that the nemesis can {@code kill -9} and {@code SIGSTOP} them.
+ */
+final class Cluster implements AutoCloseable {
+
+  private final Path serviceJar;
+  private final Path logs;
+  private final EmbeddedPostgres embedded;
+  private final Path embeddedDir;
+  private final String adminUrl;
+  private final String user;
+  private final String password;
+  private final String paymentsDb;
+  private final String providerDb;
+  final ProviderSimulator provider;
+  private final List<Instance> instances = new ArrayList<>();
+
+  /** One payments-service process; restarted on the same port after a kill. */
+  final class Instance {
+    final String name;
+    final int port;
+    final List<String> extra;
+    volatile Process process;
+    volatile boolean paused;
+    volatile boolean starting;
+
+    Instance(String name, int port, List<String> extra) {
+      this.name = name;
+      this.port = port;
+      this.extra = extra;
+    }
+
+    boolean alive() {
+      return process != null && process.isAlive();
+    }
+
+    void signal(String signal) throws IOException, InterruptedException {
+      new ProcessBuilder("kill", "-" + signal, String.valueOf(process.pid()))
+          .inheritIO()
+          .start()
+          .waitFor();
+    }
+  }
+
+  Cluster(Path serviceJar, Path logs, Map<Fault, Double> faults) throws Exception {
+    this.serviceJar = serviceJar;
+    this.logs = Files.createDirectories(logs);
+    String run = UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    paymentsDb = "idemkit_chaos_" + run;
+    providerDb = "idemkit_chaos_" + run + "_provider";
+    String server = System.getenv("IDEMKIT_TEST_JDBC_URL");
+    if (server != null && !server.isBlank()) {
+      embedded = null;
+      embeddedDir = null;
+      adminUrl = server;
+      user = System.getenv().getOrDefault("IDEMKIT_TEST_JDBC_USER", "postgres");
+      password = System.getenv().getOrDefault("IDEMKIT_TEST_JDBC_PASSWORD", "");
+    } else {
+      embeddedDir = Files.createTempDirectory("idemkit-chaos-pg");
+      embedded = IdemkitDatabase.embeddedServer(embeddedDir, 300).start();
+      adminUrl = "jdbc:postgresql://localhost:" + embedded.getPort() + "/postgres";
+      user = "postgres";
+      password = "";
+    }
+    try (Connection c = admin();
+        Statement s = c.createStatement()) {
+      s.execute("create database " + paymentsDb);
+      s.execute("create database " + providerDb);
+    }
+    provider =
+        ProviderSimulator.start(
+            ProviderSimulator.Config.defaults(0)
+                .withProbabilities(faults)
+                .withLatency(Duration.ofMillis(300))
+                .withLateAnswer(Duration.ofSeconds(4)),
+            dataSource(providerDb));
+  }
+
+  Connection admin() throws SQLException {
+    return DriverManager.getConnection(adminUrl, user, password);
+  }
+
+  Connection payments() throws SQLException {
+    return DriverManager.getConnection(url(paymentsDb), user, password);
+  }
+
+  Connection providerDatabase() throws SQLException {
+    return DriverManager.getConnection(url(providerDb), user, password);
+  }
+
+  String paymentsDatabase() {
+    return paymentsDb;
+  }
+
+  /** The admin URL with another database in place of its own. */
+  private String url(String database) {
+    URI uri = URI.create(adminUrl.substring("jdbc:".length()));
+    String query = uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery();
+    return "jdbc:postgresql://" + uri.getRawAuthority() + "/" + database + query;
+  }
+
+  private DataSource dataSource(String database) {
+    PGSimpleDataSource ds = new PGSimpleDataSource();
+    ds.setURL(url(database));
+    ds.setUser(user);
+    ds.setPassword(password);
+    return ds;
+  }
+
+  List<Instance> instances() {
+    return instances;
+  }
+
+  /** Starts an instance on a free port and waits until it is healthy. */
+  Instance start(String name, List<String> extra) throws Exception {
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    Instance instance = new Instance(name, port, extra);
+    instances.add(instance);
+    launch(instance);
+    return instance;
+  }
+
+  /** Starts the instance's process again (after a kill), on its port, and waits for health. */
+  void launch(Instance instance) throws Exception {
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx384m",
+                "-XX:TieredStopAtLevel=1",
+                "-jar",
+                serviceJar.toString(),
+                "--server.port=" + instance.port,
+                "--server.address=127.0.0.1",
+                "--spring.datasource.url=" + url(paymentsDb),
+                "--spring.datasource.username=" + user,
+                "--spring.datasource.password=" + password,
+                "--spring.datasource.hikari.maximum-pool-size=12",
+                "--payments.provider.url=http://127.0.0.1:" + provider.port(),
+                "--payments.provider.timeout=PT2S",
+                "--idemkit.lease=PT3S",
+                "--idemkit.recovery.interval=PT0.5S",
+                "--spring.jmx.enabled=false",
+                "--logging.level.root=warn"));
+    command.addAll(instance.extra);
+    instance.paused = false;
+    instance.process =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(
+                ProcessBuilder.Redirect.appendTo(logs.resolve(instance.name + ".log").toFile()))
+            .start();
+    awaitHealthy(instance, Duration.ofMinutes(6));
+  }
+
+  private static void awaitHealthy(Instance instance, Duration timeout) throws Exception {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    HttpRequest health =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + instance.port + "/actuator/health"))
+            .timeout(Duration.ofSeconds(3))
+            .build();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      if (!instance.process.isAlive()) {
+        throw new IllegalStateException(instance.name + " died at start-up; see its log");
+      }
+      try {
+        HttpResponse<String> r = http.send(health, HttpResponse.BodyHandlers.ofString());
+        if (r.body().contains("\"UP\"")) {
+          return;
+        }
+      } catch (IOException notYet) {
+        // not listening yet
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(instance.name + " was not healthy within " + timeout);
+      }
+      Thread.sleep(200);
+    }
+  }
+
+  /** Stops every instance (healing pauses first); the database and provider stay. */
+  void stopInstances() throws Exception {
+    for (Instance i : instances) {
+      if (i.alive()) {
+        i.signal("CONT");
+        i.process.destroyForcibly().waitFor();
+      }
+    }
+    instances.clear();
+  }
+
+  @Override
+  public void close() throws Exception {
+    stopInstances();
+    provider.close();
+    if (embedded != null) {
+      embedded.close();
+      try (Stream<Path> files = Files.walk(embeddedDir)) {
+        files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+      }
+    } else {
+      try (Connection c = admin();
+          Statement s = c.createStatement()) {
+        s.execute("drop database if exists " + paymentsDb + " with (force)");
+        s.execute("drop database if exists " + providerDb + " with (force)");
+      }
+    }
+  }
+}

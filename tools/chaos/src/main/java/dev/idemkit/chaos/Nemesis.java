@@ -1,0 +1,190 @@
+package dev.idemkit.chaos;
+
+import dev.idemkit.chaos.Cluster.Instance;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Breaks things while the clients work, one fault at a time, always leaving one instance serving:
+ * {@code kill -9} an instance and start it again, pause one ({@code SIGSTOP}) past its lease and
+ * resume it ({@code SIGCONT}), or terminate the service's database connections ({@code
+ * pg_terminate_backend}). Each action goes into the history as the nemesis process's {@code info}.
+ * Relays and consumers join the list once the service has events (the hook is {@link #actions}).
+ */
+final class Nemesis implements Runnable {
+
+  private final Cluster cluster;
+  private final History history;
+  private final Duration interval;
+  private final Random random;
+  private volatile boolean stopped;
+  final AtomicInteger kills = new AtomicInteger();
+  final AtomicInteger pauses = new AtomicInteger();
+  final AtomicInteger terminations = new AtomicInteger();
+  private final List<Thread> restarts = new CopyOnWriteArrayList<>();
+
+  Nemesis(Cluster cluster, History history, Duration interval, long seed) {
+    this.cluster = cluster;
+    this.history = history;
+    this.interval = interval;
+    this.random = new Random(seed);
+  }
+
+  /** The faults, in the order the nemesis cycles through them. */
+  private List<String> actions() {
+    return List.of("pause", "terminate-connections", "kill");
+  }
+
+  void stop() {
+    stopped = true;
+  }
+
+  @Override
+  public void run() {
+    List<String> actions = actions();
+    int round = 0;
+    while (!stopped) {
+      sleep(interval.toMillis() / 2 + random.nextInt((int) interval.toMillis()));
+      if (stopped) {
+        return;
+      }
+      String action = actions.get(round++ % actions.size());
+      try {
+        boolean done =
+            switch (action) {
+              case "kill" -> kill();
+              case "pause" -> pause();
+              default -> terminateConnections();
+            };
+        if (!done) {
+          terminateConnections(); // no instance can be spared now (one is starting or paused)
+        }
+      } catch (Exception e) {
+        history.add("info", "nemesis", action, History.value("error", e.toString()));
+      }
+    }
+  }
+
+  private Instance victim() {
+    List<Instance> all = cluster.instances();
+    long serving = all.stream().filter(i -> i.alive() && !i.paused && !i.starting).count();
+    if (serving < 2) {
+      return null; // never take the last serving instance away
+    }
+    return all.get(random.nextInt(all.size()));
+  }
+
+  /**
+   * Kills an instance and starts it again in the background (a start can take long on a busy
+   * machine; the nemesis goes on meanwhile, sparing the only serving instance).
+   */
+  private boolean kill() throws Exception {
+    Instance victim = victim();
+    if (victim == null) {
+      return false;
+    }
+    history.add("invoke", "nemesis", "kill", History.value("instance", victim.name));
+    victim.starting = true;
+    victim.process.destroyForcibly().waitFor(); // SIGKILL: no shutdown hooks, no graceful close
+    kills.incrementAndGet();
+    history.add("info", "nemesis", "kill", History.value("instance", victim.name));
+    Thread restart =
+        new Thread(
+            () -> {
+              try {
+                // Like a supervisor: a start that dies (e.g. its migration's connection was
+                // terminated by this nemesis) is tried again.
+                for (int attempt = 1; attempt <= 5; attempt++) {
+                  sleep(1000);
+                  history.add("invoke", "nemesis", "start", History.value("instance", victim.name));
+                  try {
+                    cluster.launch(victim);
+                    history.add("info", "nemesis", "start", History.value("instance", victim.name));
+                    return;
+                  } catch (Exception e) {
+                    history.add(
+                        "info",
+                        "nemesis",
+                        "start",
+                        History.value("instance", victim.name, "error", e.toString()));
+                    victim.process.destroyForcibly();
+                  }
+                }
+              } finally {
+                victim.starting = false;
+              }
+            },
+            "chaos-restart-" + victim.name);
+    restarts.add(restart);
+    restart.start();
+    return true;
+  }
+
+  private boolean pause() throws Exception {
+    Instance victim = victim();
+    if (victim == null) {
+      return false;
+    }
+    long millis = 3500 + random.nextInt(2500); // past the 3 s lease: the other instance takes over
+    history.add(
+        "invoke", "nemesis", "pause", History.value("instance", victim.name, "millis", millis));
+    victim.paused = true;
+    victim.signal("STOP");
+    pauses.incrementAndGet();
+    sleep(millis);
+    victim.signal("CONT");
+    victim.paused = false;
+    history.add("info", "nemesis", "resume", History.value("instance", victim.name));
+    return true;
+  }
+
+  private boolean terminateConnections() throws Exception {
+    history.add("invoke", "nemesis", "terminate-connections", History.value());
+    int n = 0;
+    try (Connection c = cluster.admin();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select pg_terminate_backend(pid) from pg_stat_activity"
+                    + " where datname = ? and pid <> pg_backend_pid()")) {
+      ps.setString(1, cluster.paymentsDatabase());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          n++;
+        }
+      }
+    }
+    terminations.incrementAndGet();
+    history.add("info", "nemesis", "terminate-connections", History.value("backends", n));
+    return true;
+  }
+
+  /** Undoes every fault: resumes paused instances and starts killed ones. */
+  void heal() throws Exception {
+    for (Thread restart : restarts) {
+      restart.join();
+    }
+    for (Instance i : cluster.instances()) {
+      if (i.alive() && i.paused) {
+        i.signal("CONT");
+        i.paused = false;
+      }
+      if (!i.alive()) {
+        cluster.launch(i);
+      }
+    }
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,89 @@
+package dev.idemkit.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The bounded chaos run: under kill -9, SIGSTOP/SIGCONT, terminated database connections and a
+ * faulty provider, nothing is lost, duplicated or unexpected; and the same checker, on a service
+ * running a deliberately broken (find-then-insert) store, reports duplicates. {@code
+ * -Didemkit.chaos.duration=PT10M} makes the first run longer (see docs/proof.md).
+ */
+class ChaosIT {
+
+  private static Cluster cluster;
+  private static Path out;
+
+  @BeforeAll
+  static void start() throws Exception {
+    out = Path.of(System.getProperty("idemkit.chaos.out", "target/chaos"));
+    cluster = new Cluster(serviceJar(), out.resolve("logs"), ChaosRun.FAULTS);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @Test
+  void underFaultsNothingIsLostDuplicatedOrUnexpected() throws Exception {
+    Duration duration = Duration.parse(System.getProperty("idemkit.chaos.duration", "PT45S"));
+
+    ChaosRun.Outcome outcome =
+        ChaosRun.run(cluster, ChaosRun.Config.defaults(serviceJar(), out).withDuration(duration));
+
+    Accounting.Result a = outcome.accounting();
+    assertThat(a.anomalies()).isEmpty();
+    assertThat(a.lost()).isZero();
+    assertThat(a.duplicated()).isZero();
+    assertThat(a.unexpected()).isZero();
+    assertThat(a.unresolved()).isZero();
+    assertThat(a.ok()).as("work got done").isGreaterThan(20);
+    assertThat(outcome.pauses() + outcome.terminations() + outcome.kills())
+        .as("the nemesis acted")
+        .isGreaterThanOrEqualTo(2);
+    assertThat(Files.readAllLines(outcome.history()))
+        .anyMatch(l -> l.contains("\"type\":\"invoke\""))
+        .anyMatch(l -> l.contains("\"type\":\"ok\""));
+  }
+
+  @Test
+  void aFindThenInsertStoreIsReportedAsDuplicates() throws Exception {
+    // Clients that give up on an attempt after 150 ms retry while the first attempt is still in
+    // the broken store's gap between its look-up and its insert.
+    ChaosRun.Config broken =
+        ChaosRun.Config.defaults(serviceJar(), out)
+            .withDuration(Duration.ofSeconds(20))
+            .withNemesis(false)
+            .withBrokenStore("find-then-insert", Duration.ofMillis(150));
+
+    ChaosRun.Outcome outcome = ChaosRun.run(cluster, broken);
+
+    assertThat(outcome.accounting().duplicated()).isGreaterThan(0);
+    assertThat(outcome.accounting().valid()).isFalse();
+  }
+
+  private static Path serviceJar() {
+    String classpath =
+        System.getProperty("surefire.test.class.path", System.getProperty("java.class.path", ""));
+    for (String entry : classpath.split(File.pathSeparator)) {
+      Path p = Path.of(entry);
+      String name = p.getFileName() == null ? "" : p.getFileName().toString();
+      if (name.startsWith("payments-service") && name.endsWith(".jar") && Files.isRegularFile(p)) {
+        return p;
+      }
+    }
+    Path fallback = Path.of(System.getProperty("idemkit.payments-service.jar", ""));
+    assertThat(fallback).as("the packaged payments service").isRegularFile();
+    return fallback;
+  }
+}
