@@ -13,8 +13,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Idemkit's meters (SPEC §8) when Micrometer is there: one bean that is the {@code MeterBinder} and
- * hands its listener to the engine.
+ * Idemkit's meters (contract §7 (docs/contract.md)) when Micrometer is there: one bean that is the
+ * {@code MeterBinder} and hands its listener to the engine.
  */
 @AutoConfiguration(
     after = IdemkitAutoConfiguration.class,

@@ -191,7 +191,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     Duration ttl =
         idempotent.ttl().isEmpty() ? properties.getDefaultTtl() : Duration.parse(idempotent.ttl());
     ScopedKey id = ScopedKey.of(tenant, operation, key.value());
-    // A record made under another recipe or key is compared under its own (SPEC §3).
+    // A record made under another recipe or key is compared under its own (contract §4
+    // (docs/contract.md)).
     IdempotentRequest idempotentRequest =
         new IdempotentRequest(
             id,

@@ -10,9 +10,9 @@ import java.util.TreeMap;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Fingerprints a request by what it means (SPEC §3): the operation, the path variables, the API
- * version, and the bound, validated command in its canonical form. Transport metadata, the {@code
- * Authorization} header and the key itself are left out.
+ * Fingerprints a request by what it means (contract §4 (docs/contract.md)): the operation, the path
+ * variables, the API version, and the bound, validated command in its canonical form. Transport
+ * metadata, the {@code Authorization} header and the key itself are left out.
  */
 public class RequestFingerprinter {
 

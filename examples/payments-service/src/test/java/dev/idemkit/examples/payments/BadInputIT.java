@@ -34,15 +34,16 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * SPEC §2, §3 and §9 "bad keys and bad bodies": every malformed key, body or gate violation gets a
- * clear 4xx {@code application/problem+json} with a stable {@code errorCode}, leaves no idempotency
- * record, no payment and no order change, and logs nothing at ERROR.
+ * contract §2, §4 and §8 (docs/contract.md) "bad keys and bad bodies": every malformed key, body or
+ * gate violation gets a clear 4xx {@code application/problem+json} with a stable {@code errorCode},
+ * leaves no idempotency record, no payment and no order change, and logs nothing at ERROR.
  *
  * <p>Header bytes that {@link java.net.http.HttpClient} refuses or rewrites (control characters;
  * non-ASCII, which it sends as {@code ?}) go over a plain socket as hand-written HTTP/1.1 bytes.
  * Tomcat itself refuses a header line with a control character or DEL before any filter runs; the
- * answer must still be SPEC §2's 400 {@code IDEMPOTENCY_KEY_INVALID} problem (Tomcat's exception
- * names the offending header line, so a container-level error renderer can tell).
+ * answer must still be contract §2's (docs/contract.md) 400 {@code IDEMPOTENCY_KEY_INVALID} problem
+ * (Tomcat's exception names the offending header line, so a container-level error renderer can
+ * tell).
  */
 class BadInputIT extends HttpTestSupport {
 

@@ -20,9 +20,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * SPEC §4 with real processes: the payments-service JVM is killed with {@code kill -9} right after
- * each phase, and another instance takes over; a paused owner (SIGSTOP past its lease) wakes up
- * after a takeover and can write nothing. The provider counts its own charges.
+ * contract §5 (docs/contract.md) with real processes: the payments-service JVM is killed with
+ * {@code kill -9} right after each phase, and another instance takes over; a paused owner (SIGSTOP
+ * past its lease) wakes up after a takeover and can write nothing. The provider counts its own
+ * charges.
  */
 class CrashRecoveryIT {
 

@@ -8,8 +8,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * SPEC §3: the fingerprint is of the command's meaning. Requests the API treats as equal replay
- * each other under one key; requests that differ in meaning are a 422.
+ * contract §4 (docs/contract.md): the fingerprint is of the command's meaning. Requests the API
+ * treats as equal replay each other under one key; requests that differ in meaning are a 422.
  */
 class NormalizationIT extends HttpTestSupport {
 

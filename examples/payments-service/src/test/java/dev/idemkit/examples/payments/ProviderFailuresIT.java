@@ -12,8 +12,9 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
 /**
- * SPEC §4 end to end: the provider fails in each named way and the payment is charged exactly once,
- * counted by the provider itself. The simulator runs in-process (demo mode).
+ * contract §5 (docs/contract.md) end to end: the provider fails in each named way and the payment
+ * is charged exactly once, counted by the provider itself. The simulator runs in-process (demo
+ * mode).
  */
 class ProviderFailuresIT extends HttpTestSupport {
 

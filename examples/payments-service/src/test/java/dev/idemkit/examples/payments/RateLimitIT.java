@@ -11,9 +11,10 @@ import org.junit.jupiter.api.Test;
 import org.springframework.test.context.TestPropertySource;
 
 /**
- * SPEC §2: a request refused by the rate limit leaves no record and no payment, so the same request
- * with the same key, sent again once the limit allows, is a first request. The limit is a real
- * one-second window per tenant; the test waits for it to pass rather than faking time.
+ * contract §2 (docs/contract.md): a request refused by the rate limit leaves no record and no
+ * payment, so the same request with the same key, sent again once the limit allows, is a first
+ * request. The limit is a real one-second window per tenant; the test waits for it to pass rather
+ * than faking time.
  */
 // A second application context in this JVM: its in-process provider simulator takes any free port,
 // since the first context already holds the default one.

@@ -17,7 +17,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
-/** Every row of SPEC §2's table, through real HTTP. */
+/** Every row of contract §2's (docs/contract.md) table, through real HTTP. */
 class SpecTableIT extends HttpTestSupport {
 
   @Autowired IdempotencyStore store;

@@ -26,11 +26,11 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.stereotype.Component;
 
 /**
- * A payment as atomic phases (SPEC §4): {@code RECEIVED → LOCAL_PAYMENT_CREATED →
- * PROVIDER_REQUEST_SENT → PROVIDER_CONFIRMED → COMPLETED}. Each phase is one local transaction that
- * also moves the idempotency record's recovery point; the provider call between phases carries
- * {@code provider_payment_<paymentId>}, derived from the durable local id, so calling again, or
- * asking, can never charge twice.
+ * A payment as atomic phases (contract §5 (docs/contract.md)): {@code RECEIVED →
+ * LOCAL_PAYMENT_CREATED → PROVIDER_REQUEST_SENT → PROVIDER_CONFIRMED → COMPLETED}. Each phase is
+ * one local transaction that also moves the idempotency record's recovery point; the provider call
+ * between phases carries {@code provider_payment_<paymentId>}, derived from the durable local id,
+ * so calling again, or asking, can never charge twice.
  */
 @Component
 public class PaymentFlow implements RecoverableOperation {
