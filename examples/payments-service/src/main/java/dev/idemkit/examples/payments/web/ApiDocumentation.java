@@ -263,7 +263,7 @@ public final class ApiDocumentation {
               + "): a retry with the same key and the same request gets the first answer (status,"
               + " body, Location) replayed with Idempotent-Replayed: true, for "
               + window
-              + " ("
+              + " (expiry window "
               + ttl
               + "); the same key with another request is refused. After the window the key"
               + " starts a new operation.");
