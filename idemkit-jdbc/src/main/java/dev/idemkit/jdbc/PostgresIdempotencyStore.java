@@ -846,7 +846,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   public long countLiveRecords(String tenant) {
     return call(
         () ->
-            transactions.withConnection(
+            transactions.inTransaction(
                 c -> {
                   try (PreparedStatement ps = c.prepareStatement(COUNT_LIVE)) {
                     ps.setString(1, tenant);
@@ -862,7 +862,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   public Optional<Duration> admitNewKey(String tenant, int perMinute) {
     return call(
         () ->
-            transactions.withConnection(
+            transactions.inTransaction(
                 c -> {
                   try (PreparedStatement ps = c.prepareStatement(ADMIT_NEW_KEY)) {
                     int i = bindNow(ps);

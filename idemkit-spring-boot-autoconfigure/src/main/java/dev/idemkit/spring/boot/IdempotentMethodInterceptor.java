@@ -201,18 +201,18 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
             stored ->
                 fingerprinter.recompute(operation, command, pathVariables, apiVersion, stored));
 
-    if (quotas != null) {
-      var overQuota = quotas.refuse(id);
-      if (overQuota.isPresent()) {
-        return overQuota.get();
-      }
-    }
-
-    Operation run =
-        idempotent.phased()
-            ? phases(invocation)
-            : (LocalOperation) ctx -> toStored(invocation, method);
     try {
+      // Inside the try: a quota check that cannot reach the store answers 503 like the claim.
+      if (quotas != null) {
+        var overQuota = quotas.refuse(id);
+        if (overQuota.isPresent()) {
+          return overQuota.get();
+        }
+      }
+      Operation run =
+          idempotent.phased()
+              ? phases(invocation)
+              : (LocalOperation) ctx -> toStored(invocation, method);
       Outcome outcome = idempotency.execute(idempotentRequest, run);
       long deadline = System.nanoTime() + properties.getInProgressWait().toNanos();
       while (outcome instanceof Outcome.InProgress && System.nanoTime() < deadline) {
