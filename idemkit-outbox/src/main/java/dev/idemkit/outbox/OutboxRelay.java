@@ -60,8 +60,8 @@ public final class OutboxRelay implements AutoCloseable {
    * snapshot is re-checked in its latest version before it is locked (so an event another relay
    * just marked sent is not picked again). Rows other relays hold are skipped, not waited for. A
    * later event of an aggregate is never picked while an older one is unsent in this snapshot; the
-   * older one can only have become sent since, never the other way round, so the check errs on
-   * the side of waiting one more round.
+   * older one can only have become sent since, never the other way round, so the check errs on the
+   * side of waiting one more round.
    */
   private static final String PICK =
       """
