@@ -289,6 +289,10 @@ class PathSpellingsIT extends HttpTestSupport {
       }
     }
     assertThat(send("GET", "/error", null, null).status()).isEqualTo(401);
+    RawHttp.Reply noGroup = send("GET", "/actuator/health/no-such-group", null, null);
+    assertThat(noGroup.status()).isEqualTo(404);
+    assertThat(errorCode(noGroup.body())).isEqualTo("NOT_FOUND");
+    assertThat(noGroup.body()).as("not called invalid HTTP").doesNotContain("HTTP/1.1");
 
     for (String target :
         List.of("/v1/payments/%20", "/v1/orders/%20", "/v1/payments/%20%20", "/v1/orders/%09")) {
