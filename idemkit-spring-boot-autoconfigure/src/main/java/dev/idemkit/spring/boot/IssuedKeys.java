@@ -71,7 +71,7 @@ public final class IssuedKeys {
 
   /** What a key is to this server: how {@link #check} classifies it. */
   public enum Check {
-    /** Not in the issued-key form (no {@code ik_} prefix): an ordinary client key. */
+    /** Not in the issued-key form (no {@code ik_} prefix, in any case): an ordinary client key. */
     NOT_ISSUED_FORM,
     /** Issued by this server for this tenant and operation, exactly this text, still valid. */
     VALID,
@@ -87,9 +87,13 @@ public final class IssuedKeys {
     NOT_VERIFIED
   }
 
-  /** Whether {@code key} is in the issued-key form, so it must verify to be used at all. */
+  /**
+   * Whether {@code key} is in the issued-key form, so it must verify to be used at all. The prefix
+   * is matched in any case: {@code IK_…} is another spelling of an issued key, not an ordinary
+   * client key (which would let an upper-cased issued key pay a second time).
+   */
   public static boolean hasIssuedForm(IdempotencyKey key) {
-    return key.value().startsWith(PREFIX);
+    return key.value().regionMatches(true, 0, PREFIX, 0, PREFIX.length());
   }
 
   /** True if the server issued {@code key} for this tenant and operation and it has not expired. */
@@ -106,7 +110,7 @@ public final class IssuedKeys {
    */
   public Check check(IdempotencyKey key, String tenant, String operation) {
     String v = key.value();
-    if (!v.startsWith(PREFIX)) {
+    if (!hasIssuedForm(key)) {
       return Check.NOT_ISSUED_FORM;
     }
     int dot = v.indexOf('.');

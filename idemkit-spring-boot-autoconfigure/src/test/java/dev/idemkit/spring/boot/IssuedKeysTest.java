@@ -118,6 +118,22 @@ class IssuedKeysTest {
   }
 
   @Test
+  void theIssuedPrefixInAnotherCaseIsAnotherSpellingNotAClientKey() {
+    String value = keys.issue("tenant-a", "create_payment").key().value();
+
+    for (String variant :
+        new String[] {
+          "IK_" + value.substring(3), "Ik_" + value.substring(3), value.toUpperCase(), "IK_x"
+        }) {
+      assertThat(keys.check(IdempotencyKey.of(variant), "tenant-a", "create_payment"))
+          .as(variant)
+          .isEqualTo(IssuedKeys.Check.NOT_VERIFIED);
+      assertThat(IssuedKeys.hasIssuedForm(IdempotencyKey.of(variant))).as(variant).isTrue();
+    }
+    assertThat(IssuedKeys.hasIssuedForm(IdempotencyKey.of("ikx-client-key"))).isFalse();
+  }
+
+  @Test
   void aKeyPastItsValidityIsExpiredNotForged() {
     IssuedKeys.Issued issued = keys.issue("tenant-a", "create_payment");
     clock.set(issued.expiresAt());

@@ -144,7 +144,11 @@ class IssuedKeysIT extends HttpTestSupport {
       head + alphabet.charAt(v ^ 1),
       head + alphabet.charAt(v ^ 2),
       head + alphabet.charAt(v ^ 3),
-      head + alphabet.charAt(v ^ 1) + "="
+      head + alphabet.charAt(v ^ 1) + "=",
+      // the prefix in another case: not an ordinary client key either
+      key.toUpperCase(java.util.Locale.ROOT),
+      "IK_" + key.substring(3),
+      "Ik_" + key.substring(3)
     };
   }
 

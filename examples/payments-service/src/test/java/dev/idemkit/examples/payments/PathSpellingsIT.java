@@ -274,6 +274,49 @@ class PathSpellingsIT extends HttpTestSupport {
     assertThat(send("GET", "/v1/payments/" + id, TENANT_A, null).status()).isEqualTo(200);
   }
 
+  /**
+   * Plain paths that a tenant may send and that no handler can serve: the container's error page
+   * asked for directly, and ids that decode to blanks. A 4xx problem, never a 5xx.
+   */
+  @Test
+  void theErrorPageAndBlankIdsAreClientErrorsNot500() {
+    for (String method : List.of("GET", "POST", "HEAD")) {
+      RawHttp.Reply error =
+          send(method, "/error", TENANT_A, "POST".equals(method) ? new byte[0] : null);
+      assertThat(error.status()).as(method + " /error " + error.body()).isEqualTo(404);
+      if (!"HEAD".equals(method)) {
+        assertThat(errorCode(error.body())).isEqualTo("NOT_FOUND");
+      }
+    }
+    assertThat(send("GET", "/error", null, null).status()).isEqualTo(401);
+    RawHttp.Reply noGroup = send("GET", "/actuator/health/no-such-group", null, null);
+    assertThat(noGroup.status()).isEqualTo(404);
+    assertThat(errorCode(noGroup.body())).isEqualTo("NOT_FOUND");
+    assertThat(noGroup.body()).as("not called invalid HTTP").doesNotContain("HTTP/1.1");
+
+    for (String target :
+        List.of("/v1/payments/%20", "/v1/orders/%20", "/v1/payments/%20%20", "/v1/orders/%09")) {
+      RawHttp.Reply r = send("GET", target, TENANT_A, null);
+      assertThat(r.status()).as(target + " " + r.body()).isEqualTo(400);
+      assertThat(r.header("Content-Type")).as(target).startsWith("application/problem+json");
+    }
+    String key = newKey();
+    List<String> headers =
+        List.of(
+            "Authorization: Bearer " + TENANT_A,
+            "Content-Type: application/json",
+            "Idempotency-Key: " + key);
+    RawHttp.Reply confirm =
+        RawHttp.exchange(
+            port,
+            "POST",
+            "/v1/orders/%20/confirm-payment",
+            headers,
+            "{\"amount\":\"25.00\",\"currency\":\"EUR\"}".getBytes(StandardCharsets.UTF_8));
+    assertThat(confirm.status()).as(confirm.body()).isEqualTo(400);
+    assertThat(recordsFor(key)).isZero();
+  }
+
   @Test
   void theBodyLimitHoldsForEverySpelling() {
     for (String target :

@@ -229,6 +229,30 @@ class ProviderFailuresIT extends HttpTestSupport {
   }
 
   @Test
+  void aResolutionForAScopeNoRecordCanHaveIs400() {
+    String base = "/v1/admin/idempotency/records/";
+    String verdict = "{\"outcome\":\"NOT_APPLIED\",\"reason\":\"probe\"}";
+
+    HttpResponse<String> nonAsciiKey =
+        post(base + "tenant_demo_a/create_payment/%C3%A9/resolution", ADMIN, null, verdict);
+    HttpResponse<String> tooLongKey =
+        post(
+            base + "tenant_demo_a/create_payment/" + "k".repeat(256) + "/resolution",
+            ADMIN,
+            null,
+            verdict);
+    HttpResponse<String> tooLongTenant =
+        post(base + "t".repeat(300) + "/create_payment/k/resolution", ADMIN, null, verdict);
+
+    for (HttpResponse<String> r : java.util.List.of(nonAsciiKey, tooLongKey)) {
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+      assertThat(r.body()).contains("IDEMPOTENCY_KEY_INVALID");
+    }
+    assertThat(tooLongTenant.statusCode()).as(tooLongTenant.body()).isEqualTo(400);
+    assertThat(tooLongTenant.body()).contains("INVALID_PATH_PARAMETER");
+  }
+
+  @Test
   void operatorsSeeARecordAndItsPhasesAndTenantsDoNot() {
     String key = newKey();
     HttpResponse<String> paid = pay(key, "admin-" + key, null);

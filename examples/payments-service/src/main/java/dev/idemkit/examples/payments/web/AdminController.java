@@ -119,7 +119,7 @@ public class AdminController {
       @PathVariable String operation,
       @PathVariable String key,
       @Valid @RequestBody Resolution request) {
-    ScopedKey id = new ScopedKey(Scope.of(tenant, operation), IdempotencyKey.of(key));
+    ScopedKey id = scopedKey(tenant, operation, key);
     boolean applied = "APPLIED".equals(request.outcome());
     if (applied == (request.externalReference() == null)) {
       throw Errors.unprocessable(
@@ -162,17 +162,7 @@ public class AdminController {
   @GetMapping("/v1/admin/idempotency/records/{tenant}/{operation}/{key}")
   public Map<String, Object> record(
       @PathVariable String tenant, @PathVariable String operation, @PathVariable String key) {
-    ScopedKey id;
-    try {
-      id = new ScopedKey(Scope.of(tenant, operation), IdempotencyKey.of(key));
-    } catch (IllegalArgumentException e) {
-      throw Errors.badRequest(
-          e instanceof InvalidIdempotencyKeyException
-              ? InvalidIdempotencyKeyException.ERROR_CODE
-              : "INVALID_PATH_PARAMETER",
-          "Invalid record lookup",
-          "No record can have this scope: " + e.getMessage() + ".");
-    }
+    ScopedKey id = scopedKey(tenant, operation, key);
     IdempotencyRecord record =
         store
             .find(id)
@@ -189,6 +179,20 @@ public class AdminController {
             .query()
             .listOfRows());
     return answer;
+  }
+
+  /** The scope named by the path, or a 400 if no record can have it (never a 500). */
+  private static ScopedKey scopedKey(String tenant, String operation, String key) {
+    try {
+      return new ScopedKey(Scope.of(tenant, operation), IdempotencyKey.of(key));
+    } catch (IllegalArgumentException e) {
+      throw Errors.badRequest(
+          e instanceof InvalidIdempotencyKeyException
+              ? InvalidIdempotencyKeyException.ERROR_CODE
+              : "INVALID_PATH_PARAMETER",
+          "Invalid record lookup",
+          "No record can have this scope: " + e.getMessage() + ".");
+    }
   }
 
   private static Map<String, Object> describe(IdempotencyRecord r) {

@@ -69,14 +69,17 @@ public class ApiGateFilter extends OncePerRequestFilter {
 
   private final PaymentsProperties properties;
   private final String managementBase;
+  private final String errorPath;
   private final List<String> openManagementEndpoints;
   private final Map<String, Window> windows = new ConcurrentHashMap<>();
 
   public ApiGateFilter(
       PaymentsProperties properties,
       @Value("${management.endpoints.web.base-path:/actuator}") String managementBase,
-      @Value("${payments.management.open-endpoints:health}") List<String> openEndpoints) {
+      @Value("${payments.management.open-endpoints:health}") List<String> openEndpoints,
+      @Value("${server.error.path:/error}") String errorPath) {
     this.properties = properties;
+    this.errorPath = errorPath;
     this.managementBase = managementBase.toLowerCase(Locale.ROOT);
     this.openManagementEndpoints =
         openEndpoints.stream().map(String::trim).filter(id -> !id.isEmpty()).toList();
@@ -135,6 +138,12 @@ public class ApiGateFilter extends OncePerRequestFilter {
               + properties.rateLimitPerSecond()
               + " requests per second. Retry"
               + " with the same Idempotency-Key after Retry-After seconds.");
+      return;
+    }
+    if (routed.get().equals(errorPath)) {
+      // The container forwards errors there itself (an ERROR dispatch, which this filter does not
+      // see); asked for directly, it has no error to render and would answer 500.
+      write(response, 404, "NOT_FOUND", "Not found", "No such endpoint.");
       return;
     }
     Principal principal = () -> tenant;

@@ -13,6 +13,7 @@ import org.springframework.web.HttpMediaTypeNotAcceptableException;
 import org.springframework.web.HttpMediaTypeNotSupportedException;
 import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.bind.MethodArgumentNotValidException;
+import org.springframework.web.bind.MissingPathVariableException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
@@ -128,6 +129,22 @@ public class ApiProblemHandler {
         "INVALID_PATH_PARAMETER",
         "Invalid path parameter",
         e.getName() + " is not a valid id.");
+  }
+
+  /**
+   * A path variable that converts to nothing ({@code /v1/payments/%20}: blank, so no id) is the
+   * client's mistake, not ours.
+   */
+  @ExceptionHandler(MissingPathVariableException.class)
+  ResponseEntity<byte[]> blankPathVariable(MissingPathVariableException e) {
+    if (!e.isMissingAfterConversion()) {
+      return unexpected(e);
+    }
+    return Problems.response(
+        400,
+        "INVALID_PATH_PARAMETER",
+        "Invalid path parameter",
+        e.getVariableName() + " is not a valid id.");
   }
 
   @ExceptionHandler(NoResourceFoundException.class)

@@ -61,12 +61,21 @@ public class ProblemErrorReportValve extends ErrorReportValve {
                         "Idempotency-Key invalid",
                         "The Idempotency-Key header has a character HTTP does not allow. Send one key of"
                             + " 1-255 visible ASCII characters.")
-                    : Problems.body(
-                        status,
-                        status == 400 ? "MALFORMED_REQUEST" : "HTTP_" + status,
-                        "Request refused",
-                        "The request is not valid HTTP/1.1 (a header or the request line has characters"
-                            + " it does not allow). Fix it and send it again.");
+                    : status == 400
+                        ? Problems.body(
+                            400,
+                            "MALFORMED_REQUEST",
+                            "Request refused",
+                            "The request is not valid HTTP/1.1 (a header or the request line has"
+                                + " characters it does not allow). Fix it and send it again.")
+                        : status == 404
+                            // e.g. an unknown health group: the endpoint answered 404 with no body.
+                            ? Problems.body(404, "NOT_FOUND", "Not found", "No such endpoint.")
+                            : Problems.body(
+                                status,
+                                "HTTP_" + status,
+                                "Request refused",
+                                "The server does not serve this request (HTTP " + status + ").");
     try {
       response.setContentType(Problems.PROBLEM_JSON.toString());
       response.setContentLength(body.length);
