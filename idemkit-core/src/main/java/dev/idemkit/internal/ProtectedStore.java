@@ -4,6 +4,7 @@ import dev.idemkit.DataProtection;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.Json;
+import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.RecordUnreadableException.Reason;
@@ -14,6 +15,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.ReferenceResolver;
 import dev.idemkit.spi.ResponseRedactor;
 import dev.idemkit.spi.ResponseUpcaster;
@@ -33,6 +35,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
@@ -154,9 +157,62 @@ public final class ProtectedStore implements IdempotencyStore {
         .toList();
   }
 
+  /** Like {@link #findNeedingRecovery(int)}, for the operations a worker can resume. */
+  @Override
+  public List<IdempotencyRecord> findNeedingRecovery(int limit, Set<String> operations) {
+    return delegate.findNeedingRecovery(limit, operations).stream()
+        .map(this::openForListing)
+        .toList();
+  }
+
+  @Override
+  public List<IdempotencyRecord> findEscalated(int limit) {
+    return delegate.findEscalated(limit).stream().map(this::openForListing).toList();
+  }
+
+  private IdempotencyRecord openForListing(IdempotencyRecord r) {
+    try {
+      return open(null, r, null, true);
+    } catch (RecordUnreadableException e) {
+      return r;
+    }
+  }
+
   @Override
   public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
     return delegate.cleanup(metadataRetention, batchSize);
+  }
+
+  @Override
+  public CleanupResult cleanup(Duration bodyRetention, Duration metadataRetention, int batchSize) {
+    return delegate.cleanup(bodyRetention, metadataRetention, batchSize);
+  }
+
+  @Override
+  public CleanupResult cleanupBatch(
+      Duration bodyRetention, Duration metadataRetention, int batchSize) {
+    return delegate.cleanupBatch(bodyRetention, metadataRetention, batchSize);
+  }
+
+  @Override
+  public RecoveryBackoff backOffRecovery(
+      ScopedKey id, Duration backoff, Duration maxBackoff, int maxAttempts) {
+    return delegate.backOffRecovery(id, backoff, maxBackoff, maxAttempts);
+  }
+
+  @Override
+  public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
+    return delegate.resolve(id, resolution, actor, reason);
+  }
+
+  @Override
+  public long countLiveRecords(String tenant) {
+    return delegate.countLiveRecords(tenant);
+  }
+
+  @Override
+  public Optional<Duration> admitNewKey(String tenant, int perMinute) {
+    return delegate.admitNewKey(tenant, perMinute);
   }
 
   // ---- on the way in ----------------------------------------------------------------------
@@ -391,7 +447,7 @@ public final class ProtectedStore implements IdempotencyStore {
   private Map<String, String> openData(
       StoreTransaction tx, ScopedKey id, Map<String, String> data) {
     String sealed = data.get(SEALED_DATA);
-    if (sealed == null || data.size() != 1 || !sealed.startsWith(DATA_PREFIX)) {
+    if (sealed == null || !sealed.startsWith(DATA_PREFIX)) {
       return data;
     }
     int colon = sealed.indexOf(':', DATA_PREFIX.length());
@@ -410,7 +466,20 @@ public final class ProtectedStore implements IdempotencyStore {
             Arrays.copyOf(both, IV_BYTES),
             dataAad(id, keyId),
             Arrays.copyOfRange(both, IV_BYTES, both.length));
-    return Json.readStringMap(new String(plain, StandardCharsets.UTF_8));
+    Map<String, String> opened = Json.readStringMap(new String(plain, StandardCharsets.UTF_8));
+    if (data.size() == 1) {
+      return opened;
+    }
+    // Entries written beside the sealed ones without this store (an operator's resolution, which
+    // the store adds in SQL) are read as they are, on top of what was sealed.
+    Map<String, String> merged = new LinkedHashMap<>(opened);
+    data.forEach(
+        (name, value) -> {
+          if (!SEALED_DATA.equals(name)) {
+            merged.put(name, value);
+          }
+        });
+    return merged;
   }
 
   private TenantKeyring.DataKey key(StoreTransaction tx, ScopedKey id, String keyId) {

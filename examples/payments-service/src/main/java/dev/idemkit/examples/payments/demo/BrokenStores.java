@@ -3,6 +3,7 @@ package dev.idemkit.examples.payments.demo;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
+import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -10,6 +11,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.Takeover;
@@ -21,6 +23,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * <strong>Deliberately broken</strong> idempotency stores, for the chaos run only: they prove that
@@ -204,6 +207,44 @@ public final class BrokenStores {
     @Override
     public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
       return real.cleanup(metadataRetention, batchSize);
+    }
+
+    @Override
+    public List<IdempotencyRecord> findNeedingRecovery(int limit, Set<String> operations) {
+      return real.findNeedingRecovery(limit, operations);
+    }
+
+    @Override
+    public CleanupResult cleanupBatch(
+        Duration bodyRetention, Duration metadataRetention, int batchSize) {
+      return real.cleanupBatch(bodyRetention, metadataRetention, batchSize);
+    }
+
+    @Override
+    public RecoveryBackoff backOffRecovery(
+        ScopedKey id, Duration backoff, Duration maxBackoff, int maxAttempts) {
+      return real.backOffRecovery(id, backoff, maxBackoff, maxAttempts);
+    }
+
+    @Override
+    public List<IdempotencyRecord> findEscalated(int limit) {
+      return real.findEscalated(limit);
+    }
+
+    @Override
+    public boolean resolve(
+        ScopedKey id, OperatorResolution resolution, String actor, String reason) {
+      return real.resolve(id, resolution, actor, reason);
+    }
+
+    @Override
+    public long countLiveRecords(String tenant) {
+      return real.countLiveRecords(tenant);
+    }
+
+    @Override
+    public Optional<Duration> admitNewKey(String tenant, int perMinute) {
+      return real.admitNewKey(tenant, perMinute);
     }
   }
 }
