@@ -68,10 +68,10 @@ public class ReadmeWalkthrough implements Function<Map<String, String>, Map<Stri
       // The mini shop: an order, and confirming its payment once.
       ApiResponse<OrderResponse> order =
           orders.createOrderWithHttpInfo(
+              UUID.randomUUID().toString(),
               new CreateOrder()
                   .currency("EUR")
-                  .items(List.of(new Item().sku("book").quantity(2).unitPrice("12.50"))),
-              UUID.randomUUID().toString());
+                  .items(List.of(new Item().sku("book").quantity(2).unitPrice("12.50"))));
       seen.put("order.status", order.getStatusCode());
       seen.put("order.total", order.getData().getTotal());
       ApiResponse<PaidResponse> confirmed =

@@ -236,7 +236,8 @@ class SoakIT extends HttpTestSupport {
             .single();
     long soakRecords =
         jdbc.sql(
-                "select count(*) from idemkit_record where idem_key like ? and idem_key not like ?")
+                "select count(*) from idemkit_record where operation = 'create_payment'"
+                    + " and idem_key like ? and idem_key not like ?")
             .param(run + "-%")
             .param(run + "-old-%")
             .query(Long.class)

@@ -5,17 +5,20 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idemkit.examples.payments.receipts.MailProperties;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.BindException;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceProperties;
 import org.springframework.stereotype.Component;
 
 /**
  * Demo mode: with no {@code payments.mail.url}, the {@link MailSimulator} runs in this process on
- * {@code 127.0.0.1:payments.mail.embedded-port} (8082), keeping what it sent in a database of its
- * own ({@code mail}) on the same PostgreSQL server, shared by every instance there.
+ * {@code 127.0.0.1:payments.mail.embedded-port} (unset: the service's port + 2, 8082 by default),
+ * keeping what it sent in a database of its own ({@code mail}) on the same PostgreSQL server,
+ * shared by every instance there.
  */
 @Component
 public class EmbeddedMail implements DisposableBean {
@@ -26,27 +29,50 @@ public class EmbeddedMail implements DisposableBean {
   private final HikariDataSource dataSource;
 
   public EmbeddedMail(
-      MailProperties mail, DataSource appDataSource, DataSourceProperties database) {
+      MailProperties mail,
+      DataSource appDataSource,
+      DataSourceProperties database,
+      @Value("${server.port:8080}") int serverPort) {
     if (!mail.embedded()) {
       simulator = null;
       dataSource = null;
       return;
     }
-    EmbeddedProvider.ensureDatabase(appDataSource, "mail");
+    // A database and a port of this instance's own, so that two instances on one machine (or one
+    // server) do not share them: the service's database name + _mail, the service's port + 2.
+    String name = EmbeddedProvider.simulatorDatabase(database.getUrl(), "_mail");
+    EmbeddedProvider.ensureDatabase(appDataSource, name);
     HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(EmbeddedProvider.withDatabase(database.getUrl(), "mail"));
+    config.setJdbcUrl(EmbeddedProvider.withDatabase(database.getUrl(), name));
     config.setUsername(database.getUsername());
     config.setPassword(database.getPassword());
     config.setMaximumPoolSize(4);
     config.setPoolName("mail-simulator");
     dataSource = new HikariDataSource(config);
+    boolean following = mail.embeddedPort() < 0;
+    int port = following ? (serverPort == 0 ? 0 : serverPort + 2) : mail.embeddedPort();
+    MailSimulator started;
     try {
-      simulator = MailSimulator.start(mail.embeddedPort(), mail.faults(), dataSource);
+      try {
+        started = MailSimulator.start(port, mail.faults(), dataSource);
+      } catch (BindException e) {
+        if (!following || port == 0) {
+          throw e;
+        }
+        log.info("Port {} is taken; the mail simulator takes any free port", port);
+        started = MailSimulator.start(0, mail.faults(), dataSource);
+      }
     } catch (IOException e) {
       dataSource.close();
       throw new UncheckedIOException(
-          "Could not start the mail simulator on port " + mail.embeddedPort(), e);
+          "Could not start the mail simulator on port "
+              + port
+              + ": "
+              + e.getMessage()
+              + ". Set payments.mail.embedded-port=0 for any free port.",
+          e);
     }
+    simulator = started;
     log.info("Mail simulator (demo mode) on http://127.0.0.1:{}", simulator.port());
   }
 

@@ -101,11 +101,16 @@ public class EmbeddedProvider implements DisposableBean {
    * PostgreSQL identifier ({@code payments} → {@code payments_provider}).
    */
   public static String providerDatabase(String url) {
+    return simulatorDatabase(url, "_provider");
+  }
+
+  /** A demo simulator's database: the service's database name with {@code suffix}. */
+  static String simulatorDatabase(String url, String suffix) {
     int slash = url.indexOf('/', "jdbc:postgresql://".length());
     int query = url.indexOf('?', slash);
     String service = url.substring(slash + 1, query < 0 ? url.length() : query);
     String name = (service.isEmpty() ? "postgres" : service).toLowerCase(Locale.ROOT);
-    name = name.replaceAll("[^a-z0-9_]", "_") + "_provider";
+    name = name.replaceAll("[^a-z0-9_]", "_") + suffix;
     return name.length() > 63 ? name.substring(name.length() - 63) : name;
   }
 

@@ -8,7 +8,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *
  * @param url the mail service's base URL; empty: start the mail simulator in-process (demo mode)
  * @param timeout how long a delivery may take before it counts as failed (and is retried)
- * @param embeddedPort the in-process simulator's port (default 8082; 0: any free port)
+ * @param embeddedPort the in-process simulator's port (0: any free port; unset: the service's port
+ *     + 2, or any free port if that is taken)
  * @param faults the in-process simulator's random faults, e.g. {@code
  *     drop-after-accept:0.1,unavailable:0.05}
  */
@@ -17,7 +18,7 @@ public record MailProperties(String url, Duration timeout, Integer embeddedPort,
 
   public MailProperties {
     timeout = timeout == null ? Duration.ofSeconds(2) : timeout;
-    embeddedPort = embeddedPort == null ? 8082 : embeddedPort;
+    embeddedPort = embeddedPort == null ? -1 : embeddedPort;
   }
 
   public boolean embedded() {
