@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.payments;
 
+import dev.idemkit.DataProtection;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyKey;
 import dev.idemkit.IdempotencyRecord;
@@ -19,6 +20,7 @@ import java.time.Instant;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
@@ -63,12 +65,14 @@ public class AbandonedPayments {
       PaymentRepository payments,
       ProviderClient provider,
       IdempotencyStore store,
+      ObjectProvider<DataProtection> protection,
       Idempotency idempotency,
       StoredResponses responses,
       @Value("${payments.abandoned-payment-grace:PT15M}") Duration grace) {
     this.payments = payments;
     this.provider = provider;
-    this.store = store;
+    // Seen through data protection, like the engine sees it: recovery data and answers in clear.
+    this.store = protection.getIfAvailable(DataProtection::none).protect(store);
     this.idempotency = idempotency;
     this.responses = responses;
     this.grace = grace;
