@@ -44,7 +44,9 @@ public final class EmbeddedDataDirInUseException extends IllegalStateException {
         + port.map(p -> " (its PostgreSQL listens on port " + p + ")").orElse("")
         + ". To share its database, start this one with --spring.datasource.url=jdbc:postgresql://localhost:"
         + port.orElse("<its port>")
-        + "/postgres --spring.datasource.username=postgres; for a database of its own, with"
+        + "/postgres --spring.datasource.username=postgres --idemkit.issued-keys.secret-file="
+        + dataDir.resolve(IdemkitAutoConfiguration.DEMO_SECRET_FILE)
+        + "; for a database of its own, with"
         + " --idemkit.embedded.data-dir=<another folder>.";
   }
 

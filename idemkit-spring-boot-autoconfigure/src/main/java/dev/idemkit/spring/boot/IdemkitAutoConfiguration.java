@@ -245,8 +245,11 @@ public class IdemkitAutoConfiguration {
                 : "only issued keys are accepted by " + String.join(", ", strict) + ".");
     log.info(enforced);
     byte[] bytes;
+    String secretFile = properties.getIssuedKeys().getSecretFile();
     if (secret != null && !secret.isEmpty()) {
       bytes = secret.getBytes(StandardCharsets.UTF_8);
+    } else if (secretFile != null && !secretFile.isEmpty()) {
+      bytes = secretFromFile(Path.of(secretFile));
     } else if (environment.getProperty("idemkit.embedded.active", Boolean.class, false)) {
       Path file =
           Path.of(environment.getRequiredProperty("idemkit.embedded.data-dir"))
@@ -268,6 +271,23 @@ public class IdemkitAutoConfiguration {
         properties.getIssuedKeys().getValidity(),
         new HashSet<>(properties.getIssuedKeys().getStrictOperations()),
         Clock.systemUTC());
+  }
+
+  /**
+   * A secret kept in base64 in a file that must exist ({@code idemkit.issued-keys.secret-file}).
+   */
+  static byte[] secretFromFile(Path file) {
+    try {
+      return Base64.getDecoder().decode(Files.readString(file).trim());
+    } catch (IOException | IllegalArgumentException e) {
+      throw new IllegalStateException(
+          "Could not read the issued-key secret from idemkit.issued-keys.secret-file "
+              + file
+              + " ("
+              + e
+              + "): it must exist and hold the secret in base64.",
+          e);
+    }
   }
 
   /** The demo's issued-key secret, beside the embedded database's data. */

@@ -285,11 +285,26 @@ public class IdemkitProperties {
      */
     private String secret = "";
 
+    /**
+     * A file holding the secret in base64, read when {@code secret} is not set: for example the
+     * embedded demo's {@code <data-dir>/idemkit-issued-keys.secret}, so that a second instance
+     * sharing the demo's database signs and verifies the same keys.
+     */
+    private String secretFile = "";
+
     /** How long an issued key may be used. */
     private Duration validity = Duration.ofHours(24);
 
     /** Operations that refuse keys the server did not issue (400 IDEMPOTENCY_KEY_NOT_ISSUED). */
     private List<String> strictOperations = new ArrayList<>();
+
+    public String getSecretFile() {
+      return secretFile;
+    }
+
+    public void setSecretFile(String secretFile) {
+      this.secretFile = secretFile;
+    }
 
     public String getSecret() {
       return secret;

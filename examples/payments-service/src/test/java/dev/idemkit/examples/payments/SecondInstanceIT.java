@@ -76,7 +76,9 @@ class SecondInstanceIT {
                 + "). To share its database, start this one with"
                 + " --spring.datasource.url=jdbc:postgresql://localhost:"
                 + pgPort
-                + "/postgres --spring.datasource.username=postgres")
+                + "/postgres --spring.datasource.username=postgres"
+                + " --idemkit.issued-keys.secret-file="
+                + dataDir.resolve("idemkit-issued-keys.secret"))
         .doesNotContain("\tat io.zonky");
 
     int second = freePort();
@@ -84,7 +86,8 @@ class SecondInstanceIT {
         "second",
         second,
         "--spring.datasource.url=jdbc:postgresql://localhost:" + pgPort + "/postgres",
-        "--spring.datasource.username=postgres");
+        "--spring.datasource.username=postgres",
+        "--idemkit.issued-keys.secret-file=" + dataDir.resolve("idemkit-issued-keys.secret"));
     awaitHealthy("second", second);
     HttpResponse<String> seen =
         HttpTestSupport.send(
