@@ -71,7 +71,7 @@ final class PaymentsServiceProcess implements AutoCloseable {
                 "--payments.provider.embedded-port=0",
                 "--logging.level.root=warn",
                 // The start-up banner names the embedded database's port.
-                "--logging.level.dev.idemkit.examples.payments.StartupBanner=info")
+                "--logging.level.dev.idemkit.examples.payments.demo.StartupBanner=info")
             .redirectErrorStream(true);
     System.out.println("[payments-service] starting " + jar + " on port " + port);
     PaymentsServiceProcess service = new PaymentsServiceProcess(pb.start(), port, dataDir);
