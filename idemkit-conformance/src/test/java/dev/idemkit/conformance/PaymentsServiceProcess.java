@@ -116,10 +116,10 @@ final class PaymentsServiceProcess implements AutoCloseable {
 
   /**
    * Successful charges at the payment provider (the service's in-process simulator, which keeps
-   * them in its own database {@code provider} on the same server) for these payment ids.
+   * them in its own database {@code postgres_provider} beside the service's) for these payment ids.
    */
   long providerCharges(Collection<String> paymentIds) {
-    String url = "jdbc:postgresql://localhost:" + databasePort + "/provider";
+    String url = "jdbc:postgresql://localhost:" + databasePort + "/postgres_provider";
     try (Connection c = DriverManager.getConnection(url, "postgres", "");
         PreparedStatement s =
             c.prepareStatement(

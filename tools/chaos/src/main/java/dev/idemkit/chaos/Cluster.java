@@ -175,6 +175,9 @@ final class Cluster implements AutoCloseable {
                 "--payments.provider.url=http://127.0.0.1:" + provider.port(),
                 "--payments.provider.timeout=PT2S",
                 "--idemkit.lease=PT3S",
+                // Outside the embedded demo the secret that signs issued keys is required, and
+                // it is the same on every instance.
+                "--idemkit.issued-keys.secret=chaos-run-issued-keys-secret",
                 "--idemkit.recovery.interval=PT0.5S",
                 "--spring.jmx.enabled=false",
                 "--logging.level.root=warn"));
