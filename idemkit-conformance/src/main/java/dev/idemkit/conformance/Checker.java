@@ -820,16 +820,25 @@ final class Checker {
     return RawHttp.send(request, o.timeout());
   }
 
+  /**
+   * The effect count for {@code unique}. A failure names the effect URL: it is the user's own
+   * oracle, not the endpoint under test, and must not be mistaken for the endpoint's answer.
+   */
   private long effects(String unique) throws Exception {
     List<Map.Entry<String, String>> headers = new ArrayList<>();
     if (o.auth() != null) {
       headers.add(Map.entry("Authorization", o.auth()));
     }
     headers.add(Map.entry("Accept", "application/json"));
-    Response r =
-        send(new Request("GET", resolve(fill(o.effectUrl(), unique)), headers, new byte[0]));
+    URI url = resolve(fill(o.effectUrl(), unique));
+    Response r;
+    try {
+      r = send(new Request("GET", url, headers, new byte[0]));
+    } catch (IOException e) {
+      throw new IOException("the effect URL " + url + " gave no answer: " + e.getMessage(), e);
+    }
     if (!r.success()) {
-      throw new IOException("the effect URL answered " + r.summary());
+      throw new IOException("the effect URL " + url + " answered " + r.summary());
     }
     return Json.count(Json.parse(r.bodyText()), o.effectCount());
   }

@@ -4,7 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idemkit.conformance.FlawedServer.Flaw;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,29 +35,38 @@ class BrokenServersTest {
       int exit, String stdout, Set<String> failed, Set<String> passed, String json, String junit) {}
 
   private Run check(Flaw flaw) throws Exception {
+    return check(flaw, "/effects?ref={{unique}}");
+  }
+
+  private Run check(Flaw flaw, String effectUrl, String... more) throws Exception {
     try (FlawedServer server = new FlawedServer(flaw, 300)) {
       Path json = reports.resolve(flaw + ".json");
       Path junit = reports.resolve(flaw + ".xml");
-      String[] args = {
-        "--base-url", server.baseUrl(),
-        "--path", "/items",
-        "--body", "{\"ref\":\"{{unique}}\",\"amount\":\"10.00\"}",
-        "--mismatch-body", "{\"ref\":\"{{unique}}\",\"amount\":\"99.00\"}",
-        "--other-path", "/other",
-        "--invalid-body", "{\"ref\":\"{{unique}}\",\"amount\":\"ten\"}",
-        "--error-body", "{\"ref\":\"{{unique}}\",\"amount\":\"decline\"}",
-        "--auth", "Bearer tenant-a",
-        "--auth2", "Bearer tenant-b",
-        "--effect-url", "/effects?ref={{unique}}",
-        "--effect-count", "count",
-        "--profile", "ietf",
-        "--inflight-delay-ms", "100",
-        "--json", json.toString(),
-        "--junit", junit.toString()
-      };
+      List<String> args =
+          new ArrayList<>(
+              List.of(
+                  "--base-url", server.baseUrl(),
+                  "--path", "/items",
+                  "--body", "{\"ref\":\"{{unique}}\",\"amount\":\"10.00\"}",
+                  "--mismatch-body", "{\"ref\":\"{{unique}}\",\"amount\":\"99.00\"}",
+                  "--other-path", "/other",
+                  "--invalid-body", "{\"ref\":\"{{unique}}\",\"amount\":\"ten\"}",
+                  "--error-body", "{\"ref\":\"{{unique}}\",\"amount\":\"decline\"}",
+                  "--auth", "Bearer tenant-a",
+                  "--auth2", "Bearer tenant-b",
+                  "--effect-url", effectUrl,
+                  "--effect-count", "count",
+                  "--profile", "ietf",
+                  "--inflight-delay-ms", "100",
+                  "--json", json.toString(),
+                  "--junit", junit.toString()));
+      args.addAll(List.of(more));
       ByteArrayOutputStream out = new ByteArrayOutputStream();
       int exit =
-          ConformanceMain.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
+          ConformanceMain.run(
+              args.toArray(String[]::new),
+              new PrintStream(out, true, StandardCharsets.UTF_8),
+              System.err);
       String stdout = out.toString(StandardCharsets.UTF_8);
       System.out.println("---- " + flaw + "\n" + stdout);
       String report = Files.readString(json);
@@ -83,6 +96,37 @@ class BrokenServersTest {
     assertThat(run.passed()).hasSize(20).doesNotContain("errors.replay");
     assertThat(run.stdout()).contains("INFO  errors.replay").contains("got it replayed");
     assertThat(run.junit()).contains("tests=\"21\" failures=\"0\"");
+  }
+
+  /**
+   * The effect URL is the user's oracle, not the endpoint under test: when it drops the connection,
+   * the report says so, instead of reading like the endpoint closed without an answer.
+   */
+  @Test
+  void anEffectUrlThatGivesNoAnswerIsNamedInTheReport() throws Exception {
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      Thread dropper =
+          new Thread(
+              () -> {
+                while (true) {
+                  try (Socket dropped = silent.accept()) {
+                    // Closed without a word.
+                  } catch (IOException closed) {
+                    return;
+                  }
+                }
+              });
+      dropper.setDaemon(true);
+      dropper.start();
+      String effectUrl = "http://127.0.0.1:" + silent.getLocalPort() + "/effects?ref={{unique}}";
+
+      Run run = check(Flaw.NONE, effectUrl, "--only", "key.missing");
+
+      assertThat(run.failed()).containsExactly("key.missing");
+      assertThat(run.stdout())
+          .contains("the effect URL http://127.0.0.1:" + silent.getLocalPort() + "/effects?ref=")
+          .contains("gave no answer");
+    }
   }
 
   static List<Arguments> flaws() {

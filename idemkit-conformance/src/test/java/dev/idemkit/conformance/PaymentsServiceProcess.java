@@ -38,6 +38,9 @@ final class PaymentsServiceProcess implements AutoCloseable {
 
   static final String API_KEY = "sk_test_demo_a";
 
+  /** The database the embedded demo gives the service. */
+  private static final String DATABASE_NAME = "postgres";
+
   private static final Pattern DATABASE =
       Pattern.compile("Database: embedded PostgreSQL on port (\\d+), data in");
 
@@ -93,14 +96,22 @@ final class PaymentsServiceProcess implements AutoCloseable {
     return port;
   }
 
-  /** A JDBC URL of one of the embedded server's databases ({@code postgres}, {@code provider}). */
-  String jdbcUrl(String database) {
-    return "jdbc:postgresql://localhost:" + databasePort + "/" + database;
+  /** The service's own database on the embedded server ({@code postgres}). */
+  String jdbcUrl() {
+    return "jdbc:postgresql://localhost:" + databasePort + "/" + DATABASE_NAME;
+  }
+
+  /**
+   * The in-process provider simulator's database: the service's database name with {@code
+   * _provider} ({@code postgres_provider}), beside the service's on the same server.
+   */
+  String providerJdbcUrl() {
+    return "jdbc:postgresql://localhost:" + databasePort + "/" + DATABASE_NAME + "_provider";
   }
 
   /** Rows of {@code payment} whose merchant reference matches a SQL {@code LIKE} pattern. */
   long payments(String merchantReferenceLike) {
-    String url = "jdbc:postgresql://localhost:" + databasePort + "/postgres";
+    String url = jdbcUrl();
     try (Connection c = DriverManager.getConnection(url, "postgres", "");
         PreparedStatement s =
             c.prepareStatement("select count(*) from payment where merchant_reference like ?")) {
@@ -119,7 +130,7 @@ final class PaymentsServiceProcess implements AutoCloseable {
    * them in its own database {@code postgres_provider} beside the service's) for these payment ids.
    */
   long providerCharges(Collection<String> paymentIds) {
-    String url = "jdbc:postgresql://localhost:" + databasePort + "/postgres_provider";
+    String url = providerJdbcUrl();
     try (Connection c = DriverManager.getConnection(url, "postgres", "");
         PreparedStatement s =
             c.prepareStatement(
