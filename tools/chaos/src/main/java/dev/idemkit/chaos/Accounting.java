@@ -30,11 +30,15 @@ import java.util.Set;
  *
  * An effect is a completed payment with one successful provider charge, or an order. A payment
  * still unresolved after the run settled (charged but not completed, or completed with no charge)
- * is counted as {@code unresolved} and fails the run too.
+ * is counted as {@code unresolved} and fails the run too, as does a ledger that is not conserved
+ * ({@link LedgerConservation}).
  */
 final class Accounting {
 
-  /** The verdict; {@link #valid()} when nothing was lost, duplicated, unexpected or unresolved. */
+  /**
+   * The verdict; {@link #valid()} when nothing was lost, duplicated, unexpected or unresolved, and
+   * the ledger is conserved.
+   */
   record Result(
       int operations,
       int ok,
@@ -45,13 +49,23 @@ final class Accounting {
       int unexpected,
       int recovered,
       int unresolved,
-      String ledger,
+      Ledger ledger,
       List<String> anomalies) {
 
     boolean valid() {
-      return lost == 0 && duplicated == 0 && unexpected == 0 && unresolved == 0;
+      return lost == 0
+          && duplicated == 0
+          && unexpected == 0
+          && unresolved == 0
+          && ledger.violations().isEmpty();
     }
   }
+
+  /**
+   * The ledger's verdict: one line for the report, the entries it judged, and each violation found
+   * (none: conserved).
+   */
+  record Ledger(String summary, long entries, List<String> violations) {}
 
   /** One operation's effects as found in the databases. */
   private record Effects(
@@ -62,23 +76,12 @@ final class Accounting {
     }
   }
 
-  /**
-   * Ledger conservation (debits = credits per account) joins here once the service writes a ledger
-   * from its events: return a verdict for the run's database, or "not checked".
-   */
+  /** Ledger conservation, judged on the payments database after the run settled. */
   interface LedgerCheck {
-    String check(Connection payments) throws SQLException;
+    Ledger check(Connection payments) throws SQLException;
 
-    LedgerCheck NOT_YET =
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement("select to_regclass('ledger_entry')");
-              ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getString(1) == null
-                ? "not checked: the service has no ledger yet"
-                : "not checked: a ledger exists; add its conservation query here";
-          }
-        };
+    /** The payments service's double-entry ledger ({@link LedgerConservation}). */
+    LedgerCheck CONSERVATION = LedgerConservation::check;
   }
 
   private Accounting() {}
@@ -134,6 +137,8 @@ final class Accounting {
         anomalies.add("unexpected " + id + ": an effect for an operation never invoked");
       }
     }
+    Ledger booked = ledger.check(payments);
+    booked.violations().forEach(v -> anomalies.add("ledger: " + v));
     int orphanCharges = orphanCharges(payments, provider);
     if (orphanCharges > 0) {
       unexpected += orphanCharges;
@@ -149,7 +154,7 @@ final class Accounting {
         unexpected,
         recovered,
         unresolved,
-        ledger.check(payments),
+        booked,
         anomalies);
   }
 

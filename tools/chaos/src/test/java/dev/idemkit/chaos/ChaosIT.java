@@ -12,9 +12,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The bounded chaos run: under kill -9, SIGSTOP/SIGCONT, terminated database connections and a
- * faulty provider, nothing is lost, duplicated or unexpected; and the same checker, on a service
- * running a deliberately broken (find-then-insert) store, reports duplicates. {@code
- * -Didemkit.chaos.duration=PT10M} makes the first run longer (see docs/proof.md).
+ * faulty provider, nothing is lost, duplicated or unexpected, and the ledger is conserved; and the
+ * same checker, on a service running a deliberately broken (find-then-insert) store, reports
+ * duplicates. {@code -Didemkit.chaos.duration=PT10M} makes the first run longer (see
+ * docs/proof.md).
  */
 class ChaosIT {
 
@@ -47,6 +48,10 @@ class ChaosIT {
     assertThat(a.duplicated()).isZero();
     assertThat(a.unexpected()).isZero();
     assertThat(a.unresolved()).isZero();
+    // Every completed payment booked once as a debit and a credit of its amount.
+    assertThat(a.ledger().violations()).isEmpty();
+    assertThat(a.ledger().entries()).as("the ledger booked payments").isGreaterThan(0);
+    assertThat(a.valid()).isTrue();
     assertThat(a.ok()).as("work got done").isGreaterThan(20);
     assertThat(outcome.pauses() + outcome.terminations() + outcome.kills())
         .as("the nemesis acted")
