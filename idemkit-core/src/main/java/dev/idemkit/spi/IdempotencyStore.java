@@ -67,7 +67,11 @@ public interface IdempotencyStore {
    */
   Ownership renew(StoreTransaction tx, Ownership owner, Duration lease);
 
-  /** Moves the recovery point: the phase {@code recoveryPoint} is durable with {@code data}. */
+  /**
+   * Moves the recovery point: the phase {@code recoveryPoint} is durable with {@code data}, and
+   * {@code pendingExternal} names the call that may be under way (or null). An advanced record is
+   * one recovery workers look after ({@link #findNeedingRecovery(int)}) once its lease runs out.
+   */
   void advance(
       StoreTransaction tx,
       Ownership owner,
@@ -182,8 +186,9 @@ public interface IdempotencyStore {
 
   /**
    * An operator's verdict on a record whose outcome is unknown: stored in the record's data for the
-   * external phase's lookup ({@link OperatorResolution#take}), the record made due for recovery at
-   * once (attempts reset), and a history row written with {@code actor} and {@code reason}.
+   * external phase's lookup ({@link dev.idemkit.OperationContext#operatorResolution()}), the record
+   * made due for recovery at once (attempts reset), and a history row written with {@code actor}
+   * and {@code reason}.
    *
    * @return false when the record is not (or no longer) waiting on an unknown outcome
    */

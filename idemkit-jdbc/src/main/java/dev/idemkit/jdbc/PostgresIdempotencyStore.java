@@ -203,7 +203,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       withHistory(
           NOW
               + "update idemkit_record r set recovery_point = ?, pending_external = ?,"
-              + " recovery_data = ?, updated_at = clock.now"
+              + " recovery_data = ?, recovery_due = r.locked_until, updated_at = clock.now"
               + OWNED,
           "ADVANCE",
           false);
