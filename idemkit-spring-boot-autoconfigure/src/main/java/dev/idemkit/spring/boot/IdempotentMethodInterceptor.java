@@ -1,7 +1,6 @@
 package dev.idemkit.spring.boot;
 
 import dev.idemkit.BusinessRejectionException;
-import dev.idemkit.ExternalEffectNotAppliedException;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyKey;
@@ -300,7 +299,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     }
     if (idempotent.phased()) {
       // The engine left the record so that a retry runs again or resumes: say so.
-      if (e.getCause() instanceof ExternalEffectNotAppliedException) {
+      if (e.getCause() == null) { // a call that was not applied: expected, nothing to explain
         log.info("{}: {} (record left {})", id, e.getMessage(), e.recordState());
       } else {
         log.warn(
@@ -406,10 +405,10 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   }
 
   /** A phased handler only builds its operation; it runs outside any transaction. */
-  private static PhasedOperation phases(MethodInvocation invocation) throws Throwable {
+  private static PhasedOperation<?> phases(MethodInvocation invocation) throws Throwable {
     Object result = invocation.proceed();
     if (result instanceof ResponseEntity<?> entity
-        && entity.getBody() instanceof PhasedOperation operation) {
+        && entity.getBody() instanceof PhasedOperation<?> operation) {
       return operation;
     }
     throw new IllegalStateException(

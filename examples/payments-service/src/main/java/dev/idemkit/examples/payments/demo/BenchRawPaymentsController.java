@@ -73,13 +73,17 @@ public class BenchRawPaymentsController {
         status -> payments.setStatus(id, "PROVIDER_REQUEST_SENT", null));
 
     PaymentResponse toCharge = payments.get(id);
-    ProviderClient.Charge charge =
+    ProviderClient.Attempt attempt =
         provider.charge(
             PaymentFlow.providerKey(id),
             toCharge.amount(),
             toCharge.currency(),
             id.toString(),
             null);
+    if (!(attempt instanceof ProviderClient.Attempt.Answered answered)) {
+      throw new IllegalStateException("The provider did not answer: " + attempt);
+    }
+    ProviderClient.Charge charge = answered.charge();
     transaction.executeWithoutResult(
         status ->
             payments.setStatus(
