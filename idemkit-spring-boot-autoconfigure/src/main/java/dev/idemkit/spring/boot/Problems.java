@@ -64,6 +64,18 @@ public final class Problems {
     return CanonicalJson.canonicalBytes(problem);
   }
 
+  /** A problem answer with one of the layer's own {@link ErrorCode}s. */
+  public static ResponseEntity<byte[]> response(
+      int status, ErrorCode errorCode, String title, String detail) {
+    return response(status, errorCode.code(), title, detail);
+  }
+
+  /** {@link #response(int, ErrorCode, String, String)} with a {@code Retry-After} header. */
+  public static ResponseEntity<byte[]> response(
+      int status, ErrorCode errorCode, String title, String detail, Duration retryAfter) {
+    return response(status, errorCode.code(), title, detail, retryAfter);
+  }
+
   public static ResponseEntity<byte[]> response(
       int status, String errorCode, String title, String detail) {
     return ResponseEntity.status(status)
