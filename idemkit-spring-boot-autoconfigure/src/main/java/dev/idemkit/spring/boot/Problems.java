@@ -1,6 +1,6 @@
 package dev.idemkit.spring.boot;
 
-import dev.idemkit.CanonicalJson;
+import dev.idemkit.internal.CanonicalJson;
 import java.net.URI;
 import java.time.Duration;
 import java.util.LinkedHashMap;
