@@ -3,7 +3,6 @@ package dev.idemkit.internal;
 import dev.idemkit.DataProtection;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
-import dev.idemkit.Json;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;

@@ -413,7 +413,8 @@ class DataProtectionIT {
                   @SuppressWarnings("unchecked")
                   Map<String, Object> old =
                       (Map<String, Object>)
-                          dev.idemkit.Json.parse(new String(v1.body(), StandardCharsets.UTF_8));
+                          dev.idemkit.internal.Json.parse(
+                              new String(v1.body(), StandardCharsets.UTF_8));
                   String v2 =
                       "{\"amount\":{\"value\":\"%s\",\"currency\":\"%s\"}}"
                           .formatted(old.get("amount"), old.get("currency"));

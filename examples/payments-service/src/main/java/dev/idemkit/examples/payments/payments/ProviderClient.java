@@ -1,8 +1,8 @@
 package dev.idemkit.examples.payments.payments;
 
-import dev.idemkit.Json;
 import dev.idemkit.examples.payments.PaymentsProperties;
 import dev.idemkit.examples.payments.demo.EmbeddedProvider;
+import dev.idemkit.internal.Json;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
