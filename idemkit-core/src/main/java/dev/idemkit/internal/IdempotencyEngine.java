@@ -58,6 +58,9 @@ public final class IdempotencyEngine implements Idempotency {
   /** How long each operation recently took, for the Retry-After of in-progress answers. */
   private final RecentDurations durations = new RecentDurations();
 
+  /** How often each operation's requests were replays: whether to read the record first. */
+  private final ReplayRates replays = new ReplayRates();
+
   public IdempotencyEngine(IdempotencyStore store, IdempotencyConfig config) {
     this.store = store;
     this.config = config;
@@ -73,18 +76,44 @@ public final class IdempotencyEngine implements Idempotency {
   @Override
   public Outcome execute(IdempotentRequest request, Operation operation) {
     long started = System.nanoTime();
-    Outcome outcome;
-    if (operation instanceof LocalOperation local) {
+    String name = request.id().operation();
+    Outcome outcome = replays.readFirst(name) ? answerFromRecord(request) : null;
+    if (outcome == null && operation instanceof LocalOperation local) {
       outcome = executeLocal(request, local);
-    } else {
+    } else if (outcome == null) {
       outcome = executePhased(request, (PhasedOperation<?>) operation);
     }
+    replays.record(name, outcome instanceof Outcome.Replayed);
     Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
     if (outcome instanceof Outcome.Executed || outcome instanceof Outcome.Rejected) {
-      durations.record(request.id().operation(), elapsed);
+      durations.record(name, elapsed);
     }
     listener.onOutcome(request.id(), outcome, elapsed);
     return outcome;
+  }
+
+  /**
+   * The answer a finished record gives, read with one auto-commit read and no transaction; null
+   * when the record is absent, expired or not finished, and the usual claim decides. A finished
+   * record (and its fingerprint) cannot change until it expires, and expiry is judged on the
+   * store's clock in the same read, so this answer is the one the claim would give.
+   */
+  private Outcome answerFromRecord(IdempotentRequest request) {
+    Optional<Snapshot> seen = store.peek(request.id());
+    if (seen.isEmpty() || seen.get().record().isExpiredAt(seen.get().now())) {
+      return null;
+    }
+    IdempotencyRecord record = seen.get().record();
+    if (!record.state().isReplayable()) {
+      return null;
+    }
+    if (!request.sameCommandAs(record.fingerprint())) {
+      return new Outcome.Mismatch();
+    }
+    return record
+        .storedResponse()
+        .<Outcome>map(response -> new Outcome.Replayed(response, record.state()))
+        .orElse(null);
   }
 
   @Override

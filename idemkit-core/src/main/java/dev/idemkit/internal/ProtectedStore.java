@@ -137,6 +137,11 @@ public final class ProtectedStore implements IdempotencyStore {
   }
 
   @Override
+  public Optional<Snapshot> peek(ScopedKey id) {
+    return delegate.peek(id).map(s -> open(null, s));
+  }
+
+  @Override
   public Optional<IdempotencyRecord> find(ScopedKey id) {
     return delegate.find(id).map(r -> open(null, r, null, true));
   }

@@ -84,6 +84,16 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
     delegate.suspend(tx, owner, state);
   }
 
+  /**
+   * Not passed on: the default reads through this store's own {@link #read}, so a wrapper that
+   * changes what {@code read} returns changes what {@code peek} returns too. Override it to pass it
+   * on when the wrapper leaves reads alone.
+   */
+  @Override
+  public Optional<Snapshot> peek(ScopedKey id) {
+    return IdempotencyStore.super.peek(id);
+  }
+
   @Override
   public Optional<IdempotencyRecord> find(ScopedKey id) {
     return delegate.find(id);

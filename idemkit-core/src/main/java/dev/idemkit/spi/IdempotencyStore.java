@@ -94,6 +94,21 @@ public interface IdempotencyStore {
    */
   void suspend(StoreTransaction tx, Ownership owner, RecordState state);
 
+  /**
+   * Reads a record and the store's current time outside any caller transaction, in as few round
+   * trips as the store can (one, for a database store: an auto-commit read). The engine uses it to
+   * answer a retry of a finished operation without opening a transaction.
+   */
+  default Optional<Snapshot> peek(ScopedKey id) {
+    try {
+      return inTransaction(tx -> read(tx, id));
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException("Could not read the record of " + id, e);
+    }
+  }
+
   /** Reads a record outside any caller transaction. */
   Optional<IdempotencyRecord> find(ScopedKey id);
 

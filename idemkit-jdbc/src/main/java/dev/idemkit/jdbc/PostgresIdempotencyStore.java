@@ -761,6 +761,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     }
   }
 
+  /** One auto-commit read: the record and the database's time. */
+  @Override
+  public Optional<Snapshot> peek(ScopedKey id) {
+    return call(() -> transactions.withConnection(c -> readOn(c, id)));
+  }
+
   @Override
   public Optional<IdempotencyRecord> find(ScopedKey id) {
     return call(() -> transactions.withConnection(c -> readOn(c, id).map(Snapshot::record)));
