@@ -26,6 +26,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.TransactionWork;
 import java.io.IOException;
@@ -36,6 +37,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -91,6 +93,9 @@ public abstract class IdempotencyStoreContract {
   /** Transactions the engine committed through the store. */
   protected final AtomicInteger commits = new AtomicInteger();
 
+  /** Reads of a record outside any transaction ({@link IdempotencyStore#peek}). */
+  protected final AtomicInteger peeks = new AtomicInteger();
+
   private String tenant;
   private ExecutorService pool;
 
@@ -112,6 +117,12 @@ public abstract class IdempotencyStoreContract {
             T value = super.inTransaction(work);
             commits.incrementAndGet();
             return value;
+          }
+
+          @Override
+          public Optional<Snapshot> peek(ScopedKey id) {
+            peeks.incrementAndGet();
+            return delegate().peek(id);
           }
         };
     idempotency =
@@ -1310,6 +1321,41 @@ public abstract class IdempotencyStoreContract {
 
   /** Phase data that is not small values. */
   public record WithList(List<String> items) {}
+
+  @Test
+  void retriesOfFinishedOperationsAreAnsweredWithoutATransactionOnceTheyAreMostRequests()
+      throws Exception {
+    ScopedKey id = key("k-read-first");
+    assertThat(execute(id, command("10.00"), pay(id, "{\"n\":1}")))
+        .isInstanceOf(Outcome.Executed.class);
+    for (int i = 0; i < 30; i++) {
+      assertThat(execute(id, command("10.00"), pay(id, "{\"n\":2}")))
+          .isInstanceOf(Outcome.Replayed.class);
+    }
+    commits.set(0);
+    peeks.set(0);
+
+    Outcome replay = execute(id, command("10.00"), pay(id, "{\"n\":3}"));
+    Outcome otherCommand = execute(id, command("99.00"), pay(id, "{\"n\":4}"));
+    ScopedKey fresh = key("k-read-first-new");
+    Outcome first = execute(fresh, command("10.00"), pay(fresh, "{\"n\":5}"));
+
+    assertThat(replay).isInstanceOf(Outcome.Replayed.class);
+    assertThat(new String(replay.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"n\":1}");
+    assertThat(otherCommand).isInstanceOf(Outcome.Mismatch.class);
+    assertThat(first).isInstanceOf(Outcome.Executed.class);
+    assertThat(peeks).as("each answered by a read first").hasValue(3);
+    assertThat(commits).as("only the new key needed a transaction").hasValue(1);
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(payments(fresh)).isEqualTo(1);
+
+    clock.advance(TTL.plusSeconds(1));
+    assertThat(execute(id, command("10.00"), pay(id, "{\"n\":6}")))
+        .as("an expired record is not answered by the read: the retry runs as new")
+        .isInstanceOf(Outcome.Executed.class);
+    assertThat(payments(id)).isEqualTo(2);
+  }
 
   @Test
   void theSameKeyUnderTwoTenantsIsTwoIndependentOperations() throws Exception {
