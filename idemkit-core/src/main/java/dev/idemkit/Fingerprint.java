@@ -1,5 +1,6 @@
 package dev.idemkit;
 
+import dev.idemkit.internal.CanonicalJson;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -9,12 +10,12 @@ import java.util.HexFormat;
  * attempt that first used its idempotency key.
  *
  * <p>The hash is a contract. Version {@code v1} is SHA-256 over the UTF-8 bytes of the RFC 8785
- * canonical JSON of the command ({@link CanonicalJson#canonicalBytes(Object)}). Fingerprints are
- * stored next to the records they protect, possibly for a long time, so a recipe must not change; a
- * new recipe gets a new version. Because the version (and, for a keyed recipe, the key id) is
- * stored with the digest, a retry is compared using the recipe its record was made with ({@link
- * FingerprintRecipes}), so a changed recipe or a rotated key never makes the retry of an old
- * request look like a different request.
+ * canonical JSON of the command (JCS: object keys sorted, each number written as ECMAScript prints
+ * its double). Fingerprints are stored next to the records they protect, possibly for a long time,
+ * so a recipe must not change; a new recipe gets a new version. Because the version (and, for a
+ * keyed recipe, the key id) is stored with the digest, a retry is compared using the recipe its
+ * record was made with ({@link FingerprintRecipes}), so a changed recipe or a rotated key never
+ * makes the retry of an old request look like a different request.
  *
  * <p>Text forms, returned by {@link #toString()} and read by {@link #parse(String)}: {@code
  * v1:sha256:<64 lowercase hex digits>}, and for a keyed recipe (HMAC-SHA-256 with key {@code kid})
@@ -95,7 +96,9 @@ public record Fingerprint(String version, String algorithm, String digest, Strin
   /**
    * Computes the {@code v1} fingerprint of a command.
    *
-   * @param canonicalCommand the command as a value tree accepted by {@link CanonicalJson}
+   * @param canonicalCommand the command as a value tree: {@code null}, {@link Boolean}, {@link
+   *     CharSequence}, {@link java.util.Map} with {@link String} keys, {@link java.util.List}, and
+   *     numbers whose value a double reproduces exactly (pass other amounts as strings)
    * @return SHA-256 over the command's canonical JSON bytes
    * @throws IllegalArgumentException if the command has no canonical JSON form
    */

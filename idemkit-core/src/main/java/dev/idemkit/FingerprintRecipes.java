@@ -1,5 +1,6 @@
 package dev.idemkit;
 
+import dev.idemkit.internal.CanonicalJson;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;
 import java.util.HexFormat;

@@ -55,7 +55,7 @@ public interface Idempotency {
    * @return the outcome of the resumed run, or empty if the record needs no recovery now (gone,
    *     finished, or owned by a live lease)
    */
-  Optional<Outcome> recover(ScopedKey id, PhasedOperation operation);
+  Optional<Outcome> recover(ScopedKey id, PhasedOperation<?> operation);
 
   /**
    * Whether {@code id} has a record that still answers for it: one that is live, or whose window

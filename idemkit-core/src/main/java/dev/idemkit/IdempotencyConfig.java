@@ -3,6 +3,7 @@ package dev.idemkit;
 import dev.idemkit.spi.IdempotencyListener;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.LongSupplier;
 
 /**
  * The engine's settings; immutable and thread-safe. Build with {@link #builder()}.
@@ -13,18 +14,22 @@ import java.util.Objects;
  * @param outcomePendingRetryAfter the {@code Retry-After} given while a downstream outcome is
  *     unknown
  * @param listener hears outcomes, for meters
+ * @param ticker nanoseconds of a monotonic clock, for durations measured in this JVM (when a lease
+ *     is due for renewal); {@code System::nanoTime} unless a test drives it
  */
 public record IdempotencyConfig(
     Duration lease,
     Duration defaultTtl,
     Duration outcomePendingRetryAfter,
-    IdempotencyListener listener) {
+    IdempotencyListener listener,
+    LongSupplier ticker) {
 
   public IdempotencyConfig {
     requirePositive("lease", lease);
     requirePositive("defaultTtl", defaultTtl);
     requirePositive("outcomePendingRetryAfter", outcomePendingRetryAfter);
     Objects.requireNonNull(listener, "listener");
+    Objects.requireNonNull(ticker, "ticker");
   }
 
   public static Builder builder() {
@@ -44,6 +49,7 @@ public record IdempotencyConfig(
     private Duration defaultTtl = Duration.ofHours(24);
     private Duration outcomePendingRetryAfter = Duration.ofSeconds(2);
     private IdempotencyListener listener = IdempotencyListener.NONE;
+    private LongSupplier ticker = System::nanoTime;
 
     private Builder() {}
 
@@ -67,8 +73,14 @@ public record IdempotencyConfig(
       return this;
     }
 
+    /** A monotonic nanosecond clock for durations measured in this JVM; for tests. */
+    public Builder ticker(LongSupplier ticker) {
+      this.ticker = ticker;
+      return this;
+    }
+
     public IdempotencyConfig build() {
-      return new IdempotencyConfig(lease, defaultTtl, outcomePendingRetryAfter, listener);
+      return new IdempotencyConfig(lease, defaultTtl, outcomePendingRetryAfter, listener, ticker);
     }
   }
 }

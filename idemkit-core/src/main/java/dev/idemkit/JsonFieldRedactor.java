@@ -1,5 +1,6 @@
 package dev.idemkit;
 
+import dev.idemkit.internal.Json;
 import dev.idemkit.spi.ResponseRedactor;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;

@@ -1,23 +1,24 @@
 package dev.idemkit;
 
 import dev.idemkit.spi.StoreTransaction;
-import java.util.Map;
+import java.util.Optional;
 
-/** What an operation, or one of its phases, can see and keep. */
+/** What an operation, or one of its steps, can see. */
 public interface OperationContext {
 
   /** The scoped key being executed. */
   ScopedKey id();
 
-  /**
-   * Small values that outlive a crash: whatever a phase puts here is stored with its recovery
-   * point, and a takeover starts with it (e.g. the local payment id an external call's key is
-   * derived from).
-   */
-  Map<String, String> data();
-
   /** True when this run resumes work an earlier owner started. */
   boolean resumed();
+
+  /**
+   * An operator's verdict on the call whose outcome stayed unknown, for the lookup that recovery
+   * runs after it (see {@link OperatorResolution}); empty everywhere else.
+   */
+  default Optional<OperatorResolution> operatorResolution() {
+    return Optional.empty();
+  }
 
   /**
    * The current local transaction.

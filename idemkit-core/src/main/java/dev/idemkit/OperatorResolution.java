@@ -9,21 +9,24 @@ import java.util.Optional;
  * attempt: it was applied (with the far side's reference, e.g. a charge id the operator found in
  * the provider's dashboard) or it was not (so the call runs again, under the same derived key).
  *
- * <p>The store keeps the verdict in the record's data and makes the record due for recovery; the
- * external phase's lookup, which the next recovery runs first, {@linkplain #take takes} it and
- * answers with it instead of asking the far side:
+ * <p>The store keeps the verdict in the record's data and makes the record due for recovery. The
+ * next recovery runs the external phase's lookup with the verdict in {@link
+ * OperationContext#operatorResolution()}; the lookup answers with it instead of asking the far
+ * side:
  *
  * <pre>{@code
- * ctx -> {
- *   Optional<OperatorResolution> verdict = OperatorResolution.take(ctx);
- *   if (verdict.isPresent()) {
- *     if (!verdict.get().applied()) throw new ExternalEffectNotAppliedException("operator: not applied");
- *     ctx.data().put("chargeId", verdict.get().externalReference());
- *     return;
+ * .lookup((ctx, p) -> {
+ *   if (ctx.operatorResolution().isPresent()) {
+ *     OperatorResolution verdict = ctx.operatorResolution().get();
+ *     return verdict.applied()
+ *         ? CallResult.applied(p.withCharge(verdict.externalReference()))
+ *         : CallResult.notApplied("an operator found no charge");
  *   }
- *   ... ask the provider ...
- * }
+ *   return askTheProvider(p);
+ * })
  * }</pre>
+ *
+ * <p>The verdict is used once: the phase's next write stores the data without it.
  *
  * @param applied whether the external effect happened
  * @param externalReference the far side's reference of the effect when applied, else {@code null}
@@ -60,20 +63,17 @@ public record OperatorResolution(boolean applied, String externalReference) {
     return applied ? "APPLIED" : "NOT_APPLIED";
   }
 
-  /**
-   * Removes the operator's verdict from {@code ctx}'s data, if there is one, so it is used once:
-   * the phase's next write stores the data without it.
-   */
-  public static Optional<OperatorResolution> take(OperationContext ctx) {
-    return take(ctx.data());
+  /** Whether {@code key} is one of the reserved keys a verdict is stored under. */
+  public static boolean isVerdictKey(String key) {
+    return OUTCOME_KEY.equals(key) || REFERENCE_KEY.equals(key);
   }
 
-  static Optional<OperatorResolution> take(Map<String, String> data) {
-    String outcome = data.remove(OUTCOME_KEY);
-    String reference = data.remove(REFERENCE_KEY);
+  /** The verdict stored among {@code data}, if there is one. */
+  public static Optional<OperatorResolution> in(Map<String, String> data) {
+    String outcome = data.get(OUTCOME_KEY);
     if (outcome == null) {
       return Optional.empty();
     }
-    return Optional.of("APPLIED".equals(outcome) ? applied(reference) : notApplied());
+    return Optional.of("APPLIED".equals(outcome) ? applied(data.get(REFERENCE_KEY)) : notApplied());
   }
 }

@@ -3,167 +3,197 @@ package dev.idemkit;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
+import java.util.Set;
+import java.util.function.UnaryOperator;
 
 /**
- * An operation with external side effects, run as atomic phases (Stripe's design): each local phase
- * is one transaction that also moves the record's recovery point; an external call sits between
- * phases and must carry its own idempotency key derived from durable local data (e.g. {@code
- * provider_payment_<paymentId>} from {@link OperationContext#data()}). A takeover resumes after the
- * last durable phase, so no phase's effect happens twice.
+ * An operation with external side effects, run as atomic phases (contract §5, docs/contract.md).
+ * Local phases are work in the database; an external phase is a call to the outside world, made
+ * outside any transaction, that must carry its own idempotency key derived from durable local data
+ * (e.g. {@code provider_payment_<paymentId>}).
  *
  * <pre>{@code
- * PhasedOperation op = PhasedOperation.builder()
- *     .local("LOCAL_PAYMENT_CREATED", ctx -> ctx.data().put("paymentId", insertPayment(ctx)))
- *     .external("PROVIDER_CONFIRMED",
- *         ctx -> ctx.data().put("chargeId", provider.charge(providerKey(ctx))),
- *         ctx -> ctx.data().put("chargeId", provider.lookup(providerKey(ctx))),
- *         ctx -> markConfirmed(ctx))
- *     .complete(ctx -> OperationResult.success(paymentResponse(ctx)));
+ * record Payment(UUID paymentId, String chargeId) {}
+ *
+ * PhasedOperation<Payment> op = PhasedOperation.builder(Payment.class)
+ *     .local("LOCAL_PAYMENT_CREATED", (ctx, p) -> Step.next(new Payment(insertPayment(ctx), null)))
+ *     .external("PROVIDER_CONFIRMED", call -> call
+ *         .call((ctx, p) -> charge(providerKey(p)))        // CallResult: Applied, NotApplied, ...
+ *         .lookup((ctx, p) -> findCharge(providerKey(p)))  // after a crash or a lost answer
+ *         .afterCall((ctx, p) -> p.declined() ? Step.answer(declined(p)) : Step.next(p)))
+ *     .complete((ctx, p) -> OperationResult.success(paymentResponse(ctx, p)));
  * }</pre>
  *
- * <p>Failure policy: an exception before any external call starts leaves the record {@code
- * FAILED_RETRYABLE} (the next retry runs again, from the recovery point); a {@link
- * BusinessRejectionException} anywhere stores a replayable rejection; an exception from an external
- * call other than {@link ExternalEffectNotAppliedException} leaves the outcome {@code
- * UNKNOWN_REQUIRES_RECOVERY}; an exception after an external effect is recorded leaves the record
- * {@code IN_PROGRESS} with its lease released, never "failed".
+ * <p><b>Two commits per external call.</b> The claim commits with every local phase before the
+ * first call and with the call's marker (the record durably says the call may be under way): one
+ * transaction, so a failure there rolls everything back, claim included, and a retry runs afresh.
+ * After the call, its result commits with the local phases after it and with the next marker or the
+ * completion. A takeover that finds a call under way runs the lookup, never a second call with a
+ * new key.
+ *
+ * <p><b>Failure policy</b>, by what a step returns: {@link Step.Answer} ends the operation with
+ * that answer; {@link CallResult} kinds are described there. An exception is an unexpected failure:
+ * in the first transaction nothing is kept (a retry runs again); from a call or a lookup it means
+ * the outcome is unknown; in a transaction after a call it leaves the record in progress, and the
+ * next retry asks the far side again.
+ *
+ * @param <D> the phase data: what the phases keep with the recovery point ({@link PhaseData})
  */
-public final class PhasedOperation implements Operation {
+public final class PhasedOperation<D> implements Operation {
 
-  /** Work inside one local transaction. */
+  /** Work inside one local transaction: go on with new data, or end with an answer. */
   @FunctionalInterface
-  public interface LocalStep {
-    void run(OperationContext ctx) throws Exception;
+  public interface LocalStep<D> {
+    Step<D> run(OperationContext ctx, D data) throws Exception;
   }
 
-  /** A call to the outside world, made outside any transaction. Results go in {@code data()}. */
+  /** A call to the outside world, or a lookup of an earlier call, made outside any transaction. */
   @FunctionalInterface
-  public interface ExternalCall {
-    void call(OperationContext ctx) throws Exception;
+  public interface Call<D> {
+    CallResult<D> call(OperationContext ctx, D data) throws Exception;
+  }
+
+  /** The last step: one transaction that produces the answer and completes the record. */
+  @FunctionalInterface
+  public interface Completion<D> {
+    OperationResult complete(OperationContext ctx, D data) throws Exception;
   }
 
   /** One named phase. */
-  public sealed interface Phase {
+  public sealed interface Phase<D> {
     String name();
   }
 
-  /** A local phase: one transaction that ends with the recovery point at {@code name}. */
-  public record Local(String name, LocalStep step) implements Phase {}
+  /** A local phase, committed with the phases around it up to the next call. */
+  public record Local<D>(String name, LocalStep<D> step) implements Phase<D> {}
 
   /**
-   * An external phase. Before {@code call} starts, the record durably says the call may be under
-   * way, in a transaction that also runs {@code prepare} (e.g. marks the payment {@code
-   * PROVIDER_REQUEST_SENT}); after it returns, {@code record} runs in the transaction that moves
-   * the recovery point to {@code name}. A takeover that finds the call under way runs {@code
-   * recover} instead (ask the far side by the derived key), never a second call with a new key.
+   * An external phase: {@code beforeCall} commits with the marker that says the call may be under
+   * way; {@code call} runs outside any transaction; {@code afterCall} commits with the call's
+   * result; {@code lookup} replaces the call when a takeover finds it under way.
    */
-  public record External(
-      String name, LocalStep prepare, ExternalCall call, ExternalCall recover, LocalStep record)
-      implements Phase {}
+  public record External<D>(
+      String name, LocalStep<D> beforeCall, Call<D> call, Call<D> lookup, LocalStep<D> afterCall)
+      implements Phase<D> {}
 
-  private final List<Phase> phases;
-  private final LocalOperation completion;
+  private final PhaseData<D> data;
+  private final List<Phase<D>> phases;
+  private final Completion<D> completion;
 
-  private PhasedOperation(List<Phase> phases, LocalOperation completion) {
+  private PhasedOperation(PhaseData<D> data, List<Phase<D>> phases, Completion<D> completion) {
+    this.data = data;
     this.phases = List.copyOf(phases);
     this.completion = completion;
   }
 
-  public static Builder builder() {
-    return new Builder();
+  /** An operation whose phase data is the record type {@code data} ({@link PhaseData#of}). */
+  public static <R extends Record> Builder<R> builder(Class<R> data) {
+    return new Builder<>(PhaseData.of(data));
   }
 
-  public List<Phase> phases() {
+  /** An operation whose phase data {@code data} reads and writes. */
+  public static <D> Builder<D> builder(PhaseData<D> data) {
+    return new Builder<>(Objects.requireNonNull(data, "data"));
+  }
+
+  /** An operation whose phase data is a mutable map of strings. */
+  public static Builder<Map<String, String>> builder() {
+    return new Builder<>(PhaseData.strings());
+  }
+
+  public PhaseData<D> data() {
+    return data;
+  }
+
+  public List<Phase<D>> phases() {
     return phases;
   }
 
-  /** The last step: one transaction that produces the answer and completes the record. */
-  public LocalOperation completion() {
+  public Completion<D> completion() {
     return completion;
   }
 
-  /** The index of the first phase after {@code recoveryPoint} ({@code null}: before any). */
-  public int indexAfter(String recoveryPoint) {
-    if (recoveryPoint == null) {
-      return 0;
-    }
-    for (int i = 0; i < phases.size(); i++) {
-      if (phases.get(i).name().equals(recoveryPoint)) {
-        return i + 1;
-      }
-    }
-    throw new IllegalStateException(
-        "Recovery point '" + recoveryPoint + "' names no phase of this operation " + names());
-  }
-
-  /** The external phase called {@code name}. */
-  public Optional<External> external(String name) {
-    return phases.stream()
-        .filter(p -> p instanceof External && p.name().equals(name))
-        .map(External.class::cast)
-        .findFirst();
-  }
-
-  /** True if some external phase lies at or before {@code recoveryPoint}: an effect happened. */
-  public boolean hasExternalEffectBy(String recoveryPoint) {
-    int end = indexAfter(recoveryPoint);
-    for (int i = 0; i < end; i++) {
-      if (phases.get(i) instanceof External) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private List<String> names() {
-    return phases.stream().map(Phase::name).toList();
-  }
-
   /** Builds a phased operation; phase names must be unique. */
-  public static final class Builder {
-    private final List<Phase> phases = new ArrayList<>();
-    private final HashSet<String> names = new HashSet<>();
+  public static final class Builder<D> {
+    private final PhaseData<D> data;
+    private final List<Phase<D>> phases = new ArrayList<>();
+    private final Set<String> names = new HashSet<>();
 
-    private Builder() {}
-
-    public Builder local(String name, LocalStep step) {
-      return add(new Local(name, Objects.requireNonNull(step)));
+    private Builder(PhaseData<D> data) {
+      this.data = data;
     }
 
-    /** An external phase whose recovery simply calls again (the call must be idempotent). */
-    public Builder external(String name, ExternalCall call) {
-      return external(name, call, call, ctx -> {});
+    public Builder<D> local(String name, LocalStep<D> step) {
+      return add(new Local<>(name, Objects.requireNonNull(step, "step")));
     }
 
-    public Builder external(
-        String name, ExternalCall call, ExternalCall recover, LocalStep record) {
-      return external(name, ctx -> {}, call, recover, record);
-    }
-
-    /** An external phase whose marker transaction also runs {@code prepare}. */
-    public Builder external(
-        String name, LocalStep prepare, ExternalCall call, ExternalCall recover, LocalStep record) {
+    /**
+     * An external phase, declared by its named steps; only {@link ExternalSteps#call} is required.
+     */
+    public Builder<D> external(String name, UnaryOperator<ExternalSteps<D>> steps) {
+      ExternalSteps<D> declared = steps.apply(new ExternalSteps<>());
+      if (declared.call == null) {
+        throw new IllegalArgumentException("External phase " + name + " declares no call");
+      }
       return add(
-          new External(
+          new External<>(
               name,
-              Objects.requireNonNull(prepare),
-              Objects.requireNonNull(call),
-              Objects.requireNonNull(recover),
-              Objects.requireNonNull(record)));
+              declared.beforeCall,
+              declared.call,
+              declared.lookup == null ? declared.call : declared.lookup,
+              declared.afterCall));
     }
 
-    public PhasedOperation complete(LocalOperation completion) {
-      return new PhasedOperation(phases, Objects.requireNonNull(completion));
+    public PhasedOperation<D> complete(Completion<D> completion) {
+      return new PhasedOperation<>(data, phases, Objects.requireNonNull(completion, "completion"));
     }
 
-    private Builder add(Phase phase) {
+    private Builder<D> add(Phase<D> phase) {
       Objects.requireNonNull(phase.name(), "name");
       if (phase.name().isBlank() || !names.add(phase.name())) {
         throw new IllegalArgumentException("Phase names must be unique and not blank: " + phase);
       }
       phases.add(phase);
+      return this;
+    }
+  }
+
+  /** The named steps of an external phase. */
+  public static final class ExternalSteps<D> {
+    private LocalStep<D> beforeCall = (ctx, d) -> Step.next(d);
+    private Call<D> call;
+    private Call<D> lookup;
+    private LocalStep<D> afterCall = (ctx, d) -> Step.next(d);
+
+    private ExternalSteps() {}
+
+    /** Local work committed with the marker, before the call (e.g. mark the payment as sent). */
+    public ExternalSteps<D> beforeCall(LocalStep<D> step) {
+      this.beforeCall = Objects.requireNonNull(step, "beforeCall");
+      return this;
+    }
+
+    /** The call, under an idempotency key derived from the phase data. */
+    public ExternalSteps<D> call(Call<D> call) {
+      this.call = Objects.requireNonNull(call, "call");
+      return this;
+    }
+
+    /**
+     * Asks the far side what an earlier call under the same key did, for a takeover that finds the
+     * call under way. Without one the call itself is made again, so it must be idempotent. An
+     * operator's verdict, if any, is in {@link OperationContext#operatorResolution()}.
+     */
+    public ExternalSteps<D> lookup(Call<D> lookup) {
+      this.lookup = Objects.requireNonNull(lookup, "lookup");
+      return this;
+    }
+
+    /** Local work committed with the call's result (e.g. store the charge id). */
+    public ExternalSteps<D> afterCall(LocalStep<D> step) {
+      this.afterCall = Objects.requireNonNull(step, "afterCall");
       return this;
     }
   }

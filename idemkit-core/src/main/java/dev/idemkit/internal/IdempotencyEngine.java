@@ -1,8 +1,8 @@
 package dev.idemkit.internal;
 
 import dev.idemkit.BusinessRejectionException;
+import dev.idemkit.CallResult;
 import dev.idemkit.ClaimWaitTimeoutException;
-import dev.idemkit.ExternalEffectNotAppliedException;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyConfig;
@@ -13,12 +13,13 @@ import dev.idemkit.LostOwnershipException;
 import dev.idemkit.Operation;
 import dev.idemkit.OperationFailedException;
 import dev.idemkit.OperationResult;
+import dev.idemkit.OperatorResolution;
 import dev.idemkit.Outcome;
-import dev.idemkit.OutcomeStillUnknownException;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.ScopedKey;
+import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.IdempotencyListener;
@@ -29,9 +30,13 @@ import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.Takeover;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 
 /** The engine behind {@link Idempotency}. Not API. */
 public final class IdempotencyEngine implements Idempotency {
@@ -45,6 +50,7 @@ public final class IdempotencyEngine implements Idempotency {
   private final IdempotencyStore store;
   private final IdempotencyConfig config;
   private final IdempotencyListener listener;
+  private final LongSupplier ticker;
 
   /** The Retry-After when a claim gave up waiting for another request's claim of the key. */
   private static final Duration BUSY_RETRY_AFTER = Duration.ofSeconds(1);
@@ -52,10 +58,14 @@ public final class IdempotencyEngine implements Idempotency {
   /** How long each operation recently took, for the Retry-After of in-progress answers. */
   private final RecentDurations durations = new RecentDurations();
 
+  /** How often each operation's requests were replays: whether to read the record first. */
+  private final ReplayRates replays = new ReplayRates();
+
   public IdempotencyEngine(IdempotencyStore store, IdempotencyConfig config) {
     this.store = store;
     this.config = config;
     this.listener = config.listener();
+    this.ticker = config.ticker();
   }
 
   @Override
@@ -66,18 +76,44 @@ public final class IdempotencyEngine implements Idempotency {
   @Override
   public Outcome execute(IdempotentRequest request, Operation operation) {
     long started = System.nanoTime();
-    Outcome outcome;
-    if (operation instanceof LocalOperation local) {
+    String name = request.id().operation();
+    Outcome outcome = replays.readFirst(name) ? answerFromRecord(request) : null;
+    if (outcome == null && operation instanceof LocalOperation local) {
       outcome = executeLocal(request, local);
-    } else {
-      outcome = executePhased(request, (PhasedOperation) operation);
+    } else if (outcome == null) {
+      outcome = executePhased(request, (PhasedOperation<?>) operation);
     }
+    replays.record(name, outcome instanceof Outcome.Replayed);
     Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
     if (outcome instanceof Outcome.Executed || outcome instanceof Outcome.Rejected) {
-      durations.record(request.id().operation(), elapsed);
+      durations.record(name, elapsed);
     }
     listener.onOutcome(request.id(), outcome, elapsed);
     return outcome;
+  }
+
+  /**
+   * The answer a finished record gives, read with one auto-commit read and no transaction; null
+   * when the record is absent, expired or not finished, and the usual claim decides. A finished
+   * record (and its fingerprint) cannot change until it expires, and expiry is judged on the
+   * store's clock in the same read, so this answer is the one the claim would give.
+   */
+  private Outcome answerFromRecord(IdempotentRequest request) {
+    Optional<Snapshot> seen = store.peek(request.id());
+    if (seen.isEmpty() || seen.get().record().isExpiredAt(seen.get().now())) {
+      return null;
+    }
+    IdempotencyRecord record = seen.get().record();
+    if (!record.state().isReplayable()) {
+      return null;
+    }
+    if (!request.sameCommandAs(record.fingerprint())) {
+      return new Outcome.Mismatch();
+    }
+    return record
+        .storedResponse()
+        .<Outcome>map(response -> new Outcome.Replayed(response, record.state()))
+        .orElse(null);
   }
 
   @Override
@@ -94,7 +130,7 @@ public final class IdempotencyEngine implements Idempotency {
   }
 
   @Override
-  public Optional<Outcome> recover(ScopedKey id, PhasedOperation operation) {
+  public Optional<Outcome> recover(ScopedKey id, PhasedOperation<?> operation) {
     long started = System.nanoTime();
     Acquired acquired;
     try {
@@ -132,7 +168,7 @@ public final class IdempotencyEngine implements Idempotency {
     if (acquired == null) {
       return Optional.empty();
     }
-    Outcome outcome = new PhaseRun(id, acquired.claim(), operation).run();
+    Outcome outcome = new PhaseRun<>(id, acquired.claim(), operation).resume();
     listener.onOutcome(id, outcome, Duration.ofNanos(System.nanoTime() - started));
     return Optional.of(outcome);
   }
@@ -153,7 +189,7 @@ public final class IdempotencyEngine implements Idempotency {
               return acquired.answer();
             }
             Claim claim = acquired.claim();
-            Context ctx = new Context(request.id(), claim.data(), claim.resumed());
+            Context ctx = new Context(request.id(), claim.resumed(), Optional.empty());
             ctx.tx = tx;
             OperationResult result = operation.run(ctx);
             return finish(tx, claim.ownership(), result);
@@ -199,245 +235,349 @@ public final class IdempotencyEngine implements Idempotency {
 
   // ---- phased operations ------------------------------------------------------------------
 
-  private Outcome executePhased(IdempotentRequest request, PhasedOperation operation) {
-    Acquired acquired;
+  /**
+   * The first transaction claims the key and runs every local phase up to the first call's marker
+   * (or to the completion, if no call is left): one commit. A concurrent identical request blocks
+   * on the claim's insert until it ends, then sees the record in progress (or completed).
+   */
+  private Outcome executePhased(IdempotentRequest request, PhasedOperation<?> operation) {
+    ScopedKey id = request.id();
+    List<PhaseRun<?>> owned = new ArrayList<>(1);
+    Outcome outcome;
     try {
-      acquired =
+      outcome =
           store.inTransaction(
               tx -> {
-                Acquired a = acquire(tx, request);
-                if (a.claim() == null) {
-                  return a;
+                Acquired acquired = acquire(tx, request);
+                if (acquired.answer() != null) {
+                  return acquired.answer();
                 }
-                // Committed IN_PROGRESS from here on: renewing marks it for recovery workers.
-                Claim c = a.claim();
-                Ownership renewed = store.renew(tx, c.ownership(), config.lease());
-                return Acquired.owned(
-                    new Claim(
-                        renewed, c.recoveryPoint(), c.pendingExternal(), c.data(), c.resumed()));
+                PhaseRun<?> run = new PhaseRun<>(id, acquired.claim(), operation);
+                owned.add(run);
+                return run.pendingExternal == null ? run.localPhases(tx) : null;
               });
     } catch (ClaimWaitTimeoutException busy) {
+      // Another request holds the key's claim in its transaction: nothing stored, ask to retry.
       return new Outcome.InProgress(BUSY_RETRY_AFTER);
-    } catch (RuntimeException e) {
-      throw e;
+    } catch (LostOwnershipException lost) {
+      listener.onLostOwnership(id);
+      throw lost;
+    } catch (RecordUnreadableException unreadable) {
+      throw unreadable;
     } catch (Exception e) {
-      throw new IllegalStateException("Could not claim " + request.id(), e);
+      // Rolled back, claim or takeover included: the record is as it was before this request.
+      RecordState left =
+          owned.isEmpty() ? RecordState.FAILED_RETRYABLE : owned.get(0).stateBeforeThisRun();
+      listener.onFailure(id, left, e);
+      throw new OperationFailedException(
+          "Operation " + id + " failed before its first commit; nothing was kept, a retry runs it",
+          left,
+          e);
     }
-    if (acquired.answer() != null) {
-      return acquired.answer();
-    }
-    return new PhaseRun(request.id(), acquired.claim(), operation).run();
+    return outcome != null ? outcome : owned.get(0).fromCall();
   }
 
-  /** One owner's run through the phases, from the recovery point to the end. */
-  private final class PhaseRun {
+  /**
+   * One owner's run through the phases, from the recovery point to the end. Its fields describe
+   * what is durable once the transaction that changed them commits; a transaction that rolls back
+   * ends the run, so they are never read after one.
+   */
+  private final class PhaseRun<D> {
     private final ScopedKey id;
-    private final PhasedOperation operation;
+    private final PhasedOperation<D> operation;
     private final Context ctx;
+    private final boolean effectBeforeThisRun;
     private Ownership owner;
 
-    /** When the current lease was last set (claim, takeover or renewal), on this JVM's clock. */
-    private long leaseSetAt = System.nanoTime();
+    /** The run took over a record whose call may be under way: ask the far side before calling. */
+    private boolean lookUpFirst;
+
+    /** When the current lease was last set (claim, takeover or renewal), on the engine's ticker. */
+    private long leaseSetAt;
 
     private String recoveryPoint;
     private String pendingExternal;
+    private D data;
 
-    PhaseRun(ScopedKey id, Claim claim, PhasedOperation operation) {
+    PhaseRun(ScopedKey id, Claim claim, PhasedOperation<D> operation) {
       this.id = id;
       this.operation = operation;
       this.owner = claim.ownership();
+      this.leaseSetAt = ticker.getAsLong();
       this.recoveryPoint = claim.recoveryPoint();
       this.pendingExternal = claim.pendingExternal();
-      this.ctx = new Context(id, claim.data(), claim.resumed());
+      Map<String, String> stored = new HashMap<>(claim.data());
+      Optional<OperatorResolution> verdict = OperatorResolution.in(stored);
+      stored.keySet().removeIf(OperatorResolution::isVerdictKey);
+      this.data = operation.data().read(stored);
+      this.ctx = new Context(id, claim.resumed(), verdict);
+      this.effectBeforeThisRun = pendingExternal != null || hasExternalEffectBy(recoveryPoint);
+      this.lookUpFirst = pendingExternal != null;
     }
 
-    Outcome run() {
+    /** Goes on after a takeover that committed on its own (a recovery worker's). */
+    Outcome resume() {
+      if (pendingExternal == null) {
+        Outcome outcome;
+        try {
+          outcome = inTransaction(this::localPhases);
+        } catch (LostOwnershipException lost) {
+          listener.onLostOwnership(id);
+          throw lost;
+        } catch (RuntimeException e) {
+          throw failed(stateBeforeThisRun(), unwrap(e));
+        }
+        if (outcome != null) {
+          return outcome;
+        }
+      }
+      return fromCall();
+    }
+
+    /** Where a rollback of this run's first transaction leaves the record. */
+    RecordState stateBeforeThisRun() {
+      return effectBeforeThisRun ? RecordState.IN_PROGRESS : RecordState.FAILED_RETRYABLE;
+    }
+
+    /**
+     * Runs the local phases after the recovery point in {@code tx}, up to and including the next
+     * call's marker or the completion. Returns the outcome if the operation ended, or null if a
+     * call is next ({@link #pendingExternal} names it once {@code tx} commits).
+     */
+    Outcome localPhases(StoreTransaction tx) throws Exception {
+      List<PhasedOperation.Phase<D>> phases = operation.phases();
+      ctx.tx = tx;
       try {
-        if (pendingExternal != null) {
-          Optional<Outcome> settled = recoverPendingExternal();
-          if (settled.isPresent()) {
-            return settled.get();
+        for (int i = indexAfter(recoveryPoint); i < phases.size(); i++) {
+          PhasedOperation.Phase<D> phase = phases.get(i);
+          PhasedOperation.LocalStep<D> step =
+              phase instanceof PhasedOperation.Local<D> local
+                  ? local.step()
+                  : ((PhasedOperation.External<D>) phase).beforeCall();
+          Step<D> next = step.run(ctx, data);
+          if (next instanceof Step.Answer<D> answer) {
+            return finish(tx, owner, answer.result());
           }
+          data = ((Step.Next<D>) next).data();
+          if (phase instanceof PhasedOperation.External<D> external) {
+            // Durably say the call may be under way before making it.
+            store.advance(tx, owner, recoveryPoint, external.name(), written());
+            pendingExternal = external.name();
+            return null;
+          }
+          recoveryPoint = phase.name();
         }
-        var phases = operation.phases();
-        for (int i = operation.indexAfter(recoveryPoint); i < phases.size(); i++) {
-          PhasedOperation.Phase phase = phases.get(i);
-          if (phase instanceof PhasedOperation.Local local) {
-            inPhase(
-                tx -> {
-                  local.step().run(ctx);
-                  store.advance(tx, owner, local.name(), null, ctx.data());
-                  return null;
-                });
-            recoveryPoint = local.name();
-          } else {
-            Optional<Outcome> stopped = callExternal((PhasedOperation.External) phase);
-            if (stopped.isPresent()) {
-              return stopped.get();
+        return finish(tx, owner, operation.completion().complete(ctx, data));
+      } finally {
+        ctx.tx = null;
+      }
+    }
+
+    /** Makes the pending call (or, for a takeover, asks what the earlier one did), then goes on. */
+    Outcome fromCall() {
+      try {
+        while (true) {
+          PhasedOperation.External<D> phase = pendingPhase();
+          CallResult<D> result;
+          if (lookUpFirst) {
+            lookUpFirst = false;
+            result = callOrLookUp(phase, true);
+            if (result instanceof CallResult.NotApplied<D>) {
+              // The earlier call never happened on the far side: make it now, under the same key.
+              result = callOrLookUp(phase, false);
             }
+          } else {
+            result = callOrLookUp(phase, false);
+          }
+          Optional<Outcome> ended = record(phase, result);
+          if (ended.isPresent()) {
+            return ended.get();
           }
         }
-        OperationResult result = inPhase(tx -> operation.completion().run(ctx));
-        return result instanceof OperationResult.Success
-            ? new Outcome.Executed(result.response())
-            : new Outcome.Rejected(result.response());
       } catch (LostOwnershipException lost) {
         listener.onLostOwnership(id);
         throw lost;
-      } catch (BusinessRejectionException rejection) {
-        return reject(rejection.response());
-      } catch (OperationFailedException alreadySuspended) {
-        throw alreadySuspended;
-      } catch (Exception failure) {
-        Throwable e = failure instanceof PhaseException ? failure.getCause() : failure;
-        RecordState left =
-            pendingExternal != null || operation.hasExternalEffectBy(recoveryPoint)
-                ? RecordState.IN_PROGRESS
-                : RecordState.FAILED_RETRYABLE;
-        suspend(left);
-        listener.onFailure(id, left, e);
-        throw new OperationFailedException(
-            left == RecordState.FAILED_RETRYABLE
-                ? "Operation " + id + " failed before any external effect; a retry runs it again"
-                : "Operation "
-                    + id
-                    + " failed after an external effect; a retry resumes after phase "
-                    + recoveryPoint,
-            left,
-            e);
       }
+    }
+
+    /** A call or lookup; whatever it throws means its outcome is unknown. */
+    private CallResult<D> callOrLookUp(PhasedOperation.External<D> phase, boolean lookUp) {
+      ctx.lookingUp = lookUp;
+      listener.onCallStarting(id, phase.name());
+      CallResult<D> result;
+      try {
+        result = lookUp ? phase.lookup().call(ctx, data) : phase.call().call(ctx, data);
+        Objects.requireNonNull(result, "a call returned null instead of a CallResult");
+      } catch (Exception e) {
+        result = CallResult.unknown(e.toString());
+      } finally {
+        ctx.lookingUp = false;
+      }
+      listener.onCallReturned(id, phase.name(), result);
+      return result;
     }
 
     /**
-     * The previous owner may or may not have completed this external call. Ask the far side (never
-     * a new call with a new key).
+     * Commits what the call said. Applied: the step after the call and the local phases after it,
+     * with the next marker or the completion, in one transaction.
      */
-    private Optional<Outcome> recoverPendingExternal() throws Exception {
-      PhasedOperation.External phase =
-          operation
-              .external(pendingExternal)
-              .orElseThrow(
-                  () ->
-                      new IllegalStateException(
-                          "Pending external phase '" + pendingExternal + "' is unknown"));
-      try {
-        phase.recover().call(ctx);
-      } catch (OutcomeStillUnknownException stillUnknown) {
-        return Optional.of(unknown());
-      } catch (BusinessRejectionException rejection) {
-        return Optional.of(reject(rejection.response()));
-      } catch (ExternalEffectNotAppliedException notApplied) {
-        // Nothing happened on the far side: the phase runs normally from the start.
-        return Optional.empty();
-      } catch (LostOwnershipException lost) {
-        throw lost;
-      } catch (Exception e) {
-        return Optional.of(unknown());
+    private Optional<Outcome> record(PhasedOperation.External<D> phase, CallResult<D> result) {
+      if (result instanceof CallResult.Applied<D> applied) {
+        data = applied.data();
+        Outcome outcome;
+        try {
+          outcome =
+              inTransaction(
+                  tx -> {
+                    ctx.tx = tx;
+                    Step<D> next;
+                    try {
+                      next = phase.afterCall().run(ctx, data);
+                    } finally {
+                      ctx.tx = null;
+                    }
+                    if (next instanceof Step.Answer<D> answer) {
+                      return finish(tx, owner, answer.result());
+                    }
+                    data = ((Step.Next<D>) next).data();
+                    recoveryPoint = phase.name();
+                    pendingExternal = null;
+                    return localPhases(tx);
+                  });
+        } catch (LostOwnershipException | OperationFailedException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          // The call's result was not recorded; the record still says the call may be under way,
+          // so the next owner asks the far side again. Release the lease so it can at once.
+          pendingExternal = phase.name();
+          throw failed(RecordState.IN_PROGRESS, unwrap(e));
+        }
+        return Optional.ofNullable(outcome);
       }
-      recordExternal(phase);
-      return Optional.empty();
-    }
-
-    private Optional<Outcome> callExternal(PhasedOperation.External phase) throws Exception {
-      if (!phase.name().equals(pendingExternal)) {
-        // Durably say the call may be under way before making it.
-        inPhase(
-            tx -> {
-              phase.prepare().run(ctx);
-              store.advance(tx, owner, recoveryPoint, phase.name(), ctx.data());
-              return null;
-            });
-        pendingExternal = phase.name();
+      if (result instanceof CallResult.Rejected<D> rejected) {
+        inTransaction(tx -> finish(tx, owner, OperationResult.rejected(rejected.answer())));
+        return Optional.of(new Outcome.Rejected(rejected.answer()));
       }
-      try {
-        phase.call().call(ctx);
-      } catch (BusinessRejectionException rejection) {
-        return Optional.of(reject(rejection.response()));
-      } catch (ExternalEffectNotAppliedException notApplied) {
-        pendingExternal = null;
+      if (result instanceof CallResult.NotApplied<D> notApplied) {
+        // Nothing happened on the far side: the record goes back to before the call.
         RecordState left =
-            operation.hasExternalEffectBy(recoveryPoint)
+            hasExternalEffectBy(recoveryPoint)
                 ? RecordState.IN_PROGRESS
                 : RecordState.FAILED_RETRYABLE;
-        inPhase(
+        inTransaction(
             tx -> {
-              store.advance(tx, owner, recoveryPoint, null, ctx.data());
+              store.advance(tx, owner, recoveryPoint, null, written());
               store.suspend(tx, owner, left);
               return null;
             });
-        listener.onFailure(id, left, notApplied);
+        pendingExternal = null;
+        listener.onFailure(
+            id, left, new IllegalStateException("not applied: " + notApplied.reason()));
         throw new OperationFailedException(
-            "External phase " + phase.name() + " of " + id + " was not applied; retry",
+            "External phase "
+                + phase.name()
+                + " of "
+                + id
+                + " was not applied ("
+                + notApplied.reason()
+                + "); a retry runs it again",
             left,
-            notApplied);
-      } catch (Exception e) {
-        return Optional.of(unknown());
+            null);
       }
-      recordExternal(phase);
-      return Optional.empty();
-    }
-
-    private void recordExternal(PhasedOperation.External phase) throws Exception {
-      inPhase(
+      inTransaction(
           tx -> {
-            phase.record().run(ctx);
-            store.advance(tx, owner, phase.name(), null, ctx.data());
+            store.suspend(tx, owner, RecordState.UNKNOWN_REQUIRES_RECOVERY);
             return null;
           });
-      recoveryPoint = phase.name();
-      pendingExternal = null;
-    }
-
-    private Outcome unknown() {
-      suspend(RecordState.UNKNOWN_REQUIRES_RECOVERY);
       listener.onUnknownState(id);
-      return new Outcome.OutcomePending(config.outcomePendingRetryAfter());
+      return Optional.of(new Outcome.OutcomePending(config.outcomePendingRetryAfter()));
     }
 
-    private Outcome reject(StoredResponse response) {
-      inPhase(
-          tx -> {
-            store.finish(tx, owner, RecordState.FAILED_REPLAYABLE, response);
-            return null;
-          });
-      return new Outcome.Rejected(response);
+    private OperationFailedException failed(RecordState left, Throwable cause) {
+      try {
+        inTransaction(
+            tx -> {
+              store.suspend(tx, owner, left);
+              return null;
+            });
+      } catch (LostOwnershipException lost) {
+        listener.onLostOwnership(id);
+        throw lost;
+      } catch (RuntimeException suspendFailed) {
+        cause.addSuppressed(suspendFailed);
+      }
+      listener.onFailure(id, left, cause);
+      return new OperationFailedException(
+          "Operation "
+              + id
+              + " failed after an external call; a retry asks the far side and goes on",
+          left,
+          cause);
     }
 
-    private void suspend(RecordState state) {
-      inPhase(
-          tx -> {
-            store.suspend(tx, owner, state);
-            return null;
-          });
+    private PhasedOperation.External<D> pendingPhase() {
+      for (PhasedOperation.Phase<D> phase : operation.phases()) {
+        if (phase instanceof PhasedOperation.External<D> external
+            && external.name().equals(pendingExternal)) {
+          return external;
+        }
+      }
+      throw new IllegalStateException(
+          "Pending external phase '" + pendingExternal + "' names no phase of this operation");
+    }
+
+    /** The data to store: the user's values, without a verdict once the lookup has run. */
+    private Map<String, String> written() {
+      return operation.data().write(data);
+    }
+
+    /** The index of the first phase after {@code point} ({@code null}: before any). */
+    private int indexAfter(String point) {
+      if (point == null) {
+        return 0;
+      }
+      List<PhasedOperation.Phase<D>> phases = operation.phases();
+      for (int i = 0; i < phases.size(); i++) {
+        if (phases.get(i).name().equals(point)) {
+          return i + 1;
+        }
+      }
+      throw new IllegalStateException(
+          "Recovery point '"
+              + point
+              + "' names no phase of this operation "
+              + phases.stream().map(PhasedOperation.Phase::name).toList());
+    }
+
+    /** True if some external phase lies at or before {@code point}: an effect happened. */
+    private boolean hasExternalEffectBy(String point) {
+      int end = indexAfter(point);
+      for (int i = 0; i < end; i++) {
+        if (operation.phases().get(i) instanceof PhasedOperation.External) {
+          return true;
+        }
+      }
+      return false;
     }
 
     /**
-     * One atomic phase: the work, then the record's write (advance, finish or suspend), which is
-     * conditional on this owner's fencing token: if another owner took over meanwhile, that write
-     * fails and the whole phase, business rows included, rolls back. The lease is renewed at the
-     * start of a phase only once a third of it has passed (measured as a duration on this JVM,
-     * never compared with the database's clock): a renewal is a round trip, and fencing, not the
-     * lease, is what keeps two owners from both writing.
+     * One transaction of this owner. Every record write in it is conditional on the owner's fencing
+     * token: if another owner took over meanwhile, that write fails and the whole transaction,
+     * business rows included, rolls back. The lease is renewed first only once a third of it has
+     * passed (measured as a duration on the engine's ticker, never compared with the database's
+     * clock): a renewal is a round trip, and fencing, not the lease, is what keeps two owners from
+     * both writing.
      */
-    private <T> T inPhase(Work<T> work) {
+    private <T> T inTransaction(Work<T> work) {
       try {
         return store.inTransaction(
             tx -> {
-              long now = System.nanoTime();
+              long now = ticker.getAsLong();
               if (now - leaseSetAt > config.lease().toNanos() / 3) {
                 owner = store.renew(tx, owner, config.lease());
                 leaseSetAt = now;
               }
-              ctx.tx = tx;
-              try {
-                T value = work.run(tx);
-                if (value instanceof OperationResult result) {
-                  finish(tx, owner, result);
-                }
-                return value;
-              } finally {
-                ctx.tx = null;
-              }
+              return work.run(tx);
             });
       } catch (RuntimeException e) {
         throw e;
@@ -447,12 +587,16 @@ public final class IdempotencyEngine implements Idempotency {
     }
   }
 
+  private static Throwable unwrap(RuntimeException e) {
+    return e instanceof PhaseException ? e.getCause() : e;
+  }
+
   @FunctionalInterface
   private interface Work<T> {
     T run(StoreTransaction tx) throws Exception;
   }
 
-  /** Carries a checked exception out of a phase; unwrapped by callers that care. */
+  /** Carries a checked exception out of a transaction; unwrapped by callers that care. */
   private static final class PhaseException extends RuntimeException {
     PhaseException(Exception cause) {
       super(cause);
@@ -594,14 +738,15 @@ public final class IdempotencyEngine implements Idempotency {
   /** The context handed to operations and phases. */
   private static final class Context implements dev.idemkit.OperationContext {
     private final ScopedKey id;
-    private final Map<String, String> data;
     private final boolean resumed;
+    private final Optional<OperatorResolution> verdict;
     private StoreTransaction tx;
+    private boolean lookingUp;
 
-    Context(ScopedKey id, Map<String, String> data, boolean resumed) {
+    Context(ScopedKey id, boolean resumed, Optional<OperatorResolution> verdict) {
       this.id = id;
-      this.data = data;
       this.resumed = resumed;
+      this.verdict = verdict;
     }
 
     @Override
@@ -610,13 +755,13 @@ public final class IdempotencyEngine implements Idempotency {
     }
 
     @Override
-    public Map<String, String> data() {
-      return data;
+    public boolean resumed() {
+      return resumed;
     }
 
     @Override
-    public boolean resumed() {
-      return resumed;
+    public Optional<OperatorResolution> operatorResolution() {
+      return lookingUp ? verdict : Optional.empty();
     }
 
     @Override

@@ -3,7 +3,6 @@ package dev.idemkit.internal;
 import dev.idemkit.DataProtection;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
-import dev.idemkit.Json;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;
@@ -135,6 +134,11 @@ public final class ProtectedStore implements IdempotencyStore {
   @Override
   public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
     delegate.suspend(tx, owner, state);
+  }
+
+  @Override
+  public Optional<Snapshot> peek(ScopedKey id) {
+    return delegate.peek(id).map(s -> open(null, s));
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.idemkit.spi;
 
+import dev.idemkit.CallResult;
 import dev.idemkit.Outcome;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
@@ -45,4 +46,13 @@ public interface IdempotencyListener {
    * new_keys}); nothing was stored.
    */
   default void onQuotaExceeded(ScopedKey id, String quota) {}
+
+  /**
+   * The external call of {@code phase} starts now (or its lookup, for a takeover): the record says
+   * durably that it may be under way.
+   */
+  default void onCallStarting(ScopedKey id, String phase) {}
+
+  /** The external call (or lookup) of {@code phase} returned {@code result}, not yet recorded. */
+  default void onCallReturned(ScopedKey id, String phase, CallResult<?> result) {}
 }

@@ -67,7 +67,11 @@ public interface IdempotencyStore {
    */
   Ownership renew(StoreTransaction tx, Ownership owner, Duration lease);
 
-  /** Moves the recovery point: the phase {@code recoveryPoint} is durable with {@code data}. */
+  /**
+   * Moves the recovery point: the phase {@code recoveryPoint} is durable with {@code data}, and
+   * {@code pendingExternal} names the call that may be under way (or null). An advanced record is
+   * one recovery workers look after ({@link #findNeedingRecovery(int)}) once its lease runs out.
+   */
   void advance(
       StoreTransaction tx,
       Ownership owner,
@@ -89,6 +93,21 @@ public interface IdempotencyStore {
    * retry resumes at once.
    */
   void suspend(StoreTransaction tx, Ownership owner, RecordState state);
+
+  /**
+   * Reads a record and the store's current time outside any caller transaction, in as few round
+   * trips as the store can (one, for a database store: an auto-commit read). The engine uses it to
+   * answer a retry of a finished operation without opening a transaction.
+   */
+  default Optional<Snapshot> peek(ScopedKey id) {
+    try {
+      return inTransaction(tx -> read(tx, id));
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException("Could not read the record of " + id, e);
+    }
+  }
 
   /** Reads a record outside any caller transaction. */
   Optional<IdempotencyRecord> find(ScopedKey id);
@@ -182,8 +201,9 @@ public interface IdempotencyStore {
 
   /**
    * An operator's verdict on a record whose outcome is unknown: stored in the record's data for the
-   * external phase's lookup ({@link OperatorResolution#take}), the record made due for recovery at
-   * once (attempts reset), and a history row written with {@code actor} and {@code reason}.
+   * external phase's lookup ({@link dev.idemkit.OperationContext#operatorResolution()}), the record
+   * made due for recovery at once (attempts reset), and a history row written with {@code actor}
+   * and {@code reason}.
    *
    * @return false when the record is not (or no longer) waiting on an unknown outcome
    */

@@ -4,13 +4,13 @@ import dev.idemkit.ClaimWaitTimeoutException;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyKey;
 import dev.idemkit.IdempotencyRecord;
-import dev.idemkit.Json;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
+import dev.idemkit.internal.Json;
 import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.IdempotencyStore;
@@ -51,13 +51,22 @@ import javax.sql.DataSource;
  */
 public final class PostgresIdempotencyStore implements IdempotencyStore {
 
-  /** The time every statement compares against: the given clock's, else the database's. */
-  private static final String NOW =
-      "with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now) ";
-
-  private static final String KEY = "tenant = ? and operation = ? and idem_key = ?";
-
-  private static final String LIVE = "('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')";
+  /*
+   * Every statement below is whole: what runs is what is written, nothing is assembled at start-up.
+   * Conventions they share:
+   *
+   * - Time. A statement that compares times starts with the CTE
+   *   `with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)`;
+   *   its parameter is always the first, bound by bindNow (the builder's clock, else NULL: the
+   *   database's time).
+   * - Ownership. An owner write (renew, advance, finish, suspend) applies only while
+   *   `r.fencing_token = ?` is the owner's token and the record is IN_PROGRESS; the caller decides
+   *   on the number of rows it returns (one, or the owner lost the record).
+   * - History. A write that moves a record of a phased operation appends its row to
+   *   idemkit_record_history in the same statement: the update is a `changed` CTE that returns the
+   *   record's new state, and the `logged` CTE inserts from it. Single-transaction operations keep
+   *   no history (see FINISH).
+   */
 
   /**
    * The claim and, when it conflicts, the existing record, in one round trip. The second branch
@@ -66,25 +75,30 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * again.
    */
   private static final String CLAIM =
-      NOW
-          + """
-          , inserted as (
-            insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
-                fencing_token, locked_until, created_at, updated_at, expires_at)
-            select ?, ?, ?, ?, 'IN_PROGRESS', 1, clock.now + ? * interval '1 millisecond',
-                clock.now, clock.now, clock.now + ? * interval '1 millisecond'
-            from clock
-            on conflict (tenant, operation, idem_key) do nothing
-            returning *)
-          select true as inserted, inserted.*, (select now from clock) as db_now from inserted
-          union all
-          select false, r.*, (select now from clock) from idemkit_record r
-          where r.tenant = ? and r.operation = ? and r.idem_key = ?
-            and not exists (select 1 from inserted)
-          """;
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      inserted as (
+        insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
+            fencing_token, locked_until, created_at, updated_at, expires_at)
+        select ?, ?, ?, ?, 'IN_PROGRESS', 1, clock.now + ? * interval '1 millisecond',
+            clock.now, clock.now, clock.now + ? * interval '1 millisecond'
+        from clock
+        on conflict (tenant, operation, idem_key) do nothing
+        returning *)
+      select true as inserted, inserted.*, (select now from clock) as db_now from inserted
+      union all
+      select false, r.*, (select now from clock) from idemkit_record r
+      where r.tenant = ? and r.operation = ? and r.idem_key = ?
+        and not exists (select 1 from inserted)
+      """;
 
   private static final String READ =
-      NOW + "select r.*, clock.now as db_now from idemkit_record r, clock where " + KEY;
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+      select r.*, clock.now as db_now
+      from idemkit_record r, clock
+      where tenant = ? and operation = ? and idem_key = ?
+      """;
 
   /**
    * A takeover of an expired record for a new operation that keeps the previous operation's
@@ -127,128 +141,203 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       select * from changed
       """;
 
-  private static final String TAKE_OVER =
-      NOW
-          + """
-          update idemkit_record r set state = 'IN_PROGRESS',
-              fencing_token = r.fencing_token + 1,
-              locked_until = clock.now + ? * interval '1 millisecond',
-              recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now
-          from clock
-          where r.tenant = ? and r.operation = ? and r.idem_key = ?
-            and r.fencing_token = ? and r.state = ? and (%s)
-          returning r.*, clock.now as db_now
-          """;
-
-  private static final String RECLAIM_RETRYABLE =
-      withHistory(
-          TAKE_OVER.formatted("r.state = 'FAILED_RETRYABLE' and r.expires_at > clock.now"),
-          "TAKEOVER_RECLAIM_RETRYABLE",
-          false);
-  private static final String RESUME_ABANDONED =
-      withHistory(
-          TAKE_OVER.formatted("r.state = 'IN_PROGRESS' and r.locked_until <= clock.now"),
-          "TAKEOVER_RESUME_ABANDONED",
-          false);
-  private static final String RECOVER_UNKNOWN =
-      withHistory(
-          TAKE_OVER.formatted(
-              "r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now"),
-          "TAKEOVER_RECOVER_UNKNOWN",
-          false);
-
-  /**
-   * Makes one statement of an {@code update} that also appends a history row for the record it
-   * changed. An update that returned the record ({@code returning r.*}) still does; others return
-   * one row per changed record. {@code onlyPhased} skips records that never had a phase nor a
-   * change of owner (single-transaction operations keep no history).
+  /*
+   * The three takeovers of a record someone else held: each is one conditional update that raises
+   * the fencing token (so the previous owner's writes stop matching) and logs the takeover. They
+   * differ only in the condition that makes the takeover legitimate, the last line of the where
+   * clause, and in the history event. The record must still be in the state and carry the token
+   * the caller saw (r.fencing_token = ? and r.state = ?): of two instances taking over the same
+   * snapshot, exactly one updates a row.
    */
-  private static String withHistory(String update, String event, boolean onlyPhased) {
-    int at = update.indexOf("update idemkit_record r");
-    boolean wholeRecord = update.contains("returning r.*");
-    String body = update.substring(at).replaceAll("\\s+returning[\\s\\S]*$", "");
-    return update.substring(0, at)
-        + ", changed as ("
-        + body
-        + (wholeRecord
-            ? " returning r.*, clock.now as db_now"
-            : " returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,"
-                + " r.pending_external, r.fencing_token, clock.now as db_now")
-        + "), logged as ("
-        + " insert into idemkit_record_history (tenant, operation, idem_key, event, state,"
-        + " recovery_point, pending_external, fencing_token, at)"
-        + " select tenant, operation, idem_key, '"
-        + event
-        + "', state, recovery_point, pending_external, fencing_token, db_now from changed"
-        + (onlyPhased
-            ? " where recovery_point is not null or pending_external is not null"
-                + " or fencing_token > 1"
-            : "")
-        + (wholeRecord ? ") select * from changed" : ") select 1 from changed");
-  }
 
-  /** Owner writes: applied only while the owner's token is current and the record in progress. */
-  private static final String OWNED =
-      " from clock where r.tenant = ? and r.operation = ? and r.idem_key = ?"
-          + " and r.fencing_token = ? and r.state = 'IN_PROGRESS'";
+  /** A retry takes back a record whose last attempt failed retryably, inside its window. */
+  private static final String RECLAIM_RETRYABLE =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      changed as (
+        update idemkit_record r set state = 'IN_PROGRESS',
+            fencing_token = r.fencing_token + 1,
+            locked_until = clock.now + ? * interval '1 millisecond',
+            recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now
+        from clock
+        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+          and r.fencing_token = ? and r.state = ?
+          and r.state = 'FAILED_RETRYABLE' and r.expires_at > clock.now
+        returning r.*, clock.now as db_now),
+      logged as (
+        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
+            recovery_point, pending_external, fencing_token, at)
+        select tenant, operation, idem_key, 'TAKEOVER_RECLAIM_RETRYABLE', state, recovery_point,
+            pending_external, fencing_token, db_now
+        from changed)
+      select * from changed
+      """;
 
+  /** A retry or a worker resumes a record in progress whose owner's lease ran out. */
+  private static final String RESUME_ABANDONED =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      changed as (
+        update idemkit_record r set state = 'IN_PROGRESS',
+            fencing_token = r.fencing_token + 1,
+            locked_until = clock.now + ? * interval '1 millisecond',
+            recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now
+        from clock
+        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+          and r.fencing_token = ? and r.state = ?
+          and r.state = 'IN_PROGRESS' and r.locked_until <= clock.now
+        returning r.*, clock.now as db_now),
+      logged as (
+        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
+            recovery_point, pending_external, fencing_token, at)
+        select tenant, operation, idem_key, 'TAKEOVER_RESUME_ABANDONED', state, recovery_point,
+            pending_external, fencing_token, db_now
+        from changed)
+      select * from changed
+      """;
+
+  /** A retry or a worker recovers a record left unknown, once its back-off has passed. */
+  private static final String RECOVER_UNKNOWN =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      changed as (
+        update idemkit_record r set state = 'IN_PROGRESS',
+            fencing_token = r.fencing_token + 1,
+            locked_until = clock.now + ? * interval '1 millisecond',
+            recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now
+        from clock
+        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+          and r.fencing_token = ? and r.state = ?
+          and r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now
+        returning r.*, clock.now as db_now),
+      logged as (
+        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
+            recovery_point, pending_external, fencing_token, at)
+        select tenant, operation, idem_key, 'TAKEOVER_RECOVER_UNKNOWN', state, recovery_point,
+            pending_external, fencing_token, db_now
+        from changed)
+      select * from changed
+      """;
+
+  /** The owner extends its lease; no history (a renewal changes no state). */
   private static final String RENEW =
-      NOW
-          + "update idemkit_record r set locked_until = clock.now + ? * interval '1 millisecond',"
-          + " recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now"
-          + OWNED
-          + " returning r.locked_until";
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+      update idemkit_record r
+      set locked_until = clock.now + ? * interval '1 millisecond',
+          recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now
+      from clock
+      where r.tenant = ? and r.operation = ? and r.idem_key = ?
+        and r.fencing_token = ? and r.state = 'IN_PROGRESS'
+      returning r.locked_until
+      """;
 
+  /** The owner records a recovery point after a phase, with its history row. */
   private static final String ADVANCE =
-      withHistory(
-          NOW
-              + "update idemkit_record r set recovery_point = ?, pending_external = ?,"
-              + " recovery_data = ?, updated_at = clock.now"
-              + OWNED,
-          "ADVANCE",
-          false);
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      changed as (
+        update idemkit_record r
+        set recovery_point = ?, pending_external = ?, recovery_data = ?,
+            recovery_due = r.locked_until, updated_at = clock.now
+        from clock
+        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+          and r.fencing_token = ? and r.state = 'IN_PROGRESS'
+        returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
+            r.pending_external, r.fencing_token, clock.now as db_now),
+      logged as (
+        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
+            recovery_point, pending_external, fencing_token, at)
+        select tenant, operation, idem_key, 'ADVANCE', state, recovery_point, pending_external,
+            fencing_token, db_now
+        from changed)
+      select 1 from changed
+      """;
 
   /**
-   * The record's window restarts at its completion: {@code expires_at} becomes at least now plus
-   * the window it was claimed with ({@code expires_at - created_at}, both set together by the claim
-   * and by a replacement), so an operation that completes late, e.g. recovered after its window
-   * passed, is answered from its record for a whole window after its outcome exists.
+   * The owner stores the outcome. The record's window restarts at its completion: {@code
+   * expires_at} becomes at least now plus the window it was claimed with ({@code expires_at -
+   * created_at}, both set together by the claim and by a replacement), so an operation that
+   * completes late, e.g. recovered after its window passed, is answered from its record for a whole
+   * window after its outcome exists.
+   *
+   * <p>Only a phased record gets a {@code FINISH} history row (one that had a recovery point, an
+   * external call pending, or a change of owner); a single-transaction operation's completion
+   * writes none, so it stays one update of the record.
    */
   private static final String FINISH =
-      NOW
-          + "update idemkit_record r set state = ?, locked_until = clock.now,"
-          + " pending_external = null, response_status = ?, response_headers = ?,"
-          + " response_body = ?, response_schema_version = ?, resource_id = ?,"
-          + " recovery_due = null, updated_at = clock.now,"
-          + " expires_at = greatest(r.expires_at, clock.now + (r.expires_at - r.created_at))"
-          + OWNED;
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      changed as (
+        update idemkit_record r
+        set state = ?, locked_until = clock.now, pending_external = null,
+            response_status = ?, response_headers = ?, response_body = ?,
+            response_schema_version = ?, resource_id = ?, recovery_due = null,
+            updated_at = clock.now,
+            expires_at = greatest(r.expires_at, clock.now + (r.expires_at - r.created_at))
+        from clock
+        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+          and r.fencing_token = ? and r.state = 'IN_PROGRESS'
+        returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
+            r.pending_external, r.fencing_token, clock.now as db_now),
+      logged as (
+        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
+            recovery_point, pending_external, fencing_token, at)
+        select tenant, operation, idem_key, 'FINISH', state, recovery_point, pending_external,
+            fencing_token, db_now
+        from changed
+        where recovery_point is not null or pending_external is not null or fencing_token > 1)
+      select 1 from changed
+      """;
 
-  /** Finishing a phased record also writes its history; a single-transaction one does not. */
-  private static final String FINISH_WITH_HISTORY = withHistory(FINISH, "FINISH", true);
-
+  /**
+   * The owner gives the record up without an outcome (failed retryably, or outcome unknown): due
+   * for recovery now when the new state is live, one more recovery attempt counted when unknown.
+   */
   private static final String SUSPEND =
-      NOW
-          + "update idemkit_record r set state = ?, locked_until = clock.now,"
-          + " recovery_due = case when ? then clock.now end,"
-          + " recovery_attempts = r.recovery_attempts + ?, updated_at = clock.now"
-          + OWNED;
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      changed as (
+        update idemkit_record r
+        set state = ?, locked_until = clock.now,
+            recovery_due = case when ? then clock.now end,
+            recovery_attempts = r.recovery_attempts + ?, updated_at = clock.now
+        from clock
+        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+          and r.fencing_token = ? and r.state = 'IN_PROGRESS'
+        returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
+            r.pending_external, r.fencing_token, clock.now as db_now),
+      logged as (
+        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
+            recovery_point, pending_external, fencing_token, at)
+        select tenant, operation, idem_key, 'SUSPEND', state, recovery_point, pending_external,
+            fencing_token, db_now
+        from changed)
+      select 1 from changed
+      """;
 
-  private static final String SUSPEND_WITH_HISTORY = withHistory(SUSPEND, "SUSPEND", false);
-
+  /** Live records whose recovery is due, oldest first. */
   private static final String NEEDING_RECOVERY =
-      NOW
-          + "select r.* from idemkit_record r, clock where r.recovery_due is not null"
-          + " and r.recovery_due <= clock.now and r.state in "
-          + LIVE
-          + " order by r.recovery_due limit ?";
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+      select r.* from idemkit_record r, clock
+      where r.recovery_due is not null and r.recovery_due <= clock.now
+        and r.state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
+      order by r.recovery_due
+      limit ?
+      """;
 
   /** {@link #NEEDING_RECOVERY} for the operations a worker can resume. */
   private static final String NEEDING_RECOVERY_OF =
-      NOW
-          + "select r.* from idemkit_record r, clock where r.recovery_due is not null"
-          + " and r.recovery_due <= clock.now and r.state in "
-          + LIVE
-          + " and r.operation = any(?) order by r.recovery_due limit ?";
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+      select r.* from idemkit_record r, clock
+      where r.recovery_due is not null and r.recovery_due <= clock.now
+        and r.state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
+        and r.operation = any(?)
+      order by r.recovery_due
+      limit ?
+      """;
 
   /**
    * One batch of dropping expired bodies. The walk reads {@code idemkit_record_body_cleanup_ix} in
@@ -640,7 +729,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     if (!state.isReplayable()) {
       throw new IllegalArgumentException("finish takes COMPLETED or FAILED_REPLAYABLE: " + state);
     }
-    try (PreparedStatement ps = connection(tx).prepareStatement(FINISH_WITH_HISTORY)) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(FINISH)) {
       int i = bindNow(ps);
       ps.setString(i++, state.name());
       ps.setInt(i++, response.status());
@@ -660,7 +749,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     if (state.isReplayable()) {
       throw new IllegalArgumentException("suspend does not take " + state);
     }
-    try (PreparedStatement ps = connection(tx).prepareStatement(SUSPEND_WITH_HISTORY)) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(SUSPEND)) {
       int i = bindNow(ps);
       ps.setString(i++, state.name());
       ps.setBoolean(i++, state.isLive());
@@ -670,6 +759,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     } catch (SQLException e) {
       throw failure("suspend", owner.id(), e);
     }
+  }
+
+  /** One auto-commit read: the record and the database's time. */
+  @Override
+  public Optional<Snapshot> peek(ScopedKey id) {
+    return call(() -> transactions.withConnection(c -> readOn(c, id)));
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.idemkit.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idemkit.CallResult;
 import dev.idemkit.DataProtection;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.FingerprintRecipes;
@@ -17,6 +18,7 @@ import dev.idemkit.PhasedOperation;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StaticKeyProvider;
+import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.IdempotencyStore;
 import java.nio.charset.StandardCharsets;
@@ -63,10 +65,16 @@ class DataProtectionIT {
     DataProtection protection = encrypted(Map.of("mk1", key()), "mk1");
     Idempotency idempotency = engine(protection);
     ScopedKey id = ScopedKey.of(tenant, "create_payment", "k1");
-    PhasedOperation op =
+    PhasedOperation<Map<String, String>> op =
         PhasedOperation.builder()
-            .local("CREATED", ctx -> ctx.data().put("paymentId", "pay_secret_data_marker"))
-            .complete(ctx -> OperationResult.success(answer("{\"card\":\"" + CARD + "\"}")));
+            .local(
+                "CREATED",
+                (ctx, d) -> {
+                  d.put("paymentId", "pay_secret_data_marker");
+                  return Step.next(d);
+                })
+            .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+            .complete((ctx, d) -> OperationResult.success(answer("{\"card\":\"" + CARD + "\"}")));
 
     Outcome first = idempotency.execute(request(id, "10.00"), op);
     Outcome replay = idempotency.execute(request(id, "10.00"), op);
@@ -405,7 +413,8 @@ class DataProtectionIT {
                   @SuppressWarnings("unchecked")
                   Map<String, Object> old =
                       (Map<String, Object>)
-                          dev.idemkit.Json.parse(new String(v1.body(), StandardCharsets.UTF_8));
+                          dev.idemkit.internal.Json.parse(
+                              new String(v1.body(), StandardCharsets.UTF_8));
                   String v2 =
                       "{\"amount\":{\"value\":\"%s\",\"currency\":\"%s\"}}"
                           .formatted(old.get("amount"), old.get("currency"));

@@ -2,6 +2,7 @@ package dev.idemkit.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.CallResult;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyConfig;
@@ -10,7 +11,6 @@ import dev.idemkit.LocalOperation;
 import dev.idemkit.OperationResult;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.Outcome;
-import dev.idemkit.OutcomeStillUnknownException;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
@@ -230,18 +230,16 @@ class RecordLifeIT {
         idempotency.recover(
             id,
             charge(
-                ctx -> {
-                  OperatorResolution verdict = OperatorResolution.take(ctx).orElseThrow();
+                (ctx, d) -> {
+                  OperatorResolution verdict = ctx.operatorResolution().orElseThrow();
                   seen.add(verdict.outcome() + ":" + verdict.externalReference());
-                  ctx.data().put("chargeId", verdict.externalReference());
+                  d.put("chargeId", verdict.externalReference());
+                  return CallResult.applied(d);
                 }));
 
     assertThat(outcome).get().isInstanceOf(Outcome.Executed.class);
     assertThat(seen).containsExactly("APPLIED:ch_123");
     assertThat(store.find(id).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
-    assertThat(store.find(id).orElseThrow().recoveryData())
-        .containsEntry("chargeId", "ch_123")
-        .doesNotContainKey(OperatorResolution.OUTCOME_KEY);
     assertThat(history(id))
         .filteredOn(h -> h.get("event").equals("OPERATOR_RESOLVED_APPLIED"))
         .singleElement()
@@ -316,17 +314,19 @@ class RecordLifeIT {
     return idempotency.execute(new IdempotentRequest(id, command(amount), TTL), op);
   }
 
-  private PhasedOperation charge(dev.idemkit.PhasedOperation.ExternalCall lookup) {
+  private PhasedOperation<Map<String, String>> charge(
+      PhasedOperation.Call<Map<String, String>> lookup) {
     return PhasedOperation.builder()
         .external(
             "CHARGED",
-            ctx -> {
-              throw new IOException("connection reset after the request");
-            },
-            lookup,
-            ctx -> {})
+            call ->
+                call.call(
+                        (ctx, d) -> {
+                          throw new IOException("connection reset after the request");
+                        })
+                    .lookup(lookup))
         .complete(
-            ctx ->
+            (ctx, d) ->
                 OperationResult.success(
                     StoredResponse.of(201, Map.of(), "{}".getBytes(StandardCharsets.UTF_8))));
   }
@@ -335,21 +335,13 @@ class RecordLifeIT {
     Outcome outcome =
         idempotency.execute(
             new IdempotentRequest(id, command("7.00"), TTL),
-            charge(
-                ctx -> {
-                  throw new OutcomeStillUnknownException("provider unreachable");
-                }));
+            charge((ctx, d) -> CallResult.unknown("provider unreachable")));
     assertThat(outcome).isInstanceOf(Outcome.OutcomePending.class);
   }
 
   private Outcome recoverStillUnknown(ScopedKey id) {
     return idempotency
-        .recover(
-            id,
-            charge(
-                ctx -> {
-                  throw new OutcomeStillUnknownException("provider unreachable");
-                }))
+        .recover(id, charge((ctx, d) -> CallResult.unknown("provider unreachable")))
         .orElseThrow();
   }
 

@@ -26,6 +26,7 @@ import dev.idemkit.Outcome;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
+import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.Takeover;
 import dev.idemkit.testing.InMemoryIdempotencyStore;
@@ -159,15 +160,22 @@ class MicrometerIdempotencyListenerTest {
   @Test
   void anExternalCallWhoseAnswerWasLostIsCountedAsUnknownAndTimedAsPending() {
     ScopedKey id = key("key-unknown");
-    PhasedOperation op =
+    PhasedOperation<Map<String, String>> op =
         PhasedOperation.builder()
-            .local("LOCAL_PAYMENT_CREATED", ctx -> ctx.data().put("paymentId", "p-1"))
+            .local(
+                "LOCAL_PAYMENT_CREATED",
+                (ctx, d) -> {
+                  d.put("paymentId", "p-1");
+                  return Step.next(d);
+                })
             .external(
                 "PROVIDER_CONFIRMED",
-                ctx -> {
-                  throw new IOException("charged, then the connection dropped");
-                })
-            .complete(ctx -> OperationResult.success(response("{}")));
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          throw new IOException("charged, then the connection dropped");
+                        }))
+            .complete((ctx, d) -> OperationResult.success(response("{}")));
 
     Outcome outcome = idempotency.execute(id, command("10.00"), op);
 

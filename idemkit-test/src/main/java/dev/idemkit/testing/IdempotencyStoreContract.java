@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idemkit.BusinessRejectionException;
-import dev.idemkit.ExternalEffectNotAppliedException;
+import dev.idemkit.CallResult;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyConfig;
@@ -14,16 +14,21 @@ import dev.idemkit.LocalOperation;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperationFailedException;
 import dev.idemkit.OperationResult;
+import dev.idemkit.OperatorResolution;
 import dev.idemkit.Outcome;
-import dev.idemkit.OutcomeStillUnknownException;
+import dev.idemkit.PhaseData;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
+import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
+import dev.idemkit.spi.TransactionWork;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -32,6 +37,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -39,6 +45,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -78,6 +86,16 @@ public abstract class IdempotencyStoreContract {
   protected Ledger ledger;
   protected RecordingListener listener;
   protected Idempotency idempotency;
+
+  /** The engine's monotonic clock, in nanoseconds; moved by hand like {@link #clock}. */
+  protected final AtomicLong ticker = new AtomicLong();
+
+  /** Transactions the engine committed through the store. */
+  protected final AtomicInteger commits = new AtomicInteger();
+
+  /** Reads of a record outside any transaction ({@link IdempotencyStore#peek}). */
+  protected final AtomicInteger peeks = new AtomicInteger();
+
   private String tenant;
   private ExecutorService pool;
 
@@ -92,10 +110,30 @@ public abstract class IdempotencyStoreContract {
     store = createStore(clock);
     ledger = createLedger();
     listener = new RecordingListener();
+    IdempotencyStore counted =
+        new ForwardingIdempotencyStore(store) {
+          @Override
+          public <T> T inTransaction(TransactionWork<T> work) throws Exception {
+            T value = super.inTransaction(work);
+            commits.incrementAndGet();
+            return value;
+          }
+
+          @Override
+          public Optional<Snapshot> peek(ScopedKey id) {
+            peeks.incrementAndGet();
+            return delegate().peek(id);
+          }
+        };
     idempotency =
         Idempotency.create(
-            store,
-            IdempotencyConfig.builder().lease(LEASE).defaultTtl(TTL).listener(listener).build());
+            counted,
+            IdempotencyConfig.builder()
+                .lease(LEASE)
+                .defaultTtl(TTL)
+                .listener(listener)
+                .ticker(ticker::get)
+                .build());
     tenant = "t-" + UUID.randomUUID();
     pool = Executors.newCachedThreadPool();
   }
@@ -171,12 +209,12 @@ public abstract class IdempotencyStoreContract {
                           id,
                           fp,
                           PhasedOperation.builder()
-                              .local(
-                                  "FIRST",
-                                  ctx -> {
-                                    throw new IllegalStateException("database hiccup");
-                                  })
-                              .complete(ctx -> OperationResult.success(response(201, "{}")))))
+                              .external(
+                                  "CHARGED",
+                                  call ->
+                                      call.call(
+                                          (ctx, d) -> CallResult.notApplied("503 before charging")))
+                              .complete((ctx, d) -> OperationResult.success(response(201, "{}")))))
               .isInstanceOf(OperationFailedException.class);
       case IN_PROGRESS -> abandonedClaim(id, fp);
       case UNKNOWN_REQUIRES_RECOVERY ->
@@ -187,10 +225,12 @@ public abstract class IdempotencyStoreContract {
                       PhasedOperation.builder()
                           .external(
                               "CHARGED",
-                              ctx -> {
-                                throw new IOException("connection reset after the request");
-                              })
-                          .complete(ctx -> OperationResult.success(response(201, "{}")))))
+                              call ->
+                                  call.call(
+                                      (ctx, d) -> {
+                                        throw new IOException("connection reset after the request");
+                                      }))
+                          .complete((ctx, d) -> OperationResult.success(response(201, "{}")))))
               .isInstanceOf(Outcome.OutcomePending.class);
     }
     assertThat(record(id).state()).isEqualTo(state);
@@ -316,24 +356,37 @@ public abstract class IdempotencyStoreContract {
     assertThat(((Outcome.InProgress) outcome).retryAfter()).isEqualTo(Duration.ofSeconds(1));
   }
 
-  private PhasedOperation twoPhases(ScopedKey id, Runnable insideB) {
-    return PhasedOperation.builder()
+  /** Phase data of the suite's typed operations. */
+  public record Payment(String paymentId, String chargeId) {}
+
+  /**
+   * Local phase A, a charge (applied; its lookup finds it), local phase B after the charge, then
+   * the completion: two commits, one before the charge and one after it.
+   */
+  private PhasedOperation<Payment> twoPhases(ScopedKey id, Runnable insideB) {
+    return PhasedOperation.builder(Payment.class)
         .local(
             "A",
-            ctx -> {
+            (ctx, p) -> {
               ledger.write(ctx.transaction(), entry(id, "A"));
-              ctx.data().put("paymentId", "pay_" + id.key().value());
+              return Step.next(new Payment("pay_" + id.key().value(), null));
             })
+        .external(
+            "CHARGED",
+            call ->
+                call.call((ctx, p) -> CallResult.applied(new Payment(p.paymentId(), "ch_1")))
+                    .lookup(
+                        (ctx, p) -> CallResult.applied(new Payment(p.paymentId(), "ch_lookup"))))
         .local(
             "B",
-            ctx -> {
+            (ctx, p) -> {
               insideB.run();
               ledger.write(ctx.transaction(), entry(id, "B"));
+              return Step.next(p);
             })
         .complete(
-            ctx ->
-                OperationResult.success(
-                    response(201, "{\"id\":\"" + ctx.data().get("paymentId") + "\"}")));
+            (ctx, p) ->
+                OperationResult.success(response(201, "{\"id\":\"" + p.paymentId() + "\"}")));
   }
 
   @Test
@@ -352,6 +405,8 @@ public abstract class IdempotencyStoreContract {
         .isInstanceOf(SimulatedCrash.class);
     assertThat(record(id).state()).isEqualTo(RecordState.IN_PROGRESS);
     assertThat(record(id).recoveryPoint()).isEqualTo("A");
+    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
+    assertThat(ledger.count(entry(id, "B"))).isZero();
     assertThat(execute(id, command("10.00"), twoPhases(id, () -> {})))
         .isInstanceOf(Outcome.InProgress.class);
 
@@ -373,34 +428,41 @@ public abstract class IdempotencyStoreContract {
     CountDownLatch zombieInCall = new CountDownLatch(1);
     CountDownLatch wakeZombie = new CountDownLatch(1);
     AtomicInteger charges = new AtomicInteger();
-    PhasedOperation.LocalStep recordCharge =
-        ctx -> ledger.write(ctx.transaction(), entry(id, "charge-recorded"));
-    PhasedOperation zombieOp =
-        PhasedOperation.builder()
+    PhasedOperation.LocalStep<Payment> recordCharge =
+        (ctx, p) -> {
+          ledger.write(ctx.transaction(), entry(id, "charge-recorded"));
+          return Step.next(p);
+        };
+    PhasedOperation<Payment> zombieOp =
+        PhasedOperation.builder(Payment.class)
             .external(
                 "CHARGED",
-                ctx -> {
-                  charges.incrementAndGet();
-                  zombieInCall.countDown();
-                  wakeZombie.await(); // a GC pause or partition, past the lease
-                  ctx.data().put("chargeId", "ch_zombie");
-                },
-                ctx -> {},
-                recordCharge)
-            .complete(ctx -> OperationResult.success(response(201, "{\"by\":\"zombie\"}")));
-    PhasedOperation newOwnerOp =
-        PhasedOperation.builder()
+                call ->
+                    call.call(
+                            (ctx, p) -> {
+                              charges.incrementAndGet();
+                              zombieInCall.countDown();
+                              wakeZombie.await(); // a GC pause or partition, past the lease
+                              return CallResult.applied(new Payment(null, "ch_zombie"));
+                            })
+                        .afterCall(recordCharge))
+            .complete((ctx, p) -> OperationResult.success(response(201, "{\"by\":\"zombie\"}")));
+    PhasedOperation<Payment> newOwnerOp =
+        PhasedOperation.builder(Payment.class)
             .external(
                 "CHARGED",
-                ctx -> {
-                  throw new AssertionError("the new owner must recover, not charge again");
-                },
-                ctx -> ctx.data().put("chargeId", "ch_found_by_lookup"),
-                recordCharge)
+                call ->
+                    call.call(
+                            (ctx, p) -> {
+                              throw new AssertionError(
+                                  "the new owner must recover, not charge again");
+                            })
+                        .lookup(
+                            (ctx, p) -> CallResult.applied(new Payment(null, "ch_found_by_lookup")))
+                        .afterCall(recordCharge))
             .complete(
-                ctx ->
-                    OperationResult.success(
-                        response(201, "{\"by\":\"" + ctx.data().get("chargeId") + "\"}")));
+                (ctx, p) ->
+                    OperationResult.success(response(201, "{\"by\":\"" + p.chargeId() + "\"}")));
 
     Future<Outcome> zombie = pool.submit(() -> execute(id, command("10.00"), zombieOp));
     assertThat(zombieInCall.await(30, TimeUnit.SECONDS)).isTrue();
@@ -487,22 +549,33 @@ public abstract class IdempotencyStoreContract {
     ScopedKey id = key("k-late");
     AtomicInteger calls = new AtomicInteger();
     AtomicInteger lookupAvailable = new AtomicInteger(0);
-    PhasedOperation op =
+    PhasedOperation<Map<String, String>> op =
         PhasedOperation.builder()
-            .local("CREATED", ctx -> ledger.write(ctx.transaction(), entry(id, "payment")))
+            .local(
+                "CREATED",
+                (ctx, d) -> {
+                  ledger.write(ctx.transaction(), entry(id, "payment"));
+                  return Step.next(d);
+                })
             .external(
                 "CHARGED",
-                ctx -> {
-                  calls.incrementAndGet();
-                  throw new IOException("charged, then the connection dropped");
-                },
-                ctx -> {
-                  if (lookupAvailable.get() == 0) {
-                    throw new OutcomeStillUnknownException("lookups unavailable");
-                  }
-                },
-                ctx -> ledger.write(ctx.transaction(), entry(id, "confirmed")))
-            .complete(ctx -> OperationResult.success(response(201, "{\"charged\":true}")));
+                call ->
+                    call.call(
+                            (ctx, d) -> {
+                              calls.incrementAndGet();
+                              throw new IOException("charged, then the connection dropped");
+                            })
+                        .lookup(
+                            (ctx, d) ->
+                                lookupAvailable.get() == 0
+                                    ? CallResult.unknown("lookups unavailable")
+                                    : CallResult.applied(d))
+                        .afterCall(
+                            (ctx, d) -> {
+                              ledger.write(ctx.transaction(), entry(id, "confirmed"));
+                              return Step.next(d);
+                            }))
+            .complete((ctx, d) -> OperationResult.success(response(201, "{\"charged\":true}")));
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
 
     clock.advance(TTL.plusHours(6));
@@ -561,8 +634,14 @@ public abstract class IdempotencyStoreContract {
                     command("10.00"),
                     PhasedOperation.builder()
                         .local(
-                            "FIRST", ctx -> ledger.write(ctx.transaction(), entry(id, "payment")))
-                        .complete(ctx -> OperationResult.success(response(201, "{\"ok\":1}")))));
+                            "FIRST",
+                            (ctx, d) -> {
+                              ledger.write(ctx.transaction(), entry(id, "payment"));
+                              return Step.next(d);
+                            })
+                        .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+                        .complete(
+                            (ctx, d) -> OperationResult.success(response(201, "{\"ok\":1}")))));
 
     assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(1);
     assertThat(outcomes)
@@ -637,32 +716,39 @@ public abstract class IdempotencyStoreContract {
     AtomicInteger calls = new AtomicInteger();
     AtomicInteger lookups = new AtomicInteger();
     AtomicInteger lookupAvailable = new AtomicInteger(0);
-    PhasedOperation op =
-        PhasedOperation.builder()
+    PhasedOperation<Payment> op =
+        PhasedOperation.builder(Payment.class)
             .local(
                 "LOCAL_PAYMENT_CREATED",
-                ctx -> {
+                (ctx, p) -> {
                   ledger.write(ctx.transaction(), entry(id, "payment"));
-                  ctx.data().put("paymentId", "p-1");
+                  return Step.next(new Payment("p-1", null));
                 })
             .external(
                 "PROVIDER_CONFIRMED",
-                ctx -> {
-                  calls.incrementAndGet();
-                  throw new IOException("charged, then the connection dropped");
-                },
-                ctx -> {
-                  lookups.incrementAndGet();
-                  if (lookupAvailable.get() == 0) {
-                    throw new OutcomeStillUnknownException("lookups unavailable");
-                  }
-                  ctx.data().put("chargeId", "ch_" + ctx.data().get("paymentId"));
-                },
-                ctx -> ledger.write(ctx.transaction(), entry(id, "confirmed")))
+                call ->
+                    call.call(
+                            (ctx, p) -> {
+                              calls.incrementAndGet();
+                              throw new IOException("charged, then the connection dropped");
+                            })
+                        .lookup(
+                            (ctx, p) -> {
+                              lookups.incrementAndGet();
+                              return lookupAvailable.get() == 0
+                                  ? CallResult.unknown("lookups unavailable")
+                                  : CallResult.applied(
+                                      new Payment(p.paymentId(), "ch_" + p.paymentId()));
+                            })
+                        .afterCall(
+                            (ctx, p) -> {
+                              ledger.write(ctx.transaction(), entry(id, "confirmed"));
+                              return Step.next(p);
+                            }))
             .complete(
-                ctx ->
+                (ctx, p) ->
                     OperationResult.success(
-                        response(201, "{\"charge\":\"" + ctx.data().get("chargeId") + "\"}")));
+                        response(201, "{\"charge\":\"" + p.chargeId() + "\"}")));
 
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
     assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
@@ -691,17 +777,20 @@ public abstract class IdempotencyStoreContract {
     ScopedKey id = key("k-not-applied");
     AtomicInteger applied = new AtomicInteger();
     AtomicInteger attempts = new AtomicInteger();
-    PhasedOperation op =
+    PhasedOperation<Map<String, String>> op =
         PhasedOperation.builder()
             .external(
                 "CHARGED",
-                ctx -> {
-                  if (attempts.incrementAndGet() == 1) {
-                    throw new ExternalEffectNotAppliedException("503 before charging");
-                  }
-                  applied.incrementAndGet();
-                })
-            .complete(ctx -> OperationResult.success(response(201, "{}")));
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          if (attempts.incrementAndGet() == 1) {
+                            return CallResult.notApplied("503 before charging");
+                          }
+                          applied.incrementAndGet();
+                          return CallResult.applied(d);
+                        }))
+            .complete((ctx, d) -> OperationResult.success(response(201, "{}")));
 
     assertThatThrownBy(() -> execute(id, command("10.00"), op))
         .isInstanceOf(OperationFailedException.class);
@@ -805,6 +894,467 @@ public abstract class IdempotencyStoreContract {
     assertThat(record(busy).state()).isEqualTo(RecordState.IN_PROGRESS);
     assertThat(record(unknown).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
     assertThat(record(unknown).pendingExternal()).isEqualTo("CHARGED");
+  }
+
+  // ---- phases: commits, results and crashes at each commit boundary --------------------------
+
+  /** A charge whose call and lookup are counted; the lookup finds what the call did. */
+  private final class Provider {
+    final AtomicInteger charges = new AtomicInteger();
+    final AtomicInteger calls = new AtomicInteger();
+    final AtomicInteger lookups = new AtomicInteger();
+
+    PhasedOperation<Payment> payment(ScopedKey id, Runnable beforeCharge, Runnable afterCharge) {
+      return PhasedOperation.builder(Payment.class)
+          .local(
+              "LOCAL_PAYMENT_CREATED",
+              (ctx, p) -> {
+                ledger.write(ctx.transaction(), entry(id, "payment"));
+                return Step.next(new Payment("p-" + id.key().value(), null));
+              })
+          .external(
+              "CHARGED",
+              call ->
+                  call.call(
+                          (ctx, p) -> {
+                            calls.incrementAndGet();
+                            beforeCharge.run();
+                            charges.incrementAndGet();
+                            afterCharge.run();
+                            return CallResult.applied(new Payment(p.paymentId(), "ch-1"));
+                          })
+                      .lookup(
+                          (ctx, p) -> {
+                            lookups.incrementAndGet();
+                            return charges.get() == 0
+                                ? CallResult.notApplied("no charge under this key")
+                                : CallResult.applied(new Payment(p.paymentId(), "ch-1"));
+                          })
+                      .afterCall(
+                          (ctx, p) -> {
+                            ledger.write(ctx.transaction(), entry(id, "confirmed"));
+                            return Step.next(p);
+                          }))
+          .complete(
+              (ctx, p) ->
+                  OperationResult.success(response(201, "{\"charge\":\"" + p.chargeId() + "\"}")));
+    }
+  }
+
+  private static Runnable crash() {
+    return () -> {
+      throw new SimulatedCrash();
+    };
+  }
+
+  @Test
+  void anOperationWithOneCallCommitsTwiceAndEachFurtherCallOnceMore() throws Exception {
+    ScopedKey one = key("k-commits-one");
+    Provider provider = new Provider();
+    commits.set(0);
+    assertThat(execute(one, command("10.00"), provider.payment(one, () -> {}, () -> {})))
+        .isInstanceOf(Outcome.Executed.class);
+    assertThat(commits).as("claim+local+marker, then result+local+completion").hasValue(2);
+
+    ScopedKey two = key("k-commits-two");
+    PhasedOperation<Map<String, String>> twoCalls =
+        PhasedOperation.builder()
+            .external("RESERVED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+            .local("BETWEEN", (ctx, d) -> Step.next(d))
+            .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+            .complete((ctx, d) -> OperationResult.success(response(201, "{}")));
+    commits.set(0);
+    assertThat(execute(two, command("10.00"), twoCalls)).isInstanceOf(Outcome.Executed.class);
+    assertThat(commits).hasValue(3);
+
+    commits.set(0);
+    assertThat(execute(one, command("10.00"), provider.payment(one, () -> {}, () -> {})))
+        .isInstanceOf(Outcome.Replayed.class);
+    assertThat(commits).as("a replay reads in one transaction").hasValue(1);
+    assertThat(provider.charges).hasValue(1);
+  }
+
+  @Test
+  void aCrashBeforeTheFirstCommitKeepsNothingAndTheRetryRunsAfresh() throws Exception {
+    ScopedKey id = key("k-crash-before-first-commit");
+    Provider provider = new Provider();
+    PhasedOperation<Payment> crashing =
+        PhasedOperation.builder(Payment.class)
+            .local(
+                "LOCAL_PAYMENT_CREATED",
+                (ctx, p) -> {
+                  ledger.write(ctx.transaction(), entry(id, "payment"));
+                  return Step.next(new Payment("p-1", null));
+                })
+            .external(
+                "CHARGED",
+                call ->
+                    call.beforeCall(
+                            (ctx, p) -> {
+                              throw new SimulatedCrash();
+                            })
+                        .call((ctx, p) -> CallResult.applied(p)))
+            .complete((ctx, p) -> OperationResult.success(response(201, "{}")));
+
+    assertThatThrownBy(() -> execute(id, command("10.00"), crashing))
+        .isInstanceOf(SimulatedCrash.class);
+    assertThat(store.find(id)).as("the claim rolled back with the rest").isEmpty();
+    assertThat(payments(id)).isZero();
+
+    assertThat(execute(id, command("10.00"), provider.payment(id, () -> {}, () -> {})))
+        .isInstanceOf(Outcome.Executed.class);
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(provider.charges).hasValue(1);
+    assertThat(provider.lookups).hasValue(0);
+  }
+
+  @Test
+  void anUnexpectedFailureBeforeTheFirstCommitLeavesNothingAndRunsAgain() throws Exception {
+    ScopedKey id = key("k-fail-before-first-commit");
+    PhasedOperation<Payment> failing =
+        PhasedOperation.builder(Payment.class)
+            .local(
+                "LOCAL_PAYMENT_CREATED",
+                (ctx, p) -> {
+                  ledger.write(ctx.transaction(), entry(id, "payment"));
+                  throw new IllegalStateException("database hiccup");
+                })
+            .complete((ctx, p) -> OperationResult.success(response(201, "{}")));
+
+    assertThatThrownBy(() -> execute(id, command("10.00"), failing))
+        .isInstanceOf(OperationFailedException.class)
+        .hasRootCauseMessage("database hiccup");
+    assertThat(store.find(id)).isEmpty();
+    assertThat(payments(id)).isZero();
+    Provider provider = new Provider();
+    assertThat(execute(id, command("10.00"), provider.payment(id, () -> {}, () -> {})))
+        .isInstanceOf(Outcome.Executed.class);
+    assertThat(payments(id)).isEqualTo(1);
+  }
+
+  @Test
+  void aCrashAfterTheMarkerBeforeTheCallIsResumedByALookupThenTheCall() throws Exception {
+    ScopedKey id = key("k-crash-after-marker");
+    Provider provider = new Provider();
+    assertThatThrownBy(() -> execute(id, command("10.00"), provider.payment(id, crash(), () -> {})))
+        .isInstanceOf(SimulatedCrash.class);
+    assertThat(record(id).state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(record(id).recoveryPoint()).isEqualTo("LOCAL_PAYMENT_CREATED");
+    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
+    assertThat(record(id).recoveryData()).containsEntry("paymentId", "p-" + id.key().value());
+    assertThat(payments(id)).isEqualTo(1);
+
+    clock.advance(LEASE.plusSeconds(1));
+    Outcome resumed = execute(id, command("10.00"), provider.payment(id, () -> {}, () -> {}));
+
+    assertThat(resumed).isInstanceOf(Outcome.Executed.class);
+    assertThat(provider.lookups).as("asked first").hasValue(1);
+    assertThat(provider.charges).as("then charged, once").hasValue(1);
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
+  }
+
+  @Test
+  void aCrashAfterTheCallBeforeItsResultCommittedIsRecoveredByLookupNeverASecondCharge()
+      throws Exception {
+    ScopedKey id = key("k-crash-after-call");
+    Provider provider = new Provider();
+    assertThatThrownBy(() -> execute(id, command("10.00"), provider.payment(id, () -> {}, crash())))
+        .isInstanceOf(SimulatedCrash.class);
+    assertThat(provider.charges).hasValue(1);
+    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
+    assertThat(ledger.count(entry(id, "confirmed"))).isZero();
+
+    clock.advance(LEASE.plusSeconds(1));
+    assertThat(store.findNeedingRecovery(100_000)).extracting(IdempotencyRecord::id).contains(id);
+    Outcome resumed = execute(id, command("10.00"), provider.payment(id, () -> {}, () -> {}));
+
+    assertThat(resumed).isInstanceOf(Outcome.Executed.class);
+    assertThat(new String(resumed.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"charge\":\"ch-1\"}");
+    assertThat(provider.charges).hasValue(1);
+    assertThat(provider.calls).hasValue(1);
+    assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
+  }
+
+  @Test
+  void aFailureRecordingTheCallsResultLeavesTheRecordForALookupAtOnce() throws Exception {
+    ScopedKey id = key("k-fail-after-call");
+    AtomicInteger failures = new AtomicInteger(1);
+    Provider provider = new Provider();
+    PhasedOperation<Payment> op =
+        PhasedOperation.builder(Payment.class)
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                            (ctx, p) -> {
+                              provider.charges.incrementAndGet();
+                              return CallResult.applied(new Payment("p", "ch-1"));
+                            })
+                        .lookup(
+                            (ctx, p) -> {
+                              provider.lookups.incrementAndGet();
+                              return CallResult.applied(new Payment("p", "ch-1"));
+                            })
+                        .afterCall(
+                            (ctx, p) -> {
+                              ledger.write(ctx.transaction(), entry(id, "confirmed"));
+                              if (failures.getAndDecrement() > 0) {
+                                throw new IllegalStateException("constraint violated");
+                              }
+                              return Step.next(p);
+                            }))
+            .complete((ctx, p) -> OperationResult.success(response(201, "{}")));
+
+    assertThatThrownBy(() -> execute(id, command("10.00"), op))
+        .isInstanceOf(OperationFailedException.class)
+        .satisfies(
+            e ->
+                assertThat(((OperationFailedException) e).recordState())
+                    .isEqualTo(RecordState.IN_PROGRESS));
+    assertThat(ledger.count(entry(id, "confirmed"))).as("rolled back").isZero();
+    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
+
+    Outcome retry = execute(id, command("10.00"), op);
+
+    assertThat(retry).as("lease released: no wait").isInstanceOf(Outcome.Executed.class);
+    assertThat(provider.charges).hasValue(1);
+    assertThat(provider.lookups).hasValue(1);
+    assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
+  }
+
+  @Test
+  void theStepAfterACallCanEndTheOperationWithARejectionThatKeepsItsWrites() throws Exception {
+    ScopedKey id = key("k-declined-after-call");
+    AtomicInteger calls = new AtomicInteger();
+    PhasedOperation<Payment> op =
+        PhasedOperation.builder(Payment.class)
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                            (ctx, p) -> {
+                              calls.incrementAndGet();
+                              return CallResult.applied(new Payment("p", "declined"));
+                            })
+                        .afterCall(
+                            (ctx, p) -> {
+                              ledger.write(ctx.transaction(), entry(id, "declined"));
+                              return "declined".equals(p.chargeId())
+                                  ? Step.answer(OperationResult.rejected(declined()))
+                                  : Step.next(p);
+                            }))
+            .local(
+                "SHIPPED",
+                (ctx, p) -> {
+                  throw new AssertionError("a declined payment ships nothing");
+                })
+            .complete((ctx, p) -> OperationResult.success(response(201, "{}")));
+
+    Outcome first = execute(id, command("10.00"), op);
+    Outcome retry = execute(id, command("10.00"), op);
+
+    assertThat(first).isInstanceOf(Outcome.Rejected.class);
+    assertThat(retry).isInstanceOf(Outcome.Replayed.class);
+    assertThat(retry.storedResponse().orElseThrow().status()).isEqualTo(402);
+    assertThat(record(id).state()).isEqualTo(RecordState.FAILED_REPLAYABLE);
+    assertThat(ledger.count(entry(id, "declined"))).isEqualTo(1);
+    assertThat(calls).hasValue(1);
+  }
+
+  @Test
+  void aRefusalFromTheFarSideIsStoredAndReplayed() throws Exception {
+    ScopedKey id = key("k-rejected-by-far-side");
+    AtomicInteger calls = new AtomicInteger();
+    PhasedOperation<Payment> op =
+        PhasedOperation.builder(Payment.class)
+            .local(
+                "LOCAL_PAYMENT_CREATED",
+                (ctx, p) -> {
+                  ledger.write(ctx.transaction(), entry(id, "payment"));
+                  return Step.next(new Payment("p", null));
+                })
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                        (ctx, p) -> {
+                          calls.incrementAndGet();
+                          return CallResult.rejected(declined());
+                        }))
+            .complete((ctx, p) -> OperationResult.success(response(201, "{}")));
+
+    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Rejected.class);
+    Outcome retry = execute(id, command("10.00"), op);
+
+    assertThat(retry).isInstanceOf(Outcome.Replayed.class);
+    assertThat(((Outcome.Replayed) retry).state()).isEqualTo(RecordState.FAILED_REPLAYABLE);
+    assertThat(retry.storedResponse().orElseThrow().status()).isEqualTo(402);
+    assertThat(calls).hasValue(1);
+    assertThat(payments(id)).isEqualTo(1);
+  }
+
+  @Test
+  void aLongCallRenewsTheLeaseBeforeItsResultIsRecorded() throws Exception {
+    ScopedKey id = key("k-long-call");
+    AtomicReference<Instant> leaseDuringSecondCall = new AtomicReference<>();
+    Instant claimedAt = clock.instant();
+    PhasedOperation<Map<String, String>> op =
+        PhasedOperation.builder()
+            .external(
+                "RESERVED",
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          // 20 s of a 30 s lease pass during the call, on both clocks.
+                          clock.advance(Duration.ofSeconds(20));
+                          ticker.addAndGet(Duration.ofSeconds(20).toNanos());
+                          return CallResult.applied(d);
+                        }))
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          leaseDuringSecondCall.set(record(id).lockedUntil());
+                          return CallResult.applied(d);
+                        }))
+            .complete((ctx, d) -> OperationResult.success(response(201, "{}")));
+
+    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Executed.class);
+
+    assertThat(leaseDuringSecondCall.get())
+        .as("renewed from the engine's ticker, on the store's clock")
+        .isAfterOrEqualTo(claimedAt.plus(Duration.ofSeconds(20)).plus(LEASE).minusMillis(1));
+
+    ScopedKey quick = key("k-quick-call");
+    AtomicReference<Instant> leaseOfQuick = new AtomicReference<>();
+    Instant quickClaimedAt = clock.instant();
+    PhasedOperation<Map<String, String>> quickOp =
+        PhasedOperation.builder()
+            .external(
+                "RESERVED",
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          clock.advance(Duration.ofSeconds(20));
+                          return CallResult.applied(d);
+                        }))
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          leaseOfQuick.set(record(quick).lockedUntil());
+                          return CallResult.applied(d);
+                        }))
+            .complete((ctx, d) -> OperationResult.success(response(201, "{}")));
+    assertThat(execute(quick, command("10.00"), quickOp)).isInstanceOf(Outcome.Executed.class);
+    assertThat(leaseOfQuick.get())
+        .as("no time passed on the ticker: no renewal round trip")
+        .isBeforeOrEqualTo(quickClaimedAt.plus(LEASE).plusMillis(1));
+  }
+
+  @Test
+  void anOperatorsVerdictReachesTheLookupOnce() throws Exception {
+    ScopedKey id = key("k-verdict");
+    AtomicInteger calls = new AtomicInteger();
+    List<String> seen = new ArrayList<>();
+    PhasedOperation<Payment> op =
+        PhasedOperation.builder(Payment.class)
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                            (ctx, p) -> {
+                              calls.incrementAndGet();
+                              throw new IOException("timed out");
+                            })
+                        .lookup(
+                            (ctx, p) -> {
+                              seen.add(
+                                  ctx.operatorResolution()
+                                      .map(OperatorResolution::outcome)
+                                      .orElse("none"));
+                              return ctx.operatorResolution()
+                                  .<CallResult<Payment>>map(
+                                      v ->
+                                          CallResult.applied(
+                                              new Payment("p", v.externalReference())))
+                                  .orElse(CallResult.unknown("provider unreachable"));
+                            }))
+            .complete(
+                (ctx, p) ->
+                    OperationResult.success(
+                        response(201, "{\"charge\":\"" + p.chargeId() + "\"}")));
+    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
+    clock.advance(LEASE.plusSeconds(1));
+    try {
+      if (!store.resolve(id, OperatorResolution.applied("ch_found"), "ops@example", "dashboard")) {
+        return; // a store without operator resolution has nothing more to show here
+      }
+    } catch (UnsupportedOperationException notSupported) {
+      return;
+    }
+
+    Outcome resolved = execute(id, command("10.00"), op);
+
+    assertThat(resolved).isInstanceOf(Outcome.Executed.class);
+    assertThat(new String(resolved.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"charge\":\"ch_found\"}");
+    assertThat(seen).containsExactly("APPLIED");
+    assertThat(calls).hasValue(1);
+  }
+
+  @Test
+  void typedPhaseDataKeepsOnlySmallValuesAndRoundTrips() {
+    PhaseData<Payment> data = PhaseData.of(Payment.class);
+    assertThat(data.read(Map.of())).isEqualTo(new Payment(null, null));
+    assertThat(data.read(data.write(new Payment("p-1", "ch-1"))))
+        .isEqualTo(new Payment("p-1", "ch-1"));
+    assertThat(data.write(new Payment("p-1", null))).containsExactly(Map.entry("paymentId", "p-1"));
+    assertThatThrownBy(() -> PhaseData.of(WithList.class))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("items");
+  }
+
+  /** Phase data that is not small values. */
+  public record WithList(List<String> items) {}
+
+  @Test
+  void retriesOfFinishedOperationsAreAnsweredWithoutATransactionOnceTheyAreMostRequests()
+      throws Exception {
+    ScopedKey id = key("k-read-first");
+    assertThat(execute(id, command("10.00"), pay(id, "{\"n\":1}")))
+        .isInstanceOf(Outcome.Executed.class);
+    for (int i = 0; i < 30; i++) {
+      assertThat(execute(id, command("10.00"), pay(id, "{\"n\":2}")))
+          .isInstanceOf(Outcome.Replayed.class);
+    }
+    commits.set(0);
+    peeks.set(0);
+
+    Outcome replay = execute(id, command("10.00"), pay(id, "{\"n\":3}"));
+    Outcome otherCommand = execute(id, command("99.00"), pay(id, "{\"n\":4}"));
+    ScopedKey fresh = key("k-read-first-new");
+    Outcome first = execute(fresh, command("10.00"), pay(fresh, "{\"n\":5}"));
+
+    assertThat(replay).isInstanceOf(Outcome.Replayed.class);
+    assertThat(new String(replay.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"n\":1}");
+    assertThat(otherCommand).isInstanceOf(Outcome.Mismatch.class);
+    assertThat(first).isInstanceOf(Outcome.Executed.class);
+    assertThat(peeks).as("each answered by a read first").hasValue(3);
+    assertThat(commits).as("only the new key needed a transaction").hasValue(1);
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(payments(fresh)).isEqualTo(1);
+
+    clock.advance(TTL.plusSeconds(1));
+    assertThat(execute(id, command("10.00"), pay(id, "{\"n\":6}")))
+        .as("an expired record is not answered by the read: the retry runs as new")
+        .isInstanceOf(Outcome.Executed.class);
+    assertThat(payments(id)).isEqualTo(2);
   }
 
   @Test

@@ -32,12 +32,12 @@ import java.util.stream.Stream;
 
 /**
  * The HTTP benchmark: {@code POST /v1/payments} of the payments service with the idempotency layer
- * ({@code @Idempotent}: a phased operation around the provider charge), against the same business
- * work without it ({@code POST /v1/bench/payments-raw}, present only under the Spring profile
- * {@code bench}: the same statements in the same transactions and the same provider call, but no
- * idempotency record), and replays of keys the layer completed; all over loopback, with a fixed
- * number of workers that each send one request at a time. The provider is the service's own
- * in-process simulator (demo mode), without faults.
+ * ({@code @Idempotent}: a phased operation around the provider charge), against the same payment
+ * written the natural way without it ({@code POST /v1/bench/payments-raw}, present only under the
+ * Spring profile {@code bench}: the payment and its event in one transaction, the same provider
+ * call, the answer recorded in a second transaction; no idempotency record), and replays of keys
+ * the layer completed; all over loopback, with a fixed number of workers that each send one request
+ * at a time. The provider is the service's own in-process simulator (demo mode), without faults.
  *
  * <p>It starts the service jar as a separate process (its own embedded PostgreSQL in a fresh
  * temporary directory), waits for {@code /actuator/health}, warms up (not counted), then alternates
@@ -47,6 +47,12 @@ import java.util.stream.Stream;
  * another body than the first answer) is an error, counted and printed. Throughput counts correct
  * answers; p50/p99 are over every correct answer's latency (each worker keeps its latencies in a
  * {@code long[]}, sorted at the end).
+ *
+ * <p>For each phase it also prints what PostgreSQL counted per request ({@link DatabaseCounters}):
+ * commits from {@code pg_stat_database} deltas, and statements from {@code pg_stat_statements},
+ * which the benchmark has the service's embedded server load (set in the data directory before the
+ * service starts; nothing in the service changes). The service's background work (relay, inboxes,
+ * workers) is counted with the phase it runs in; its idle rate is printed apart.
  *
  * <p>The service JVM gets {@code -Dsun.net.httpserver.nodelay=true}: the provider simulator runs on
  * the JDK's {@code com.sun.net.httpserver}, which leaves Nagle's algorithm on, so without it every
@@ -61,9 +67,12 @@ import java.util.stream.Stream;
  * it is copied to a temporary directory first, so a rebuild during the run cannot pull it away),
  * {@code --service-arg ARG} (repeatable: one more argument for the service, for experiments such as
  * {@code --service-arg --spring.datasource.hikari.maximum-pool-size=8}; printed), {@code
- * --service-jvm-arg ARG} (repeatable: a JVM option for the service). The last line is {@code RESULT
- * layer_vs_raw=… replay_vs_first=… raw_rps=… layer_rps=… replay_rps=…}; the exit status is 1 if any
- * request failed.
+ * --service-jvm-arg ARG} (repeatable: a JVM option for the service), {@code --pg-stat-statements
+ * false} (count commits only, without loading {@code pg_stat_statements}). The last lines are
+ * {@code FIGURES raw_rps=… layer_rps=… replay_rps=… raw_statements=… layer_statements=…} and {@code
+ * RESULT layer_vs_raw=… replay_vs_first=… layer_commits=… raw_commits=…} (commits in the service's
+ * database per request, net of the idle service's background rate; the statements too); the exit
+ * status is 1 if any request failed.
  */
 public final class HttpBenchmark {
 
@@ -78,6 +87,7 @@ public final class HttpBenchmark {
   private final URI layer;
   private final int workers;
   private final Service service;
+  private final DatabaseCounters counters;
   private final String runId = UUID.randomUUID().toString().substring(0, 8);
   private final AtomicInteger phases = new AtomicInteger();
   private long warmupErrors;
@@ -85,7 +95,10 @@ public final class HttpBenchmark {
   /** Keys the layer completed (with their body and first answer), by worker; replays use them. */
   private final List<List<Completed>> completedByWorker = new ArrayList<>();
 
-  private HttpBenchmark(String base, int workers, Service service) {
+  /** What the service's background work alone commits and executes per second, measured idle. */
+  private Idle idle;
+
+  private HttpBenchmark(String base, int workers, Service service, DatabaseCounters counters) {
     this.http =
         HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
@@ -95,6 +108,7 @@ public final class HttpBenchmark {
     this.layer = URI.create(base + LAYER_PATH);
     this.workers = workers;
     this.service = service;
+    this.counters = counters;
     for (int i = 0; i < workers; i++) {
       completedByWorker.add(new ArrayList<>());
     }
@@ -131,6 +145,8 @@ public final class HttpBenchmark {
     if (!jvmArgs.isEmpty() || !extra.isEmpty()) {
       System.out.println("bench/http: service JVM options " + jvmArgs + ", arguments " + extra);
     }
+    boolean statements = Boolean.parseBoolean(stringArg(args, "--pg-stat-statements", "true"));
+    DatabaseCounters.prepare(dataDir, statements);
     Path jarCopy = Files.createTempFile("idemkit-bench-http-service", ".jar");
     Files.copy(jar, jarCopy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     Service service = Service.start(jarCopy, port, dataDir, log, jvmArgs, extra);
@@ -144,20 +160,25 @@ public final class HttpBenchmark {
             "bench-http-stop-service");
     Runtime.getRuntime().addShutdownHook(hook);
     Report report;
+    DatabaseCounters counters = null;
     try {
       service.awaitHealthy(port, Duration.ofMinutes(3));
+      counters = DatabaseCounters.connect(dataDir, statements);
       System.out.printf(
           "%d workers (one request at a time each) on loopback; warm-up %d s per phase; %d rounds"
               + " of %d s raw + %d s layer; then %d s of replays%n%n",
           workers, warmup, rounds, seconds, seconds, seconds);
       report =
-          new HttpBenchmark("http://127.0.0.1:" + port, workers, service)
+          new HttpBenchmark("http://127.0.0.1:" + port, workers, service, counters)
               .run(rounds, Duration.ofSeconds(seconds), Duration.ofSeconds(warmup));
     } catch (Throwable t) {
       System.err.println("bench/http failed: " + t);
       service.printLogTail(40);
       throw t;
     } finally {
+      if (counters != null) {
+        counters.close();
+      }
       service.stop();
       try {
         Runtime.getRuntime().removeShutdownHook(hook);
@@ -187,6 +208,7 @@ public final class HttpBenchmark {
     measure(Kind.LAYER, warmup, false);
     measure(Kind.REPLAY, warmup.dividedBy(3), false);
     completedByWorker.forEach(List::clear); // replays measure keys of the measured rounds only
+    idle = measureIdle(Duration.ofSeconds(3));
 
     List<Phase> raws = new ArrayList<>();
     List<Phase> layers = new ArrayList<>();
@@ -221,7 +243,13 @@ public final class HttpBenchmark {
         keys,
         replay.cpu().otherShare(replay.seconds()) * 100);
     return new Report(
-        Phase.merge("raw", raws), Phase.merge("layer", layers), replay, workers, warmupErrors);
+        Phase.merge("raw", raws),
+        Phase.merge("layer", layers),
+        replay,
+        workers,
+        warmupErrors,
+        idle,
+        counters.countsStatements());
   }
 
   private enum Kind {
@@ -245,6 +273,8 @@ public final class HttpBenchmark {
     }
     int phaseNo = phases.incrementAndGet(); // merchant references and keys never repeat
     Errors errors = new Errors();
+    DatabaseCounters.Counts countsBefore = counters.read();
+    long countedFrom = System.nanoTime();
     Cpu before = Cpu.now(service);
     ExecutorService pool = Executors.newFixedThreadPool(workers);
     AtomicBoolean stop = new AtomicBoolean();
@@ -263,6 +293,9 @@ public final class HttpBenchmark {
     double seconds = (System.nanoTime() - start) / 1e9;
     Cpu after = Cpu.now(service);
     pool.shutdown();
+    DatabaseCounters.settle(); // what the phase committed, and its events' relay and inboxes
+    DatabaseCounters.Counts counts = counters.read().minus(countsBefore);
+    double countedSeconds = (System.nanoTime() - countedFrom) / 1e9;
     int n = Arrays.stream(perWorker).mapToInt(a -> a.length).sum();
     long[] latencies = new long[n];
     int at = 0;
@@ -271,7 +304,8 @@ public final class HttpBenchmark {
       at += a.length;
     }
     Arrays.sort(latencies);
-    Phase phase = new Phase(name, seconds, latencies, errors, after.minus(before));
+    Phase phase =
+        new Phase(name, seconds, latencies, errors, after.minus(before), counts, countedSeconds);
     if (!counted) {
       warmupErrors += errors.total();
       System.out.printf(
@@ -280,6 +314,33 @@ public final class HttpBenchmark {
     }
     errors.printIfAny(name + (counted ? "" : " (warm-up)"));
     return phase;
+  }
+
+  /** The service with no requests: what its background work commits and executes per second. */
+  private record Idle(double seconds, DatabaseCounters.Counts counts) {
+    double commitsPerSecond() {
+      return counts.serviceCommits() / seconds;
+    }
+
+    double statementsPerSecond() {
+      return counts.serviceStatements() / seconds;
+    }
+  }
+
+  private Idle measureIdle(Duration length) throws Exception {
+    DatabaseCounters.settle();
+    DatabaseCounters.Counts before = counters.read();
+    long start = System.nanoTime();
+    Thread.sleep(length.toMillis());
+    DatabaseCounters.Counts counts = counters.read().minus(before);
+    Idle measured = new Idle((System.nanoTime() - start) / 1e9, counts);
+    System.out.printf(
+        "  idle service: %.1f commits/s, %s in its database (its background work)%n",
+        measured.commitsPerSecond(),
+        counters.countsStatements()
+            ? String.format("%.1f statements/s", measured.statementsPerSecond())
+            : "statements not counted");
+    return measured;
   }
 
   /**
@@ -382,10 +443,32 @@ public final class HttpBenchmark {
   // Figures
 
   /** One measured phase (or several merged): correct answers' latencies, errors and CPU. */
-  private record Phase(String name, double seconds, long[] sortedNanos, Errors errors, Cpu cpu) {
+  private record Phase(
+      String name,
+      double seconds,
+      long[] sortedNanos,
+      Errors errors,
+      Cpu cpu,
+      DatabaseCounters.Counts counts,
+      double countedSeconds) {
 
     double rps() {
       return sortedNanos.length / seconds;
+    }
+
+    /**
+     * Commits in the service's database per request sent (correct or not), less what the idle
+     * service commits in the same time (its background work, at its idle rate).
+     */
+    double commitsPerRequest(Idle idle) {
+      double net = counts.serviceCommits() - idle.commitsPerSecond() * countedSeconds;
+      return Math.max(0, net) / Math.max(1, requests());
+    }
+
+    /** Statements in the service's database per request sent, less the idle service's. */
+    double statementsPerRequest(Idle idle) {
+      double net = counts.serviceStatements() - idle.statementsPerSecond() * countedSeconds;
+      return Math.max(0, net) / Math.max(1, requests());
     }
 
     long requests() {
@@ -408,14 +491,64 @@ public final class HttpBenchmark {
       Errors errors = new Errors();
       phases.forEach(p -> errors.addAll(p.errors()));
       Cpu cpu = phases.stream().map(Phase::cpu).reduce(Cpu.ZERO, Cpu::plus);
-      return new Phase(name, seconds, all, errors, cpu);
+      DatabaseCounters.Counts counts =
+          phases.stream()
+              .map(Phase::counts)
+              .reduce(DatabaseCounters.Counts.ZERO, DatabaseCounters.Counts::plus);
+      double countedSeconds = phases.stream().mapToDouble(Phase::countedSeconds).sum();
+      return new Phase(name, seconds, all, errors, cpu, counts, countedSeconds);
     }
   }
 
-  private record Report(Phase raw, Phase layer, Phase replay, int workers, long warmupErrors) {
+  private record Report(
+      Phase raw,
+      Phase layer,
+      Phase replay,
+      int workers,
+      long warmupErrors,
+      Idle idle,
+      boolean statements) {
 
     long errors() {
       return raw.errors().total() + layer.errors().total() + replay.errors().total();
+    }
+
+    /** Commits and statements per request, as PostgreSQL counted them. */
+    void printCounts() {
+      System.out.println();
+      System.out.println(
+          "Per request, as PostgreSQL counted them (pg_stat_database xact_commit deltas"
+              + (statements ? "; pg_stat_statements calls" : "; statements not counted")
+              + "). Service db: all / net of the idle service's background rate");
+      System.out.println(
+          "phase      service db: commits all / net  statements all / net"
+              + "  BEGIN/COMMIT/SET/SHOW  | provider db: commits  statements");
+      for (Phase p : List.of(raw, layer, replay)) {
+        double n = Math.max(1, p.requests());
+        DatabaseCounters.Counts c = p.counts();
+        System.out.printf(
+            "%-8s %20.2f / %5.2f %15s %22s  | %20.2f %11s%n",
+            p.name(),
+            c.serviceCommits() / n,
+            p.commitsPerRequest(idle),
+            statements
+                ? String.format(
+                    "%.2f / %.2f", c.serviceStatements() / n, p.statementsPerRequest(idle))
+                : "n/a",
+            statements ? String.format("%.2f", c.serviceTransactionControl() / n) : "n/a",
+            c.providerCommits() / n,
+            statements ? String.format("%.2f", c.providerStatements() / n) : "n/a");
+      }
+      System.out.printf(
+          "  \"all\" includes the service's background work (outbox relay, inboxes, workers);"
+              + " idle it ran %.1f commits/s%s, subtracted over each phase's counted time for"
+              + " \"net\"%n",
+          idle.commitsPerSecond(),
+          statements ? String.format(" and %.1f statements/s", idle.statementsPerSecond()) : "");
+      System.out.println(
+          "  raw: the payment and its event in one transaction, the provider call, its answer"
+              + " recorded in a second; layer: the claim's transaction, one per phase, and the"
+              + " checks before the claim");
     }
 
     /** Prints the figures and the RESULT line; returns the exit status. */
@@ -448,8 +581,8 @@ public final class HttpBenchmark {
             c.otherShare(p.seconds()) * 100);
       }
       System.out.println(
-          "  raw    = POST /v1/bench/payments-raw: the same business transactions and provider"
-              + " call, no idempotency record, no key");
+          "  raw    = POST /v1/bench/payments-raw: the same payment, its events and provider"
+              + " call in two transactions, no idempotency record, no key");
       System.out.println(
           "  layer  = POST /v1/payments with a new Idempotency-Key: first executions");
       System.out.println(
@@ -484,10 +617,20 @@ public final class HttpBenchmark {
         System.out.printf(
             "errors during the warm-up (not counted, shown above): %d%n", warmupErrors);
       }
+      printCounts();
+      double layerCommits = layer.commitsPerRequest(idle);
+      double rawCommits = raw.commitsPerRequest(idle);
       System.out.printf(
-          "RESULT layer_vs_raw=%.2f replay_vs_first=%.2f raw_rps=%.0f layer_rps=%.0f"
-              + " replay_rps=%.0f%n",
-          layerVsRaw, replayVsFirst, raw.rps(), layer.rps(), replay.rps());
+          "FIGURES raw_rps=%.0f layer_rps=%.0f replay_rps=%.0f raw_statements=%s"
+              + " layer_statements=%s%n",
+          raw.rps(),
+          layer.rps(),
+          replay.rps(),
+          statements ? String.format("%.1f", raw.statementsPerRequest(idle)) : "n/a",
+          statements ? String.format("%.1f", layer.statementsPerRequest(idle)) : "n/a");
+      System.out.printf(
+          "RESULT layer_vs_raw=%.2f replay_vs_first=%.2f layer_commits=%.1f raw_commits=%.1f%n",
+          layerVsRaw, replayVsFirst, layerCommits, rawCommits);
       System.out.flush();
       return errors > 0 ? 1 : 0;
     }

@@ -13,6 +13,7 @@ import dev.idemkit.StoredResponse;
 import dev.idemkit.jdbc.IdemkitDatabase;
 import dev.idemkit.jdbc.PostgresDataKeyStore;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
+import java.lang.reflect.Field;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,6 +22,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,6 +42,11 @@ import javax.sql.DataSource;
  * row) done bare, and the same wrapped by Idemkit (claim, the same rows, completion, one commit),
  * on one pool with the same number of workers; then replays of completed keys. Rounds alternate
  * bare and wrapped so drift in the machine hits both alike.
+ *
+ * <p>A third variant, {@code sql}, sends exactly the statements the wrapped variant sends, the
+ * store's claim and completion around the same two inserts in one transaction, through plain JDBC
+ * with no engine and no store: {@code engine_vs_sql} (wrapped / sql) is then what the engine and
+ * the store's Java cost beyond their SQL, and sql / bare what the SQL itself costs.
  *
  * <p>Arguments: {@code --seconds N} per measured round (default 8), {@code --rounds N} (default 3),
  * {@code --workers N} (default 8). {@code IDEMKIT_JDBC_URL} picks a server; by default an embedded
@@ -91,29 +98,35 @@ public final class StoreBenchmark {
   }
 
   private void run(int rounds, Duration round) throws Exception {
+    checkSameSqlAsTheStore();
     createTables();
     System.out.println("warm-up (not counted) ...");
     measure("bare", Duration.ofSeconds(3), this::bare);
     measure("wrapped", Duration.ofSeconds(3), this::wrapped);
+    measure("sql", Duration.ofSeconds(3), this::sql);
     measure("encrypted", Duration.ofSeconds(3), this::wrappedEncrypted);
 
     double bareTotal = 0;
     double wrappedTotal = 0;
+    double sqlTotal = 0;
     double encryptedTotal = 0;
     for (int r = 1; r <= rounds; r++) {
       double bare = measure("bare", round, this::bare);
       double wrapped = measure("wrapped", round, this::wrapped);
+      double sql = measure("sql", round, this::sql);
       double enc = measure("encrypted", round, this::wrappedEncrypted);
       bareTotal += bare;
       wrappedTotal += wrapped;
+      sqlTotal += sql;
       encryptedTotal += enc;
       System.out.printf(
-          "round %d/%d: bare %8.0f tx/s   wrapped %8.0f tx/s   encrypted %8.0f tx/s"
-              + "   wrapped/bare %.2f   encrypted/wrapped %.2f%n",
-          r, rounds, bare, wrapped, enc, wrapped / bare, enc / wrapped);
+          "round %d/%d: bare %8.0f tx/s   wrapped %8.0f tx/s   sql %8.0f tx/s   encrypted %8.0f"
+              + " tx/s   wrapped/bare %.2f   wrapped/sql %.2f   encrypted/wrapped %.2f%n",
+          r, rounds, bare, wrapped, sql, enc, wrapped / bare, wrapped / sql, enc / wrapped);
     }
     double bare = bareTotal / rounds;
     double wrapped = wrappedTotal / rounds;
+    double sql = sqlTotal / rounds;
     double enc = encryptedTotal / rounds;
     double replay = measure("replay", round, this::replay);
     double encReplay = measure("encrypted replay", round, this::replayEncrypted);
@@ -121,11 +134,15 @@ public final class StoreBenchmark {
     System.out.println();
     System.out.printf("bare business transaction   %8.0f requests/s%n", bare);
     System.out.printf("wrapped by Idemkit          %8.0f requests/s%n", wrapped);
+    System.out.printf("its SQL alone, no engine    %8.0f requests/s%n", sql);
     System.out.printf("replay of a completed key   %8.0f requests/s%n", replay);
     System.out.printf("wrapped, answers encrypted  %8.0f requests/s%n", enc);
     System.out.printf("replay, answer decrypted    %8.0f requests/s%n", encReplay);
     System.out.printf("wrapped / bare   = %.2f   (target >= 0.80)%n", wrapped / bare);
     System.out.printf("replay / wrapped = %.2f   (target >= 3.00)%n", replay / wrapped);
+    System.out.printf(
+        "wrapped / sql    = %.2f   (the engine's share; sql / bare = %.2f, the SQL's)%n",
+        wrapped / sql, sql / bare);
     System.out.printf("encrypted / plain = %.2f  (target >= 0.95)%n", enc / wrapped);
     System.out.println();
     System.out.println(
@@ -133,15 +150,18 @@ public final class StoreBenchmark {
     System.out.println("             round trips   JVM us/req   rest of machine us/req");
     printCpu("bare", "3 (2 inserts, commit)");
     printCpu("wrapped", "5 (claim, 2 inserts, complete, commit)");
+    printCpu("sql", "5 (the same statements, no engine)");
     printCpu("replay", "2 (claim finds the record, commit)");
     printCpu("encrypted", "5 (as wrapped; the answer sealed)");
     printCpu("encrypted replay", "2 (as replay; the answer opened)");
     checkOnePaymentPerKey();
     System.out.printf(
-        "RESULT wrapped_vs_bare=%.2f replay_vs_wrapped=%.2f bare_rps=%.0f wrapped_rps=%.0f"
-            + " replay_rps=%.0f encrypted_vs_plain=%.2f encrypted_rps=%.0f"
-            + " encrypted_replay_rps=%.0f%n",
-        wrapped / bare, replay / wrapped, bare, wrapped, replay, enc / wrapped, enc, encReplay);
+        "FIGURES bare_rps=%.0f wrapped_rps=%.0f sql_rps=%.0f replay_rps=%.0f"
+            + " encrypted_vs_plain=%.2f encrypted_rps=%.0f encrypted_replay_rps=%.0f%n",
+        bare, wrapped, sql, replay, enc / wrapped, enc, encReplay);
+    System.out.printf(
+        "RESULT wrapped_vs_bare=%.2f replay_vs_wrapped=%.2f engine_vs_sql=%.2f%n",
+        wrapped / bare, replay / wrapped, wrapped / sql);
   }
 
   @FunctionalInterface
@@ -267,6 +287,151 @@ public final class StoreBenchmark {
     }
   }
 
+  /*
+   * The "sql" variant. What the wrapped variant sends for its LocalOperation, statement for
+   * statement: the store's transaction (DataSourceTransactions: autocommit off; nothing for
+   * ReadCommitted to send, the pool's connections being READ COMMITTED), the claim, the two
+   * business inserts, the completion, the commit. CLAIM and FINISH are PostgresIdempotencyStore's
+   * text, bound with the same values; checkSameSqlAsTheStore() stops the run if the store's ever
+   * differ.
+   */
+
+  private static final String CLAIM =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      inserted as (
+        insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
+            fencing_token, locked_until, created_at, updated_at, expires_at)
+        select ?, ?, ?, ?, 'IN_PROGRESS', 1, clock.now + ? * interval '1 millisecond',
+            clock.now, clock.now, clock.now + ? * interval '1 millisecond'
+        from clock
+        on conflict (tenant, operation, idem_key) do nothing
+        returning *)
+      select true as inserted, inserted.*, (select now from clock) as db_now from inserted
+      union all
+      select false, r.*, (select now from clock) from idemkit_record r
+      where r.tenant = ? and r.operation = ? and r.idem_key = ?
+        and not exists (select 1 from inserted)
+      """;
+
+  private static final String FINISH =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      changed as (
+        update idemkit_record r
+        set state = ?, locked_until = clock.now, pending_external = null,
+            response_status = ?, response_headers = ?, response_body = ?,
+            response_schema_version = ?, resource_id = ?, recovery_due = null,
+            updated_at = clock.now,
+            expires_at = greatest(r.expires_at, clock.now + (r.expires_at - r.created_at))
+        from clock
+        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+          and r.fencing_token = ? and r.state = 'IN_PROGRESS'
+        returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
+            r.pending_external, r.fencing_token, clock.now as db_now),
+      logged as (
+        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
+            recovery_point, pending_external, fencing_token, at)
+        select tenant, operation, idem_key, 'FINISH', state, recovery_point, pending_external,
+            fencing_token, db_now
+        from changed
+        where recovery_point is not null or pending_external is not null or fencing_token > 1)
+      select 1 from changed
+      """;
+
+  /** The engine's default lease, and the window the wrapped variant asks for. */
+  private static final Duration LEASE = Duration.ofSeconds(30);
+
+  private static final Duration TTL = Duration.ofHours(24);
+
+  /** The stored headers as the store writes them ({@code Json.write} of the answer's headers). */
+  private static final String HEADERS = "{\"Content-Type\":\"application/json\"}";
+
+  private void sql() throws SQLException {
+    String key = UUID.randomUUID().toString();
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        claim(c, key);
+        UUID paymentId = UUID.randomUUID();
+        insertPaymentAndEvent(c, paymentId);
+        complete(c, key, paymentId);
+        c.commit();
+      } catch (SQLException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(autoCommit);
+      }
+    }
+  }
+
+  private void claim(Connection c, String key) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
+      ps.setNull(1, Types.VARCHAR);
+      ps.setString(2, tenant);
+      ps.setString(3, "create_payment");
+      ps.setString(4, key);
+      ps.setString(5, COMMAND.toString());
+      ps.setLong(6, LEASE.toMillis());
+      ps.setLong(7, TTL.toMillis());
+      ps.setString(8, tenant);
+      ps.setString(9, "create_payment");
+      ps.setString(10, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next() || !rs.getBoolean("inserted")) {
+          throw new IllegalStateException("the claim of a new key " + key + " inserted nothing");
+        }
+      }
+    }
+  }
+
+  private void complete(Connection c, String key, UUID paymentId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(FINISH)) {
+      ps.setNull(1, Types.VARCHAR);
+      ps.setString(2, "COMPLETED");
+      ps.setInt(3, 201);
+      ps.setString(4, HEADERS);
+      ps.setBytes(5, answer(paymentId));
+      ps.setInt(6, 1);
+      ps.setString(7, paymentId.toString());
+      ps.setString(8, tenant);
+      ps.setString(9, "create_payment");
+      ps.setString(10, key);
+      ps.setLong(11, 1);
+      int rows = 0;
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rows++;
+        }
+      }
+      if (rows != 1) {
+        throw new IllegalStateException("the completion of " + key + " updated " + rows + " rows");
+      }
+    }
+  }
+
+  /** Stops the run if the store no longer sends the statements the sql variant copies. */
+  private static void checkSameSqlAsTheStore() throws ReflectiveOperationException {
+    for (Map.Entry<String, String> copy : Map.of("CLAIM", CLAIM, "FINISH", FINISH).entrySet()) {
+      Field field = PostgresIdempotencyStore.class.getDeclaredField(copy.getKey());
+      field.setAccessible(true);
+      if (!copy.getValue().equals(field.get(null))) {
+        throw new IllegalStateException(
+            "PostgresIdempotencyStore."
+                + copy.getKey()
+                + " is no longer the statement bench/store's sql variant sends: copy it into"
+                + " StoreBenchmark");
+      }
+    }
+  }
+
+  private static byte[] answer(UUID paymentId) {
+    return ("{\"paymentId\":\"" + paymentId + "\",\"status\":\"CREATED\",\"amount\":\"10.00\"}")
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
   private static final Fingerprint COMMAND =
       Fingerprint.of(Map.of("accountId", "acc_1", "amount", "10.00", "currency", "EUR"));
 
@@ -279,14 +444,11 @@ public final class StoreBenchmark {
         ctx -> {
           UUID paymentId = UUID.randomUUID();
           insertPaymentAndEvent(ctx.unwrap(Connection.class), paymentId);
-          byte[] body =
-              ("{\"paymentId\":\"" + paymentId + "\",\"status\":\"CREATED\",\"amount\":\"10.00\"}")
-                  .getBytes(StandardCharsets.UTF_8);
           return OperationResult.success(
-              StoredResponse.of(201, Map.of("Content-Type", "application/json"), body)
+              StoredResponse.of(201, Map.of("Content-Type", "application/json"), answer(paymentId))
                   .withResourceId(paymentId.toString()));
         };
-    return idempotency.execute(new IdempotentRequest(id, COMMAND, Duration.ofHours(24)), op);
+    return idempotency.execute(new IdempotentRequest(id, COMMAND, TTL), op);
   }
 
   private static void insertPaymentAndEvent(Connection c, UUID paymentId) throws SQLException {

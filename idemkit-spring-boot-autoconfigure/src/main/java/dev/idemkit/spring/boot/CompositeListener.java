@@ -1,5 +1,6 @@
 package dev.idemkit.spring.boot;
 
+import dev.idemkit.CallResult;
 import dev.idemkit.Outcome;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
@@ -67,5 +68,15 @@ final class CompositeListener implements IdempotencyListener {
   @Override
   public void onQuotaExceeded(ScopedKey id, String quota) {
     listeners.forEach(l -> l.onQuotaExceeded(id, quota));
+  }
+
+  @Override
+  public void onCallStarting(ScopedKey id, String phase) {
+    listeners.forEach(l -> l.onCallStarting(id, phase));
+  }
+
+  @Override
+  public void onCallReturned(ScopedKey id, String phase, CallResult<?> result) {
+    listeners.forEach(l -> l.onCallReturned(id, phase, result));
   }
 }

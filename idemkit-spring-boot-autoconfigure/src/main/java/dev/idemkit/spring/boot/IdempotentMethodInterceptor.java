@@ -1,7 +1,6 @@
 package dev.idemkit.spring.boot;
 
 import dev.idemkit.BusinessRejectionException;
-import dev.idemkit.ExternalEffectNotAppliedException;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyKey;
@@ -115,61 +114,103 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     this.mapper = mapper;
   }
 
+  /**
+   * Three steps: reading the request ({@code read}) gives a request ready for the engine or the
+   * answer refusing it; running it ({@code run}) gives the engine's outcome or its failure; {@code
+   * answer} and {@code answerFailure} turn that into the HTTP answer.
+   */
   @Override
   public Object invoke(MethodInvocation invocation) throws Throwable {
-    Method method = invocation.getMethod();
-    Idempotent idempotent = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+    Idempotent idempotent =
+        AnnotatedElementUtils.findMergedAnnotation(invocation.getMethod(), Idempotent.class);
     HttpServletRequest request = currentRequest();
-    if (idempotent == null
-        || request == null
-        || !properties.isEnabled()
-        || SAFE_METHODS.contains(request.getMethod())) {
+    if (!applies(idempotent, request)) {
       return invocation.proceed();
     }
-    String operation = idempotent.operation();
+    Reading reading = read(invocation, idempotent, request);
+    if (reading instanceof Reading.Refused refused) {
+      return refused.answer();
+    }
+    IdempotentRequest ready = ((Reading.Ready) reading).request();
+    Outcome outcome;
+    try {
+      outcome = run(invocation, idempotent, ready);
+    } catch (RuntimeException e) {
+      return answerFailure(ready.id(), idempotent, e);
+    }
+    return answer(ready.id(), outcome);
+  }
 
+  /**
+   * Whether the layer handles this call: an {@link Idempotent} method, called for an HTTP request
+   * that is not safe (a GET never claims), with the layer enabled, and with a key header unless the
+   * key is optional ({@link Idempotent#required()} false: without one the handler runs plainly).
+   */
+  private boolean applies(Idempotent idempotent, HttpServletRequest request) {
+    return idempotent != null
+        && request != null
+        && properties.isEnabled()
+        && !SAFE_METHODS.contains(request.getMethod())
+        && (idempotent.required() || request.getHeaders(KEY_HEADER).hasMoreElements());
+  }
+
+  /** What reading a request gives: a request ready for the engine, or the answer refusing it. */
+  private sealed interface Reading {
+    record Ready(IdempotentRequest request) implements Reading {}
+
+    record Refused(ResponseEntity<byte[]> answer) implements Reading {}
+  }
+
+  /**
+   * Reads the key, the tenant and the fingerprint, and applies the checks that come before a claim
+   * (issued keys, quotas), in that order. Nothing here claims the key: a refused request leaves no
+   * record.
+   */
+  private Reading read(
+      MethodInvocation invocation, Idempotent idempotent, HttpServletRequest request) {
+    String operation = idempotent.operation();
     List<String> values = Collections.list(request.getHeaders(KEY_HEADER));
     if (values.isEmpty()) {
-      if (!idempotent.required()) {
-        return invocation.proceed();
-      }
-      return Problems.response(
-          400,
-          "IDEMPOTENCY_KEY_MISSING",
-          "Idempotency-Key header missing",
-          "This endpoint requires an Idempotency-Key header: generate one random key (a UUID) per"
-              + " intended operation and send the same key on every retry of it.");
+      return refuse(
+          Problems.response(
+              400,
+              ErrorCode.IDEMPOTENCY_KEY_MISSING,
+              "Idempotency-Key header missing",
+              "This endpoint requires an Idempotency-Key header: generate one random key (a UUID)"
+                  + " per intended operation and send the same key on every retry of it."));
     }
     if (values.size() > 1) {
-      return invalidKey(
-          "send exactly one Idempotency-Key header; this request has " + values.size());
+      return refuse(
+          invalidKey("send exactly one Idempotency-Key header; this request has " + values.size()));
     }
     IdempotencyKey key;
     try {
       key = IdempotencyKey.fromHeader(values.get(0));
     } catch (InvalidIdempotencyKeyException e) {
-      return invalidKey(e.getMessage());
+      return refuse(invalidKey(e.getMessage()));
     }
 
     String tenant = tenants.resolveTenant(request);
     if (tenant == null || tenant.isBlank()) {
-      return Problems.response(
-          401,
-          "AUTHENTICATION_REQUIRED",
-          "Authentication required",
-          "Authenticate the request; idempotency keys are scoped to your account.");
+      return refuse(
+          Problems.response(
+              401,
+              ErrorCode.AUTHENTICATION_REQUIRED,
+              "Authentication required",
+              "Authenticate the request; idempotency keys are scoped to your account."));
     }
-    ResponseEntity<byte[]> refused;
+    ScopedKey id = ScopedKey.of(tenant, operation, key.value());
+    ResponseEntity<byte[]> notIssued;
     try {
-      refused = checkIssuedKey(key, tenant, operation);
+      notIssued = checkIssuedKey(key, tenant, operation);
     } catch (RuntimeException e) {
       if (storeUnreachable(e)) {
-        return storeUnavailable(ScopedKey.of(tenant, operation, key.value()), e);
+        return refuse(storeUnavailable(id, e));
       }
       throw e;
     }
-    if (refused != null) {
-      return refused;
+    if (notIssued != null) {
+      return refuse(notIssued);
     }
 
     Fingerprint fingerprint;
@@ -179,54 +220,79 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     try {
       fingerprint = fingerprinter.fingerprint(operation, command, pathVariables, apiVersion);
     } catch (IllegalArgumentException e) {
-      return Problems.response(
-          400,
-          "REQUEST_NOT_CANONICAL",
-          "Request cannot be fingerprinted",
-          "The request holds a value that has no exact canonical form ("
-              + e.getMessage()
-              + ")."
-              + " Send numbers as decimal strings and text as valid Unicode.");
+      return refuse(
+          Problems.response(
+              400,
+              ErrorCode.REQUEST_NOT_CANONICAL,
+              "Request cannot be fingerprinted",
+              "The request holds a value that has no exact canonical form ("
+                  + e.getMessage()
+                  + ")."
+                  + " Send numbers as decimal strings and text as valid Unicode."));
     }
     Duration ttl =
         idempotent.ttl().isEmpty() ? properties.getDefaultTtl() : Duration.parse(idempotent.ttl());
-    ScopedKey id = ScopedKey.of(tenant, operation, key.value());
+
+    if (quotas != null) {
+      try {
+        var overQuota = quotas.refuse(id);
+        if (overQuota.isPresent()) {
+          return refuse(overQuota.get());
+        }
+      } catch (RuntimeException e) {
+        // A quota check that cannot reach the store answers 503 like the claim.
+        if (storeUnreachable(e)) {
+          return refuse(storeUnavailable(id, e));
+        }
+        throw e;
+      }
+    }
     // A record made under another recipe or key is compared under its own (contract §4
     // (docs/contract.md)).
-    IdempotentRequest idempotentRequest =
+    return new Reading.Ready(
         new IdempotentRequest(
             id,
             fingerprint,
             ttl,
             stored ->
-                fingerprinter.recompute(operation, command, pathVariables, apiVersion, stored));
+                fingerprinter.recompute(operation, command, pathVariables, apiVersion, stored)));
+  }
 
-    try {
-      // Inside the try: a quota check that cannot reach the store answers 503 like the claim.
-      if (quotas != null) {
-        var overQuota = quotas.refuse(id);
-        if (overQuota.isPresent()) {
-          return overQuota.get();
-        }
-      }
-      Operation run =
-          idempotent.phased()
-              ? phases(invocation)
-              : (LocalOperation) ctx -> toStored(invocation, method);
-      Outcome outcome = idempotency.execute(idempotentRequest, run);
-      long deadline = System.nanoTime() + properties.getInProgressWait().toNanos();
-      while (outcome instanceof Outcome.InProgress && System.nanoTime() < deadline) {
-        Thread.sleep(50);
-        outcome = idempotency.execute(idempotentRequest, run);
-      }
-      storeReachable();
-      return answer(id, outcome);
-    } catch (RuntimeException e) {
-      if (storeUnreachable(e)) {
-        return storeUnavailable(id, e);
-      }
-      return failed(id, idempotent, e);
+  private static Reading refuse(ResponseEntity<byte[]> answer) {
+    return new Reading.Refused(answer);
+  }
+
+  /**
+   * Runs the request through the engine: the handler inside the engine's transaction, or, for a
+   * phased handler, the operation it builds. While another request holds the key, waits up to
+   * {@code idemkit.in-progress-wait} for its answer, asking again every 50 ms.
+   */
+  private Outcome run(MethodInvocation invocation, Idempotent idempotent, IdempotentRequest request)
+      throws Throwable {
+    Method method = invocation.getMethod();
+    Operation run =
+        idempotent.phased()
+            ? phases(invocation)
+            : (LocalOperation) ctx -> toStored(invocation, method);
+    Outcome outcome = idempotency.execute(request, run);
+    long deadline = System.nanoTime() + properties.getInProgressWait().toNanos();
+    while (outcome instanceof Outcome.InProgress && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+      outcome = idempotency.execute(request, run);
     }
+    storeReachable();
+    return outcome;
+  }
+
+  /**
+   * The answer to a failure of {@code run}: 503 when the store is unreachable, else {@code failed}.
+   */
+  private ResponseEntity<byte[]> answerFailure(
+      ScopedKey id, Idempotent idempotent, RuntimeException failure) throws Throwable {
+    if (storeUnreachable(failure)) {
+      return storeUnavailable(id, failure);
+    }
+    return failed(id, idempotent, failure);
   }
 
   /**
@@ -246,7 +312,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     }
     return Problems.response(
         503,
-        "IDEMPOTENCY_STORE_UNAVAILABLE",
+        ErrorCode.IDEMPOTENCY_STORE_UNAVAILABLE,
         "Idempotency store unavailable",
         "The service cannot reach its database right now. Retry with the same key after"
             + " Retry-After seconds: a request that was not kept runs then, and one that was kept"
@@ -300,7 +366,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     }
     if (idempotent.phased()) {
       // The engine left the record so that a retry runs again or resumes: say so.
-      if (e.getCause() instanceof ExternalEffectNotAppliedException) {
+      if (e.getCause() == null) { // a call that was not applied: expected, nothing to explain
         log.info("{}: {} (record left {})", id, e.getMessage(), e.recordState());
       } else {
         log.warn(
@@ -312,7 +378,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       }
       return Problems.response(
           503,
-          "OPERATION_INTERRUPTED",
+          ErrorCode.OPERATION_INTERRUPTED,
           "Operation interrupted",
           e.recordState() == dev.idemkit.RecordState.FAILED_RETRYABLE
               ? "The operation failed before anything outside happened. Retry with the same"
@@ -330,7 +396,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     log.error("{}: {}", id, tooLarge.getMessage());
     return Problems.response(
         500,
-        "IDEMPOTENCY_RESPONSE_TOO_LARGE",
+        ErrorCode.IDEMPOTENCY_RESPONSE_TOO_LARGE,
         "Response too large to store",
         "The answer could not be stored for replay, so the operation was rolled back."
             + " Nothing happened; the service must raise idemkit.max-stored-response-bytes.");
@@ -378,7 +444,10 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 
   private static ResponseEntity<byte[]> notIssued(String detail) {
     return Problems.response(
-        400, "IDEMPOTENCY_KEY_NOT_ISSUED", "Idempotency-Key not issued for this operation", detail);
+        400,
+        ErrorCode.IDEMPOTENCY_KEY_NOT_ISSUED,
+        "Idempotency-Key not issued for this operation",
+        detail);
   }
 
   /** Never garbage and never a second run: the stored answer is gone or broken, say so. */
@@ -387,7 +456,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       log.info("{}: stored answer unreadable ({})", id, e.reason());
       return Problems.response(
           410,
-          RecordUnreadableException.ERROR_CODE,
+          ErrorCode.IDEMPOTENCY_RECORD_UNREADABLE,
           "Stored answer no longer available",
           e.reason() == RecordUnreadableException.Reason.REFERENCE_GONE
               ? "This key's operation already ran, and what it created no longer exists. It is"
@@ -399,17 +468,17 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     log.error("{}: stored answer unreadable ({}): {}", id, e.reason(), e.getMessage());
     return Problems.response(
         500,
-        RecordUnreadableException.ERROR_CODE,
+        ErrorCode.IDEMPOTENCY_RECORD_UNREADABLE,
         "Stored answer unreadable",
         "This key's operation already ran, but its stored answer cannot be read here. It is not"
             + " run again; the service's operators must restore its keys.");
   }
 
   /** A phased handler only builds its operation; it runs outside any transaction. */
-  private static PhasedOperation phases(MethodInvocation invocation) throws Throwable {
+  private static PhasedOperation<?> phases(MethodInvocation invocation) throws Throwable {
     Object result = invocation.proceed();
     if (result instanceof ResponseEntity<?> entity
-        && entity.getBody() instanceof PhasedOperation operation) {
+        && entity.getBody() instanceof PhasedOperation<?> operation) {
       return operation;
     }
     throw new IllegalStateException(
@@ -435,7 +504,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     if (outcome instanceof Outcome.OutcomePending pending) {
       return Problems.response(
           409,
-          "IDEMPOTENCY_OUTCOME_PENDING",
+          ErrorCode.IDEMPOTENCY_OUTCOME_PENDING,
           "Outcome pending",
           "A downstream call of the first request has an unknown outcome and is being recovered."
               + " Nothing will happen twice; retry with the same key after Retry-After seconds.",
@@ -445,7 +514,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     int status = properties.getMismatchStatus();
     return Problems.response(
         status,
-        "IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST",
+        ErrorCode.IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST,
         "Idempotency-Key reused with a different request",
         "This key was already used for a different request to this operation. Use a new key for a"
             + " new operation; retry only with the exact same request.");
@@ -454,7 +523,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   private static ResponseEntity<byte[]> inProgress(Duration retryAfter) {
     return Problems.response(
         409,
-        "IDEMPOTENCY_REQUEST_IN_PROGRESS",
+        ErrorCode.IDEMPOTENCY_REQUEST_IN_PROGRESS,
         "Request in progress",
         "A request with this key is being processed. Retry with the same key after Retry-After"
             + " seconds to get its answer.",
@@ -464,7 +533,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   private static ResponseEntity<byte[]> invalidKey(String why) {
     return Problems.response(
         400,
-        "IDEMPOTENCY_KEY_INVALID",
+        ErrorCode.IDEMPOTENCY_KEY_INVALID,
         "Idempotency-Key invalid",
         "The Idempotency-Key header is malformed: "
             + why

@@ -20,7 +20,7 @@ public final class IdempotentPhases {
 
   private IdempotentPhases() {}
 
-  public static ResponseEntity<PhasedOperation> run(PhasedOperation operation) {
+  public static ResponseEntity<PhasedOperation<?>> run(PhasedOperation<?> operation) {
     return ResponseEntity.ok(Objects.requireNonNull(operation));
   }
 }

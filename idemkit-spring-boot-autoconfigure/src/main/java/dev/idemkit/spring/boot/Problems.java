@@ -1,6 +1,6 @@
 package dev.idemkit.spring.boot;
 
-import dev.idemkit.CanonicalJson;
+import dev.idemkit.internal.CanonicalJson;
 import java.net.URI;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -62,6 +62,18 @@ public final class Problems {
                       v == null || v instanceof Number || v instanceof Boolean ? v : v.toString()));
     }
     return CanonicalJson.canonicalBytes(problem);
+  }
+
+  /** A problem answer with one of the layer's own {@link ErrorCode}s. */
+  public static ResponseEntity<byte[]> response(
+      int status, ErrorCode errorCode, String title, String detail) {
+    return response(status, errorCode.code(), title, detail);
+  }
+
+  /** {@link #response(int, ErrorCode, String, String)} with a {@code Retry-After} header. */
+  public static ResponseEntity<byte[]> response(
+      int status, ErrorCode errorCode, String title, String detail, Duration retryAfter) {
+    return response(status, errorCode.code(), title, detail, retryAfter);
   }
 
   public static ResponseEntity<byte[]> response(

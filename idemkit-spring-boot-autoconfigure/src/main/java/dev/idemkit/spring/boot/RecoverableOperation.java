@@ -14,5 +14,5 @@ public interface RecoverableOperation {
   String operation();
 
   /** The operation to resume {@code record} with. */
-  PhasedOperation resume(IdempotencyRecord record);
+  PhasedOperation<?> resume(IdempotencyRecord record);
 }

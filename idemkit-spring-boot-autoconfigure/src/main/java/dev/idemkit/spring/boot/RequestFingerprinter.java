@@ -2,7 +2,7 @@ package dev.idemkit.spring.boot;
 
 import dev.idemkit.Fingerprint;
 import dev.idemkit.FingerprintRecipes;
-import dev.idemkit.Json;
+import dev.idemkit.internal.Json;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;

@@ -68,6 +68,10 @@ public class TenantQuotas {
       ScopedKey id, String quota, String detail, Duration retryAfter) {
     listener.onQuotaExceeded(id, quota);
     return Problems.response(
-        429, "IDEMPOTENCY_QUOTA_EXCEEDED", "Idempotency quota exceeded", detail, retryAfter);
+        429,
+        ErrorCode.IDEMPOTENCY_QUOTA_EXCEEDED,
+        "Idempotency quota exceeded",
+        detail,
+        retryAfter);
   }
 }

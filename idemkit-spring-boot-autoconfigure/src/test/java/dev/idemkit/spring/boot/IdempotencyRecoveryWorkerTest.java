@@ -54,10 +54,10 @@ class IdempotencyRecoveryWorkerTest {
           }
 
           @Override
-          public PhasedOperation resume(IdempotencyRecord record) {
+          public PhasedOperation<?> resume(IdempotencyRecord record) {
             return PhasedOperation.builder()
                 .complete(
-                    ctx ->
+                    (ctx, d) ->
                         OperationResult.success(StoredResponse.of(201, Map.of(), "{}".getBytes())));
           }
         };

@@ -1,6 +1,6 @@
 package dev.idemkit.examples.payments;
 
-import dev.idemkit.Json;
+import dev.idemkit.internal.Json;
 import dev.idemkit.outbox.NewEvent;
 import dev.idemkit.outbox.Outbox;
 import java.sql.Connection;

@@ -267,7 +267,7 @@ class ProviderFailuresIT extends HttpTestSupport {
     assertThat(asAdmin.statusCode()).isEqualTo(200);
     assertThat(asAdmin.body())
         .contains("\"state\":\"COMPLETED\"")
-        .contains("\"recoveryPoint\":\"PROVIDER_CONFIRMED\"")
+        .contains("\"pending_external\":\"PROVIDER_CONFIRMED\"")
         .contains("LOCAL_PAYMENT_CREATED")
         .contains("\"event\":\"FINISH\"")
         .doesNotContain("acc_1");

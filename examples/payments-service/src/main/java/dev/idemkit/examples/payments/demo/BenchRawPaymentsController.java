@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.demo;
 
+import dev.idemkit.examples.payments.Events;
 import dev.idemkit.examples.payments.payments.CreatePaymentRequest;
 import dev.idemkit.examples.payments.payments.PaymentFlow;
 import dev.idemkit.examples.payments.payments.PaymentRepository;
@@ -11,6 +12,7 @@ import dev.idemkit.examples.payments.web.Errors;
 import jakarta.validation.Valid;
 import java.net.URI;
 import java.security.Principal;
+import java.util.Map;
 import java.util.UUID;
 import org.springframework.context.annotation.Profile;
 import org.springframework.http.HttpStatus;
@@ -24,20 +26,28 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The benchmark's baseline, and nothing else: {@code POST /v1/bench/payments-raw} does the business
- * work of {@link PaymentsController#create} ({@link PaymentFlow}) without the idempotency layer, so
- * {@code bench/http} can measure what the layer costs on a real HTTP request. It is under {@code
- * /v1/}, so it passes the same {@link ApiGateFilter} (authentication) as the real endpoint.
+ * The benchmark's baseline, and nothing else: {@code POST /v1/bench/payments-raw} is a payment
+ * written the way a service without an idempotency layer would naturally write it, so {@code
+ * bench/http} can measure what the layer costs on a real HTTP request. It is under {@code /v1/}, so
+ * it passes the same {@link ApiGateFilter} (authentication) as the real endpoint, and takes the
+ * same request type and validation as {@link PaymentsController#create}.
  *
- * <p>Same request type and validation, and the same statements in the same transactions as the
- * flow's phases: the payment and its outbox event ({@link PaymentRepository#create}); the status
- * {@code PROVIDER_REQUEST_SENT}; the provider charge under the same derived key, over HTTP, after
- * reading the payment; {@code PROVIDER_CONFIRMED} with the charge id; {@code COMPLETED}, then the
- * payment read back and answered 201 with {@code Location} and the same JSON. What it leaves out is
- * exactly the layer: no idempotency record (no claim, no lease renewals, no recovery points, no
- * phase history, no stored answer), hence no replay and no recovery: a failure leaves the payment
- * where it stopped, and a retry pays again. Provider faults ({@code X-Provider-Fault}) are not
- * supported.
+ * <p>Two transactions around the provider call, two commits:
+ *
+ * <ol>
+ *   <li>the payment and its {@code PaymentCreated} outbox event ({@link PaymentRepository#create});
+ *   <li>the provider charge under the same derived key as {@link PaymentFlow}, over HTTP, outside
+ *       any transaction;
+ *   <li>the provider's answer recorded: the status ({@code COMPLETED} with the charge id, or {@code
+ *       DECLINED}), its {@code PaymentCompleted} or {@code PaymentDeclined} event, and the payment
+ *       read back for the 201 with {@code Location} and the same JSON as the real endpoint.
+ * </ol>
+ *
+ * <p>What it leaves out is the layer and what the layer's phases add: no idempotency record (no
+ * claim, no lease renewals, no recovery points, no phase history, no stored answer), no separate
+ * commit of {@code PROVIDER_REQUEST_SENT} and {@code PROVIDER_CONFIRMED}. Hence no replay and no
+ * recovery: a failure leaves the payment where it stopped, and a retry pays again. Provider faults
+ * ({@code X-Provider-Fault}) are not supported.
  *
  * <p>It exists only under the Spring profile {@code bench}; a service started without that profile
  * has no such endpoint. Never expose it.
@@ -47,17 +57,22 @@ import org.springframework.web.bind.annotation.RestController;
 public class BenchRawPaymentsController {
 
   private final PaymentRepository payments;
+  private final Events events;
   private final ProviderClient provider;
   private final TransactionTemplate transaction;
 
   public BenchRawPaymentsController(
-      PaymentRepository payments, ProviderClient provider, PlatformTransactionManager manager) {
+      PaymentRepository payments,
+      Events events,
+      ProviderClient provider,
+      PlatformTransactionManager manager) {
     this.payments = payments;
+    this.events = events;
     this.provider = provider;
     this.transaction = new TransactionTemplate(manager);
   }
 
-  /** {@link PaymentFlow}'s business work, step by step, with no idempotency record. */
+  /** A payment in two transactions around the provider call, with no idempotency record. */
   @PostMapping(path = "/v1/bench/payments-raw", consumes = "application/json")
   public ResponseEntity<?> create(
       Principal tenant, @Valid @RequestBody CreatePaymentRequest request) throws Exception {
@@ -69,22 +84,25 @@ public class BenchRawPaymentsController {
       throw alreadyExists(owner, request);
     }
     UUID id = UUID.fromString(created.paymentId());
-    transaction.executeWithoutResult(
-        status -> payments.setStatus(id, "PROVIDER_REQUEST_SENT", null));
 
-    PaymentResponse toCharge = payments.get(id);
-    ProviderClient.Charge charge =
+    ProviderClient.Attempt attempt =
         provider.charge(
-            PaymentFlow.providerKey(id),
-            toCharge.amount(),
-            toCharge.currency(),
-            id.toString(),
-            null);
-    transaction.executeWithoutResult(
-        status ->
-            payments.setStatus(
-                id, charge.declined() ? "DECLINED" : "PROVIDER_CONFIRMED", charge.chargeId()));
+            PaymentFlow.providerKey(id), created.amount(), created.currency(), id.toString(), null);
+    if (!(attempt instanceof ProviderClient.Attempt.Answered answered)) {
+      throw new IllegalStateException("The provider did not answer: " + attempt);
+    }
+    ProviderClient.Charge charge = answered.charge();
 
+    PaymentResponse payment =
+        transaction.execute(
+            status -> {
+              PaymentResponse recorded =
+                  payments.moveTo(
+                      id, charge.declined() ? "DECLINED" : "COMPLETED", charge.chargeId());
+              appendOutcome(
+                  charge.declined() ? "PaymentDeclined" : "PaymentCompleted", owner, recorded);
+              return recorded;
+            });
     if (charge.declined()) {
       ProblemDetail problem =
           Errors.problem(
@@ -97,13 +115,22 @@ public class BenchRawPaymentsController {
       problem.setProperty("paymentId", id.toString());
       return ResponseEntity.status(HttpStatus.PAYMENT_REQUIRED).body(problem);
     }
-    PaymentResponse payment =
-        transaction.execute(
-            status -> {
-              payments.setStatus(id, "COMPLETED", charge.chargeId());
-              return payments.get(id);
-            });
     return ResponseEntity.created(URI.create("/v1/payments/" + id)).body(payment);
+  }
+
+  /** The same event as {@link PaymentFlow}'s last phase appends, with the same id. */
+  private void appendOutcome(String type, String tenant, PaymentResponse payment) {
+    events.append(
+        type,
+        tenant,
+        "payment",
+        payment.paymentId(),
+        "payment:" + payment.paymentId(),
+        Map.of(
+            "paymentId", payment.paymentId(),
+            "accountId", payment.accountId(),
+            "amount", payment.amount(),
+            "currency", payment.currency()));
   }
 
   /** The same 409 as {@link PaymentFlow}: the merchant reference already has a payment. */

@@ -1,19 +1,44 @@
 package dev.idemkit.examples.payments.demo;
 
+import dev.idemkit.CallResult;
+import dev.idemkit.RecordState;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.ForwardingIdempotencyStore;
+import dev.idemkit.spi.IdempotencyListener;
+import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.StoreTransaction;
 import java.io.IOException;
+import java.util.Map;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.stereotype.Component;
 
 /**
  * Fault injection for the crash tests, off unless {@code payments.faults.kill-at} names a point:
  * the process then kills itself with {@code kill -9} (no shutdown hook, no rollback courtesy, like
- * a power cut) when a payment reaches that point. Points: {@code after-local-payment}, {@code
- * after-request-sent}, {@code after-provider-charged}, {@code after-provider-confirmed}.
+ * a power cut) when a payment reaches that point. The points are the commit boundaries of a phased
+ * operation, seen from outside the payment's code (the engine's listener and a wrapper of the
+ * idempotency store), so the domain code carries no hook:
+ *
+ * <ul>
+ *   <li>{@code after-local-payment}: the local payment and the "request sent" marker are written,
+ *       not committed;
+ *   <li>{@code after-request-sent}: they are committed, the provider call is about to start;
+ *   <li>{@code after-provider-charged}: the provider charged, its answer not yet recorded;
+ *   <li>{@code after-provider-confirmed}: the answer and the completion are written, not committed.
+ * </ul>
  */
 @Component
-public class CrashPoints {
+public class CrashPoints implements IdempotencyListener, BeanPostProcessor {
+
+  /** The points inside a transaction, reached through the store. */
+  private static final Set<String> IN_TRANSACTION =
+      Set.of("after-local-payment", "after-provider-confirmed");
 
   private static final Logger log = LoggerFactory.getLogger(CrashPoints.class);
 
@@ -26,7 +51,49 @@ public class CrashPoints {
     }
   }
 
-  public void reached(String point) {
+  @Override
+  public void onCallStarting(ScopedKey id, String phase) {
+    reached("after-request-sent");
+  }
+
+  @Override
+  public void onCallReturned(ScopedKey id, String phase, CallResult<?> result) {
+    if (result instanceof CallResult.Applied<?>) {
+      reached("after-provider-charged");
+    }
+  }
+
+  @Override
+  public Object postProcessAfterInitialization(Object bean, String beanName) {
+    if (!(bean instanceof IdempotencyStore store) || !IN_TRANSACTION.contains(killAt)) {
+      return bean;
+    }
+    return new ForwardingIdempotencyStore(store) {
+      @Override
+      public void advance(
+          StoreTransaction tx,
+          Ownership owner,
+          String recoveryPoint,
+          String pendingExternal,
+          Map<String, String> data) {
+        super.advance(tx, owner, recoveryPoint, pendingExternal, data);
+        if (pendingExternal != null) {
+          reached("after-local-payment");
+        }
+      }
+
+      @Override
+      public void finish(
+          StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
+        super.finish(tx, owner, state, response);
+        if (owner.id().operation().equals("create_payment")) {
+          reached("after-provider-confirmed");
+        }
+      }
+    };
+  }
+
+  private void reached(String point) {
     if (!point.equals(killAt)) {
       return;
     }

@@ -2,7 +2,7 @@ package dev.idemkit.examples.payments.demo;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.idemkit.Json;
+import dev.idemkit.internal.Json;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -4,7 +4,6 @@ import dev.idemkit.DataProtection;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyKey;
 import dev.idemkit.IdempotencyRecord;
-import dev.idemkit.OutcomeStillUnknownException;
 import dev.idemkit.RecordState;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
@@ -171,18 +170,15 @@ public class AbandonedPayments {
   /** Asks the provider under the payment's own key; only a definite "no charge" closes it. */
   private boolean neverCharged(PaymentRepository.Unfinished payment) {
     try {
-      Optional<ProviderClient.Charge> charge =
-          provider.lookup(PaymentFlow.providerKey(payment.id()));
-      if (charge.isPresent()) {
+      ProviderClient.Lookup lookup = provider.lookup(PaymentFlow.providerKey(payment.id()));
+      if (lookup instanceof ProviderClient.Lookup.Found found) {
         log.warn(
             "Payment {} has a provider charge {} although it failed before charging; left for"
                 + " its client's retry",
             payment.id(),
-            charge.get().chargeId());
+            found.charge().chargeId());
       }
-      return charge.isEmpty();
-    } catch (OutcomeStillUnknownException e) {
-      return false;
+      return lookup instanceof ProviderClient.Lookup.NoCharge;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;

@@ -1,14 +1,13 @@
 package dev.idemkit.examples.payments.payments;
 
-import dev.idemkit.BusinessRejectionException;
-import dev.idemkit.ExternalEffectNotAppliedException;
+import dev.idemkit.CallResult;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.OperationContext;
 import dev.idemkit.OperationResult;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.PhasedOperation;
+import dev.idemkit.Step;
 import dev.idemkit.examples.payments.Events;
-import dev.idemkit.examples.payments.demo.CrashPoints;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.spring.boot.RecoverableOperation;
 import dev.idemkit.spring.boot.StoredResponses;
@@ -26,11 +25,13 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.stereotype.Component;
 
 /**
- * A payment as atomic phases (contract §5 (docs/contract.md)): {@code RECEIVED →
- * LOCAL_PAYMENT_CREATED → PROVIDER_REQUEST_SENT → PROVIDER_CONFIRMED → COMPLETED}. Each phase is
- * one local transaction that also moves the idempotency record's recovery point; the provider call
- * between phases carries {@code provider_payment_<paymentId>}, derived from the durable local id,
- * so calling again, or asking, can never charge twice.
+ * A payment as atomic phases (contract §5, docs/contract.md), read top to bottom as its state
+ * machine: {@code LOCAL_PAYMENT_CREATED → PROVIDER_REQUEST_SENT → (provider call) → COMPLETED} or
+ * {@code DECLINED}. Two commits: the claim, the local payment and the "request sent" marker commit
+ * together before the call; the provider's answer, the payment's outcome, its event and the
+ * idempotency record's completion commit together after it. The provider call carries {@code
+ * provider_payment_<paymentId>}, derived from the durable local id, so calling again, or asking,
+ * can never charge twice.
  */
 @Component
 public class PaymentFlow implements RecoverableOperation {
@@ -40,22 +41,35 @@ public class PaymentFlow implements RecoverableOperation {
   /** The operation name. */
   public static final String OPERATION = "create_payment";
 
+  /**
+   * What the phases keep with the recovery point, so that whoever resumes the payment after a crash
+   * can go on: the local payment and, once the provider answered, its charge.
+   */
+  public record Progress(
+      UUID paymentId, String amount, String currency, String chargeId, String chargeStatus) {
+
+    Progress charged(ProviderClient.Charge charge) {
+      return new Progress(paymentId, amount, currency, charge.chargeId(), charge.status());
+    }
+
+    boolean declined() {
+      return "DECLINED".equals(chargeStatus);
+    }
+  }
+
   private final PaymentRepository payments;
   private final ProviderClient provider;
   private final StoredResponses responses;
-  private final CrashPoints crash;
   private final Events events;
 
   public PaymentFlow(
       PaymentRepository payments,
       ProviderClient provider,
       StoredResponses responses,
-      CrashPoints crash,
       Events events) {
     this.payments = payments;
     this.provider = provider;
     this.responses = responses;
-    this.crash = crash;
     this.events = events;
   }
 
@@ -65,41 +79,36 @@ public class PaymentFlow implements RecoverableOperation {
   }
 
   /** The phases of a new payment request; {@code fault} goes to the simulator (demo mode). */
-  public PhasedOperation newPayment(String tenant, CreatePaymentRequest request, String fault) {
+  public PhasedOperation<Progress> newPayment(
+      String tenant, CreatePaymentRequest request, String fault) {
     return phases(tenant, request, fault);
   }
 
   /**
    * Resumes a payment from its recovery point. The request itself is not stored: a payment that
-   * never got past its claim has nothing to resume, and is left for the client's retry.
+   * never got past its first commit left nothing to resume, and is left for the client's retry.
    */
   @Override
-  public PhasedOperation resume(IdempotencyRecord record) {
+  public PhasedOperation<Progress> resume(IdempotencyRecord record) {
     return phases(record.id().tenant(), null, null);
   }
 
-  private PhasedOperation phases(String tenant, CreatePaymentRequest request, String fault) {
-    return PhasedOperation.builder()
-        .local("LOCAL_PAYMENT_CREATED", ctx -> createLocalPayment(ctx, tenant, request))
+  private PhasedOperation<Progress> phases(
+      String tenant, CreatePaymentRequest request, String fault) {
+    return PhasedOperation.builder(Progress.class)
+        .local("LOCAL_PAYMENT_CREATED", (ctx, none) -> createLocalPayment(ctx, tenant, request))
         .external(
             "PROVIDER_CONFIRMED",
-            ctx -> {
-              crash.reached("after-local-payment");
-              payments.setStatus(paymentId(ctx), "PROVIDER_REQUEST_SENT", null);
-            },
-            ctx -> charge(ctx, fault),
-            this::lookUpCharge,
-            ctx ->
-                payments.setStatus(
-                    paymentId(ctx),
-                    "DECLINED".equals(ctx.data().get("chargeStatus"))
-                        ? "DECLINED"
-                        : "PROVIDER_CONFIRMED",
-                    ctx.data().get("chargeId")))
-        .complete(ctx -> complete(ctx, tenant));
+            provider ->
+                provider
+                    .beforeCall(this::markRequestSent)
+                    .call((ctx, p) -> charge(p, fault))
+                    .lookup(this::lookUpCharge)
+                    .afterCall((ctx, p) -> recordAnswer(tenant, p)))
+        .complete((ctx, p) -> complete(tenant, p));
   }
 
-  private void createLocalPayment(
+  private Step<Progress> createLocalPayment(
       OperationContext ctx, String tenant, CreatePaymentRequest request) {
     if (request == null) {
       throw new IllegalStateException(
@@ -112,11 +121,24 @@ public class PaymentFlow implements RecoverableOperation {
           payments
               .findIdByBusinessKey(tenant, request.accountId(), request.merchantReference())
               .orElse("unknown");
-      throw new BusinessRejectionException(
-          "payment already exists",
-          responses.problem(Errors.paymentAlreadyExists(existing, request)));
+      return Step.answer(
+          OperationResult.rejected(
+              responses.problem(Errors.paymentAlreadyExists(existing, request))));
     }
-    ctx.data().put("paymentId", created.get().paymentId());
+    PaymentResponse payment = created.get();
+    return Step.next(
+        new Progress(
+            UUID.fromString(payment.paymentId()),
+            payment.amount(),
+            payment.currency(),
+            null,
+            null));
+  }
+
+  /** Commits with the marker that says the provider call may be under way. */
+  private Step<Progress> markRequestSent(OperationContext ctx, Progress p) {
+    payments.setStatus(p.paymentId(), "PROVIDER_REQUEST_SENT", null);
+    return Step.next(p);
   }
 
   /** The provider's idempotency key: derived from the durable local payment id, never minted. */
@@ -124,71 +146,62 @@ public class PaymentFlow implements RecoverableOperation {
     return "provider_payment_" + paymentId;
   }
 
-  private static UUID paymentId(OperationContext ctx) {
-    return UUID.fromString(ctx.data().get("paymentId"));
-  }
-
-  private void charge(OperationContext ctx, String fault) throws Exception {
-    crash.reached("after-request-sent");
-    UUID id = paymentId(ctx);
-    PaymentResponse payment = payments.get(id);
-    ProviderClient.Charge charge;
-    try {
-      charge =
-          provider.charge(
-              providerKey(id), payment.amount(), payment.currency(), id.toString(), fault);
-    } catch (ExternalEffectNotAppliedException e) {
-      throw e;
-    } catch (Exception e) {
-      log.info(
-          "Payment {}: the provider's answer to charge {} was lost ({}); outcome unknown until"
-              + " recovery asks the provider",
-          id,
-          providerKey(id),
-          e.getMessage());
-      throw e;
+  private CallResult<Progress> charge(Progress p, String fault) throws InterruptedException {
+    ProviderClient.Attempt attempt =
+        provider.charge(
+            providerKey(p.paymentId()), p.amount(), p.currency(), p.paymentId().toString(), fault);
+    if (attempt instanceof ProviderClient.Attempt.Answered answered) {
+      return CallResult.applied(p.charged(answered.charge()));
     }
-    crash.reached("after-provider-charged");
-    ctx.data().put("chargeId", charge.chargeId());
-    ctx.data().put("chargeStatus", charge.status());
+    if (attempt instanceof ProviderClient.Attempt.NotCharged notCharged) {
+      return CallResult.notApplied(notCharged.reason());
+    }
+    String reason = ((ProviderClient.Attempt.Unknown) attempt).reason();
+    log.info(
+        "Payment {}: the provider's answer to charge {} was lost ({}); outcome unknown until"
+            + " recovery asks the provider",
+        p.paymentId(),
+        providerKey(p.paymentId()),
+        reason);
+    return CallResult.unknown(reason);
   }
 
   /**
    * After a lost answer: ask the provider what it did under the derived key, unless an operator
    * already said (after recovery gave up): applied with the charge id they found, or not applied.
    */
-  private void lookUpCharge(OperationContext ctx) throws Exception {
-    Optional<OperatorResolution> verdict = OperatorResolution.take(ctx);
+  private CallResult<Progress> lookUpCharge(OperationContext ctx, Progress p)
+      throws InterruptedException {
+    Optional<OperatorResolution> verdict = ctx.operatorResolution();
     if (verdict.isPresent()) {
-      if (!verdict.get().applied()) {
-        throw new ExternalEffectNotAppliedException("an operator found no charge at the provider");
-      }
-      ctx.data().put("chargeId", verdict.get().externalReference());
-      ctx.data().put("chargeStatus", "SUCCEEDED");
-      return;
+      return verdict.get().applied()
+          ? CallResult.applied(
+              p.charged(new ProviderClient.Charge(verdict.get().externalReference(), "SUCCEEDED")))
+          : CallResult.notApplied("an operator found no charge at the provider");
     }
-    UUID id = paymentId(ctx);
-    Optional<ProviderClient.Charge> charge = provider.lookup(providerKey(id));
-    String after = sinceCreated(id);
-    if (charge.isEmpty()) {
+    ProviderClient.Lookup lookup = provider.lookup(providerKey(p.paymentId()));
+    String after = sinceCreated(p.paymentId());
+    if (lookup instanceof ProviderClient.Lookup.Found found) {
+      log.info(
+          "Payment {}: recovered after a lost answer, {} after it was created: the provider had"
+              + " {} it ({}) under {}",
+          p.paymentId(),
+          after,
+          found.charge().declined() ? "declined" : "charged",
+          found.charge().chargeId(),
+          providerKey(p.paymentId()));
+      return CallResult.applied(p.charged(found.charge()));
+    }
+    if (lookup instanceof ProviderClient.Lookup.NoCharge) {
       log.info(
           "Payment {}: recovered after a lost answer, {} after it was created: the provider never"
               + " charged {}, so charging it again is safe",
-          id,
+          p.paymentId(),
           after,
-          providerKey(id));
-      throw new ExternalEffectNotAppliedException("the provider never charged this payment");
+          providerKey(p.paymentId()));
+      return CallResult.notApplied("the provider never charged this payment");
     }
-    log.info(
-        "Payment {}: recovered after a lost answer, {} after it was created: the provider had"
-            + " {} it ({}) under {}",
-        id,
-        after,
-        "DECLINED".equals(charge.get().status()) ? "declined" : "charged",
-        charge.get().chargeId(),
-        providerKey(id));
-    ctx.data().put("chargeId", charge.get().chargeId());
-    ctx.data().put("chargeStatus", charge.get().status());
+    return CallResult.unknown(((ProviderClient.Lookup.Unavailable) lookup).reason());
   }
 
   private String sinceCreated(UUID id) {
@@ -203,33 +216,39 @@ public class PaymentFlow implements RecoverableOperation {
   }
 
   /**
-   * The last phase: one transaction that completes the payment, appends what happened to it ({@code
-   * PaymentCompleted} or {@code PaymentDeclined}, after the provider's answer) and completes the
-   * idempotency record. The event's id derives from the payment's: a recovery that runs this phase
-   * again writes the same event, not a second one.
+   * The provider answered. A decline ends the payment right here: {@code DECLINED}, its {@code
+   * PaymentDeclined} event and a 402 that every retry gets, committed with the answer.
    */
-  private OperationResult complete(OperationContext ctx, String tenant) {
-    crash.reached("after-provider-confirmed");
-    UUID id = paymentId(ctx);
-    if ("DECLINED".equals(ctx.data().get("chargeStatus"))) {
-      appendOutcome("PaymentDeclined", tenant, payments.get(id));
-      ProblemDetail problem =
-          Errors.problem(
-              HttpStatus.PAYMENT_REQUIRED,
-              "PAYMENT_DECLINED",
-              "Payment declined",
-              "The provider declined payment "
-                  + id
-                  + ". Nothing was charged; use another means"
-                  + " of payment with a new key.");
-      problem.setProperty("paymentId", id.toString());
-      return OperationResult.rejected(responses.problem(problem));
+  private Step<Progress> recordAnswer(String tenant, Progress p) {
+    if (!p.declined()) {
+      return Step.next(p);
     }
-    payments.setStatus(id, "COMPLETED", ctx.data().get("chargeId"));
-    PaymentResponse payment = payments.get(id);
+    appendOutcome(
+        "PaymentDeclined", tenant, payments.moveTo(p.paymentId(), "DECLINED", p.chargeId()));
+    ProblemDetail problem =
+        Errors.problem(
+            HttpStatus.PAYMENT_REQUIRED,
+            "PAYMENT_DECLINED",
+            "Payment declined",
+            "The provider declined payment "
+                + p.paymentId()
+                + ". Nothing was charged; use another means of payment with a new key.");
+    problem.setProperty("paymentId", p.paymentId().toString());
+    return Step.answer(OperationResult.rejected(responses.problem(problem)));
+  }
+
+  /**
+   * The last step, committed with the provider's answer: completes the payment, appends {@code
+   * PaymentCompleted} and completes the idempotency record. The event's id derives from the
+   * payment's: a recovery that runs this step again writes the same event, not a second one.
+   */
+  private OperationResult complete(String tenant, Progress p) {
+    PaymentResponse payment = payments.moveTo(p.paymentId(), "COMPLETED", p.chargeId());
     appendOutcome("PaymentCompleted", tenant, payment);
     return OperationResult.success(
-        responses.json(201, payment, "/v1/payments/" + id).withResourceId(id.toString()));
+        responses
+            .json(201, payment, "/v1/payments/" + p.paymentId())
+            .withResourceId(p.paymentId().toString()));
   }
 
   private void appendOutcome(String type, String tenant, PaymentResponse payment) {

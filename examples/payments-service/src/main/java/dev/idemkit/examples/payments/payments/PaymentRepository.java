@@ -127,6 +127,20 @@ public class PaymentRepository {
         .single();
   }
 
+  /** Moves a payment along, as {@link #setStatus}, and returns it as it is now. */
+  public PaymentResponse moveTo(UUID id, String status, String providerChargeId) {
+    return jdbc.sql(
+            """
+            update payment set status = ?, provider_charge_id = coalesce(?, provider_charge_id),
+                               updated_at = now()
+            where id = ?
+            returning *
+            """)
+        .params(status, providerChargeId, id)
+        .query(PaymentRepository::map)
+        .single();
+  }
+
   /** Moves a payment along: {@code PROVIDER_REQUEST_SENT}, {@code COMPLETED}, .... */
   public void setStatus(UUID id, String status, String providerChargeId) {
     jdbc.sql(

@@ -1,10 +1,8 @@
 package dev.idemkit.examples.payments.payments;
 
-import dev.idemkit.ExternalEffectNotAppliedException;
-import dev.idemkit.Json;
-import dev.idemkit.OutcomeStillUnknownException;
 import dev.idemkit.examples.payments.PaymentsProperties;
 import dev.idemkit.examples.payments.demo.EmbeddedProvider;
+import dev.idemkit.internal.Json;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -15,14 +13,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.Optional;
 import org.springframework.stereotype.Component;
 
 /**
  * The downstream provider, as the payment phases see it. What each failure means is decided here:
- * nothing sent or a documented "nothing charged" answer is {@link
- * ExternalEffectNotAppliedException} (safe to call again); anything after the request may have
- * arrived (a dropped connection, a timeout, an odd answer) is an unknown outcome, for recovery.
+ * nothing sent, or a documented "nothing charged" answer, is {@link Attempt.NotCharged} (safe to
+ * call again); anything after the request may have arrived (a dropped connection, a timeout, an odd
+ * answer) is {@link Attempt.Unknown}, for recovery to ask about.
  */
 @Component
 public class ProviderClient {
@@ -35,6 +32,30 @@ public class ProviderClient {
     public boolean declined() {
       return "DECLINED".equals(status);
     }
+  }
+
+  /** What a charge request came to. */
+  public sealed interface Attempt {
+    /** The provider answered: charged, or declined ({@link Charge#declined()}). */
+    record Answered(Charge charge) implements Attempt {}
+
+    /** Nothing was charged: the request never left, or the provider refused it before charging. */
+    record NotCharged(String reason) implements Attempt {}
+
+    /** The request may have arrived; only asking the provider can tell. */
+    record Unknown(String reason) implements Attempt {}
+  }
+
+  /** What the provider says it did under a key. */
+  public sealed interface Lookup {
+    /** It charged (or declined) under the key. */
+    record Found(Charge charge) implements Lookup {}
+
+    /** It never charged under the key. */
+    record NoCharge() implements Lookup {}
+
+    /** It cannot say now. */
+    record Unavailable(String reason) implements Lookup {}
   }
 
   private final PaymentsProperties properties;
@@ -56,8 +77,8 @@ public class ProviderClient {
    *
    * @param fault the simulator fault to ask for (demo mode only), or {@code null}
    */
-  public Charge charge(String key, String amount, String currency, String reference, String fault)
-      throws IOException, InterruptedException {
+  public Attempt charge(String key, String amount, String currency, String reference, String fault)
+      throws InterruptedException {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(base() + "/charges"))
             .timeout(properties.provider().timeout())
@@ -75,25 +96,26 @@ public class ProviderClient {
     try {
       response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     } catch (ConnectException | HttpConnectTimeoutException e) {
-      throw new ExternalEffectNotAppliedException("provider unreachable; nothing was sent", e);
+      return new Attempt.NotCharged("provider unreachable; nothing was sent (" + e + ")");
+    } catch (IOException e) {
+      return new Attempt.Unknown("the answer was lost: " + e);
     }
     int status = response.statusCode();
     if (status == 201 || status == 402) {
-      return parse(response.body());
+      return new Attempt.Answered(parse(response.body()));
     }
     if (status == 503) {
-      throw new ExternalEffectNotAppliedException("provider answered 503 before charging");
+      return new Attempt.NotCharged("provider answered 503 before charging");
     }
-    throw new IOException("provider answered " + status + ": outcome unknown");
+    return new Attempt.Unknown("provider answered " + status);
   }
 
   /**
    * What the provider did under {@code key}.
    *
-   * @return empty if it never charged under that key
-   * @throws OutcomeStillUnknownException if it cannot say now
+   * @return the charge, no charge, or unavailable when it cannot say now
    */
-  public Optional<Charge> lookup(String key) throws InterruptedException {
+  public Lookup lookup(String key) throws InterruptedException {
     HttpRequest request =
         HttpRequest.newBuilder(
                 URI.create(
@@ -108,14 +130,12 @@ public class ProviderClient {
     try {
       response = http.send(request, HttpResponse.BodyHandlers.ofString());
     } catch (IOException e) {
-      throw new OutcomeStillUnknownException("provider lookup failed: " + e, e);
+      return new Lookup.Unavailable("provider lookup failed: " + e);
     }
     return switch (response.statusCode()) {
-      case 200 -> Optional.of(parse(response.body()));
-      case 404 -> Optional.empty();
-      default ->
-          throw new OutcomeStillUnknownException(
-              "provider lookup answered " + response.statusCode());
+      case 200 -> new Lookup.Found(parse(response.body()));
+      case 404 -> new Lookup.NoCharge();
+      default -> new Lookup.Unavailable("provider lookup answered " + response.statusCode());
     };
   }
 

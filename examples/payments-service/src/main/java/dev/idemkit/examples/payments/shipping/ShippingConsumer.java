@@ -1,6 +1,6 @@
 package dev.idemkit.examples.payments.shipping;
 
-import dev.idemkit.Json;
+import dev.idemkit.internal.Json;
 import dev.idemkit.outbox.EventEnvelope;
 import dev.idemkit.outbox.MessageHandler;
 import java.sql.Connection;

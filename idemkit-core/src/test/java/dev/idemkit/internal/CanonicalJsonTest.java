@@ -1,4 +1,4 @@
-package dev.idemkit;
+package dev.idemkit.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.idemkit;
+package dev.idemkit.internal;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -43,6 +43,8 @@ import java.util.Set;
  * <p>Everything else is rejected with an {@link IllegalArgumentException}: other types, non-string
  * keys, NaN and infinities, strings with unpaired surrogates (not representable in UTF-8, and
  * excluded by I-JSON), cyclic structures and nesting deeper than {@value #MAX_DEPTH} levels.
+ *
+ * <p>Internal to Idemkit, not API: it may change in any release.
  */
 public final class CanonicalJson {
 

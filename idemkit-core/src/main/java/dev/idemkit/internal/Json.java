@@ -1,4 +1,4 @@
-package dev.idemkit;
+package dev.idemkit.internal;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -21,6 +21,8 @@ import java.util.Objects;
  *
  * <p>Every syntax error is an {@link IllegalArgumentException} whose message names the 0-based
  * character position.
+ *
+ * <p>Internal to Idemkit, not API: it may change in any release.
  */
 public final class Json {
 

@@ -1,0 +1,185 @@
+package dev.idemkit.bench;
+
+import dev.idemkit.jdbc.IdemkitDatabase;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+
+/**
+ * What PostgreSQL itself counted while a phase of {@code bench/http} ran: commits from {@code
+ * pg_stat_database} ({@code xact_commit}) and, when the server loads {@code pg_stat_statements},
+ * the statements it executed. Nothing here runs inside the measured service: the counters are read
+ * from a connection of the benchmark's own, to a database of its own ({@value #OWN_DATABASE}), so
+ * neither its connection nor its queries are counted, and the service runs exactly as it would
+ * without them (apart from the small cost of {@code pg_stat_statements} itself, which both sides of
+ * the comparison pay; {@code --pg-stat-statements false} turns it off).
+ *
+ * <p>Two databases are counted apart: the service's ({@value #SERVICE_DATABASE}) and the provider
+ * simulator's ({@value #PROVIDER_DATABASE}, on the same server), which raw and layer requests alike
+ * pay for.
+ *
+ * <p>How exact: {@code pg_stat_statements} counts each statement when it ends. {@code
+ * pg_stat_database} (PostgreSQL 14) learns of a backend's commits when the backend reports them, at
+ * most every 500 ms, so a phase's count can miss up to that much of each connection's last activity
+ * (counted in the next phase instead); {@link #settle()} waits before each reading to let the
+ * reports arrive. Background work of the service (outbox relay, inboxes, cleanup and recovery
+ * workers) is counted with the phase it runs in; {@code bench/http} measures its idle rate apart.
+ */
+final class DatabaseCounters implements AutoCloseable {
+
+  static final String SERVICE_DATABASE = "postgres";
+  static final String PROVIDER_DATABASE = "postgres_provider";
+  static final String OWN_DATABASE = "bench_counters";
+
+  /** Counts of one database at one moment, or the difference of two such moments. */
+  record Counts(
+      long serviceCommits,
+      long serviceStatements,
+      long serviceTransactionControl,
+      long providerCommits,
+      long providerStatements) {
+
+    static final Counts ZERO = new Counts(0, 0, 0, 0, 0);
+
+    Counts minus(Counts o) {
+      return new Counts(
+          serviceCommits - o.serviceCommits,
+          serviceStatements - o.serviceStatements,
+          serviceTransactionControl - o.serviceTransactionControl,
+          providerCommits - o.providerCommits,
+          providerStatements - o.providerStatements);
+    }
+
+    Counts plus(Counts o) {
+      return new Counts(
+          serviceCommits + o.serviceCommits,
+          serviceStatements + o.serviceStatements,
+          serviceTransactionControl + o.serviceTransactionControl,
+          providerCommits + o.providerCommits,
+          providerStatements + o.providerStatements);
+    }
+  }
+
+  /**
+   * Commits per database; with {@code pg_stat_statements}, every statement executed at top level
+   * per database, and of them the transaction control ({@code BEGIN}, {@code COMMIT}, {@code
+   * ROLLBACK}, {@code SET}, {@code SHOW}).
+   */
+  private static final String READ_WITH_STATEMENTS =
+      """
+      select d.datname, d.xact_commit,
+          (select coalesce(sum(s.calls), 0) from pg_stat_statements s where s.dbid = d.datid)
+              as statements,
+          (select coalesce(sum(s.calls), 0) from pg_stat_statements s
+           where s.dbid = d.datid and s.query ~* '^\\s*(begin|commit|rollback|set|show)\\M')
+              as transaction_control
+      from pg_stat_database d
+      where d.datname in ('postgres', 'postgres_provider')
+      """;
+
+  private static final String READ_COMMITS_ONLY =
+      """
+      select d.datname, d.xact_commit, 0 as statements, 0 as transaction_control
+      from pg_stat_database d
+      where d.datname in ('postgres', 'postgres_provider')
+      """;
+
+  private final Connection connection;
+  private final boolean statements;
+
+  private DatabaseCounters(Connection connection, boolean statements) {
+    this.connection = connection;
+    this.statements = statements;
+  }
+
+  /**
+   * Prepares a fresh data directory before the service starts on it: initializes it, has the server
+   * load {@code pg_stat_statements} from its next start on ({@code ALTER SYSTEM}, kept in the
+   * directory's {@code postgresql.auto.conf}), and creates the benchmark's own database.
+   */
+  static void prepare(Path dataDir, boolean withStatements) throws Exception {
+    try (EmbeddedPostgres pg = IdemkitDatabase.embeddedServer(dataDir, 200).start();
+        Connection c = pg.getPostgresDatabase().getConnection();
+        Statement s = c.createStatement()) {
+      if (withStatements) {
+        s.execute("alter system set shared_preload_libraries = 'pg_stat_statements'");
+      }
+      s.execute("create database " + OWN_DATABASE);
+    }
+  }
+
+  /** Connects to the server the service started on {@code dataDir}, once it is up. */
+  static DatabaseCounters connect(Path dataDir, boolean withStatements) throws SQLException {
+    int port = port(dataDir);
+    Connection c =
+        DriverManager.getConnection(
+            "jdbc:postgresql://127.0.0.1:" + port + "/" + OWN_DATABASE, "postgres", null);
+    boolean loaded = false;
+    if (withStatements) {
+      try (Statement s = c.createStatement()) {
+        s.execute("create extension if not exists pg_stat_statements");
+        s.executeQuery("select 1 from pg_stat_statements limit 1").close();
+        loaded = true;
+      } catch (SQLException notLoaded) {
+        System.out.println(
+            "bench/http: pg_stat_statements is not available ("
+                + notLoaded.getMessage()
+                + "); counting commits only");
+      }
+    }
+    return new DatabaseCounters(c, loaded);
+  }
+
+  boolean countsStatements() {
+    return statements;
+  }
+
+  /** Gives backends time to report their last commits (at most every 500 ms in PostgreSQL 14). */
+  static void settle() throws InterruptedException {
+    Thread.sleep(1_200);
+  }
+
+  Counts read() throws SQLException {
+    long serviceCommits = 0;
+    long serviceStatements = 0;
+    long serviceControl = 0;
+    long providerCommits = 0;
+    long providerStatements = 0;
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery(statements ? READ_WITH_STATEMENTS : READ_COMMITS_ONLY)) {
+      while (rs.next()) {
+        if (SERVICE_DATABASE.equals(rs.getString("datname"))) {
+          serviceCommits = rs.getLong("xact_commit");
+          serviceStatements = rs.getLong("statements");
+          serviceControl = rs.getLong("transaction_control");
+        } else {
+          providerCommits = rs.getLong("xact_commit");
+          providerStatements = rs.getLong("statements");
+        }
+      }
+    }
+    return new Counts(
+        serviceCommits, serviceStatements, serviceControl, providerCommits, providerStatements);
+  }
+
+  /** The server's port, from line 4 of its {@code postmaster.pid}. */
+  private static int port(Path dataDir) {
+    try {
+      List<String> lines = Files.readAllLines(dataDir.resolve("postmaster.pid"));
+      return Integer.parseInt(lines.get(3).trim());
+    } catch (Exception e) {
+      throw new IllegalStateException("no running PostgreSQL in " + dataDir, e);
+    }
+  }
+
+  @Override
+  public void close() throws SQLException {
+    connection.close();
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * What a store or an adapter implements to plug into the engine.
+ *
+ * <ul>
+ *   <li>{@link dev.idemkit.spi.IdempotencyStore}: where records live. Each decisive write is one
+ *       atomic step: a claim ({@link dev.idemkit.spi.ClaimAttempt}), a takeover of a record whose
+ *       owner is gone ({@link dev.idemkit.spi.Takeover}), and owner writes fenced by the owner's
+ *       token ({@link dev.idemkit.spi.Ownership}), all inside a {@link
+ *       dev.idemkit.spi.StoreTransaction} that the business writes can share. Every store must pass
+ *       the contract suite of {@code idemkit-test} ({@code IdempotencyStoreContract}).
+ *   <li>{@link dev.idemkit.spi.IdempotencyListener}: events for metrics and logs, every method a
+ *       no-op by default.
+ *   <li>{@link dev.idemkit.spi.KeyProvider} and {@link dev.idemkit.spi.DataKeyStore}: master keys
+ *       and wrapped tenant data keys for answers encrypted at rest; {@link
+ *       dev.idemkit.spi.ResponseRedactor}, {@link dev.idemkit.spi.ResponseUpcaster} and {@link
+ *       dev.idemkit.spi.ReferenceResolver} shape what is stored and how an old answer is replayed.
+ * </ul>
+ */
+package dev.idemkit.spi;

@@ -1,0 +1,19 @@
+/**
+ * The PostgreSQL store.
+ *
+ * <ul>
+ *   <li>{@link dev.idemkit.jdbc.PostgresIdempotencyStore}: the record store, one SQL statement per
+ *       decisive write (the claim is {@code INSERT … ON CONFLICT DO NOTHING}, a takeover one
+ *       conditional {@code UPDATE}), each written out whole beside the code that runs it.
+ *   <li>{@link dev.idemkit.jdbc.JdbcTransactions}: how the store gets its connection, so the record
+ *       and the business rows commit in one transaction ({@code JdbcTransactions.of(dataSource)} by
+ *       default, the caller's in a framework).
+ *   <li>{@link dev.idemkit.jdbc.IdemkitSchema}: the tables, from versioned SQL files with their own
+ *       migration history; {@link dev.idemkit.jdbc.IdemkitDatabase}: a server by JDBC URL or an
+ *       embedded PostgreSQL with its data kept on disk.
+ *   <li>{@link dev.idemkit.jdbc.PostgresDataKeyStore}: wrapped tenant data keys for encryption at
+ *       rest; {@link dev.idemkit.jdbc.StoreUnavailable}: tells an unreachable database from other
+ *       failures.
+ * </ul>
+ */
+package dev.idemkit.jdbc;
