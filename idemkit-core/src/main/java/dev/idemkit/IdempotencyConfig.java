@@ -14,6 +14,7 @@ import java.util.function.LongSupplier;
  * @param outcomePendingRetryAfter the {@code Retry-After} given while a downstream outcome is
  *     unknown
  * @param listener hears outcomes, for meters
+ * @param quotas per-tenant limits on new keys ({@link Quotas#NONE}: none)
  * @param ticker nanoseconds of a monotonic clock, for durations measured in this JVM (when a lease
  *     is due for renewal); {@code System::nanoTime} unless a test drives it
  */
@@ -22,6 +23,7 @@ public record IdempotencyConfig(
     Duration defaultTtl,
     Duration outcomePendingRetryAfter,
     IdempotencyListener listener,
+    Quotas quotas,
     LongSupplier ticker) {
 
   public IdempotencyConfig {
@@ -29,6 +31,7 @@ public record IdempotencyConfig(
     requirePositive("defaultTtl", defaultTtl);
     requirePositive("outcomePendingRetryAfter", outcomePendingRetryAfter);
     Objects.requireNonNull(listener, "listener");
+    Objects.requireNonNull(quotas, "quotas");
     Objects.requireNonNull(ticker, "ticker");
   }
 
@@ -50,6 +53,7 @@ public record IdempotencyConfig(
     private Duration outcomePendingRetryAfter = Duration.ofSeconds(2);
     private IdempotencyListener listener = IdempotencyListener.NONE;
     private LongSupplier ticker = System::nanoTime;
+    private Quotas quotas = Quotas.NONE;
 
     private Builder() {}
 
@@ -73,6 +77,12 @@ public record IdempotencyConfig(
       return this;
     }
 
+    /** Per-tenant limits on new keys. */
+    public Builder quotas(Quotas quotas) {
+      this.quotas = quotas;
+      return this;
+    }
+
     /** A monotonic nanosecond clock for durations measured in this JVM; for tests. */
     public Builder ticker(LongSupplier ticker) {
       this.ticker = ticker;
@@ -80,7 +90,8 @@ public record IdempotencyConfig(
     }
 
     public IdempotencyConfig build() {
-      return new IdempotencyConfig(lease, defaultTtl, outcomePendingRetryAfter, listener, ticker);
+      return new IdempotencyConfig(
+          lease, defaultTtl, outcomePendingRetryAfter, listener, quotas, ticker);
     }
   }
 }

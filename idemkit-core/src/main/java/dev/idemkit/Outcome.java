@@ -59,6 +59,18 @@ public sealed interface Outcome {
     }
   }
 
+  /**
+   * A new key was refused: the tenant reached {@code quota} ({@code new_keys} per minute, or {@code
+   * live_records} in progress or awaiting recovery). Nothing was stored; retry with the same key
+   * after {@code retryAfter}.
+   */
+  record QuotaExceeded(String quota, int limit, Duration retryAfter) implements Outcome {
+    public QuotaExceeded {
+      Objects.requireNonNull(quota);
+      Objects.requireNonNull(retryAfter);
+    }
+  }
+
   /** The response this outcome carries, for the cases that carry one. */
   default Optional<StoredResponse> storedResponse() {
     if (this instanceof Executed e) {

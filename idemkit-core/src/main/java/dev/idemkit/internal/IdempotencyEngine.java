@@ -192,8 +192,13 @@ public final class IdempotencyEngine implements Idempotency {
             Context ctx = new Context(request.id(), claim.resumed(), Optional.empty());
             ctx.tx = tx;
             OperationResult result = operation.run(ctx);
-            return finish(tx, claim.ownership(), result);
+            Outcome done = finish(tx, claim.ownership(), result);
+            admitIfNew(tx, request.id(), claim);
+            return done;
           });
+    } catch (Refused refused) {
+      listener.onQuotaExceeded(request.id(), refused.outcome.quota());
+      return refused.outcome;
     } catch (ClaimWaitTimeoutException busy) {
       // Another request holds the key's claim in its transaction: nothing stored, ask to retry.
       return new Outcome.InProgress(BUSY_RETRY_AFTER);
@@ -224,8 +229,12 @@ public final class IdempotencyEngine implements Idempotency {
               return acquired.answer();
             }
             store.finish(tx, acquired.claim().ownership(), RecordState.FAILED_REPLAYABLE, response);
+            admitIfNew(tx, request.id(), acquired.claim());
             return new Outcome.Rejected(response);
           });
+    } catch (Refused refused) {
+      listener.onQuotaExceeded(request.id(), refused.outcome.quota());
+      return refused.outcome;
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {
@@ -254,8 +263,16 @@ public final class IdempotencyEngine implements Idempotency {
                 }
                 PhaseRun<?> run = new PhaseRun<>(id, acquired.claim(), operation);
                 owned.add(run);
-                return run.pendingExternal == null ? run.localPhases(tx) : null;
+                if (run.pendingExternal != null) {
+                  return null; // the takeover commits alone; the far side is asked first
+                }
+                Outcome done = run.localPhases(tx);
+                admitIfNew(tx, id, acquired.claim());
+                return done;
               });
+    } catch (Refused refused) {
+      listener.onQuotaExceeded(id, refused.outcome.quota());
+      return refused.outcome;
     } catch (ClaimWaitTimeoutException busy) {
       // Another request holds the key's claim in its transaction: nothing stored, ask to retry.
       return new Outcome.InProgress(BUSY_RETRY_AFTER);
@@ -589,6 +606,31 @@ public final class IdempotencyEngine implements Idempotency {
 
   private static Throwable unwrap(RuntimeException e) {
     return e instanceof PhaseException ? e.getCause() : e;
+  }
+
+  /**
+   * Counts a new operation against its tenant's quotas ({@link IdempotencyConfig#quotas()}) as the
+   * last writes of the transaction that claimed it, right before its commit, so the count's lock is
+   * held for one round trip. A refusal rolls the whole transaction back, claim included.
+   */
+  private void admitIfNew(StoreTransaction tx, ScopedKey id, Claim claim) {
+    if (claim.resumed() || !config.quotas().enabled()) {
+      return;
+    }
+    Optional<Outcome.QuotaExceeded> refusal = store.admit(tx, id, config.quotas());
+    if (refusal.isPresent()) {
+      throw new Refused(refusal.get());
+    }
+  }
+
+  /** Rolls back the transaction of a new key a quota refused; caught where it began. */
+  private static final class Refused extends RuntimeException {
+    private final transient Outcome.QuotaExceeded outcome;
+
+    Refused(Outcome.QuotaExceeded outcome) {
+      super(outcome.quota(), null, false, false);
+      this.outcome = outcome;
+    }
   }
 
   @FunctionalInterface

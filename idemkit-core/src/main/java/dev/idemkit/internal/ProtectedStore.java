@@ -4,6 +4,8 @@ import dev.idemkit.DataProtection;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.OperatorResolution;
+import dev.idemkit.Outcome;
+import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.RecordUnreadableException.Reason;
@@ -207,6 +209,11 @@ public final class ProtectedStore implements IdempotencyStore {
   @Override
   public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
     return delegate.resolve(id, resolution, actor, reason);
+  }
+
+  @Override
+  public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
+    return delegate.admit(tx, id, quotas);
   }
 
   @Override

@@ -3,6 +3,8 @@ package dev.idemkit.spi;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.OperatorResolution;
+import dev.idemkit.Outcome;
+import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -139,6 +141,11 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   @Override
   public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
     return delegate.resolve(id, resolution, actor, reason);
+  }
+
+  @Override
+  public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
+    return delegate.admit(tx, id, quotas);
   }
 
   @Override

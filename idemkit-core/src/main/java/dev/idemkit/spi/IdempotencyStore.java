@@ -4,6 +4,8 @@ import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
+import dev.idemkit.Outcome;
+import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -211,6 +213,20 @@ public interface IdempotencyStore {
       ScopedKey id, OperatorResolution resolution, String actor, String reason) {
     throw new UnsupportedOperationException(
         getClass().getSimpleName() + " does not support operator resolution");
+  }
+
+  /**
+   * Admits the new key {@code id} in the transaction that claimed it, as that transaction's last
+   * writes (its commit follows at once): counts it among the tenant's new keys of the current
+   * minute unless {@code quotas.newKeysPerMinute()} are already counted, then, while holding that
+   * count's lock, counts the tenant's live records, this one included, against {@code
+   * quotas.liveRecords()}. A refusal leaves the transaction to be rolled back, claim included.
+   *
+   * @return empty when admitted, else the refusal
+   */
+  default Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not support quotas");
   }
 
   /**

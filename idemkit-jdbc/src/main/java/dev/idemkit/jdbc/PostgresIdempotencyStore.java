@@ -6,6 +6,8 @@ import dev.idemkit.IdempotencyKey;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
+import dev.idemkit.Outcome;
+import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
@@ -509,6 +511,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       from clock
       """;
 
+  /** The Retry-After of a live-records refusal: live records end in seconds. */
+  private static final Duration LIVE_RECORDS_RETRY_AFTER = Duration.ofSeconds(5);
+
   /** PostgreSQL's SQLSTATE for a statement canceled (here: the claim, past its wait). */
   private static final String QUERY_CANCELED = "57014";
 
@@ -935,6 +940,52 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                     return rows(ps) == 1;
                   }
                 }));
+  }
+
+  /**
+   * Two statements on the claim's connection, its last before the commit. The new-key count's
+   * upsert takes the row lock of the tenant's minute (held until the commit, one round trip away)
+   * and counts the key unless the minute is full; the live count that follows is a new statement,
+   * so under READ COMMITTED it sees every record admitted before this one took the lock. Concurrent
+   * new keys of a tenant therefore pass here one at a time, and both limits are exact.
+   */
+  @Override
+  public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
+    Connection c = connection(tx);
+    int perMinute = quotas.newKeysPerMinute() > 0 ? quotas.newKeysPerMinute() : Integer.MAX_VALUE;
+    try {
+      try (PreparedStatement ps = c.prepareStatement(ADMIT_NEW_KEY)) {
+        int i = bindNow(ps);
+        ps.setString(i++, id.tenant());
+        ps.setInt(i, perMinute);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          if (rs.getLong("admitted") != 1) {
+            return Optional.of(
+                new Outcome.QuotaExceeded(
+                    "new_keys",
+                    perMinute,
+                    Duration.ofSeconds(Math.max(1, rs.getLong("seconds_left")))));
+          }
+        }
+      }
+      if (quotas.liveRecords() > 0) {
+        try (PreparedStatement ps = c.prepareStatement(COUNT_LIVE)) {
+          ps.setString(1, id.tenant());
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            if (rs.getLong(1) > quotas.liveRecords()) {
+              return Optional.of(
+                  new Outcome.QuotaExceeded(
+                      "live_records", quotas.liveRecords(), LIVE_RECORDS_RETRY_AFTER));
+            }
+          }
+        }
+      }
+      return Optional.empty();
+    } catch (SQLException e) {
+      throw failure("admit", id, e);
+    }
   }
 
   @Override

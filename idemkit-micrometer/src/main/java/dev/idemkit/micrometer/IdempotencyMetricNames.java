@@ -120,4 +120,7 @@ public final class IdempotencyMetricNames {
 
   /** {@link dev.idemkit.Outcome.OutcomePending}. */
   public static final String OUTCOME_PENDING = "outcome_pending";
+
+  /** {@link dev.idemkit.Outcome.QuotaExceeded}. */
+  public static final String OUTCOME_QUOTA_EXCEEDED = "quota_exceeded";
 }

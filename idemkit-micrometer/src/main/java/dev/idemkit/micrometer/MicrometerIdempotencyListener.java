@@ -8,6 +8,7 @@ import static dev.idemkit.micrometer.IdempotencyMetricNames.OUTCOME_EXECUTED;
 import static dev.idemkit.micrometer.IdempotencyMetricNames.OUTCOME_IN_PROGRESS;
 import static dev.idemkit.micrometer.IdempotencyMetricNames.OUTCOME_MISMATCH;
 import static dev.idemkit.micrometer.IdempotencyMetricNames.OUTCOME_PENDING;
+import static dev.idemkit.micrometer.IdempotencyMetricNames.OUTCOME_QUOTA_EXCEEDED;
 import static dev.idemkit.micrometer.IdempotencyMetricNames.OUTCOME_REJECTED;
 import static dev.idemkit.micrometer.IdempotencyMetricNames.OUTCOME_REPLAYED;
 import static dev.idemkit.micrometer.IdempotencyMetricNames.REPLAY_COUNT;
@@ -78,7 +79,8 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener,
     OUTCOME_REPLAYED,
     OUTCOME_IN_PROGRESS,
     OUTCOME_MISMATCH,
-    OUTCOME_PENDING
+    OUTCOME_PENDING,
+    OUTCOME_QUOTA_EXCEEDED
   };
 
   private static final String[] TAKEOVER_KINDS = lowerCaseNames(Takeover.values());
@@ -268,6 +270,8 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener,
       return 4;
     } else if (outcome instanceof Outcome.OutcomePending) {
       return 5;
+    } else if (outcome instanceof Outcome.QuotaExceeded) {
+      return 6;
     }
     throw new IllegalArgumentException("Unknown outcome " + outcome);
   }

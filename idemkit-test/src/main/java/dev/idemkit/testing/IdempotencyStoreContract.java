@@ -18,6 +18,7 @@ import dev.idemkit.OperatorResolution;
 import dev.idemkit.Outcome;
 import dev.idemkit.PhaseData;
 import dev.idemkit.PhasedOperation;
+import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.Step;
@@ -1355,6 +1356,129 @@ public abstract class IdempotencyStoreContract {
         .as("an expired record is not answered by the read: the retry runs as new")
         .isInstanceOf(Outcome.Executed.class);
     assertThat(payments(id)).isEqualTo(2);
+  }
+
+  @Test
+  void aFloodOfNewKeysGetsExactlyTheQuotasAndRetriesOfAdmittedKeysAreNeverRefused()
+      throws Exception {
+    Idempotency limited =
+        Idempotency.create(
+            store,
+            IdempotencyConfig.builder()
+                .lease(LEASE)
+                .defaultTtl(TTL)
+                .quotas(new Quotas(5, 0))
+                .build());
+    List<Outcome> outcomes =
+        race(
+            24,
+            () -> {
+              ScopedKey id = key("k-flood-" + UUID.randomUUID());
+              return limited.execute(
+                  new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}"));
+            });
+
+    assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(5);
+    assertThat(outcomes)
+        .filteredOn(o -> o instanceof Outcome.QuotaExceeded)
+        .hasSize(19)
+        .allSatisfy(
+            o -> {
+              Outcome.QuotaExceeded q = (Outcome.QuotaExceeded) o;
+              assertThat(q.quota()).isEqualTo("new_keys");
+              assertThat(q.retryAfter()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(60));
+            });
+    ScopedKey admitted = key("k-flood-admitted");
+    clock.advance(Duration.ofMinutes(1));
+    assertThat(
+            limited.execute(
+                new IdempotentRequest(admitted, command("10.00"), TTL), pay(admitted, "{}")))
+        .as("a new minute")
+        .isInstanceOf(Outcome.Executed.class);
+    for (int i = 0; i < 10; i++) {
+      assertThat(
+              limited.execute(
+                  new IdempotentRequest(admitted, command("10.00"), TTL), pay(admitted, "{}")))
+          .as("retries of a key with a record are never refused")
+          .isInstanceOf(Outcome.Replayed.class);
+    }
+  }
+
+  @Test
+  void aFloodOfPhasedOperationsNeverExceedsTheLiveRecordsQuota() throws Exception {
+    Idempotency limited =
+        Idempotency.create(
+            store,
+            IdempotencyConfig.builder()
+                .lease(LEASE)
+                .defaultTtl(TTL)
+                .quotas(new Quotas(0, 3))
+                .build());
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger calls = new AtomicInteger();
+    List<ScopedKey> keys = new ArrayList<>();
+    for (int i = 0; i < 16; i++) {
+      keys.add(key("k-live-" + i));
+    }
+    // Eight first transactions at a time reach the end of their local work together, so their
+    // admissions really meet; only the count's lock keeps them from all seeing room for one more.
+    java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(8);
+    PhasedOperation<Map<String, String>> slowCall =
+        PhasedOperation.builder()
+            .local(
+                "CREATED",
+                (ctx, d) -> {
+                  try {
+                    together.await(2, TimeUnit.SECONDS);
+                  } catch (java.util.concurrent.BrokenBarrierException
+                      | java.util.concurrent.TimeoutException lateOrAlone) {
+                    // fewer than eight at once here: they race all the same
+                  }
+                  return Step.next(d);
+                })
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          calls.incrementAndGet();
+                          release.await(30, TimeUnit.SECONDS); // live until released
+                          return CallResult.applied(d);
+                        }))
+            .complete((ctx, d) -> OperationResult.success(response(201, "{}")));
+    AtomicInteger next = new AtomicInteger();
+    AtomicInteger answered = new AtomicInteger();
+    Future<List<Outcome>> flood =
+        pool.submit(
+            () ->
+                race(
+                    16,
+                    () -> {
+                      ScopedKey id = keys.get(next.getAndIncrement());
+                      Outcome o =
+                          limited.execute(
+                              new IdempotentRequest(id, command("10.00"), TTL), slowCall);
+                      answered.incrementAndGet();
+                      return o;
+                    }));
+    // The refused answer at once; the admitted wait in their call until released.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (answered.get() < 13 && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    int callsWhileFull = calls.get();
+    release.countDown();
+    List<Outcome> outcomes = flood.get(60, TimeUnit.SECONDS);
+
+    assertThat(callsWhileFull).as("live at once").isEqualTo(3);
+    assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(3);
+    assertThat(outcomes)
+        .filteredOn(o -> o instanceof Outcome.QuotaExceeded)
+        .hasSize(13)
+        .allSatisfy(o -> assertThat(((Outcome.QuotaExceeded) o).quota()).isEqualTo("live_records"));
+    assertThat(keys.stream().filter(k -> store.find(k).isPresent()).count())
+        .as("a refused key leaves no record")
+        .isEqualTo(3);
   }
 
   @Test

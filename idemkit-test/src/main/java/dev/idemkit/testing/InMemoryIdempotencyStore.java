@@ -3,6 +3,8 @@ package dev.idemkit.testing;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
+import dev.idemkit.Outcome;
+import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -38,6 +40,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   private final Clock clock;
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<ScopedKey, IdempotencyRecord> records = new HashMap<>();
+
+  /** New keys per tenant and minute of {@link #clock}. */
+  private final Map<String, Integer> newKeys = new HashMap<>();
 
   public InMemoryIdempotencyStore(Clock clock) {
     this.clock = clock;
@@ -386,5 +391,35 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         r.createdAt(),
         updatedAt,
         r.expiresAt());
+  }
+
+  /** Exact by construction: transactions here run one at a time. */
+  @Override
+  public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
+    Instant now = clock.instant();
+    Instant minute = now.truncatedTo(java.time.temporal.ChronoUnit.MINUTES);
+    String counter = id.tenant() + "@" + minute;
+    int used = newKeys.getOrDefault(counter, 0);
+    if (quotas.newKeysPerMinute() > 0 && used >= quotas.newKeysPerMinute()) {
+      return Optional.of(
+          new Outcome.QuotaExceeded(
+              "new_keys",
+              quotas.newKeysPerMinute(),
+              Duration.ofSeconds(
+                  Math.max(1, Duration.between(now, minute.plusSeconds(60)).toSeconds()))));
+    }
+    if (quotas.liveRecords() > 0) {
+      long live =
+          records.values().stream()
+              .filter(r -> r.id().tenant().equals(id.tenant()) && r.state().isLive())
+              .count();
+      if (live > quotas.liveRecords()) {
+        return Optional.of(
+            new Outcome.QuotaExceeded("live_records", quotas.liveRecords(), Duration.ofSeconds(5)));
+      }
+    }
+    newKeys.put(counter, used + 1);
+    ((Transaction) tx).undo.add(() -> newKeys.put(counter, used));
+    return Optional.empty();
   }
 }

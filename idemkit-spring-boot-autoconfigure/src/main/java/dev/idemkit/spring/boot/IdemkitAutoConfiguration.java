@@ -5,6 +5,7 @@ import dev.idemkit.FingerprintRecipes;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyConfig;
 import dev.idemkit.JsonFieldRedactor;
+import dev.idemkit.Quotas;
 import dev.idemkit.ReplayMode;
 import dev.idemkit.StaticKeyProvider;
 import dev.idemkit.jdbc.IdemkitSchema;
@@ -107,6 +108,10 @@ public class IdemkitAutoConfiguration {
             .defaultTtl(properties.getDefaultTtl())
             .outcomePendingRetryAfter(properties.getOutcomePendingRetryAfter())
             .listener(CompositeListener.of(all))
+            .quotas(
+                new Quotas(
+                    properties.getQuota().getNewKeysPerMinutePerTenant(),
+                    properties.getQuota().getLiveRecordsPerTenant()))
             .build());
   }
 
@@ -201,14 +206,6 @@ public class IdemkitAutoConfiguration {
         properties.getRecovery().getBatchSize(),
         properties.getRecovery(),
         idempotency.config().listener());
-  }
-
-  /** The per-tenant quotas (idemkit.quota.*), checked only when a limit is set. */
-  @Bean
-  @ConditionalOnMissingBean
-  public TenantQuotas idemkitTenantQuotas(
-      Idempotency idempotency, IdempotencyStore store, IdemkitProperties properties) {
-    return new TenantQuotas(store, properties.getQuota(), idempotency.config().listener());
   }
 
   /** Cleanup on every instance, by default (idemkit.cleanup.*). */

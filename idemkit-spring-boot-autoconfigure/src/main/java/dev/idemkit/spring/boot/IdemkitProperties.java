@@ -166,8 +166,7 @@ public class IdemkitProperties {
   public static class Quota {
     /**
      * Most live records (phased operations in progress or awaiting recovery) a tenant may have; 0:
-     * no limit. Checked before a new key's claim, so concurrent requests can overshoot it by at
-     * most their number.
+     * no limit. Checked in the new key's claim transaction, exact across instances.
      */
     private int liveRecordsPerTenant = 0;
 
@@ -191,10 +190,6 @@ public class IdemkitProperties {
 
     public void setNewKeysPerMinutePerTenant(int newKeysPerMinutePerTenant) {
       this.newKeysPerMinutePerTenant = newKeysPerMinutePerTenant;
-    }
-
-    boolean isEnabled() {
-      return liveRecordsPerTenant > 0 || newKeysPerMinutePerTenant > 0;
     }
   }
 

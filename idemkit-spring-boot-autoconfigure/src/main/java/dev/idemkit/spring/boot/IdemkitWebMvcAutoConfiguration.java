@@ -63,8 +63,7 @@ public class IdemkitWebMvcAutoConfiguration {
       RequestFingerprinter fingerprinter,
       ObjectProvider<IssuedKeys> issuedKeys,
       ObjectProvider<JsonMapper> mapper,
-      Environment environment,
-      ObjectProvider<TenantQuotas> quotas) {
+      Environment environment) {
     return new IdempotentMethodInterceptor(
         idempotency,
         properties,
@@ -72,8 +71,7 @@ public class IdemkitWebMvcAutoConfiguration {
         fingerprinter,
         issuedKeys.getIfAvailable(
             () -> IdemkitAutoConfiguration.issuedKeys(properties, environment)),
-        mapper.getIfAvailable(JsonMapper::new),
-        quotas.getIfAvailable());
+        mapper.getIfAvailable(JsonMapper::new));
   }
 
   /**

@@ -78,7 +78,6 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   private final RequestFingerprinter fingerprinter;
   private final IssuedKeys issuedKeys;
   private final JsonMapper mapper;
-  private final TenantQuotas quotas;
 
   /**
    * Whether the store was found unreachable and not yet reachable again: one WARN per episode,
@@ -93,19 +92,6 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       RequestFingerprinter fingerprinter,
       IssuedKeys issuedKeys,
       JsonMapper mapper) {
-    this(idempotency, properties, tenants, fingerprinter, issuedKeys, mapper, null);
-  }
-
-  /** With {@code quotas} ({@code idemkit.quota.*}) checked before a new key is claimed. */
-  public IdempotentMethodInterceptor(
-      Idempotency idempotency,
-      IdemkitProperties properties,
-      IdempotencyTenantResolver tenants,
-      RequestFingerprinter fingerprinter,
-      IssuedKeys issuedKeys,
-      JsonMapper mapper,
-      TenantQuotas quotas) {
-    this.quotas = quotas;
     this.idempotency = idempotency;
     this.properties = properties;
     this.tenants = tenants;
@@ -233,20 +219,6 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     Duration ttl =
         idempotent.ttl().isEmpty() ? properties.getDefaultTtl() : Duration.parse(idempotent.ttl());
 
-    if (quotas != null) {
-      try {
-        var overQuota = quotas.refuse(id);
-        if (overQuota.isPresent()) {
-          return refuse(overQuota.get());
-        }
-      } catch (RuntimeException e) {
-        // A quota check that cannot reach the store answers 503 like the claim.
-        if (storeUnreachable(e)) {
-          return refuse(storeUnavailable(id, e));
-        }
-        throw e;
-      }
-    }
     // A record made under another recipe or key is compared under its own (contract §4
     // (docs/contract.md)).
     return new Reading.Ready(
@@ -501,6 +473,9 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     if (outcome instanceof Outcome.InProgress inProgress) {
       return inProgress(inProgress.retryAfter());
     }
+    if (outcome instanceof Outcome.QuotaExceeded refused) {
+      return quotaExceeded(refused);
+    }
     if (outcome instanceof Outcome.OutcomePending pending) {
       return Problems.response(
           409,
@@ -518,6 +493,26 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
         "Idempotency-Key reused with a different request",
         "This key was already used for a different request to this operation. Use a new key for a"
             + " new operation; retry only with the exact same request.");
+  }
+
+  /** Nothing was stored for the refused key: the same key may be retried after Retry-After. */
+  private static ResponseEntity<byte[]> quotaExceeded(Outcome.QuotaExceeded refused) {
+    String detail =
+        refused.quota().equals("live_records")
+            ? "Your account has "
+                + refused.limit()
+                + " operations in progress or awaiting recovery, the most it may have. Retry"
+                + " after Retry-After seconds, when some have finished."
+            : "Your account used its "
+                + refused.limit()
+                + " new idempotency keys for this minute. Retry with the same key after"
+                + " Retry-After seconds.";
+    return Problems.response(
+        429,
+        ErrorCode.IDEMPOTENCY_QUOTA_EXCEEDED,
+        "Idempotency quota exceeded",
+        detail,
+        refused.retryAfter());
   }
 
   private static ResponseEntity<byte[]> inProgress(Duration retryAfter) {

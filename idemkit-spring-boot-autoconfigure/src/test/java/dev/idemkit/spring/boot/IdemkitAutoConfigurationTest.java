@@ -167,7 +167,8 @@ class IdemkitAutoConfigurationTest {
           assertThat(cleanup.getInterval()).isLessThanOrEqualTo(java.time.Duration.ofMinutes(1));
           assertThat(cleanup.getBatchSize()).isEqualTo(1000);
           assertThat(cleanup.getBodyRetention()).isZero();
-          assertThat(context).hasSingleBean(TenantQuotas.class);
+          assertThat(context.getBean(dev.idemkit.Idempotency.class).config().quotas())
+              .isEqualTo(dev.idemkit.Quotas.NONE);
         });
     runner
         .withPropertyValues(
