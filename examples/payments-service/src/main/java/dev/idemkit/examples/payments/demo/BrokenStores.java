@@ -3,27 +3,21 @@ package dev.idemkit.examples.payments.demo;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
-import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
-import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
-import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
-import dev.idemkit.spi.Takeover;
-import dev.idemkit.spi.TransactionWork;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * <strong>Deliberately broken</strong> idempotency stores, for the chaos run only: they prove that
@@ -133,118 +127,13 @@ public final class BrokenStores {
     };
   }
 
-  /** Forwards everything; the broken stores override what they break. */
-  private static class Forwarding implements IdempotencyStore {
+  /** Passes every call on to the real store; the variants above override what they break. */
+  private static class Forwarding extends ForwardingIdempotencyStore {
     final IdempotencyStore real;
 
     Forwarding(IdempotencyStore real) {
+      super(real);
       this.real = real;
-    }
-
-    @Override
-    public <T> T inTransaction(TransactionWork<T> work) throws Exception {
-      return real.inTransaction(work);
-    }
-
-    @Override
-    public ClaimAttempt claim(
-        StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
-      return real.claim(tx, id, fingerprint, lease, ttl);
-    }
-
-    @Override
-    public Optional<Snapshot> read(StoreTransaction tx, ScopedKey id) {
-      return real.read(tx, id);
-    }
-
-    @Override
-    public Optional<IdempotencyRecord> takeOver(
-        StoreTransaction tx,
-        Snapshot seen,
-        Takeover kind,
-        Fingerprint fingerprint,
-        Duration lease,
-        Duration ttl) {
-      return real.takeOver(tx, seen, kind, fingerprint, lease, ttl);
-    }
-
-    @Override
-    public Ownership renew(StoreTransaction tx, Ownership owner, Duration lease) {
-      return real.renew(tx, owner, lease);
-    }
-
-    @Override
-    public void advance(
-        StoreTransaction tx,
-        Ownership owner,
-        String recoveryPoint,
-        String pendingExternal,
-        Map<String, String> data) {
-      real.advance(tx, owner, recoveryPoint, pendingExternal, data);
-    }
-
-    @Override
-    public void finish(
-        StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
-      real.finish(tx, owner, state, response);
-    }
-
-    @Override
-    public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
-      real.suspend(tx, owner, state);
-    }
-
-    @Override
-    public Optional<IdempotencyRecord> find(ScopedKey id) {
-      return real.find(id);
-    }
-
-    @Override
-    public List<IdempotencyRecord> findNeedingRecovery(int limit) {
-      return real.findNeedingRecovery(limit);
-    }
-
-    @Override
-    public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
-      return real.cleanup(metadataRetention, batchSize);
-    }
-
-    @Override
-    public List<IdempotencyRecord> findNeedingRecovery(int limit, Set<String> operations) {
-      return real.findNeedingRecovery(limit, operations);
-    }
-
-    @Override
-    public CleanupResult cleanupBatch(
-        Duration bodyRetention, Duration metadataRetention, int batchSize) {
-      return real.cleanupBatch(bodyRetention, metadataRetention, batchSize);
-    }
-
-    @Override
-    public RecoveryBackoff backOffRecovery(
-        ScopedKey id, Duration backoff, Duration maxBackoff, int maxAttempts) {
-      return real.backOffRecovery(id, backoff, maxBackoff, maxAttempts);
-    }
-
-    @Override
-    public List<IdempotencyRecord> findEscalated(int limit) {
-      return real.findEscalated(limit);
-    }
-
-    @Override
-    public boolean resolve(
-        ScopedKey id, OperatorResolution resolution, String actor, String reason) {
-      return real.resolve(id, resolution, actor, reason);
-    }
-
-    @Override
-    public long countLiveRecords(String tenant) {
-      return real.countLiveRecords(tenant);
-    }
-
-    @Override
-    public Optional<Duration> admitNewKey(String tenant, int perMinute) {
-      return real.admitNewKey(tenant, perMinute);
     }
   }
 }
