@@ -17,13 +17,9 @@ import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
-import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
-import dev.idemkit.spi.Snapshot;
-import dev.idemkit.spi.StoreTransaction;
-import dev.idemkit.spi.Takeover;
-import dev.idemkit.spi.TransactionWork;
 import dev.idemkit.testing.InMemoryIdempotencyStore;
 import dev.idemkit.testing.MutableClock;
 import io.micrometer.core.instrument.Tag;
@@ -33,7 +29,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
@@ -199,13 +194,12 @@ class IdempotencyMetricsTest {
   }
 
   /** The in-memory store, counting recovery queries and failing them on demand. */
-  private static final class CountingStore implements IdempotencyStore {
-    private final IdempotencyStore delegate;
+  private static final class CountingStore extends ForwardingIdempotencyStore {
     final AtomicInteger recoveryQueries = new AtomicInteger();
     volatile boolean failing;
 
     CountingStore(IdempotencyStore delegate) {
-      this.delegate = delegate;
+      super(delegate);
     }
 
     @Override
@@ -214,70 +208,7 @@ class IdempotencyMetricsTest {
       if (failing) {
         throw new IllegalStateException("connection refused");
       }
-      return delegate.findNeedingRecovery(limit);
-    }
-
-    @Override
-    public <T> T inTransaction(TransactionWork<T> work) throws Exception {
-      return delegate.inTransaction(work);
-    }
-
-    @Override
-    public ClaimAttempt claim(
-        StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
-      return delegate.claim(tx, id, fingerprint, lease, ttl);
-    }
-
-    @Override
-    public Optional<Snapshot> read(StoreTransaction tx, ScopedKey id) {
-      return delegate.read(tx, id);
-    }
-
-    @Override
-    public Optional<IdempotencyRecord> takeOver(
-        StoreTransaction tx,
-        Snapshot seen,
-        Takeover kind,
-        Fingerprint fingerprint,
-        Duration lease,
-        Duration ttl) {
-      return delegate.takeOver(tx, seen, kind, fingerprint, lease, ttl);
-    }
-
-    @Override
-    public Ownership renew(StoreTransaction tx, Ownership owner, Duration lease) {
-      return delegate.renew(tx, owner, lease);
-    }
-
-    @Override
-    public void advance(
-        StoreTransaction tx,
-        Ownership owner,
-        String recoveryPoint,
-        String pendingExternal,
-        Map<String, String> data) {
-      delegate.advance(tx, owner, recoveryPoint, pendingExternal, data);
-    }
-
-    @Override
-    public void finish(
-        StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
-      delegate.finish(tx, owner, state, response);
-    }
-
-    @Override
-    public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
-      delegate.suspend(tx, owner, state);
-    }
-
-    @Override
-    public Optional<IdempotencyRecord> find(ScopedKey id) {
-      return delegate.find(id);
-    }
-
-    @Override
-    public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
-      return delegate.cleanup(metadataRetention, batchSize);
+      return delegate().findNeedingRecovery(limit);
     }
   }
 }

@@ -1,6 +1,5 @@
 package dev.idemkit.examples.payments.demo;
 
-import dev.idemkit.examples.payments.Events;
 import dev.idemkit.examples.payments.payments.CreatePaymentRequest;
 import dev.idemkit.examples.payments.payments.PaymentFlow;
 import dev.idemkit.examples.payments.payments.PaymentRepository;
@@ -12,11 +11,9 @@ import dev.idemkit.examples.payments.web.Errors;
 import jakarta.validation.Valid;
 import java.net.URI;
 import java.security.Principal;
-import java.util.Map;
 import java.util.UUID;
 import org.springframework.context.annotation.Profile;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -57,17 +54,12 @@ import org.springframework.web.bind.annotation.RestController;
 public class BenchRawPaymentsController {
 
   private final PaymentRepository payments;
-  private final Events events;
   private final ProviderClient provider;
   private final TransactionTemplate transaction;
 
   public BenchRawPaymentsController(
-      PaymentRepository payments,
-      Events events,
-      ProviderClient provider,
-      PlatformTransactionManager manager) {
+      PaymentRepository payments, ProviderClient provider, PlatformTransactionManager manager) {
     this.payments = payments;
-    this.events = events;
     this.provider = provider;
     this.transaction = new TransactionTemplate(manager);
   }
@@ -95,42 +87,11 @@ public class BenchRawPaymentsController {
 
     PaymentResponse payment =
         transaction.execute(
-            status -> {
-              PaymentResponse recorded =
-                  payments.moveTo(
-                      id, charge.declined() ? "DECLINED" : "COMPLETED", charge.chargeId());
-              appendOutcome(
-                  charge.declined() ? "PaymentDeclined" : "PaymentCompleted", owner, recorded);
-              return recorded;
-            });
+            status -> payments.recordOutcome(owner, id, charge.declined(), charge.chargeId()));
     if (charge.declined()) {
-      ProblemDetail problem =
-          Errors.problem(
-              HttpStatus.PAYMENT_REQUIRED,
-              "PAYMENT_DECLINED",
-              "Payment declined",
-              "The provider declined payment "
-                  + id
-                  + ". Nothing was charged; use another means of payment with a new key.");
-      problem.setProperty("paymentId", id.toString());
-      return ResponseEntity.status(HttpStatus.PAYMENT_REQUIRED).body(problem);
+      return ResponseEntity.status(HttpStatus.PAYMENT_REQUIRED).body(Errors.paymentDeclined(id));
     }
     return ResponseEntity.created(URI.create("/v1/payments/" + id)).body(payment);
-  }
-
-  /** The same event as {@link PaymentFlow}'s last phase appends, with the same id. */
-  private void appendOutcome(String type, String tenant, PaymentResponse payment) {
-    events.append(
-        type,
-        tenant,
-        "payment",
-        payment.paymentId(),
-        "payment:" + payment.paymentId(),
-        Map.of(
-            "paymentId", payment.paymentId(),
-            "accountId", payment.accountId(),
-            "amount", payment.amount(),
-            "currency", payment.currency()));
   }
 
   /** The same 409 as {@link PaymentFlow}: the merchant reference already has a payment. */

@@ -7,7 +7,6 @@ import dev.idemkit.OperationResult;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.Step;
-import dev.idemkit.examples.payments.Events;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.spring.boot.RecoverableOperation;
 import dev.idemkit.spring.boot.StoredResponses;
@@ -15,13 +14,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.http.HttpStatus;
-import org.springframework.http.ProblemDetail;
 import org.springframework.stereotype.Component;
 
 /**
@@ -60,17 +56,12 @@ public class PaymentFlow implements RecoverableOperation {
   private final PaymentRepository payments;
   private final ProviderClient provider;
   private final StoredResponses responses;
-  private final Events events;
 
   public PaymentFlow(
-      PaymentRepository payments,
-      ProviderClient provider,
-      StoredResponses responses,
-      Events events) {
+      PaymentRepository payments, ProviderClient provider, StoredResponses responses) {
     this.payments = payments;
     this.provider = provider;
     this.responses = responses;
-    this.events = events;
   }
 
   @Override
@@ -223,45 +214,20 @@ public class PaymentFlow implements RecoverableOperation {
     if (!p.declined()) {
       return Step.next(p);
     }
-    appendOutcome(
-        "PaymentDeclined", tenant, payments.moveTo(p.paymentId(), "DECLINED", p.chargeId()));
-    ProblemDetail problem =
-        Errors.problem(
-            HttpStatus.PAYMENT_REQUIRED,
-            "PAYMENT_DECLINED",
-            "Payment declined",
-            "The provider declined payment "
-                + p.paymentId()
-                + ". Nothing was charged; use another means of payment with a new key.");
-    problem.setProperty("paymentId", p.paymentId().toString());
-    return Step.answer(OperationResult.rejected(responses.problem(problem)));
+    payments.recordOutcome(tenant, p.paymentId(), true, p.chargeId());
+    return Step.answer(
+        OperationResult.rejected(responses.problem(Errors.paymentDeclined(p.paymentId()))));
   }
 
   /**
    * The last step, committed with the provider's answer: completes the payment, appends {@code
-   * PaymentCompleted} and completes the idempotency record. The event's id derives from the
-   * payment's: a recovery that runs this step again writes the same event, not a second one.
+   * PaymentCompleted} and completes the idempotency record.
    */
   private OperationResult complete(String tenant, Progress p) {
-    PaymentResponse payment = payments.moveTo(p.paymentId(), "COMPLETED", p.chargeId());
-    appendOutcome("PaymentCompleted", tenant, payment);
+    PaymentResponse payment = payments.recordOutcome(tenant, p.paymentId(), false, p.chargeId());
     return OperationResult.success(
         responses
             .json(201, payment, "/v1/payments/" + p.paymentId())
             .withResourceId(p.paymentId().toString()));
-  }
-
-  private void appendOutcome(String type, String tenant, PaymentResponse payment) {
-    events.append(
-        type,
-        tenant,
-        "payment",
-        payment.paymentId(),
-        "payment:" + payment.paymentId(),
-        Map.of(
-            "paymentId", payment.paymentId(),
-            "accountId", payment.accountId(),
-            "amount", payment.amount(),
-            "currency", payment.currency()));
   }
 }

@@ -127,6 +127,28 @@ public class PaymentRepository {
         .single();
   }
 
+  /**
+   * Records the provider's answer: the payment {@code COMPLETED} (or {@code DECLINED}) with the
+   * charge id, and its {@code PaymentCompleted} (or {@code PaymentDeclined}) event, in the caller's
+   * transaction. The event's id derives from the payment's, so recording the same answer again
+   * writes the same event, not a second one.
+   */
+  public PaymentResponse recordOutcome(String tenant, UUID id, boolean declined, String chargeId) {
+    PaymentResponse payment = moveTo(id, declined ? "DECLINED" : "COMPLETED", chargeId);
+    events.append(
+        declined ? "PaymentDeclined" : "PaymentCompleted",
+        tenant,
+        "payment",
+        payment.paymentId(),
+        "payment:" + payment.paymentId(),
+        Map.of(
+            "paymentId", payment.paymentId(),
+            "accountId", payment.accountId(),
+            "amount", payment.amount(),
+            "currency", payment.currency()));
+    return payment;
+  }
+
   /** Moves a payment along, as {@link #setStatus}, and returns it as it is now. */
   public PaymentResponse moveTo(UUID id, String status, String providerChargeId) {
     return jdbc.sql(

@@ -2,6 +2,7 @@ package dev.idemkit.examples.payments.web;
 
 import dev.idemkit.examples.payments.payments.CreatePaymentRequest;
 import dev.idemkit.spring.boot.Problems;
+import java.util.UUID;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 import org.springframework.web.ErrorResponseException;
@@ -17,6 +18,20 @@ public final class Errors {
     problem.setType(Problems.type(errorCode));
     problem.setTitle(title);
     problem.setProperty("errorCode", errorCode);
+    return problem;
+  }
+
+  /** The provider declined the payment: nothing was charged. */
+  public static ProblemDetail paymentDeclined(UUID paymentId) {
+    ProblemDetail problem =
+        problem(
+            HttpStatus.PAYMENT_REQUIRED,
+            "PAYMENT_DECLINED",
+            "Payment declined",
+            "The provider declined payment "
+                + paymentId
+                + ". Nothing was charged; use another means of payment with a new key.");
+    problem.setProperty("paymentId", paymentId.toString());
     return problem;
   }
 
