@@ -22,12 +22,13 @@ import org.springframework.stereotype.Component;
 
 /**
  * A payment as atomic phases (contract §5, docs/contract.md), read top to bottom as its state
- * machine: {@code LOCAL_PAYMENT_CREATED → PROVIDER_REQUEST_SENT → (provider call) → COMPLETED} or
- * {@code DECLINED}. Two commits: the claim, the local payment and the "request sent" marker commit
- * together before the call; the provider's answer, the payment's outcome, its event and the
- * idempotency record's completion commit together after it. The provider call carries {@code
- * provider_payment_<paymentId>}, derived from the durable local id, so calling again, or asking,
- * can never charge twice.
+ * machine: {@code PROVIDER_REQUEST_SENT → (provider call) → COMPLETED} or {@code DECLINED}. Two
+ * commits: the claim, the local payment and the marker that says the provider call may be under way
+ * commit together before the call (so the payment is born {@code PROVIDER_REQUEST_SENT}: nobody can
+ * see it before its request may be sent); the provider's answer, the payment's outcome, its event
+ * and the idempotency record's completion commit together after it. The provider call carries
+ * {@code provider_payment_<paymentId>}, derived from the durable local id, so calling again, or
+ * asking, can never charge twice.
  */
 @Component
 public class PaymentFlow implements RecoverableOperation {
@@ -92,7 +93,6 @@ public class PaymentFlow implements RecoverableOperation {
             "PROVIDER_CONFIRMED",
             provider ->
                 provider
-                    .beforeCall(this::markRequestSent)
                     .call((ctx, p) -> charge(p, fault))
                     .lookup(this::lookUpCharge)
                     .afterCall((ctx, p) -> recordAnswer(tenant, p)))
@@ -106,7 +106,7 @@ public class PaymentFlow implements RecoverableOperation {
           "No local payment was created before the owner stopped; the client's retry runs it");
     }
     Optional<PaymentResponse> created =
-        payments.create(tenant, ctx.id().key().value(), request, "LOCAL_PAYMENT_CREATED");
+        payments.create(tenant, ctx.id().key().value(), request, "PROVIDER_REQUEST_SENT");
     if (created.isEmpty()) {
       String existing =
           payments
@@ -124,12 +124,6 @@ public class PaymentFlow implements RecoverableOperation {
             payment.currency(),
             null,
             null));
-  }
-
-  /** Commits with the marker that says the provider call may be under way. */
-  private Step<Progress> markRequestSent(OperationContext ctx, Progress p) {
-    payments.setStatus(p.paymentId(), "PROVIDER_REQUEST_SENT", null);
-    return Step.next(p);
   }
 
   /** The provider's idempotency key: derived from the durable local payment id, never minted. */

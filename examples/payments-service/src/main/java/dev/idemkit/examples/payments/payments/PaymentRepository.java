@@ -149,7 +149,7 @@ public class PaymentRepository {
     return payment;
   }
 
-  /** Moves a payment along, as {@link #setStatus}, and returns it as it is now. */
+  /** Moves a payment to {@code status} (with the provider's charge id, if any); returns it. */
   public PaymentResponse moveTo(UUID id, String status, String providerChargeId) {
     return jdbc.sql(
             """
@@ -161,15 +161,6 @@ public class PaymentRepository {
         .params(status, providerChargeId, id)
         .query(PaymentRepository::map)
         .single();
-  }
-
-  /** Moves a payment along: {@code PROVIDER_REQUEST_SENT}, {@code COMPLETED}, .... */
-  public void setStatus(UUID id, String status, String providerChargeId) {
-    jdbc.sql(
-            "update payment set status = ?, provider_charge_id = coalesce(?, provider_charge_id),"
-                + " updated_at = now() where id = ?")
-        .params(status, providerChargeId, id)
-        .update();
   }
 
   /**
