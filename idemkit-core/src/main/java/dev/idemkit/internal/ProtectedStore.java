@@ -216,16 +216,6 @@ public final class ProtectedStore implements IdempotencyStore {
     return delegate.admit(tx, id, quotas);
   }
 
-  @Override
-  public long countLiveRecords(String tenant) {
-    return delegate.countLiveRecords(tenant);
-  }
-
-  @Override
-  public Optional<Duration> admitNewKey(String tenant, int perMinute) {
-    return delegate.admitNewKey(tenant, perMinute);
-  }
-
   // ---- on the way in ----------------------------------------------------------------------
 
   private StoredResponse seal(

@@ -147,14 +147,4 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
     return delegate.admit(tx, id, quotas);
   }
-
-  @Override
-  public long countLiveRecords(String tenant) {
-    return delegate.countLiveRecords(tenant);
-  }
-
-  @Override
-  public Optional<Duration> admitNewKey(String tenant, int perMinute) {
-    return delegate.admitNewKey(tenant, perMinute);
-  }
 }

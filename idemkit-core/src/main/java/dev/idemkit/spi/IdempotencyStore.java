@@ -228,25 +228,4 @@ public interface IdempotencyStore {
     throw new UnsupportedOperationException(
         getClass().getSimpleName() + " does not support quotas");
   }
-
-  /**
-   * Counts a tenant's live records: operations in progress or awaiting recovery that committed
-   * their claim (phased operations; a single-transaction one is never committed live).
-   */
-  default long countLiveRecords(String tenant) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support quotas");
-  }
-
-  /**
-   * Counts one new key against a tenant's quota of new keys per minute of the store's clock, in one
-   * atomic write: of any number of concurrent callers, at most {@code perMinute} a minute are
-   * admitted.
-   *
-   * @return empty when admitted, else how long until the next minute starts
-   */
-  default Optional<Duration> admitNewKey(String tenant, int perMinute) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support quotas");
-  }
 }

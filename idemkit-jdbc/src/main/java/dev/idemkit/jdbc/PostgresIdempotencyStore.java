@@ -988,43 +988,6 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  @Override
-  public long countLiveRecords(String tenant) {
-    return call(
-        () ->
-            transactions.inTransaction(
-                c -> {
-                  try (PreparedStatement ps = c.prepareStatement(COUNT_LIVE)) {
-                    ps.setString(1, tenant);
-                    try (ResultSet rs = ps.executeQuery()) {
-                      rs.next();
-                      return rs.getLong(1);
-                    }
-                  }
-                }));
-  }
-
-  @Override
-  public Optional<Duration> admitNewKey(String tenant, int perMinute) {
-    return call(
-        () ->
-            transactions.inTransaction(
-                c -> {
-                  try (PreparedStatement ps = c.prepareStatement(ADMIT_NEW_KEY)) {
-                    int i = bindNow(ps);
-                    ps.setString(i++, tenant);
-                    ps.setInt(i, perMinute);
-                    try (ResultSet rs = ps.executeQuery()) {
-                      rs.next();
-                      return rs.getLong("admitted") == 1
-                          ? Optional.<Duration>empty()
-                          : Optional.of(
-                              Duration.ofSeconds(Math.max(1, rs.getLong("seconds_left"))));
-                    }
-                  }
-                }));
-  }
-
   // ---- binding and mapping ------------------------------------------------------------------
 
   /**

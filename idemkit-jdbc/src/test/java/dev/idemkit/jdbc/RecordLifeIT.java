@@ -253,30 +253,6 @@ class RecordLifeIT {
         .isFalse();
   }
 
-  @Test
-  void aFloodOfNewKeysGetsExactlyTheQuota() throws Exception {
-    int limit = 10;
-    List<Boolean> admitted = race(40, () -> storeOnClock().admitNewKey(tenant, limit).isEmpty());
-
-    assertThat(admitted).filteredOn(a -> a).hasSize(limit);
-    Optional<Duration> refused = store.admitNewKey(tenant, limit);
-    assertThat(refused)
-        .get()
-        .satisfies(d -> assertThat(d).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(60)));
-    clock.advance(Duration.ofMinutes(1));
-    assertThat(store.admitNewKey(tenant, limit)).as("the next minute").isEmpty();
-  }
-
-  @Test
-  void liveRecordsAreCountedPerTenant() throws Exception {
-    leaveUnknown(ScopedKey.of(tenant, "create_payment", "k-live-1"));
-    leaveUnknown(ScopedKey.of(tenant, "create_payment", "k-live-2"));
-    execute(ScopedKey.of(tenant, "create_payment", "k-done"), "1.00", "{}");
-
-    assertThat(store.countLiveRecords(tenant)).isEqualTo(2);
-    assertThat(store.countLiveRecords(tenant + "-other")).isZero();
-  }
-
   // ---- helpers --------------------------------------------------------------------------------
 
   private long untilDone(Duration body, Duration metadata) {
