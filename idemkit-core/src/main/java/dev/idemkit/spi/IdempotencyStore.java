@@ -84,8 +84,9 @@ public interface IdempotencyStore {
   /**
    * Ends the operation: {@code COMPLETED} or {@code FAILED_REPLAYABLE} with its response. The
    * record's window restarts here: its expiry becomes at least now plus the window it was claimed
-   * with, so an outcome that arrives late (recovered after the window passed) is still replayed for
-   * a whole window, and no retry can find it expired and run the operation again.
+   * with (a store may keep the claim's expiry when that is at most a second earlier), so an outcome
+   * that arrives late (recovered after the window passed) is still replayed for a whole window, and
+   * no retry can find it expired and run the operation again.
    */
   void finish(StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response);
 

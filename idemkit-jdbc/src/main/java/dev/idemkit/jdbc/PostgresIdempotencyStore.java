@@ -261,7 +261,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * expires_at} becomes at least now plus the window it was claimed with ({@code expires_at -
    * created_at}, both set together by the claim and by a replacement), so an operation that
    * completes late, e.g. recovered after its window passed, is answered from its record for a whole
-   * window after its outcome exists.
+   * window after its outcome exists. A completion within a second of that bound leaves {@code
+   * expires_at} as the claim set it: {@code expires_at} is indexed (cleanup walks it), so changing
+   * it would make every completion a non-HOT update, with new entries in every index of the table;
+   * left alone, the completion changes no indexed column and stays on its page.
    *
    * <p>Only a phased record gets a {@code FINISH} history row (one that had a recovery point, an
    * external call pending, or a change of owner); a single-transaction operation's completion
@@ -276,7 +279,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
             response_status = ?, response_headers = ?, response_body = ?,
             response_schema_version = ?, resource_id = ?, recovery_due = null,
             updated_at = clock.now,
-            expires_at = greatest(r.expires_at, clock.now + (r.expires_at - r.created_at))
+            expires_at = case
+                when clock.now + (r.expires_at - r.created_at) > r.expires_at + interval '1 second'
+                then clock.now + (r.expires_at - r.created_at)
+                else r.expires_at end
         from clock
         where r.tenant = ? and r.operation = ? and r.idem_key = ?
           and r.fencing_token = ? and r.state = 'IN_PROGRESS'

@@ -37,6 +37,9 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
+  /** As the PostgreSQL store: a completion this close to the claim keeps the claim's expiry. */
+  private static final Duration LATE_COMPLETION = Duration.ofSeconds(1);
+
   private final Clock clock;
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<ScopedKey, IdempotencyRecord> records = new HashMap<>();
@@ -263,7 +266,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             finished.response(),
             finished.createdAt(),
             finished.updatedAt(),
-            windowAfterCompletion.isAfter(r.expiresAt()) ? windowAfterCompletion : r.expiresAt()));
+            windowAfterCompletion.isAfter(r.expiresAt().plus(LATE_COMPLETION))
+                ? windowAfterCompletion
+                : r.expiresAt()));
   }
 
   @Override
