@@ -486,7 +486,7 @@ class DataProtectionIT {
     try (Connection c = ds.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
-                "select * from idemkit_record where tenant = ? and operation = ? and idem_key = ?")) {
+                "select * from idemkit_record_keys where tenant = ? and operation = ? and idem_key = ?")) {
       ps.setString(1, id.tenant());
       ps.setString(2, id.operation());
       ps.setString(3, id.key().value());

@@ -156,7 +156,7 @@ class DataProtectionIT extends HttpTestSupport {
   }
 
   private Map<String, Object> record(String key) {
-    return jdbc.sql("select * from idemkit_record where idem_key = ?")
+    return jdbc.sql("select * from idemkit_record_keys where idem_key = ?")
         .param(key)
         .query()
         .singleRow();
