@@ -10,8 +10,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -20,16 +25,18 @@ import javax.sql.DataSource;
 /**
  * A consumer with an inbox: applies each message once, whatever the transport redelivers.
  *
- * <p>A message is applied in one transaction that first claims its inbox row (unique per consumer
- * name and message id), then runs the {@link MessageHandler}, then commits both. So:
+ * <p>A batch of messages is applied in one transaction that first claims their inbox rows (unique
+ * per consumer name and message id) in one statement, then runs the {@link MessageHandler} ({@link
+ * MessageHandler#applyAll applyAll}, once for the batch), then commits both. So:
  *
  * <ul>
- *   <li>a duplicate finds the row {@code PROCESSED}: nothing runs, the answer is {@link
+ *   <li>a duplicate finds its row {@code PROCESSED}: nothing runs, the answer is {@link
  *       Received#DUPLICATE} (acknowledge);
- *   <li>a failure rolls back the handler's writes and the claim; the attempt is then counted on the
- *       row ({@code FAILED}) in a transaction of its own, and the answer is {@link Received#FAILED}
- *       (redeliver); after {@code maxAttempts} failures the row is {@code PARKED} with the
- *       message's envelope, for an operator to {@link #requeue re-queue};
+ *   <li>a failure rolls back the handler's writes and the claims; the failed message is tried again
+ *       on its own, and if it fails again the attempt is counted on its row ({@code FAILED}) in a
+ *       transaction of its own, and the answer is {@link Received#FAILED} (redeliver); the rest of
+ *       the batch is applied without it. After {@code maxAttempts} failures the row is {@code
+ *       PARKED} with the message's envelope, for an operator to {@link #requeue re-queue};
  *   <li>two deliveries racing (two consumer instances, or a redelivery overtaking a slow first
  *       delivery) meet at the row: the second one's claim waits on the first one's uncommitted row,
  *       then finds it {@code PROCESSED} (duplicate) or, if the first rolled back, claims it.
@@ -43,22 +50,28 @@ public final class InboxConsumer implements MessageReceiver {
   private static final Logger LOG = Logger.getLogger(InboxConsumer.class.getName());
 
   /**
-   * Claims the message for this transaction: a new row, or a row left {@code FAILED} by an earlier
-   * attempt. Returns nothing if the row is {@code PROCESSED} or {@code PARKED}. A row another
-   * transaction inserted or claimed and has not committed yet makes this one wait, then decide on
-   * the committed outcome.
+   * Claims messages for this transaction, in one statement: new rows, or rows left {@code FAILED}
+   * by an earlier attempt. Returns the ids claimed; a {@code PROCESSED} or {@code PARKED} row is
+   * not. A row another transaction inserted or claimed and has not committed yet makes this one
+   * wait, then decide on the committed outcome.
    */
   private static final String CLAIM =
       """
       insert into idemkit_inbox as i (consumer_name, message_id, status, attempts, received_at,
                                       processed_at)
-      values (?, ?, 'PROCESSED', 0, ?, ?)
+      select ?, u.id, 'PROCESSED', 0, ?, ? from unnest(?::uuid[]) as u(id)
       on conflict (consumer_name, message_id) do update
          set status = 'PROCESSED', processed_at = excluded.processed_at, last_error = null,
              event_type = null, tenant = null, aggregate_type = null, aggregate_id = null,
              sequence = null, occurred_at = null, payload = null
        where i.status = 'FAILED'
-      returning 1
+      returning message_id
+      """;
+
+  private static final String STATUSES =
+      """
+      select message_id, status from idemkit_inbox
+       where consumer_name = ? and message_id = any (?::uuid[])
       """;
 
   private static final String STATUS =
@@ -152,30 +165,31 @@ public final class InboxConsumer implements MessageReceiver {
   }
 
   /**
-   * Applies {@code messages}: first all in one transaction (one commit for the lot); if anything in
-   * it fails, that transaction rolls back entirely and each message is applied on its own, so a
-   * poison message costs its neighbours a second try, never an effect.
+   * Applies {@code messages}: all in one transaction (one claim statement, one {@link
+   * MessageHandler#applyAll}, one commit). If the handler names the message that failed ({@link
+   * MessageFailedException}), the batch is rolled back and applied again without it, and it is
+   * tried on its own; after any other failure each message is applied on its own. So a poison
+   * message costs its neighbours a second try, never an effect. The same message twice in the list
+   * is applied once (the second answered {@link Received#DUPLICATE}).
    */
   @Override
   public List<Received> receive(List<EventEnvelope> messages) {
-    if (messages.isEmpty()) {
-      return List.of();
-    }
-    if (messages.size() > 1) {
-      try {
-        List<Received> all = inOneTransaction(messages);
-        report(all);
-        return all;
-      } catch (Exception e) {
-        LOG.log(
-            Level.FINE, name + ": a batch of " + messages.size() + " failed; one by one now", e);
+    Received[] out = new Received[messages.size()];
+    Map<UUID, Integer> first = new HashMap<>();
+    List<Integer> unique = new ArrayList<>(messages.size());
+    for (int i = 0; i < messages.size(); i++) {
+      if (first.putIfAbsent(messages.get(i).eventId(), i) == null) {
+        unique.add(i);
       }
     }
-    List<Received> out = new ArrayList<>(messages.size());
-    for (EventEnvelope m : messages) {
-      out.add(receiveOne(m));
+    process(messages, unique, out);
+    for (int i = 0; i < out.length; i++) {
+      if (out[i] == null) {
+        Received r = out[first.get(messages.get(i).eventId())];
+        out[i] = r == Received.APPLIED ? Received.DUPLICATE : r;
+      }
     }
-    return out;
+    return Arrays.asList(out);
   }
 
   /** Applies one message (see the class comment). */
@@ -183,18 +197,186 @@ public final class InboxConsumer implements MessageReceiver {
     return receiveOne(message);
   }
 
-  private Received receiveOne(EventEnvelope message) {
+  /** Applies the messages at {@code indices} (distinct ids, in order) into {@code out}. */
+  private void process(List<EventEnvelope> all, List<Integer> indices, Received[] out) {
+    if (indices.isEmpty()) {
+      return;
+    }
+    if (indices.size() == 1) {
+      out[indices.get(0)] = receiveOne(all.get(indices.get(0)));
+      return;
+    }
+    List<EventEnvelope> batch = new ArrayList<>(indices.size());
+    for (int i : indices) {
+      batch.add(all.get(i));
+    }
     try {
-      List<Received> r = inOneTransaction(List.of(message));
-      report(r);
-      return r.get(0);
+      Received[] r = inOneTransaction(batch);
+      for (int k = 0; k < r.length; k++) {
+        out[indices.get(k)] = r[k];
+      }
+      return;
+    } catch (MessageFailedException e) {
+      int at = indexOf(batch, e.failedMessage());
+      if (at >= 0) {
+        LOG.log(Level.FINE, name + ": " + e.getMessage() + "; the batch goes on without it");
+        // The ones before it again as a batch, it on its own, then the rest (but its aggregate's
+        // later messages, if it failed: they wait for it).
+        process(all, indices.subList(0, at), out);
+        out[indices.get(at)] = receiveOne(batch.get(at));
+        Set<AggregateKey> failed = failedAggregates(all, indices.subList(0, at + 1), out);
+        List<Integer> rest = new ArrayList<>();
+        for (int i : indices.subList(at + 1, indices.size())) {
+          if (failed.contains(AggregateKey.of(all.get(i)))) {
+            out[i] = Received.FAILED;
+          } else {
+            rest.add(i);
+          }
+        }
+        process(all, rest, out);
+        return;
+      }
+      LOG.log(Level.FINE, name + ": a batch of " + batch.size() + " failed; one by one now", e);
     } catch (Exception e) {
-      listener.consumeFailed(name);
-      return recordFailure(message, e);
+      LOG.log(Level.FINE, name + ": a batch of " + batch.size() + " failed; one by one now", e);
+    }
+    Set<AggregateKey> failed = new HashSet<>();
+    for (int i : indices) {
+      AggregateKey aggregate = AggregateKey.of(all.get(i));
+      out[i] = failed.contains(aggregate) ? Received.FAILED : receiveOne(all.get(i));
+      if (out[i] == Received.FAILED) {
+        failed.add(aggregate);
+      }
     }
   }
 
-  private void report(List<Received> outcomes) {
+  private static int indexOf(List<EventEnvelope> batch, EventEnvelope m) {
+    for (int k = 0; k < batch.size(); k++) {
+      if (m != null && batch.get(k).eventId().equals(m.eventId())) {
+        return k;
+      }
+    }
+    return -1;
+  }
+
+  private static Set<AggregateKey> failedAggregates(
+      List<EventEnvelope> all, List<Integer> indices, Received[] out) {
+    Set<AggregateKey> failed = new HashSet<>();
+    for (int i : indices) {
+      if (out[i] == Received.FAILED) {
+        failed.add(AggregateKey.of(all.get(i)));
+      }
+    }
+    return failed;
+  }
+
+  private Received receiveOne(EventEnvelope message) {
+    try {
+      return inOneTransaction(List.of(message))[0];
+    } catch (Exception e) {
+      listener.consumeFailed(name);
+      Throwable cause =
+          e instanceof MessageFailedException && e.getCause() != null ? e.getCause() : e;
+      return recordFailure(message, cause);
+    }
+  }
+
+  private Received[] inOneTransaction(List<EventEnvelope> messages) throws Exception {
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        Received[] out = new Received[messages.size()];
+        OffsetDateTime now = Outbox.utc(clock.instant());
+        List<EventEnvelope> toApply = claimAll(c, messages, now, out);
+        if (!toApply.isEmpty()) {
+          handler.applyAll(c, toApply);
+        }
+        c.commit();
+        report(out);
+        return out;
+      } catch (Throwable t) {
+        c.rollback();
+        throw t;
+      } finally {
+        c.setAutoCommit(autoCommit);
+      }
+    }
+  }
+
+  /** Claims every message; answers those to apply, and fills in the others' outcomes. */
+  private List<EventEnvelope> claimAll(
+      Connection c, List<EventEnvelope> messages, OffsetDateTime now, Received[] out)
+      throws SQLException {
+    Set<UUID> claimed = claim(c, messages, now);
+    Map<UUID, String> statuses = Map.of();
+    if (claimed.size() < messages.size()) {
+      List<UUID> others = new ArrayList<>();
+      for (EventEnvelope m : messages) {
+        if (!claimed.contains(m.eventId())) {
+          others.add(m.eventId());
+        }
+      }
+      statuses = statuses(c, others);
+    }
+    List<EventEnvelope> toApply = new ArrayList<>(claimed.size());
+    for (int i = 0; i < messages.size(); i++) {
+      EventEnvelope m = messages.get(i);
+      if (claimed.contains(m.eventId())) {
+        toApply.add(m);
+        out[i] = Received.APPLIED;
+      } else {
+        out[i] = settled(m.eventId(), statuses.get(m.eventId()));
+      }
+    }
+    return toApply;
+  }
+
+  private Set<UUID> claim(Connection c, List<EventEnvelope> messages, OffsetDateTime now)
+      throws SQLException {
+    // Sorted: concurrent batches take their rows' locks in the same order.
+    UUID[] ids = messages.stream().map(EventEnvelope::eventId).sorted().toArray(UUID[]::new);
+    Set<UUID> claimed = new HashSet<>();
+    try (PreparedStatement s = c.prepareStatement(CLAIM)) {
+      s.setString(1, name);
+      s.setObject(2, now);
+      s.setObject(3, now);
+      s.setArray(4, c.createArrayOf("uuid", ids));
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          claimed.add(rs.getObject(1, UUID.class));
+        }
+      }
+    }
+    return claimed;
+  }
+
+  private Map<UUID, String> statuses(Connection c, List<UUID> ids) throws SQLException {
+    Map<UUID, String> out = new HashMap<>();
+    try (PreparedStatement s = c.prepareStatement(STATUSES)) {
+      s.setString(1, name);
+      s.setArray(2, c.createArrayOf("uuid", ids.toArray()));
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          out.put(rs.getObject(1, UUID.class), rs.getString(2));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The outcome for a message whose row could not be claimed: processed, or parked. */
+  private Received settled(UUID id, String status) {
+    if (status == null) {
+      throw new IllegalStateException("inbox row of " + id + " vanished");
+    }
+    return switch (status) {
+      case "PARKED" -> Received.PARKED;
+      default -> Received.DUPLICATE;
+    };
+  }
+
+  private void report(Received[] outcomes) {
     int applied = 0;
     int duplicates = 0;
     for (Received r : outcomes) {
@@ -212,59 +394,7 @@ public final class InboxConsumer implements MessageReceiver {
     }
   }
 
-  private List<Received> inOneTransaction(List<EventEnvelope> messages) throws Exception {
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        List<Received> out = new ArrayList<>(messages.size());
-        OffsetDateTime now = Outbox.utc(clock.instant());
-        for (EventEnvelope m : messages) {
-          if (claim(c, m, now)) {
-            handler.apply(c, m);
-            out.add(Received.APPLIED);
-          } else {
-            out.add(settled(c, m.eventId()));
-          }
-        }
-        c.commit();
-        return out;
-      } catch (Throwable t) {
-        c.rollback();
-        throw t;
-      } finally {
-        c.setAutoCommit(autoCommit);
-      }
-    }
-  }
-
-  private boolean claim(Connection c, EventEnvelope m, OffsetDateTime now) throws SQLException {
-    try (PreparedStatement s = c.prepareStatement(CLAIM)) {
-      s.setString(1, name);
-      s.setObject(2, m.eventId());
-      s.setObject(3, now);
-      s.setObject(4, now);
-      try (ResultSet rs = s.executeQuery()) {
-        return rs.next();
-      }
-    }
-  }
-
-  /** The outcome for a message whose row could not be claimed: processed, or parked. */
-  private Received settled(Connection c, UUID id) throws SQLException {
-    try (PreparedStatement s = c.prepareStatement(STATUS)) {
-      s.setString(1, name);
-      s.setObject(2, id);
-      try (ResultSet rs = s.executeQuery()) {
-        if (!rs.next()) {
-          throw new IllegalStateException("inbox row of " + id + " vanished");
-        }
-        return "PARKED".equals(rs.getString(1)) ? Received.PARKED : Received.DUPLICATE;
-      }
-    }
-  }
-
-  private Received recordFailure(EventEnvelope m, Exception cause) {
+  private Received recordFailure(EventEnvelope m, Throwable cause) {
     String error =
         cause.getClass().getSimpleName()
             + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
@@ -293,7 +423,7 @@ public final class InboxConsumer implements MessageReceiver {
             st.setObject(2, m.eventId());
             try (ResultSet r2 = st.executeQuery()) {
               r2.next();
-              return "PARKED".equals(r2.getString(1)) ? Received.PARKED : Received.DUPLICATE;
+              return settled(m.eventId(), r2.getString(1));
             }
           }
         }
@@ -306,6 +436,13 @@ public final class InboxConsumer implements MessageReceiver {
     } catch (SQLException e) {
       LOG.log(Level.WARNING, name + " could not record the failure of " + m.eventId(), e);
       return Received.FAILED;
+    }
+  }
+
+  /** An aggregate. */
+  private record AggregateKey(String type, String id) {
+    static AggregateKey of(EventEnvelope m) {
+      return new AggregateKey(m.aggregateType(), m.aggregateId());
     }
   }
 

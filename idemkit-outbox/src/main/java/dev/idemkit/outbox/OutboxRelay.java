@@ -1,7 +1,6 @@
 package dev.idemkit.outbox;
 
 import dev.idemkit.outbox.spi.EventTransport;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -62,6 +61,12 @@ public final class OutboxRelay implements AutoCloseable {
    * later event of an aggregate is never picked while an older one is unsent in this snapshot; the
    * older one can only have become sent since, never the other way round, so the check errs on the
    * side of waiting one more round.
+   *
+   * <p>"Oldest unsent of its aggregate" is a correlated scalar subquery (the lowest unsent
+   * sequence, one probe of the unsent index), not {@code NOT EXISTS}: the planner cannot turn it
+   * into a hash anti join over every unsent event, which it did on a table without statistics
+   * (after a truncate, or new), costing a scan of the whole backlog per round. This way a round
+   * walks the due index in order and stops at the batch size, whatever the statistics say.
    */
   private static final String PICK =
       """
@@ -71,30 +76,31 @@ public final class OutboxRelay implements AutoCloseable {
        where e.sent_at is null
          and e.parked_at is null
          and e.next_attempt_at <= ?
-         and not exists (select 1
-                           from idemkit_outbox older
-                          where older.aggregate_type = e.aggregate_type
-                            and older.aggregate_id = e.aggregate_id
-                            and older.sequence < e.sequence
-                            and older.sent_at is null)
+         and e.sequence = (select min(older.sequence)
+                             from idemkit_outbox older
+                            where older.aggregate_type = e.aggregate_type
+                              and older.aggregate_id = e.aggregate_id
+                              and older.sent_at is null)
        order by e.next_attempt_at
        limit ?
          for update of e skip locked
       """;
 
-  private static final String MARK_SENT =
+  /**
+   * Marks a round's events in one statement: the acknowledged ones sent, the others failed (one
+   * more attempt, the error, the next attempt's time; parked at the last allowed attempt).
+   */
+  private static final String MARK =
       """
-      update idemkit_outbox set sent_at = ?, last_error = null where event_id = any (?)
-      """;
-
-  private static final String MARK_FAILED =
-      """
-      update idemkit_outbox
-         set attempts = attempts + 1,
-             last_error = ?,
-             next_attempt_at = ?,
-             parked_at = case when attempts + 1 >= ? then ?::timestamptz end
-       where event_id = ?
+      update idemkit_outbox o
+         set sent_at = case when u.error is null then ?::timestamptz end,
+             last_error = u.error,
+             attempts = case when u.error is null then o.attempts else o.attempts + 1 end,
+             next_attempt_at = coalesce(u.next_attempt_at::timestamptz, o.next_attempt_at),
+             parked_at = case when u.error is not null and o.attempts + 1 >= ?
+                              then ?::timestamptz end
+        from unnest(?::uuid[], ?::text[], ?::text[]) as u(event_id, error, next_attempt_at)
+       where o.event_id = u.event_id
       """;
 
   private static final String DELETE_SENT =
@@ -190,41 +196,32 @@ public final class OutboxRelay implements AutoCloseable {
       return Round.EMPTY;
     }
     String[] errors = awaitAcknowledgements(batch);
-    List<UUID> sent = new ArrayList<>();
     Instant markedAt = clock.instant();
+    UUID[] ids = new UUID[batch.size()];
+    String[] nextAttempts = new String[batch.size()]; // ISO-8601, read as timestamptz
     int failed = 0;
     int parked = 0;
-    try (PreparedStatement s = c.prepareStatement(MARK_FAILED)) {
-      for (int i = 0; i < batch.size(); i++) {
-        if (errors[i] == null) {
-          sent.add(batch.get(i).eventId());
-          continue;
-        }
+    for (int i = 0; i < batch.size(); i++) {
+      ids[i] = batch.get(i).eventId();
+      if (errors[i] != null) {
         failed++;
         int attempt = attempts.get(i) + 1;
         if (attempt >= maxAttempts) {
           parked++;
         }
-        s.setString(1, errors[i]);
-        s.setObject(2, Outbox.utc(markedAt.plus(backoff(attempt))));
-        s.setInt(3, maxAttempts);
-        s.setObject(4, Outbox.utc(markedAt));
-        s.setObject(5, batch.get(i).eventId());
-        s.addBatch();
-      }
-      if (failed > 0) {
-        s.executeBatch();
+        nextAttempts[i] = markedAt.plus(backoff(attempt)).toString();
       }
     }
-    if (!sent.isEmpty()) {
-      try (PreparedStatement s = c.prepareStatement(MARK_SENT)) {
-        Array ids = c.createArrayOf("uuid", sent.toArray());
-        s.setObject(1, Outbox.utc(markedAt));
-        s.setArray(2, ids);
-        s.executeUpdate();
-      }
+    try (PreparedStatement s = c.prepareStatement(MARK)) {
+      s.setObject(1, Outbox.utc(markedAt));
+      s.setInt(2, maxAttempts);
+      s.setObject(3, Outbox.utc(markedAt));
+      s.setArray(4, c.createArrayOf("uuid", ids));
+      s.setArray(5, c.createArrayOf("text", errors));
+      s.setArray(6, c.createArrayOf("text", nextAttempts));
+      s.executeUpdate();
     }
-    return new Round(batch.size(), sent.size(), failed, parked);
+    return new Round(batch.size(), batch.size() - failed, failed, parked);
   }
 
   /** Sends the batch; answers, per event, null if acknowledged, else why not. */
