@@ -108,20 +108,24 @@ public class EventFlow {
 
   @Bean
   public OutboxMetrics outboxMetrics(Outbox outbox, DataSource dataSource) {
-    // Parked messages across every consumer, in one query.
+    // Parked and held messages across every consumer, one query each.
     return new OutboxMetrics(
         outbox::backlog,
-        () -> {
-          try (var c = dataSource.getConnection();
-              var s = c.createStatement();
-              var rs =
-                  s.executeQuery("select count(*) from idemkit_inbox where status = 'PARKED'")) {
-            rs.next();
-            return rs.getLong(1);
-          }
-        },
+        () -> countInbox(dataSource, "PARKED"),
+        () -> countInbox(dataSource, "HELD"),
         java.time.Clock.systemUTC(),
         java.time.Duration.ofSeconds(5));
+  }
+
+  private static long countInbox(DataSource dataSource, String status) throws Exception {
+    try (var c = dataSource.getConnection();
+        var s = c.prepareStatement("select count(*) from idemkit_inbox where status = ?")) {
+      s.setString(1, status);
+      try (var rs = s.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
   }
 
   @Bean
