@@ -140,16 +140,23 @@ public class EventFlow {
     // A broker's transport (Kafka, when idemkit.events.kafka.bootstrap-servers is set), else the
     // embedded one handing events to this process's inboxes.
     EventTransport transport = broker.getIfAvailable();
+    int aggregateWindow;
     if (transport == null) {
       EmbeddedTransport embedded = EmbeddedTransport.create(events.redeliveryHorizon());
       consumers.all().forEach(embedded::subscribe);
       transport = embedded;
+      aggregateWindow = events.aggregateWindow() == null ? 1 : events.aggregateWindow();
+    } else {
+      // Kafka consumers apply each aggregate's events in sequence (holding one that comes early),
+      // so a round may carry several events of one aggregate.
+      aggregateWindow = events.aggregateWindow() == null ? 8 : events.aggregateWindow();
     }
     OutboxRelay relay =
         OutboxRelay.builder(
                 dataSource, EventFaults.losingAcks(transport, events.faults().lostAck()))
             .threads(events.relayThreads())
             .batchSize(events.batchSize())
+            .aggregateWindow(aggregateWindow)
             .pollInterval(events.pollInterval())
             .maxAttempts(events.maxAttempts())
             .backoff(events.initialBackoff(), events.maxBackoff())
