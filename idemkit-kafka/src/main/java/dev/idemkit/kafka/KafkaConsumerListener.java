@@ -2,8 +2,9 @@ package dev.idemkit.kafka;
 
 /**
  * Told what a {@link KafkaEventConsumer} does beyond what its inbox reports (applied, duplicates,
- * failures, parked go to the {@link dev.idemkit.outbox.OutboxListener}); for meters. Every method
- * has a no-op default. Called on the consumer's thread; must be fast and must not throw.
+ * failures, parked, held, released and stale messages go to the {@link
+ * dev.idemkit.outbox.OutboxListener}); for meters. Every method has a no-op default. Called on the
+ * consumer's thread; must be fast and must not throw.
  */
 public interface KafkaConsumerListener {
 
@@ -16,15 +17,6 @@ public interface KafkaConsumerListener {
    */
   default void applied(
       String consumer, java.util.List<dev.idemkit.outbox.EventEnvelope> messages) {}
-
-  /** {@code count} messages arrived ahead of their aggregate's next sequence and were held. */
-  default void gapHeld(String consumer, int count) {}
-
-  /** {@code count} held messages were applied (or settled) once their gap closed. */
-  default void heldReleased(String consumer, int count) {}
-
-  /** A message behind its aggregate's last applied sequence was skipped. */
-  default void staleSkipped(String consumer) {}
 
   /** {@code count} records were not Idemkit events (missing or malformed headers); skipped. */
   default void unreadable(String consumer, int count) {}

@@ -1,12 +1,14 @@
 package dev.idemkit.kafka;
 
+import dev.idemkit.outbox.OutboxSchema;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 
 /**
- * Creates the Kafka consumer's tables (per-aggregate sequence, held messages) with their own
- * versioned SQL files ({@code dev/idemkit/kafka/migration}) and Flyway history table, beside the
- * outbox's. Apply {@link dev.idemkit.outbox.OutboxSchema#migrate} too: the inbox is the outbox's.
+ * The Kafka module's schema history ({@code dev/idemkit/kafka/migration}, its own Flyway history
+ * table). Its first version kept the per-aggregate sequences and held messages in tables of its
+ * own; they live in the inbox now (idemkit-outbox), and version 2 moves what they held there. The
+ * inbox's tables come first: {@link #migrate} applies {@link OutboxSchema#migrate} before its own.
  */
 public final class KafkaSchema {
 
@@ -18,8 +20,11 @@ public final class KafkaSchema {
 
   private KafkaSchema() {}
 
-  /** Applies every pending schema file; returns how many ran. */
+  /**
+   * Applies the outbox's pending schema files, then this module's; returns how many of these ran.
+   */
   public static int migrate(DataSource dataSource) {
+    OutboxSchema.migrate(dataSource);
     return Flyway.configure()
         .dataSource(dataSource)
         .locations(LOCATION)

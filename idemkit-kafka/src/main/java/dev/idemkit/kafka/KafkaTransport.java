@@ -32,7 +32,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * idempotence only removes duplicates within one producer session; the inbox removes the rest.
  *
  * <p>{@link #send} never blocks for long: {@code max.block.ms} is bounded (default 5 s) so that a
- * broker that is down fails the round quickly instead of holding the relay's locks.
+ * broker that is down fails the round quickly instead of holding the relay's locks; once one event
+ * of a batch waited that long in vain, the batch's later events fail at once.
  */
 public final class KafkaTransport implements EventTransport {
 
@@ -54,9 +55,16 @@ public final class KafkaTransport implements EventTransport {
   @Override
   public List<CompletionStage<Void>> send(List<EventEnvelope> events) {
     List<CompletionStage<Void>> acks = new ArrayList<>(events.size());
+    RuntimeException unavailable = null;
     for (EventEnvelope e : events) {
       CompletableFuture<Void> ack = new CompletableFuture<>();
       acks.add(ack);
+      if (unavailable != null) {
+        // The cluster did not answer within max.block.ms for an earlier event of this batch:
+        // fail the rest at once rather than wait that long for each.
+        ack.completeExceptionally(unavailable);
+        continue;
+      }
       try {
         producer.send(
             record(topics.topicFor(e.aggregateType()), e),
@@ -71,6 +79,10 @@ public final class KafkaTransport implements EventTransport {
       } catch (RuntimeException error) {
         // Metadata not available within max.block.ms (broker down), producer closed, bad record.
         ack.completeExceptionally(error);
+        if (error instanceof org.apache.kafka.common.errors.TimeoutException
+            || error instanceof IllegalStateException) {
+          unavailable = error;
+        }
       }
     }
     return acks;

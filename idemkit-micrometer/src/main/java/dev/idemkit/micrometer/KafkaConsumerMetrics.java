@@ -13,17 +13,15 @@ import java.util.List;
 
 /**
  * Meters of the Kafka inbox consumer (named like {@link OutboxMetricNames}'), tagged by consumer:
- * messages held behind a sequence gap ({@value #GAP_HELD}, and the number currently held, {@value
- * #HELD}), released once the gap closed, skipped as behind their aggregate, unreadable records,
- * partitions sent back after a failure, and the commit-to-apply lag ({@value #LAG}). Give it to
- * {@link KafkaEventConsumer.Builder#kafkaListener}; {@link #monitor} adds the held gauge.
+ * unreadable records, partitions sent back after a failure, the commit-to-apply lag ({@value #LAG})
+ * and, with {@link #monitor}, the number of messages held right now ({@value #HELD}). Give it to
+ * {@link KafkaEventConsumer.Builder#kafkaListener}. What the inbox does (held, released, stale,
+ * applied, duplicates) goes to the {@link OutboxMetrics} given as the consumer's {@link
+ * KafkaEventConsumer.Builder#listener}.
  */
 public final class KafkaConsumerMetrics implements KafkaConsumerListener {
 
-  public static final String GAP_HELD = "inbox.gap_held.count";
-  public static final String GAP_RELEASED = "inbox.gap_released.count";
-  public static final String HELD = "inbox.held";
-  public static final String STALE_SKIPPED = "inbox.stale_skipped.count";
+  public static final String HELD = OutboxMetricNames.HELD_MESSAGES;
   public static final String UNREADABLE = "kafka.unreadable.count";
   public static final String PARTITION_RETRIES = "kafka.partition_retries.count";
   public static final String LAG = "inbox.lag.max";
@@ -74,23 +72,6 @@ public final class KafkaConsumerMetrics implements KafkaConsumerListener {
     if (oldest != null) {
       lastLagMillis = Duration.between(oldest, now).toMillis();
     }
-  }
-
-  @Override
-  public void gapHeld(String consumer, int count) {
-    counter(GAP_HELD, consumer, "Messages that arrived ahead of their aggregate's sequence")
-        .increment(count);
-  }
-
-  @Override
-  public void heldReleased(String consumer, int count) {
-    counter(GAP_RELEASED, consumer, "Held messages applied once their gap closed").increment(count);
-  }
-
-  @Override
-  public void staleSkipped(String consumer) {
-    counter(STALE_SKIPPED, consumer, "Messages behind their aggregate's last applied sequence")
-        .increment();
   }
 
   @Override

@@ -36,6 +36,28 @@ public final class OutboxMetricNames {
   /** Gauge: parked messages across the consumers given. No tags. */
   public static final String PARKED_MESSAGES = "inbox.parked";
 
+  /**
+   * Counter: messages a consumer applying in sequence held because they came ahead of their
+   * aggregate's next sequence; tag {@code consumer}.
+   */
+  public static final String GAP_HELD = "inbox.gap_held.count";
+
+  /** Counter: held messages applied once their gap closed; tag {@code consumer}. */
+  public static final String GAP_RELEASED = "inbox.gap_released.count";
+
+  /**
+   * Counter: messages skipped as behind their aggregate's last applied sequence; tag {@code
+   * consumer}.
+   */
+  public static final String STALE_SKIPPED = "inbox.stale_skipped.count";
+
+  /**
+   * Gauge: messages held right now behind a gap in their aggregate's sequence, across the consumers
+   * given (no tags), or of one Kafka consumer ({@code KafkaConsumerMetrics#monitor}, tag {@code
+   * consumer}).
+   */
+  public static final String HELD_MESSAGES = "inbox.held";
+
   /** Counter: recorded side effects delivered; tag {@code channel}. */
   public static final String DELIVERED = "delivery.delivered.count";
 

@@ -5,11 +5,15 @@ import static dev.idemkit.micrometer.OutboxMetricNames.CONSUMED;
 import static dev.idemkit.micrometer.OutboxMetricNames.CONSUME_FAILED;
 import static dev.idemkit.micrometer.OutboxMetricNames.DELIVERED;
 import static dev.idemkit.micrometer.OutboxMetricNames.DUPLICATES_SKIPPED;
+import static dev.idemkit.micrometer.OutboxMetricNames.GAP_HELD;
+import static dev.idemkit.micrometer.OutboxMetricNames.GAP_RELEASED;
+import static dev.idemkit.micrometer.OutboxMetricNames.HELD_MESSAGES;
 import static dev.idemkit.micrometer.OutboxMetricNames.OLDEST_UNSENT_AGE;
 import static dev.idemkit.micrometer.OutboxMetricNames.PARKED_EVENTS;
 import static dev.idemkit.micrometer.OutboxMetricNames.PARKED_MESSAGES;
 import static dev.idemkit.micrometer.OutboxMetricNames.PUBLISHED;
 import static dev.idemkit.micrometer.OutboxMetricNames.PUBLISH_FAILED;
+import static dev.idemkit.micrometer.OutboxMetricNames.STALE_SKIPPED;
 import static dev.idemkit.micrometer.OutboxMetricNames.TAG_CHANNEL;
 import static dev.idemkit.micrometer.OutboxMetricNames.TAG_CONSUMER;
 
@@ -47,6 +51,7 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
 
   private final Callable<Outbox.Backlog> backlog;
   private final Callable<Long> parkedMessages;
+  private final Callable<Long> heldMessages;
   private final Clock clock;
   private final Duration refreshInterval;
   private final ReentrantLock refreshing = new ReentrantLock();
@@ -58,6 +63,7 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
       double oldestSeconds,
       double parked,
       double parkedMessages,
+      double heldMessages,
       Instant takenAt) {}
 
   /**
@@ -70,13 +76,30 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
       Callable<Long> parkedMessages,
       Clock clock,
       Duration refreshInterval) {
+    this(backlog, parkedMessages, null, clock, refreshInterval);
+  }
+
+  /**
+   * The same, with a gauge of the messages held behind sequence gaps ({@value
+   * OutboxMetricNames#HELD_MESSAGES}) read from {@code heldMessages}.
+   */
+  public OutboxMetrics(
+      Callable<Outbox.Backlog> backlog,
+      Callable<Long> parkedMessages,
+      Callable<Long> heldMessages,
+      Clock clock,
+      Duration refreshInterval) {
     this.backlog = Objects.requireNonNull(backlog);
     this.parkedMessages = Objects.requireNonNull(parkedMessages);
+    this.heldMessages = heldMessages;
     this.clock = Objects.requireNonNull(clock);
     this.refreshInterval = Objects.requireNonNull(refreshInterval);
   }
 
-  /** Meters for {@code outbox} and the parked messages of {@code consumers}. */
+  /**
+   * Meters for {@code outbox} and the parked (and, of those applying in sequence, held) messages of
+   * {@code consumers}.
+   */
   public static OutboxMetrics of(Outbox outbox, List<InboxConsumer> consumers) {
     List<InboxConsumer> all = List.copyOf(consumers);
     return new OutboxMetrics(
@@ -85,6 +108,15 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
           long n = 0;
           for (InboxConsumer c : all) {
             n += c.parkedCount();
+          }
+          return n;
+        },
+        () -> {
+          long n = 0;
+          for (InboxConsumer c : all) {
+            if (c.inSequence()) {
+              n += c.heldSummary().count();
+            }
           }
           return n;
         },
@@ -106,6 +138,11 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
     Gauge.builder(PARKED_MESSAGES, this, m -> m.sample().parkedMessages())
         .description("Inbox messages parked after their last attempt")
         .register(registry);
+    if (heldMessages != null) {
+      Gauge.builder(HELD_MESSAGES, this, m -> m.sample().heldMessages())
+          .description("Inbox messages held behind a gap in their aggregate's sequence")
+          .register(registry);
+    }
     this.registry = registry;
   }
 
@@ -116,7 +153,9 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
       return s;
     }
     if (!refreshing.tryLock()) {
-      return s != null ? s : new Sample(Double.NaN, Double.NaN, Double.NaN, Double.NaN, now);
+      return s != null
+          ? s
+          : new Sample(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, now);
     }
     try {
       double b = Double.NaN;
@@ -136,7 +175,15 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
       } catch (Exception e) {
         LOG.log(System.Logger.Level.WARNING, "Could not count parked inbox messages", e);
       }
-      Sample fresh = new Sample(b, age, parked, messages, now);
+      double held = Double.NaN;
+      if (heldMessages != null) {
+        try {
+          held = heldMessages.call();
+        } catch (Exception e) {
+          LOG.log(System.Logger.Level.WARNING, "Could not count held inbox messages", e);
+        }
+      }
+      Sample fresh = new Sample(b, age, parked, messages, held, now);
       last = fresh;
       return fresh;
     } finally {
@@ -174,6 +221,21 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
   @Override
   public void consumeFailed(String consumer) {
     count(CONSUME_FAILED, 1, TAG_CONSUMER, consumer);
+  }
+
+  @Override
+  public void messagesHeld(String consumer, int count) {
+    count(GAP_HELD, count, TAG_CONSUMER, consumer);
+  }
+
+  @Override
+  public void heldReleased(String consumer, int count) {
+    count(GAP_RELEASED, count, TAG_CONSUMER, consumer);
+  }
+
+  @Override
+  public void staleSkipped(String consumer, int count) {
+    count(STALE_SKIPPED, count, TAG_CONSUMER, consumer);
   }
 
   @Override

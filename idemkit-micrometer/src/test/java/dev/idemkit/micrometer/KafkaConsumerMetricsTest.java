@@ -14,16 +14,12 @@ import org.junit.jupiter.api.Test;
 class KafkaConsumerMetricsTest {
 
   @Test
-  void countsGapsReleasesStaleAndRetriesPerConsumerAndTheLag() {
+  void countsRetriesPerConsumerAndTheLag() {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     Instant now = Instant.parse("2026-12-01T00:00:10Z");
     KafkaConsumerMetrics metrics =
         new KafkaConsumerMetrics(registry, Clock.fixed(now, ZoneOffset.UTC));
 
-    metrics.gapHeld("ledger", 2);
-    metrics.gapHeld("ledger", 1);
-    metrics.heldReleased("ledger", 3);
-    metrics.staleSkipped("ledger");
     metrics.partitionRetried("receipts");
     metrics.applied(
         "ledger",
@@ -38,23 +34,6 @@ class KafkaConsumerMetricsTest {
                 Instant.parse("2026-12-01T00:00:07.500Z"),
                 "{}")));
 
-    assertThat(
-            registry.get(KafkaConsumerMetrics.GAP_HELD).tag("consumer", "ledger").counter().count())
-        .isEqualTo(3.0);
-    assertThat(
-            registry
-                .get(KafkaConsumerMetrics.GAP_RELEASED)
-                .tag("consumer", "ledger")
-                .counter()
-                .count())
-        .isEqualTo(3.0);
-    assertThat(
-            registry
-                .get(KafkaConsumerMetrics.STALE_SKIPPED)
-                .tag("consumer", "ledger")
-                .counter()
-                .count())
-        .isEqualTo(1.0);
     assertThat(
             registry
                 .get(KafkaConsumerMetrics.PARTITION_RETRIES)

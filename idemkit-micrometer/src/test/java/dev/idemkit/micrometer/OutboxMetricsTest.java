@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idemkit.outbox.Outbox;
 import dev.idemkit.testing.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
@@ -87,5 +88,39 @@ class OutboxMetricsTest {
     assertThat(registry.get(OutboxMetricNames.CONSUME_FAILED).counter().count()).isEqualTo(1);
     assertThat(registry.get(OutboxMetricNames.DELIVERED).tag("channel", "mail").counter().count())
         .isEqualTo(2);
+  }
+
+  @Test
+  void countsHeldReleasedAndStaleMessagesPerConsumerAndGaugesTheHeld() {
+    OutboxMetrics withHeld =
+        new OutboxMetrics(
+            () -> new Outbox.Backlog(0, 0, Duration.ZERO),
+            () -> 0L,
+            () -> 7L,
+            Clock.systemUTC(),
+            Duration.ofSeconds(10));
+    withHeld.bindTo(registry);
+    withHeld.messagesHeld("ledger", 2);
+    withHeld.messagesHeld("ledger", 1);
+    withHeld.heldReleased("ledger", 3);
+    withHeld.staleSkipped("ledger", 1);
+
+    assertThat(registry.get(OutboxMetricNames.GAP_HELD).tag("consumer", "ledger").counter().count())
+        .isEqualTo(3);
+    assertThat(
+            registry
+                .get(OutboxMetricNames.GAP_RELEASED)
+                .tag("consumer", "ledger")
+                .counter()
+                .count())
+        .isEqualTo(3);
+    assertThat(
+            registry
+                .get(OutboxMetricNames.STALE_SKIPPED)
+                .tag("consumer", "ledger")
+                .counter()
+                .count())
+        .isEqualTo(1);
+    assertThat(registry.get(OutboxMetricNames.HELD_MESSAGES).gauge().value()).isEqualTo(7);
   }
 }

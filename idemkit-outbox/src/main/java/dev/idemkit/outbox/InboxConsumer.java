@@ -10,8 +10,15 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -20,20 +27,33 @@ import javax.sql.DataSource;
 /**
  * A consumer with an inbox: applies each message once, whatever the transport redelivers.
  *
- * <p>A message is applied in one transaction that first claims its inbox row (unique per consumer
- * name and message id), then runs the {@link MessageHandler}, then commits both. So:
+ * <p>A batch of messages is applied in one transaction that first claims their inbox rows (unique
+ * per consumer name and message id) in one statement, then runs the {@link MessageHandler} ({@link
+ * MessageHandler#applyAll applyAll}, once for the batch), then commits both. So:
  *
  * <ul>
- *   <li>a duplicate finds the row {@code PROCESSED}: nothing runs, the answer is {@link
+ *   <li>a duplicate finds its row {@code PROCESSED}: nothing runs, the answer is {@link
  *       Received#DUPLICATE} (acknowledge);
- *   <li>a failure rolls back the handler's writes and the claim; the attempt is then counted on the
- *       row ({@code FAILED}) in a transaction of its own, and the answer is {@link Received#FAILED}
- *       (redeliver); after {@code maxAttempts} failures the row is {@code PARKED} with the
- *       message's envelope, for an operator to {@link #requeue re-queue};
+ *   <li>a failure rolls back the handler's writes and the claims; the failed message is tried again
+ *       on its own, and if it fails again the attempt is counted on its row ({@code FAILED}) in a
+ *       transaction of its own, and the answer is {@link Received#FAILED} (redeliver); the rest of
+ *       the batch is applied without it. After {@code maxAttempts} failures the row is {@code
+ *       PARKED} with the message's envelope, for an operator to {@link #requeue re-queue};
  *   <li>two deliveries racing (two consumer instances, or a redelivery overtaking a slow first
  *       delivery) meet at the row: the second one's claim waits on the first one's uncommitted row,
  *       then finds it {@code PROCESSED} (duplicate) or, if the first rolled back, claims it.
  * </ul>
+ *
+ * <p><b>In sequence</b> ({@link Builder#inSequence}; every Kafka consumer is): the inbox also keeps
+ * each aggregate's last applied sequence ({@code idemkit_inbox_sequence}), locked by the batch that
+ * applies the aggregate's messages, so two deliveries of one aggregate take turns. A message with
+ * the next sequence is applied; one behind it (a sequence already applied) is skipped ({@link
+ * Received#DUPLICATE}); one ahead of it (an earlier event is parked, failing, or not there yet) is
+ * <em>held</em>: kept in the inbox with its envelope ({@code HELD}), answered {@link Received#HELD}
+ * (acknowledge), counted ({@link OutboxListener#messagesHeld}), listed for operators ({@link
+ * #held}) and applied by {@link #releaseHeld} once the gap closes. A batch may carry several
+ * messages of one aggregate, in order; after a failure, the aggregate's later messages in the batch
+ * are answered {@link Received#FAILED} untried.
  *
  * <p>The inbox remembers processed ids for its {@code retention}, which must exceed the transport's
  * redelivery horizon: {@link Builder#build()} refuses otherwise.
@@ -43,22 +63,28 @@ public final class InboxConsumer implements MessageReceiver {
   private static final Logger LOG = Logger.getLogger(InboxConsumer.class.getName());
 
   /**
-   * Claims the message for this transaction: a new row, or a row left {@code FAILED} by an earlier
-   * attempt. Returns nothing if the row is {@code PROCESSED} or {@code PARKED}. A row another
-   * transaction inserted or claimed and has not committed yet makes this one wait, then decide on
-   * the committed outcome.
+   * Claims messages for this transaction, in one statement: new rows, or rows left {@code FAILED}
+   * by an earlier attempt or {@code HELD}. Returns the ids claimed; a {@code PROCESSED} or {@code
+   * PARKED} row is not. A row another transaction inserted or claimed and has not committed yet
+   * makes this one wait, then decide on the committed outcome.
    */
   private static final String CLAIM =
       """
       insert into idemkit_inbox as i (consumer_name, message_id, status, attempts, received_at,
                                       processed_at)
-      values (?, ?, 'PROCESSED', 0, ?, ?)
+      select ?, u.id, 'PROCESSED', 0, ?, ? from unnest(?::uuid[]) as u(id)
       on conflict (consumer_name, message_id) do update
          set status = 'PROCESSED', processed_at = excluded.processed_at, last_error = null,
-             event_type = null, tenant = null, aggregate_type = null, aggregate_id = null,
-             sequence = null, occurred_at = null, payload = null
-       where i.status = 'FAILED'
-      returning 1
+             held_at = null, event_type = null, tenant = null, aggregate_type = null,
+             aggregate_id = null, sequence = null, occurred_at = null, payload = null
+       where i.status in ('FAILED', 'HELD')
+      returning message_id
+      """;
+
+  private static final String STATUSES =
+      """
+      select message_id, status from idemkit_inbox
+       where consumer_name = ? and message_id = any (?::uuid[])
       """;
 
   private static final String STATUS =
@@ -67,9 +93,92 @@ public final class InboxConsumer implements MessageReceiver {
       """;
 
   /**
+   * Locks the batch's aggregates' sequence rows (creating missing ones, with no sequence yet) and
+   * answers their last applied sequences. A second delivery of one of these aggregates waits here
+   * until this transaction ends, then reads what it committed.
+   */
+  private static final String LOCK_SEQUENCES =
+      """
+      insert into idemkit_inbox_sequence as s (consumer_name, aggregate_type, aggregate_id,
+                                               last_sequence, applied_at)
+      select ?, u.aggregate_type, u.aggregate_id, null, ?
+        from unnest(?::text[], ?::text[]) as u(aggregate_type, aggregate_id)
+      on conflict (consumer_name, aggregate_type, aggregate_id)
+      do update set last_sequence = s.last_sequence
+      returning aggregate_type, aggregate_id, last_sequence
+      """;
+
+  private static final String ADVANCE =
+      """
+      update idemkit_inbox_sequence s set last_sequence = u.last_sequence, applied_at = ?
+        from unnest(?::text[], ?::text[], ?::bigint[])
+             as u(aggregate_type, aggregate_id, last_sequence)
+       where s.consumer_name = ? and s.aggregate_type = u.aggregate_type
+         and s.aggregate_id = u.aggregate_id
+      """;
+
+  /** Holds messages ahead of their aggregate's sequence (a row left FAILED becomes HELD). */
+  private static final String HOLD =
+      """
+      insert into idemkit_inbox as i (consumer_name, message_id, status, attempts, received_at,
+                                      held_at, event_type, tenant, aggregate_type, aggregate_id,
+                                      sequence, occurred_at, payload)
+      select ?, u.id, 'HELD', 0, ?, ?, u.event_type, u.tenant, u.aggregate_type, u.aggregate_id,
+             u.sequence, u.occurred_at::timestamptz, u.payload
+        from unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[],
+                    ?::text[])
+             as u(id, event_type, tenant, aggregate_type, aggregate_id, sequence, occurred_at,
+                  payload)
+      on conflict (consumer_name, message_id) do update
+         set status = 'HELD', held_at = excluded.held_at
+       where i.status = 'FAILED'
+      """;
+
+  /**
+   * Held messages whose gap has closed (their aggregate's next sequence, or behind it): the lowest
+   * of each aggregate. The last parameter is what is expected of an aggregate with no sequence yet.
+   */
+  private static final String RELEASABLE =
+      """
+      select distinct on (i.aggregate_type, i.aggregate_id)
+             i.message_id as event_id, i.event_type, i.tenant, i.aggregate_type, i.aggregate_id,
+             i.sequence, i.occurred_at, i.payload
+        from idemkit_inbox i
+        left join idemkit_inbox_sequence s
+          on s.consumer_name = i.consumer_name
+         and s.aggregate_type = i.aggregate_type
+         and s.aggregate_id = i.aggregate_id
+       where i.consumer_name = ? and i.status = 'HELD'
+         and i.sequence <= coalesce(s.last_sequence + 1, ?)
+       order by i.aggregate_type, i.aggregate_id, i.sequence
+       limit ?
+      """;
+
+  private static final String HELD =
+      """
+      select i.message_id as event_id, i.event_type, i.tenant, i.aggregate_type, i.aggregate_id,
+             i.sequence, i.occurred_at, i.payload, i.held_at,
+             coalesce(s.last_sequence, 0) as last_applied
+        from idemkit_inbox i
+        left join idemkit_inbox_sequence s
+          on s.consumer_name = i.consumer_name
+         and s.aggregate_type = i.aggregate_type
+         and s.aggregate_id = i.aggregate_id
+       where i.consumer_name = ? and i.status = 'HELD'
+       order by i.held_at, i.aggregate_type, i.aggregate_id, i.sequence
+       limit ?
+      """;
+
+  private static final String HELD_SUMMARY =
+      """
+      select count(*), min(held_at) from idemkit_inbox where consumer_name = ? and status = 'HELD'
+      """;
+
+  /**
    * Counts a failed attempt (in its own transaction, after the attempt rolled back), keeping the
-   * envelope; parks the message at the last allowed attempt. Does nothing to a row a racing
-   * delivery has meanwhile {@code PROCESSED} (or parked).
+   * envelope; parks the message at the last allowed attempt. A held message that failed once
+   * released stays held (it is applied only from there). Does nothing to a row a racing delivery
+   * has meanwhile {@code PROCESSED} (or parked).
    */
   private static final String RECORD_FAILURE =
       """
@@ -79,13 +188,15 @@ public final class InboxConsumer implements MessageReceiver {
       values (?, ?, case when 1 >= ? then 'PARKED' else 'FAILED' end, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       on conflict (consumer_name, message_id) do update
          set attempts = i.attempts + 1,
-             status = case when i.attempts + 1 >= ? then 'PARKED' else 'FAILED' end,
+             status = case when i.attempts + 1 >= ? then 'PARKED'
+                           when i.status = 'HELD' then 'HELD'
+                           else 'FAILED' end,
              last_error = excluded.last_error,
              event_type = excluded.event_type, tenant = excluded.tenant,
              aggregate_type = excluded.aggregate_type, aggregate_id = excluded.aggregate_id,
              sequence = excluded.sequence, occurred_at = excluded.occurred_at,
              payload = excluded.payload
-       where i.status = 'FAILED'
+       where i.status in ('FAILED', 'HELD')
       returning status
       """;
 
@@ -127,6 +238,7 @@ public final class InboxConsumer implements MessageReceiver {
   private final Duration retention;
   private final Clock clock;
   private final OutboxListener listener;
+  private final SequenceStart sequenceStart;
 
   private InboxConsumer(Builder b) {
     this.name = b.name;
@@ -136,6 +248,7 @@ public final class InboxConsumer implements MessageReceiver {
     this.retention = b.retention;
     this.clock = b.clock;
     this.listener = b.listener;
+    this.sequenceStart = b.sequenceStart;
   }
 
   /**
@@ -151,31 +264,37 @@ public final class InboxConsumer implements MessageReceiver {
     return name;
   }
 
+  /** Whether this consumer applies each aggregate's messages in sequence. */
+  public boolean inSequence() {
+    return sequenceStart != null;
+  }
+
   /**
-   * Applies {@code messages}: first all in one transaction (one commit for the lot); if anything in
-   * it fails, that transaction rolls back entirely and each message is applied on its own, so a
-   * poison message costs its neighbours a second try, never an effect.
+   * Applies {@code messages}: all in one transaction (one claim statement, one {@link
+   * MessageHandler#applyAll}, one commit). If the handler names the message that failed ({@link
+   * MessageFailedException}), the batch is rolled back and applied again without it, and it is
+   * tried on its own; after any other failure each message is applied on its own. So a poison
+   * message costs its neighbours a second try, never an effect. The same message twice in the list
+   * is applied once (the second answered {@link Received#DUPLICATE}).
    */
   @Override
   public List<Received> receive(List<EventEnvelope> messages) {
-    if (messages.isEmpty()) {
-      return List.of();
-    }
-    if (messages.size() > 1) {
-      try {
-        List<Received> all = inOneTransaction(messages);
-        report(all);
-        return all;
-      } catch (Exception e) {
-        LOG.log(
-            Level.FINE, name + ": a batch of " + messages.size() + " failed; one by one now", e);
+    Received[] out = new Received[messages.size()];
+    Map<UUID, Integer> first = new HashMap<>();
+    List<Integer> unique = new ArrayList<>(messages.size());
+    for (int i = 0; i < messages.size(); i++) {
+      if (first.putIfAbsent(messages.get(i).eventId(), i) == null) {
+        unique.add(i);
       }
     }
-    List<Received> out = new ArrayList<>(messages.size());
-    for (EventEnvelope m : messages) {
-      out.add(receiveOne(m));
+    process(messages, unique, out);
+    for (int i = 0; i < out.length; i++) {
+      if (out[i] == null) {
+        Received r = out[first.get(messages.get(i).eventId())];
+        out[i] = r == Received.APPLIED ? Received.DUPLICATE : r;
+      }
     }
-    return out;
+    return Arrays.asList(out);
   }
 
   /** Applies one message (see the class comment). */
@@ -183,18 +302,360 @@ public final class InboxConsumer implements MessageReceiver {
     return receiveOne(message);
   }
 
-  private Received receiveOne(EventEnvelope message) {
+  /** Applies the messages at {@code indices} (distinct ids, in order) into {@code out}. */
+  private void process(List<EventEnvelope> all, List<Integer> indices, Received[] out) {
+    if (indices.isEmpty()) {
+      return;
+    }
+    if (indices.size() == 1) {
+      out[indices.get(0)] = receiveOne(all.get(indices.get(0)));
+      return;
+    }
+    List<EventEnvelope> batch = new ArrayList<>(indices.size());
+    for (int i : indices) {
+      batch.add(all.get(i));
+    }
     try {
-      List<Received> r = inOneTransaction(List.of(message));
-      report(r);
-      return r.get(0);
+      Received[] r = inOneTransaction(batch);
+      for (int k = 0; k < r.length; k++) {
+        out[indices.get(k)] = r[k];
+      }
+      return;
+    } catch (MessageFailedException e) {
+      int at = indexOf(batch, e.failedMessage());
+      if (at >= 0) {
+        LOG.log(Level.FINE, name + ": " + e.getMessage() + "; the batch goes on without it");
+        // The ones before it again as a batch, it on its own, then the rest (but its aggregate's
+        // later messages, if it failed: they wait for it).
+        process(all, indices.subList(0, at), out);
+        out[indices.get(at)] = receiveOne(batch.get(at));
+        Set<AggregateKey> failed = failedAggregates(all, indices.subList(0, at + 1), out);
+        List<Integer> rest = new ArrayList<>();
+        for (int i : indices.subList(at + 1, indices.size())) {
+          if (failed.contains(AggregateKey.of(all.get(i)))) {
+            out[i] = Received.FAILED;
+          } else {
+            rest.add(i);
+          }
+        }
+        process(all, rest, out);
+        return;
+      }
+      LOG.log(Level.FINE, name + ": a batch of " + batch.size() + " failed; one by one now", e);
     } catch (Exception e) {
-      listener.consumeFailed(name);
-      return recordFailure(message, e);
+      LOG.log(Level.FINE, name + ": a batch of " + batch.size() + " failed; one by one now", e);
+    }
+    Set<AggregateKey> failed = new HashSet<>();
+    for (int i : indices) {
+      AggregateKey aggregate = AggregateKey.of(all.get(i));
+      out[i] = failed.contains(aggregate) ? Received.FAILED : receiveOne(all.get(i));
+      if (out[i] == Received.FAILED) {
+        failed.add(aggregate);
+      }
     }
   }
 
-  private void report(List<Received> outcomes) {
+  private static int indexOf(List<EventEnvelope> batch, EventEnvelope m) {
+    for (int k = 0; k < batch.size(); k++) {
+      if (m != null && batch.get(k).eventId().equals(m.eventId())) {
+        return k;
+      }
+    }
+    return -1;
+  }
+
+  private static Set<AggregateKey> failedAggregates(
+      List<EventEnvelope> all, List<Integer> indices, Received[] out) {
+    Set<AggregateKey> failed = new HashSet<>();
+    for (int i : indices) {
+      if (out[i] == Received.FAILED) {
+        failed.add(AggregateKey.of(all.get(i)));
+      }
+    }
+    return failed;
+  }
+
+  private Received receiveOne(EventEnvelope message) {
+    try {
+      return inOneTransaction(List.of(message))[0];
+    } catch (Exception e) {
+      listener.consumeFailed(name);
+      Throwable cause =
+          e instanceof MessageFailedException && e.getCause() != null ? e.getCause() : e;
+      return recordFailure(message, cause);
+    }
+  }
+
+  /** What one transaction decided, for the listener once it committed. */
+  private static final class Tally {
+    int stale;
+    int held;
+  }
+
+  private Received[] inOneTransaction(List<EventEnvelope> messages) throws Exception {
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        Received[] out = new Received[messages.size()];
+        OffsetDateTime now = Outbox.utc(clock.instant());
+        Tally tally = new Tally();
+        List<EventEnvelope> toApply =
+            sequenceStart == null
+                ? claimAll(c, messages, now, out)
+                : decideInSequence(c, messages, now, out, tally);
+        if (!toApply.isEmpty()) {
+          handler.applyAll(c, toApply);
+        }
+        c.commit();
+        report(out, tally);
+        return out;
+      } catch (Throwable t) {
+        c.rollback();
+        throw t;
+      } finally {
+        c.setAutoCommit(autoCommit);
+      }
+    }
+  }
+
+  /** Claims every message; answers those to apply, and fills in the others' outcomes. */
+  private List<EventEnvelope> claimAll(
+      Connection c, List<EventEnvelope> messages, OffsetDateTime now, Received[] out)
+      throws SQLException {
+    Set<UUID> claimed = claim(c, messages, now);
+    Map<UUID, String> statuses = Map.of();
+    if (claimed.size() < messages.size()) {
+      List<UUID> others = new ArrayList<>();
+      for (EventEnvelope m : messages) {
+        if (!claimed.contains(m.eventId())) {
+          others.add(m.eventId());
+        }
+      }
+      statuses = statuses(c, others);
+    }
+    List<EventEnvelope> toApply = new ArrayList<>(claimed.size());
+    for (int i = 0; i < messages.size(); i++) {
+      EventEnvelope m = messages.get(i);
+      if (claimed.contains(m.eventId())) {
+        toApply.add(m);
+        out[i] = Received.APPLIED;
+      } else {
+        out[i] = settled(m.eventId(), statuses.get(m.eventId()));
+      }
+    }
+    return toApply;
+  }
+
+  /**
+   * In sequence: locks the batch's aggregates, reads the messages' inbox rows, and decides each
+   * message in order: apply (the aggregate's next), skip (behind it, or processed), hold (ahead of
+   * it), or leave parked; then claims, holds and advances in three statements.
+   */
+  private List<EventEnvelope> decideInSequence(
+      Connection c, List<EventEnvelope> messages, OffsetDateTime now, Received[] out, Tally tally)
+      throws SQLException {
+    Map<AggregateKey, Long> last = lockSequences(c, messages, now);
+    List<UUID> ids = new ArrayList<>(messages.size());
+    for (EventEnvelope m : messages) {
+      ids.add(m.eventId());
+    }
+    Map<UUID, String> status = statuses(c, ids);
+    Map<AggregateKey, Long> advanced = new LinkedHashMap<>();
+    List<EventEnvelope> toClaim = new ArrayList<>();
+    List<EventEnvelope> toApply = new ArrayList<>();
+    List<EventEnvelope> toHold = new ArrayList<>();
+    for (int i = 0; i < messages.size(); i++) {
+      EventEnvelope m = messages.get(i);
+      String st = status.get(m.eventId());
+      AggregateKey aggregate = AggregateKey.of(m);
+      Long applied = last.get(aggregate);
+      Long expected = null; // FIRST_SEEN, nothing applied yet: whatever comes
+      if (applied != null) {
+        expected = applied + 1;
+      } else if (sequenceStart == SequenceStart.FROM_ONE) {
+        expected = 1L;
+      }
+      if ("PROCESSED".equals(st)) {
+        out[i] = Received.DUPLICATE;
+        if (expected == null || m.sequence() == expected) {
+          // Applied, but not in sequence (before this consumer applied in sequence, or by one
+          // that does not): the aggregate has it all the same.
+          last.put(aggregate, m.sequence());
+          advanced.put(aggregate, m.sequence());
+        }
+      } else if (expected != null && m.sequence() < expected) {
+        // Behind: that sequence was applied (under another id). Settle a row it may have.
+        out[i] = Received.DUPLICATE;
+        tally.stale++;
+        if (st != null && !"PARKED".equals(st)) {
+          toClaim.add(m);
+        }
+      } else if ("PARKED".equals(st)) {
+        out[i] = Received.PARKED; // the aggregate still waits for it: later ones are held
+      } else if (expected == null || m.sequence() == expected) {
+        out[i] = Received.APPLIED;
+        toClaim.add(m);
+        toApply.add(m);
+        last.put(aggregate, m.sequence());
+        advanced.put(aggregate, m.sequence());
+      } else {
+        out[i] = Received.HELD;
+        if (!"HELD".equals(st)) {
+          toHold.add(m);
+        }
+      }
+    }
+    if (!toClaim.isEmpty() && claim(c, toClaim, now).size() != toClaim.size()) {
+      // Only a failure being recorded at this moment can have changed a row we read (it takes no
+      // aggregate lock): decide again from the start.
+      throw new IllegalStateException(name + ": an inbox row changed under the batch; again");
+    }
+    if (!toHold.isEmpty()) {
+      hold(c, toHold, now);
+      tally.held += toHold.size();
+    }
+    if (!advanced.isEmpty()) {
+      advance(c, advanced, now);
+    }
+    return toApply;
+  }
+
+  private Set<UUID> claim(Connection c, List<EventEnvelope> messages, OffsetDateTime now)
+      throws SQLException {
+    // Sorted: concurrent batches take their rows' locks in the same order.
+    UUID[] ids = messages.stream().map(EventEnvelope::eventId).sorted().toArray(UUID[]::new);
+    Set<UUID> claimed = new HashSet<>();
+    try (PreparedStatement s = c.prepareStatement(CLAIM)) {
+      s.setString(1, name);
+      s.setObject(2, now);
+      s.setObject(3, now);
+      s.setArray(4, c.createArrayOf("uuid", ids));
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          claimed.add(rs.getObject(1, UUID.class));
+        }
+      }
+    }
+    return claimed;
+  }
+
+  private Map<UUID, String> statuses(Connection c, List<UUID> ids) throws SQLException {
+    Map<UUID, String> out = new HashMap<>();
+    try (PreparedStatement s = c.prepareStatement(STATUSES)) {
+      s.setString(1, name);
+      s.setArray(2, c.createArrayOf("uuid", ids.toArray()));
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          out.put(rs.getObject(1, UUID.class), rs.getString(2));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The outcome for a message whose row could not be claimed: processed, or parked. */
+  private Received settled(UUID id, String status) {
+    if (status == null) {
+      throw new IllegalStateException("inbox row of " + id + " vanished");
+    }
+    return switch (status) {
+      case "PARKED" -> Received.PARKED;
+      case "HELD" -> Received.HELD;
+      default -> Received.DUPLICATE;
+    };
+  }
+
+  private Map<AggregateKey, Long> lockSequences(
+      Connection c, List<EventEnvelope> messages, OffsetDateTime now) throws SQLException {
+    TreeSet<AggregateKey> aggregates = new TreeSet<>();
+    for (EventEnvelope m : messages) {
+      aggregates.add(AggregateKey.of(m));
+    }
+    String[] types = new String[aggregates.size()];
+    String[] ids = new String[aggregates.size()];
+    int n = 0;
+    for (AggregateKey k : aggregates) {
+      types[n] = k.type();
+      ids[n++] = k.id();
+    }
+    Map<AggregateKey, Long> last = new HashMap<>();
+    try (PreparedStatement s = c.prepareStatement(LOCK_SEQUENCES)) {
+      s.setString(1, name);
+      s.setObject(2, now);
+      s.setArray(3, c.createArrayOf("text", types));
+      s.setArray(4, c.createArrayOf("text", ids));
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          long v = rs.getLong(3);
+          Long sequence = rs.wasNull() ? null : v;
+          last.put(new AggregateKey(rs.getString(1), rs.getString(2)), sequence);
+        }
+      }
+    }
+    return last;
+  }
+
+  private void advance(Connection c, Map<AggregateKey, Long> advanced, OffsetDateTime now)
+      throws SQLException {
+    String[] types = new String[advanced.size()];
+    String[] ids = new String[advanced.size()];
+    Long[] sequences = new Long[advanced.size()];
+    int n = 0;
+    for (Map.Entry<AggregateKey, Long> e : advanced.entrySet()) {
+      types[n] = e.getKey().type();
+      ids[n] = e.getKey().id();
+      sequences[n++] = e.getValue();
+    }
+    try (PreparedStatement s = c.prepareStatement(ADVANCE)) {
+      s.setObject(1, now);
+      s.setArray(2, c.createArrayOf("text", types));
+      s.setArray(3, c.createArrayOf("text", ids));
+      s.setArray(4, c.createArrayOf("bigint", sequences));
+      s.setString(5, name);
+      s.executeUpdate();
+    }
+  }
+
+  private void hold(Connection c, List<EventEnvelope> messages, OffsetDateTime now)
+      throws SQLException {
+    int n = messages.size();
+    UUID[] ids = new UUID[n];
+    String[] types = new String[n];
+    String[] tenants = new String[n];
+    String[] aggregateTypes = new String[n];
+    String[] aggregateIds = new String[n];
+    Long[] sequences = new Long[n];
+    String[] occurredAt = new String[n];
+    String[] payloads = new String[n];
+    for (int k = 0; k < n; k++) {
+      EventEnvelope m = messages.get(k);
+      ids[k] = m.eventId();
+      types[k] = m.type();
+      tenants[k] = m.tenant();
+      aggregateTypes[k] = m.aggregateType();
+      aggregateIds[k] = m.aggregateId();
+      sequences[k] = m.sequence();
+      occurredAt[k] = m.occurredAt().toString();
+      payloads[k] = m.payload();
+    }
+    try (PreparedStatement s = c.prepareStatement(HOLD)) {
+      s.setString(1, name);
+      s.setObject(2, now);
+      s.setObject(3, now);
+      s.setArray(4, c.createArrayOf("uuid", ids));
+      s.setArray(5, c.createArrayOf("text", types));
+      s.setArray(6, c.createArrayOf("text", tenants));
+      s.setArray(7, c.createArrayOf("text", aggregateTypes));
+      s.setArray(8, c.createArrayOf("text", aggregateIds));
+      s.setArray(9, c.createArrayOf("bigint", sequences));
+      s.setArray(10, c.createArrayOf("text", occurredAt));
+      s.setArray(11, c.createArrayOf("text", payloads));
+      s.executeUpdate();
+    }
+  }
+
+  private void report(Received[] outcomes, Tally tally) {
     int applied = 0;
     int duplicates = 0;
     for (Received r : outcomes) {
@@ -207,64 +668,18 @@ public final class InboxConsumer implements MessageReceiver {
     if (applied > 0) {
       listener.consumed(name, applied);
     }
-    if (duplicates > 0) {
-      listener.duplicatesSkipped(name, duplicates);
+    if (duplicates > tally.stale) {
+      listener.duplicatesSkipped(name, duplicates - tally.stale);
+    }
+    if (tally.stale > 0) {
+      listener.staleSkipped(name, tally.stale);
+    }
+    if (tally.held > 0) {
+      listener.messagesHeld(name, tally.held);
     }
   }
 
-  private List<Received> inOneTransaction(List<EventEnvelope> messages) throws Exception {
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        List<Received> out = new ArrayList<>(messages.size());
-        OffsetDateTime now = Outbox.utc(clock.instant());
-        for (EventEnvelope m : messages) {
-          if (claim(c, m, now)) {
-            handler.apply(c, m);
-            out.add(Received.APPLIED);
-          } else {
-            out.add(settled(c, m.eventId()));
-          }
-        }
-        c.commit();
-        return out;
-      } catch (Throwable t) {
-        c.rollback();
-        throw t;
-      } finally {
-        c.setAutoCommit(autoCommit);
-      }
-    }
-  }
-
-  private boolean claim(Connection c, EventEnvelope m, OffsetDateTime now) throws SQLException {
-    try (PreparedStatement s = c.prepareStatement(CLAIM)) {
-      s.setString(1, name);
-      s.setObject(2, m.eventId());
-      s.setObject(3, now);
-      s.setObject(4, now);
-      try (ResultSet rs = s.executeQuery()) {
-        return rs.next();
-      }
-    }
-  }
-
-  /** The outcome for a message whose row could not be claimed: processed, or parked. */
-  private Received settled(Connection c, UUID id) throws SQLException {
-    try (PreparedStatement s = c.prepareStatement(STATUS)) {
-      s.setString(1, name);
-      s.setObject(2, id);
-      try (ResultSet rs = s.executeQuery()) {
-        if (!rs.next()) {
-          throw new IllegalStateException("inbox row of " + id + " vanished");
-        }
-        return "PARKED".equals(rs.getString(1)) ? Received.PARKED : Received.DUPLICATE;
-      }
-    }
-  }
-
-  private Received recordFailure(EventEnvelope m, Exception cause) {
+  private Received recordFailure(EventEnvelope m, Throwable cause) {
     String error =
         cause.getClass().getSimpleName()
             + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
@@ -293,7 +708,7 @@ public final class InboxConsumer implements MessageReceiver {
             st.setObject(2, m.eventId());
             try (ResultSet r2 = st.executeQuery()) {
               r2.next();
-              return "PARKED".equals(r2.getString(1)) ? Received.PARKED : Received.DUPLICATE;
+              return settled(m.eventId(), r2.getString(1));
             }
           }
         }
@@ -306,6 +721,114 @@ public final class InboxConsumer implements MessageReceiver {
     } catch (SQLException e) {
       LOG.log(Level.WARNING, name + " could not record the failure of " + m.eventId(), e);
       return Received.FAILED;
+    }
+  }
+
+  /**
+   * Applies held messages whose gap has closed, lowest sequence first, until none is left or none
+   * makes progress (one that fails stays held, its attempt counted, and is tried at the next call;
+   * it is parked after the last allowed attempt). Call it now and then (a Kafka consumer does,
+   * every {@code heldRetryInterval}); {@link #requeue} calls it too. Does nothing unless {@link
+   * #inSequence()}.
+   *
+   * @return how many held messages were applied
+   */
+  public int releaseHeld() throws SQLException {
+    return releaseHeldMessages().size();
+  }
+
+  /** {@link #releaseHeld}, answering the messages it applied, in the order it applied them. */
+  public List<EventEnvelope> releaseHeldMessages() throws SQLException {
+    if (sequenceStart == null) {
+      return List.of();
+    }
+    List<EventEnvelope> released = new ArrayList<>();
+    while (true) {
+      List<EventEnvelope> batch = new ArrayList<>();
+      try (Connection c = dataSource.getConnection();
+          PreparedStatement s = c.prepareStatement(RELEASABLE)) {
+        s.setString(1, name);
+        s.setLong(2, sequenceStart == SequenceStart.FROM_ONE ? 1 : Long.MAX_VALUE);
+        s.setInt(3, 200);
+        try (ResultSet rs = s.executeQuery()) {
+          while (rs.next()) {
+            batch.add(Outbox.envelope(rs));
+          }
+        }
+      }
+      if (batch.isEmpty()) {
+        break;
+      }
+      int progress = 0;
+      List<Received> outcomes = receive(batch);
+      for (int k = 0; k < batch.size(); k++) {
+        Received r = outcomes.get(k);
+        if (r == Received.APPLIED) {
+          released.add(batch.get(k));
+        }
+        if (r != Received.FAILED && r != Received.HELD) {
+          progress++;
+        }
+      }
+      if (progress == 0) {
+        break;
+      }
+    }
+    if (!released.isEmpty()) {
+      listener.heldReleased(name, released.size());
+    }
+    return released;
+  }
+
+  /** A message held behind a gap in its aggregate's sequence, for operators. */
+  public record HeldMessage(EventEnvelope message, long lastApplied, Instant heldAt) {}
+
+  /** Up to {@code limit} of this consumer's held messages, longest held first. */
+  public List<HeldMessage> held(int limit) throws SQLException {
+    List<HeldMessage> out = new ArrayList<>();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s = c.prepareStatement(HELD)) {
+      s.setString(1, name);
+      s.setInt(2, limit);
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new HeldMessage(
+                  Outbox.envelope(rs),
+                  rs.getLong("last_applied"),
+                  rs.getObject("held_at", OffsetDateTime.class).toInstant()));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** How many messages are held, and since when the oldest (null if none). */
+  public record HeldSummary(long count, Instant oldestHeldAt) {}
+
+  /** This consumer's held messages: how many, and the oldest's time; for meters and operators. */
+  public HeldSummary heldSummary() throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s = c.prepareStatement(HELD_SUMMARY)) {
+      s.setString(1, name);
+      try (ResultSet rs = s.executeQuery()) {
+        rs.next();
+        OffsetDateTime oldest = rs.getObject(2, OffsetDateTime.class);
+        return new HeldSummary(rs.getLong(1), oldest == null ? null : oldest.toInstant());
+      }
+    }
+  }
+
+  /** An aggregate, ordered by type then id (the order its sequence row is locked in). */
+  private record AggregateKey(String type, String id) implements Comparable<AggregateKey> {
+    static AggregateKey of(EventEnvelope m) {
+      return new AggregateKey(m.aggregateType(), m.aggregateId());
+    }
+
+    @Override
+    public int compareTo(AggregateKey o) {
+      int t = type.compareTo(o.type);
+      return t != 0 ? t : id.compareTo(o.id);
     }
   }
 
@@ -355,7 +878,9 @@ public final class InboxConsumer implements MessageReceiver {
   /**
    * Re-queues a parked message (after its cause was fixed) and applies it now, from the envelope
    * the inbox kept: the transport acknowledged it when it was parked and will not bring it again. A
-   * failure parks it again at once.
+   * failure parks it again at once. In sequence, it is held if an earlier message of its aggregate
+   * is still parked (re-queue them in sequence order), and the messages it held back are applied
+   * after it.
    *
    * @return the outcome, or {@code null} if no such message was parked
    */
@@ -373,7 +898,9 @@ public final class InboxConsumer implements MessageReceiver {
         m = Outbox.envelope(rs);
       }
     }
-    return receiveOne(m);
+    Received r = receiveOne(m);
+    releaseHeld(); // what it held back, if it was applied
+    return r;
   }
 
   /** Forgets messages processed longer ago than the retention; answers how many. */
@@ -397,6 +924,7 @@ public final class InboxConsumer implements MessageReceiver {
     private Duration redeliveryHorizon;
     private Clock clock = Clock.systemUTC();
     private OutboxListener listener = OutboxListener.NONE;
+    private SequenceStart sequenceStart;
 
     private Builder(String name, DataSource dataSource, MessageHandler handler) {
       this.name = Objects.requireNonNull(name, "name");
@@ -435,6 +963,17 @@ public final class InboxConsumer implements MessageReceiver {
 
     public Builder listener(OutboxListener listener) {
       this.listener = Objects.requireNonNull(listener);
+      return this;
+    }
+
+    /**
+     * Applies each aggregate's messages in sequence, holding those that come ahead of it (see the
+     * class comment); {@code start} says what is expected of an aggregate with no record. For
+     * transports that may deliver an aggregate's events out of order or past a parked one (Kafka);
+     * the embedded transport needs it only to hold an aggregate's events behind a parked one.
+     */
+    public Builder inSequence(SequenceStart start) {
+      this.sequenceStart = Objects.requireNonNull(start);
       return this;
     }
 

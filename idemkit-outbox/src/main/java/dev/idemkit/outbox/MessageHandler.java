@@ -1,6 +1,7 @@
 package dev.idemkit.outbox;
 
 import java.sql.Connection;
+import java.util.List;
 
 /**
  * What a consumer does with a message: its durable side effects, written on {@code transaction},
@@ -18,4 +19,20 @@ public interface MessageHandler {
    * the message: nothing it wrote is kept and the inbox counts a failed attempt.
    */
   void apply(Connection transaction, EventEnvelope message) throws Exception;
+
+  /**
+   * Applies a batch of messages, in their order, in one transaction (the inbox's, which claims them
+   * all). The default applies each in turn. Override it to write the whole batch in fewer round
+   * trips (one JDBC batch for every message's rows, say); throw {@link MessageFailedException} when
+   * you know which message failed.
+   */
+  default void applyAll(Connection transaction, List<EventEnvelope> messages) throws Exception {
+    for (EventEnvelope m : messages) {
+      try {
+        apply(transaction, m);
+      } catch (Exception e) {
+        throw new MessageFailedException(m, e);
+      }
+    }
+  }
 }

@@ -25,27 +25,28 @@ import javax.sql.DataSource;
 public final class Outbox {
 
   /**
-   * Takes the aggregate's next number, and its counter row's lock until the caller's transaction
-   * ends. That lock is the ordering decision: a second transaction appending to the same aggregate
-   * waits here until the first commits (then numbers after it) or rolls back (then reuses its
-   * number). So within an aggregate, numbers follow commit order and have no gaps, and the relay
-   * can send an aggregate's events by number without ever skipping one that commits late.
+   * Takes the aggregate's next number and inserts the event with it, in one statement (one round
+   * trip in the writer's transaction). The counter upsert takes the counter row's lock until the
+   * caller's transaction ends. That lock is the ordering decision: a second transaction appending
+   * to the same aggregate waits here until the first commits (then numbers after it) or rolls back
+   * (then reuses its number). So within an aggregate, numbers follow commit order and have no gaps,
+   * and the relay can send an aggregate's events by number without ever skipping one that commits
+   * late. Returns nothing if the event id is already taken (the number is then given back).
    */
-  private static final String NEXT_SEQUENCE =
+  private static final String APPEND =
       """
-      insert into idemkit_outbox_aggregate as a (aggregate_type, aggregate_id, last_sequence)
-      values (?, ?, 1)
-      on conflict (aggregate_type, aggregate_id)
-      do update set last_sequence = a.last_sequence + 1
-      returning last_sequence
-      """;
-
-  private static final String INSERT_EVENT =
-      """
+      with next as (
+        insert into idemkit_outbox_aggregate as a (aggregate_type, aggregate_id, last_sequence)
+        values (?, ?, 1)
+        on conflict (aggregate_type, aggregate_id)
+        do update set last_sequence = a.last_sequence + 1
+        returning last_sequence
+      )
       insert into idemkit_outbox (event_id, event_type, tenant, aggregate_type, aggregate_id,
                                   sequence, occurred_at, payload, next_attempt_at)
-      values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      select ?, ?, ?, ?, ?, next.last_sequence, ?, ?, ? from next
       on conflict (event_id) do nothing
+      returning sequence
       """;
 
   /** The event was already there: give back the number taken (the lock is still ours). */
@@ -130,31 +131,27 @@ public final class Outbox {
               + " with the rows it describes");
     }
     UUID id = event.eventId();
-    long sequence;
-    try (PreparedStatement s = transaction.prepareStatement(NEXT_SEQUENCE)) {
-      s.setString(1, event.aggregateType());
-      s.setString(2, event.aggregateId());
-      try (ResultSet rs = s.executeQuery()) {
-        rs.next();
-        sequence = rs.getLong(1);
-      }
-    }
     Instant now = clock.instant();
     OffsetDateTime at = utc(now);
-    int inserted;
-    try (PreparedStatement s = transaction.prepareStatement(INSERT_EVENT)) {
-      s.setObject(1, id);
-      s.setString(2, event.type());
-      s.setString(3, event.tenant());
-      s.setString(4, event.aggregateType());
-      s.setString(5, event.aggregateId());
-      s.setLong(6, sequence);
-      s.setObject(7, at);
-      s.setString(8, event.payload());
-      s.setObject(9, at);
-      inserted = s.executeUpdate();
+    Long sequence = null;
+    try (PreparedStatement s = transaction.prepareStatement(APPEND)) {
+      s.setString(1, event.aggregateType());
+      s.setString(2, event.aggregateId());
+      s.setObject(3, id);
+      s.setString(4, event.type());
+      s.setString(5, event.tenant());
+      s.setString(6, event.aggregateType());
+      s.setString(7, event.aggregateId());
+      s.setObject(8, at);
+      s.setString(9, event.payload());
+      s.setObject(10, at);
+      try (ResultSet rs = s.executeQuery()) {
+        if (rs.next()) {
+          sequence = rs.getLong(1);
+        }
+      }
     }
-    if (inserted == 1) {
+    if (sequence != null) {
       return new Appended(
           new EventEnvelope(
               id,

@@ -31,6 +31,18 @@ public interface OutboxListener {
   /** {@code consumer} parked a message after its last allowed attempt. */
   default void messageParked(String consumer) {}
 
+  /** {@code consumer} held {@code count} messages that came ahead of their aggregate's sequence. */
+  default void messagesHeld(String consumer, int count) {}
+
+  /** {@code consumer} applied {@code count} held messages once their gap closed. */
+  default void heldReleased(String consumer, int count) {}
+
+  /**
+   * {@code consumer} skipped {@code count} messages behind their aggregate's last applied sequence
+   * (another message id for a sequence already applied).
+   */
+  default void staleSkipped(String consumer, int count) {}
+
   /** A sender on {@code channel} delivered {@code count} recorded side effects. */
   default void delivered(String channel, int count) {}
 }

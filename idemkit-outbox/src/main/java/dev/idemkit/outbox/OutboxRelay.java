@@ -1,7 +1,6 @@
 package dev.idemkit.outbox;
 
 import dev.idemkit.outbox.spi.EventTransport;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -62,6 +61,12 @@ public final class OutboxRelay implements AutoCloseable {
    * later event of an aggregate is never picked while an older one is unsent in this snapshot; the
    * older one can only have become sent since, never the other way round, so the check errs on the
    * side of waiting one more round.
+   *
+   * <p>"Oldest unsent of its aggregate" is a correlated scalar subquery (the lowest unsent
+   * sequence, one probe of the unsent index), not {@code NOT EXISTS}: the planner cannot turn it
+   * into a hash anti join over every unsent event, which it did on a table without statistics
+   * (after a truncate, or new), costing a scan of the whole backlog per round. This way a round
+   * walks the due index in order and stops at the batch size, whatever the statistics say.
    */
   private static final String PICK =
       """
@@ -71,30 +76,55 @@ public final class OutboxRelay implements AutoCloseable {
        where e.sent_at is null
          and e.parked_at is null
          and e.next_attempt_at <= ?
-         and not exists (select 1
-                           from idemkit_outbox older
-                          where older.aggregate_type = e.aggregate_type
-                            and older.aggregate_id = e.aggregate_id
-                            and older.sequence < e.sequence
-                            and older.sent_at is null)
+         and e.sequence = (select min(older.sequence)
+                             from idemkit_outbox older
+                            where older.aggregate_type = e.aggregate_type
+                              and older.aggregate_id = e.aggregate_id
+                              and older.sent_at is null)
        order by e.next_attempt_at
        limit ?
          for update of e skip locked
       """;
 
-  private static final String MARK_SENT =
+  /**
+   * With an {@link Builder#aggregateWindow aggregate window} of n: the unsent events that follow
+   * the picked ones in their aggregates, up to n - 1 each, due and not parked. Only the relay that
+   * holds an aggregate's oldest unsent event takes its followers (another relay's pick sees that
+   * older one unsent and passes the aggregate by), so an aggregate's events are in one relay's
+   * hands at a time; the caller keeps each aggregate's unbroken run after its picked event.
+   */
+  private static final String FOLLOWERS =
       """
-      update idemkit_outbox set sent_at = ?, last_error = null where event_id = any (?)
+      select e.event_id, e.event_type, e.tenant, e.aggregate_type, e.aggregate_id, e.sequence,
+             e.occurred_at, e.payload, e.attempts
+        from idemkit_outbox e
+        join unnest(?::text[], ?::text[], ?::bigint[]) as h(aggregate_type, aggregate_id, sequence)
+          on e.aggregate_type = h.aggregate_type
+         and e.aggregate_id = h.aggregate_id
+         and e.sequence > h.sequence
+         and e.sequence < h.sequence + ?
+       where e.sent_at is null
+         and e.parked_at is null
+         and e.next_attempt_at <= ?
+       order by e.aggregate_type, e.aggregate_id, e.sequence
+         for update of e skip locked
       """;
 
-  private static final String MARK_FAILED =
+  /**
+   * Marks a round's events in one statement: the acknowledged ones sent, the others failed (one
+   * more attempt, the error, the next attempt's time; parked at the last allowed attempt).
+   */
+  private static final String MARK =
       """
-      update idemkit_outbox
-         set attempts = attempts + 1,
-             last_error = ?,
-             next_attempt_at = ?,
-             parked_at = case when attempts + 1 >= ? then ?::timestamptz end
-       where event_id = ?
+      update idemkit_outbox o
+         set sent_at = case when u.error is null then ?::timestamptz end,
+             last_error = u.error,
+             attempts = case when u.error is null then o.attempts else o.attempts + 1 end,
+             next_attempt_at = coalesce(u.next_attempt_at::timestamptz, o.next_attempt_at),
+             parked_at = case when u.error is not null and o.attempts + 1 >= ?
+                              then ?::timestamptz end
+        from unnest(?::uuid[], ?::text[], ?::text[]) as u(event_id, error, next_attempt_at)
+       where o.event_id = u.event_id
       """;
 
   private static final String DELETE_SENT =
@@ -113,6 +143,7 @@ public final class OutboxRelay implements AutoCloseable {
   private final Duration sentRetention;
   private final Duration pollInterval;
   private final int threads;
+  private final int aggregateWindow;
   private final OutboxListener listener;
   private final List<Thread> workers = new ArrayList<>();
   private volatile boolean running;
@@ -129,6 +160,7 @@ public final class OutboxRelay implements AutoCloseable {
     this.sentRetention = b.sentRetention;
     this.pollInterval = b.pollInterval;
     this.threads = b.threads;
+    this.aggregateWindow = b.aggregateWindow;
     this.listener = b.listener;
   }
 
@@ -189,42 +221,98 @@ public final class OutboxRelay implements AutoCloseable {
     if (batch.isEmpty()) {
       return Round.EMPTY;
     }
+    if (aggregateWindow > 1 && batch.size() < batchSize) {
+      addFollowers(c, now, batch, attempts);
+    }
     String[] errors = awaitAcknowledgements(batch);
-    List<UUID> sent = new ArrayList<>();
     Instant markedAt = clock.instant();
+    UUID[] ids = new UUID[batch.size()];
+    String[] nextAttempts = new String[batch.size()]; // ISO-8601, read as timestamptz
     int failed = 0;
     int parked = 0;
-    try (PreparedStatement s = c.prepareStatement(MARK_FAILED)) {
-      for (int i = 0; i < batch.size(); i++) {
-        if (errors[i] == null) {
-          sent.add(batch.get(i).eventId());
-          continue;
-        }
+    for (int i = 0; i < batch.size(); i++) {
+      ids[i] = batch.get(i).eventId();
+      if (errors[i] != null) {
         failed++;
         int attempt = attempts.get(i) + 1;
         if (attempt >= maxAttempts) {
           parked++;
         }
-        s.setString(1, errors[i]);
-        s.setObject(2, Outbox.utc(markedAt.plus(backoff(attempt))));
-        s.setInt(3, maxAttempts);
-        s.setObject(4, Outbox.utc(markedAt));
-        s.setObject(5, batch.get(i).eventId());
-        s.addBatch();
-      }
-      if (failed > 0) {
-        s.executeBatch();
+        nextAttempts[i] = markedAt.plus(backoff(attempt)).toString();
       }
     }
-    if (!sent.isEmpty()) {
-      try (PreparedStatement s = c.prepareStatement(MARK_SENT)) {
-        Array ids = c.createArrayOf("uuid", sent.toArray());
-        s.setObject(1, Outbox.utc(markedAt));
-        s.setArray(2, ids);
-        s.executeUpdate();
+    try (PreparedStatement s = c.prepareStatement(MARK)) {
+      s.setObject(1, Outbox.utc(markedAt));
+      s.setInt(2, maxAttempts);
+      s.setObject(3, Outbox.utc(markedAt));
+      s.setArray(4, c.createArrayOf("uuid", ids));
+      s.setArray(5, c.createArrayOf("text", errors));
+      s.setArray(6, c.createArrayOf("text", nextAttempts));
+      s.executeUpdate();
+    }
+    return new Round(batch.size(), batch.size() - failed, failed, parked);
+  }
+
+  /**
+   * Adds to {@code batch} the events that follow its picked ones in their aggregates (see {@link
+   * #FOLLOWERS}), each right after the one before it, so the transport gets an aggregate's events
+   * in sequence; stops an aggregate at its first missing number (not due, parked, or locked), and
+   * the batch at the batch size.
+   */
+  private void addFollowers(
+      Connection c, Instant now, List<EventEnvelope> batch, List<Integer> attempts)
+      throws SQLException {
+    int heads = batch.size();
+    String[] types = new String[heads];
+    String[] ids = new String[heads];
+    Long[] sequences = new Long[heads];
+    java.util.Map<String, Integer> headAt = new java.util.HashMap<>();
+    for (int i = 0; i < heads; i++) {
+      EventEnvelope e = batch.get(i);
+      types[i] = e.aggregateType();
+      ids[i] = e.aggregateId();
+      sequences[i] = e.sequence();
+      headAt.put(e.aggregateType() + '\u0000' + e.aggregateId(), i);
+    }
+    List<List<EventEnvelope>> runs = new ArrayList<>();
+    List<List<Integer>> runAttempts = new ArrayList<>();
+    for (int i = 0; i < heads; i++) {
+      runs.add(new ArrayList<>());
+      runAttempts.add(new ArrayList<>());
+    }
+    int room = batchSize - heads;
+    try (PreparedStatement s = c.prepareStatement(FOLLOWERS)) {
+      s.setArray(1, c.createArrayOf("text", types));
+      s.setArray(2, c.createArrayOf("text", ids));
+      s.setArray(3, c.createArrayOf("bigint", sequences));
+      s.setInt(4, aggregateWindow);
+      s.setObject(5, Outbox.utc(now));
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next() && room > 0) {
+          EventEnvelope e = Outbox.envelope(rs);
+          int h = headAt.get(e.aggregateType() + '\u0000' + e.aggregateId());
+          List<EventEnvelope> run = runs.get(h);
+          long last = run.isEmpty() ? batch.get(h).sequence() : run.get(run.size() - 1).sequence();
+          if (e.sequence() == last + 1) {
+            run.add(e);
+            runAttempts.get(h).add(rs.getInt("attempts"));
+            room--;
+          }
+        }
       }
     }
-    return new Round(batch.size(), sent.size(), failed, parked);
+    List<EventEnvelope> ordered = new ArrayList<>(batchSize);
+    List<Integer> orderedAttempts = new ArrayList<>(batchSize);
+    for (int i = 0; i < heads; i++) {
+      ordered.add(batch.get(i));
+      orderedAttempts.add(attempts.get(i));
+      ordered.addAll(runs.get(i));
+      orderedAttempts.addAll(runAttempts.get(i));
+    }
+    batch.clear();
+    batch.addAll(ordered);
+    attempts.clear();
+    attempts.addAll(orderedAttempts);
   }
 
   /** Sends the batch; answers, per event, null if acknowledged, else why not. */
@@ -360,6 +448,7 @@ public final class OutboxRelay implements AutoCloseable {
     private Duration sentRetention = Duration.ofDays(7);
     private Duration pollInterval = Duration.ofMillis(50);
     private int threads = 1;
+    private int aggregateWindow = 1;
     private OutboxListener listener = OutboxListener.NONE;
 
     private Builder(DataSource dataSource, EventTransport transport) {
@@ -413,6 +502,23 @@ public final class OutboxRelay implements AutoCloseable {
     /** Relay threads {@link #start()} runs (default 1). */
     public Builder threads(int threads) {
       this.threads = positive(threads, "threads");
+      return this;
+    }
+
+    /**
+     * How many unsent events of one aggregate a round may carry (default 1: an aggregate's next
+     * event is sent only once the previous one is acknowledged and marked, so a backlog on one
+     * aggregate drains one event per round). With n &gt; 1 a round that picks an aggregate's oldest
+     * unsent event also takes the next ones, up to n in all, and hands them to the transport in
+     * sequence; only that relay has them. A transport that keeps the order of one key's records
+     * (Kafka's idempotent producer) delivers them in order; if one fails and a later one does not,
+     * the later one arrives first: use it only when every consumer applies in sequence from the
+     * first ({@link InboxConsumer.Builder#inSequence} with {@link SequenceStart#FROM_ONE}, as Kafka
+     * consumers do), which holds an event that arrives early and applies it after the one before
+     * it.
+     */
+    public Builder aggregateWindow(int aggregateWindow) {
+      this.aggregateWindow = positive(aggregateWindow, "aggregateWindow");
       return this;
     }
 

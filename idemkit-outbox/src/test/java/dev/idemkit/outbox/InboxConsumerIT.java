@@ -92,6 +92,44 @@ class InboxConsumerIT {
     assertThat(ledgerRows("ledger")).isEqualTo(1);
   }
 
+  /**
+   * A handler writing a whole batch at once ({@link MessageHandler#applyAll}): one call for the
+   * batch; a failure it cannot pin on a message makes the inbox apply each on its own.
+   */
+  @Test
+  void aBatchHandlerGetsTheBatchInOneCallAndAnUnattributedFailureFallsBackToOneByOne() {
+    EventEnvelope a = appendCommitted(outbox, paymentCompleted("a", 1)).event();
+    EventEnvelope poison = appendCommitted(outbox, paymentCompleted("poison", 1)).event();
+    EventEnvelope b = appendCommitted(outbox, paymentCompleted("b", 1)).event();
+    MessageHandler rows = ledger("ledger", e -> e.aggregateId().equals("poison"));
+    List<Integer> calls = new java.util.concurrent.CopyOnWriteArrayList<>();
+    MessageHandler batching =
+        new MessageHandler() {
+          @Override
+          public void apply(java.sql.Connection tx, EventEnvelope m) throws Exception {
+            rows.apply(tx, m);
+          }
+
+          @Override
+          public void applyAll(java.sql.Connection tx, List<EventEnvelope> messages)
+              throws Exception {
+            calls.add(messages.size());
+            for (EventEnvelope m : messages) {
+              rows.apply(tx, m); // fails on the poison, without saying which
+            }
+          }
+        };
+    InboxConsumer ledger = consumer("ledger", batching).build();
+
+    assertThat(ledger.receive(List.of(a, b))).containsOnly(Received.APPLIED);
+    assertThat(calls).containsExactly(2);
+    EventEnvelope c = appendCommitted(outbox, paymentCompleted("c", 1)).event();
+    assertThat(ledger.receive(List.of(c, poison)))
+        .containsExactly(Received.APPLIED, Received.FAILED);
+    assertThat(calls).containsExactly(2, 2, 1, 1);
+    assertThat(ledgerRows("ledger")).isEqualTo(3);
+  }
+
   /** Two consumers' names are two inboxes: each applies the message once. */
   @Test
   void eachConsumerNameHasItsOwnInbox() {

@@ -272,4 +272,36 @@ class OutboxRelayIT {
       Thread.sleep(10);
     }
   }
+
+  /**
+   * An aggregate window of 3: a round carries an aggregate's three oldest unsent events, handed to
+   * the transport in sequence; the default (1) sends one per round.
+   */
+  @Test
+  void anAggregateWindowSendsSeveralEventsOfAnAggregatePerRoundInSequence() throws Exception {
+    for (int i = 1; i <= 5; i++) {
+      appendCommitted(
+          outbox, new NewEvent("Booked", "tenant-a", "account", "acc", "booking:" + i, "{}"));
+    }
+    appendCommitted(outbox, paymentCompleted("p1", 1));
+    RecordingTransport one = new RecordingTransport();
+    assertThat(relay(one).build().relayOnce().sent()).as("window 1").isEqualTo(2);
+    TestPostgres.execute("truncate idemkit_outbox");
+    for (int i = 1; i <= 5; i++) {
+      appendCommitted(
+          outbox, new NewEvent("Booked", "tenant-a", "account", "acc2", "booking:" + i, "{}"));
+    }
+    appendCommitted(outbox, paymentCompleted("p2", 1));
+
+    RecordingTransport windowed = new RecordingTransport();
+    OutboxRelay relay = relay(windowed).aggregateWindow(3).build();
+    assertThat(relay.relayOnce().sent()).isEqualTo(4);
+    assertThat(relay.relayOnce().sent()).isEqualTo(2);
+    assertThat(relay.relayOnce().picked()).isZero();
+    assertThat(windowed.violations).isEmpty();
+    assertThat(windowed.sent)
+        .filteredOn(e -> e.aggregateId().equals("acc2"))
+        .extracting(EventEnvelope::sequence)
+        .containsExactly(1L, 2L, 3L, 4L, 5L);
+  }
 }

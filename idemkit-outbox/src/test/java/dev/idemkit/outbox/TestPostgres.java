@@ -43,7 +43,8 @@ final class TestPostgres {
       execute(
           """
           create table test_ledger (consumer text not null, payment_id text not null,
-                                    amount bigint not null);
+                                    amount bigint not null,
+                                    applied_order bigserial not null);
           create table test_received (consumer text not null, message_id uuid not null,
                                       aggregate_id text not null, sequence bigint not null,
                                       seen_at timestamptz not null default clock_timestamp());
@@ -90,7 +91,7 @@ final class TestPostgres {
     execute(
         """
         truncate idemkit_outbox, idemkit_outbox_aggregate, idemkit_inbox, idemkit_delivery,
-                 test_ledger, test_received
+                 idemkit_inbox_sequence, test_ledger, test_received
         """);
   }
 

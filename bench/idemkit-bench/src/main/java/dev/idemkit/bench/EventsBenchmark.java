@@ -10,14 +10,18 @@ import dev.idemkit.outbox.Outbox;
 import dev.idemkit.outbox.OutboxRelay;
 import dev.idemkit.outbox.OutboxSchema;
 import dev.idemkit.outbox.spi.MessageReceiver;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.math.BigDecimal;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -29,6 +33,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 
 /**
@@ -37,17 +42,22 @@ import javax.sql.DataSource;
  * <ol>
  *   <li><b>direct</b> (baseline): writers commit a payment row and its two ledger rows (debit,
  *       credit) in one transaction, as a service without events would;
+ *   <li><b>append</b>: the writers' half alone: a payment row and its {@code PaymentCompleted}
+ *       event (outbox append) per transaction, nothing relayed;
  *   <li><b>saturated</b>: writers commit a payment row and its {@code PaymentCompleted} event
  *       (outbox append) as fast as they can; relays send the events through the embedded transport
- *       to the ledger consumer, which writes the same two ledger rows in its inbox transaction.
- *       Events per second = events consumed / (last inbox commit − first payment commit);
+ *       to the ledger consumer, which writes the same two ledger rows for the whole batch in its
+ *       inbox transaction. Events per second = events consumed / (last inbox commit − first payment
+ *       commit);
  *   <li><b>paced</b>: the same at half the saturated rate; latency from each payment's commit to
  *       its inbox commit (p50, p99).
  * </ol>
  *
  * <p>Arguments: {@code --seconds N} per phase (default 10), {@code --writers N} (default 8), {@code
- * --relays N} relay threads (default 2), {@code --batch N} events per relay round (default 500).
- * Ends with {@code RESULT events_per_s=<n> p99_ms=<n> vs_direct=<ratio>}.
+ * --relays N} relay threads (default 2), {@code --batch N} events per relay round (default 500),
+ * {@code --profile} (the embedded server with {@code pg_stat_statements}: each phase's statements
+ * by database time, with their WAL). Ends with {@code RESULT events_per_s=<n> p99_ms=<n>
+ * vs_direct=<ratio>}.
  */
 public final class EventsBenchmark {
 
@@ -74,17 +84,77 @@ public final class EventsBenchmark {
     int writers = intArg(args, "--writers", 8);
     int relays = intArg(args, "--relays", 2);
     int batch = intArg(args, "--batch", 500);
+    boolean profile = Arrays.asList(args).contains("--profile");
     int pool = writers + relays * 2 + 4;
     String url = System.getenv("IDEMKIT_JDBC_URL");
     System.out.println("bench/events: starting PostgreSQL ...");
+    Path dir = Files.createTempDirectory("idemkit-bench-pg");
+    EmbeddedPostgres profiled = null;
+    if (profile && (url == null || url.isBlank())) {
+      // The same embedded server, with pg_stat_statements loaded: where the database's time goes.
+      profiled =
+          IdemkitDatabase.embeddedServer(dir, 100)
+              .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+              .start();
+    }
     try (IdemkitDatabase db =
-        url != null && !url.isBlank()
-            ? IdemkitDatabase.fromEnvironment(pool)
-            : IdemkitDatabase.embedded(Files.createTempDirectory("idemkit-bench-pg"), pool)) {
+        profiled != null
+            ? IdemkitDatabase.connect(
+                profiled.getJdbcUrl("postgres", "postgres"), "postgres", null, pool)
+            : url != null && !url.isBlank()
+                ? IdemkitDatabase.fromEnvironment(pool)
+                : IdemkitDatabase.embedded(dir, pool)) {
       System.out.printf(
           "Database: %s; %d writers, %d relay threads, batches of %d, %d s per phase%n%n",
           db.description(), writers, relays, batch, seconds);
-      new EventsBenchmark(db.dataSource(), writers, relays, batch).run(Duration.ofSeconds(seconds));
+      EventsBenchmark bench = new EventsBenchmark(db.dataSource(), writers, relays, batch);
+      bench.profile = profile;
+      bench.run(Duration.ofSeconds(seconds));
+    } finally {
+      if (profiled != null) {
+        profiled.close();
+      }
+      try (Stream<Path> paths = Files.walk(dir)) {
+        paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
+
+  private boolean profile;
+
+  /** With --profile: the statements that took the database's time in the last phase. */
+  private void printProfile(String phase) {
+    if (!profile) {
+      return;
+    }
+    System.out.println("  where the database's time went (" + phase + ", pg_stat_statements):");
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "select calls, rows, total_exec_time, mean_exec_time, wal_bytes / calls, wal_fpi,"
+                    + " regexp_replace(left(query, 90), '\\s+', ' ', 'g')"
+                    + " from pg_stat_statements order by total_exec_time desc limit 12")) {
+      while (rs.next()) {
+        System.out.printf(
+            "    %8d calls %9d rows %7.0f ms %7.3f ms each %7d B WAL each %6d FPI  %s%n",
+            rs.getLong(1),
+            rs.getLong(2),
+            rs.getDouble(3),
+            rs.getDouble(4),
+            rs.getLong(5),
+            rs.getLong(6),
+            rs.getString(7));
+      }
+    } catch (Exception e) {
+      System.out.println("    (no pg_stat_statements: " + e.getMessage() + ")");
+    }
+  }
+
+  private void resetProfile() {
+    if (profile) {
+      execute("create extension if not exists pg_stat_statements");
+      execute("select pg_stat_statements_reset()");
     }
   }
 
@@ -101,9 +171,19 @@ public final class EventsBenchmark {
     System.out.println("warm-up (not counted) ...");
     direct(Duration.ofSeconds(3));
     reset();
+    resetProfile();
     double direct = direct(phase);
     System.out.printf(
         "direct:    %,.0f payments/s (payment + 2 ledger rows, one commit)%n", direct);
+    printProfile("direct");
+    reset();
+    // The writers' half alone: payment row and outbox append, nothing relayed.
+    resetProfile();
+    double appendOnly = append(phase, 0, false).appendedPerS;
+    System.out.printf(
+        "append:    %,.0f payments/s (payment + outbox append, one commit; no relay running)%n",
+        appendOnly);
+    printProfile("append only");
     reset();
 
     InboxConsumer ledger =
@@ -121,11 +201,13 @@ public final class EventsBenchmark {
             .start()) {
       appendAndConsume(Duration.ofSeconds(3), 0); // warm-up
       reset();
+      resetProfile();
       Result saturated = appendAndConsume(phase, 0);
       System.out.printf(
           "saturated: %,.0f events/s committed, %,.0f events/s commit→inbox commit;"
               + " latency p50 %.1f ms, p99 %.1f ms%n",
           saturated.appendedPerS, saturated.consumedPerS, saturated.p50, saturated.p99);
+      printProfile("saturated");
       reset();
       double half = saturated.consumedPerS / 2;
       Result paced = appendAndConsume(phase, half);
@@ -138,19 +220,35 @@ public final class EventsBenchmark {
     }
   }
 
+  /** The ledger consumer: two rows per payment, the whole batch's rows in one JDBC batch. */
   private MessageHandler ledgerHandler() {
-    return (tx, m) -> {
-      UUID payment = UUID.fromString(m.aggregateId());
-      try (PreparedStatement s =
-          tx.prepareStatement(
-              "insert into bench_ledger (entry_type, source_payment_id, account_id, amount)"
-                  + " values (?, ?, ?, ?) on conflict do nothing")) {
-        ledgerRows(s, payment);
+    return new MessageHandler() {
+      @Override
+      public void apply(Connection tx, EventEnvelope m) throws Exception {
+        applyAll(tx, List.of(m));
+      }
+
+      @Override
+      public void applyAll(Connection tx, List<EventEnvelope> messages) throws Exception {
+        try (PreparedStatement s =
+            tx.prepareStatement(
+                "insert into bench_ledger (entry_type, source_payment_id, account_id, amount)"
+                    + " values (?, ?, ?, ?) on conflict do nothing")) {
+          for (EventEnvelope m : messages) {
+            addLedgerRows(s, UUID.fromString(m.aggregateId()));
+          }
+          s.executeBatch();
+        }
       }
     };
   }
 
   private static void ledgerRows(PreparedStatement s, UUID payment) throws Exception {
+    addLedgerRows(s, payment);
+    s.executeBatch();
+  }
+
+  private static void addLedgerRows(PreparedStatement s, UUID payment) throws Exception {
     s.setString(1, "PAYMENT_DEBIT");
     s.setObject(2, payment);
     s.setString(3, "acc_1");
@@ -161,7 +259,6 @@ public final class EventsBenchmark {
     s.setString(3, "merchant");
     s.setBigDecimal(4, BigDecimal.TEN);
     s.addBatch();
-    s.executeBatch();
   }
 
   /** Records, after the inbox committed, each applied message's commit-to-consume latency. */
@@ -195,6 +292,11 @@ public final class EventsBenchmark {
 
   /** Writers append for {@code phase} ({@code ratePerS} 0: flat out), then waits for the drain. */
   private Result appendAndConsume(Duration phase, double ratePerS) throws Exception {
+    return append(phase, ratePerS, true);
+  }
+
+  /** Writers append for {@code phase}; then, if {@code drain}, waits until all were consumed. */
+  private Result append(Duration phase, double ratePerS, boolean drain) throws Exception {
     LongAdder appended = new LongAdder();
     AtomicBoolean stop = new AtomicBoolean();
     long start = System.nanoTime();
@@ -236,8 +338,11 @@ public final class EventsBenchmark {
                                     "{\"paymentId\":\"" + id + "\",\"amount\":\"10.00\"}"))
                             .event()
                             .eventId();
-                    c.commit();
+                    // Provisional (a relay may consume it before this thread runs again), then
+                    // the commit's own time, unless the consumer has already taken the entry.
                     committedAt.put(eventId, System.nanoTime());
+                    c.commit();
+                    committedAt.computeIfPresent(eventId, (k, v) -> System.nanoTime());
                     appended.increment();
                   }
                 }
@@ -251,6 +356,9 @@ public final class EventsBenchmark {
     }
     pool.shutdown();
     double appendSeconds = (System.nanoTime() - start) / 1e9;
+    if (!drain) {
+      return new Result(appended.sum() / appendSeconds, 0, Double.NaN, Double.NaN);
+    }
     long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
     while (consumed.sum() < appended.sum() && System.nanoTime() < deadline) {
       Thread.sleep(5);

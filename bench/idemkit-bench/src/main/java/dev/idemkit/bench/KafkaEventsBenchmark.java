@@ -13,6 +13,7 @@ import dev.idemkit.outbox.Outbox;
 import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.OutboxRelay;
 import dev.idemkit.outbox.OutboxSchema;
+import dev.idemkit.outbox.spi.EventTransport;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -28,6 +29,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
@@ -46,16 +49,21 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * in the same run, a bare Kafka producer sending the same payloads with the same settings
  * (idempotent, {@code acks=all}, same linger, key and headers) as the baseline.
  *
- * <p>Phases: the bare producer (after a warm-up); the pipeline at full speed (writers flat out,
- * events/s = events / (last inbox commit - first append commit)); the pipeline paced at half that
- * rate, for the commit-to-inbox latency percentiles.
+ * <p>Phases: the bare producer (after a warm-up); the relay alone draining a committed backlog of
+ * the same size to the broker; the pipeline at full speed (writers flat out, events/s = events /
+ * (last inbox commit - first append commit)); the pipeline paced at half that rate, for the
+ * commit-to-inbox latency percentiles.
  *
  * <p>Arguments: {@code --events N} per full-speed phase (default 20000), {@code --aggregates N}
  * (default 2000), {@code --writers N} (default 4), {@code --per-tx N} events per appending
  * transaction (default 1, like a payment's completion), {@code --relay-threads N} (default 2),
- * {@code --paced-seconds N} (default 10). The last line is {@code RESULT kafka_events_per_s=<n>
- * relay_vs_producer=<ratio> p99_ms=<n>}. {@code IDEMKIT_JDBC_URL} picks a PostgreSQL server; by
- * default an embedded one in a fresh temporary directory.
+ * {@code --paced-seconds N} (default 10), {@code --relay-batch N} events per relay round (default
+ * 500), {@code --aggregate-window N} unsent events of one aggregate per round (default 8, as the
+ * payments service on Kafka; 1 is the relay's default). The last line is {@code RESULT
+ * kafka_events_per_s=<n> relay_vs_producer=<ratio> p99_ms=<n>}: the end-to-end rate at full speed;
+ * the relay's own rate (draining a committed backlog to the broker) over the bare producer's; the
+ * p99 commit-to-inbox latency at half the end-to-end rate. {@code IDEMKIT_JDBC_URL} picks a
+ * PostgreSQL server; by default an embedded one in a fresh temporary directory.
  */
 public final class KafkaEventsBenchmark {
 
@@ -65,6 +73,9 @@ public final class KafkaEventsBenchmark {
   private final int writers;
   private final int perTx;
   private final int relayThreads;
+  private int relayBatch = 500;
+  private int aggregateWindow = 8;
+  private String drainDetail = "";
   private final Map<UUID, Long> committedAt = new ConcurrentHashMap<>();
 
   private KafkaEventsBenchmark(
@@ -84,6 +95,8 @@ public final class KafkaEventsBenchmark {
     int perTx = intArg(args, "--per-tx", 1);
     int relayThreads = intArg(args, "--relay-threads", 2);
     int pacedSeconds = intArg(args, "--paced-seconds", 10);
+    int relayBatch = intArg(args, "--relay-batch", 500);
+    int aggregateWindow = intArg(args, "--aggregate-window", 8);
 
     System.out.println("bench/events --kafka: starting PostgreSQL and a Kafka broker ...");
     String url = System.getenv("IDEMKIT_JDBC_URL");
@@ -93,6 +106,9 @@ public final class KafkaEventsBenchmark {
                 ? IdemkitDatabase.embedded(pgDir, 40)
                 : IdemkitDatabase.fromEnvironment(40);
         KafkaBroker broker = KafkaBroker.start(4, List.of("-Xmx1g"))) {
+      System.out.printf(
+          "relay: %d threads, rounds of up to %d events, up to %d per aggregate%n",
+          relayThreads, relayBatch, aggregateWindow);
       System.out.printf(
           "broker up in %d ms at %s%n",
           broker.lastStartTime().toMillis(), broker.bootstrapServers());
@@ -107,23 +123,31 @@ public final class KafkaEventsBenchmark {
       KafkaEventsBenchmark bench =
           new KafkaEventsBenchmark(
               db.dataSource(), broker.bootstrapServers(), aggregates, writers, perTx, relayThreads);
+      bench.relayBatch = relayBatch;
+      bench.aggregateWindow = aggregateWindow;
       for (String topic : List.of("bench.bare", "bench.warm.payment", "bench.peak.payment")) {
         broker.createTopic(topic, 4);
       }
       broker.createTopic("bench.paced.payment", 4);
+      broker.createTopic("bench.drain.payment", 4);
 
       double producerRate = bench.bareProducer(events);
       bench.pipeline("bench.warm.", Math.min(events, 4000), 0, null); // warm-up, not reported
+      double drainRate = bench.relayDrain("bench.drain.", events);
       Run peak = bench.pipeline("bench.peak.", events, 0, null);
       double halfRate = peak.eventsPerSecond() / 2;
       Run paced =
           bench.pipeline(
               "bench.paced.", (int) Math.max(500, halfRate * pacedSeconds), halfRate, null);
 
-      double ratio = peak.eventsPerSecond() / producerRate;
+      double ratio = drainRate / producerRate;
       System.out.printf(
           "bare producer: %.0f records/s (%d records, same payloads, headers and settings)%n",
           producerRate, events);
+      System.out.printf(
+          "relay alone, draining %d committed events to the broker (picked, sent, acknowledged,"
+              + " marked): %.0f events/s = %.2f x the bare producer; %s%n",
+          events, drainRate, ratio, bench.drainDetail);
       System.out.printf(
           "relay -> broker -> consumer inbox, full speed: %.0f events/s; latency p50 %.0f ms,"
               + " p99 %.0f ms (backlog builds at full speed)%n",
@@ -133,14 +157,21 @@ public final class KafkaEventsBenchmark {
               + " ms, max %.0f ms%n",
           halfRate, paced.eventsPerSecond(), paced.p50Ms(), paced.p99Ms(), paced.maxMs());
       System.out.printf(
+          "end to end at full speed = %.2f x the bare producer (bounded by the writers: one"
+              + " transaction per event)%n",
+          peak.eventsPerSecond() / producerRate);
+      System.out.printf(
           "where the time goes (full speed): writers alone committed %.0f events/s; relay rounds"
               + " carried %.1f events each on average (%d rounds); the consumer applied %.1f"
-              + " messages per inbox transaction (%d transactions)%n",
+              + " messages per inbox transaction (%d transactions); %d held for a moment (full"
+              + " speed), %d (half rate)%n",
           peak.appendRate(),
           peak.relayRounds() == 0 ? 0.0 : (double) peak.events() / peak.relayRounds(),
           peak.relayRounds(),
           peak.inboxTransactions() == 0 ? 0.0 : (double) peak.events() / peak.inboxTransactions(),
-          peak.inboxTransactions());
+          peak.inboxTransactions(),
+          peak.held(),
+          paced.held());
       System.out.printf(
           "RESULT kafka_events_per_s=%.0f relay_vs_producer=%.2f p99_ms=%.0f%n",
           peak.eventsPerSecond(), ratio, paced.p99Ms());
@@ -191,6 +222,94 @@ public final class KafkaEventsBenchmark {
     }
   }
 
+  /**
+   * The relay alone: {@code n} events committed first (no relay running), then the relay started;
+   * events per second from its start until the broker acknowledged the last one and it was marked.
+   */
+  private double relayDrain(String prefix, int n) throws Exception {
+    append(prefix, n, 0);
+    committedAt.clear();
+    LongAdder sent = new LongAdder();
+    LongAdder rounds = new LongAdder();
+    LongAdder inTransport = new LongAdder();
+    CountDownLatch allSent = new CountDownLatch(1);
+    AtomicLong lastSentAt = new AtomicLong();
+    OutboxListener meter =
+        new OutboxListener() {
+          @Override
+          public void published(int count) {
+            rounds.increment();
+            sent.add(count);
+            lastSentAt.set(System.nanoTime());
+            if (sent.sum() >= n) {
+              allSent.countDown();
+            }
+          }
+        };
+    try (KafkaTransport transport =
+        KafkaTransport.builder(bootstrap).topics(TopicNaming.prefixed(prefix)).build()) {
+      // Like the bare producer's warm-up: the producer has its metadata and connections first.
+      transport
+          .send(
+              List.of(
+                  new EventEnvelope(
+                      UUID.randomUUID(),
+                      "Warmup",
+                      "tenant_bench",
+                      "payment",
+                      "warm-up",
+                      1,
+                      Instant.now(),
+                      "{}")))
+          .get(0)
+          .toCompletableFuture()
+          .get(30, TimeUnit.SECONDS);
+      // Time from each round's send to its last acknowledgement: the broker's part of a round.
+      EventTransport timed =
+          new EventTransport() {
+            @Override
+            public List<CompletionStage<Void>> send(List<EventEnvelope> events) {
+              long sentAt = System.nanoTime();
+              List<CompletionStage<Void>> acks = transport.send(events);
+              CompletableFuture.allOf(
+                      acks.stream()
+                          .map(CompletionStage::toCompletableFuture)
+                          .toArray(CompletableFuture[]::new))
+                  .whenComplete((v, e) -> inTransport.add(System.nanoTime() - sentAt));
+              return acks;
+            }
+
+            @Override
+            public Duration redeliveryHorizon() {
+              return transport.redeliveryHorizon();
+            }
+          };
+      long start = System.nanoTime();
+      try (OutboxRelay relay =
+          OutboxRelay.builder(ds, timed)
+              .batchSize(relayBatch)
+              .aggregateWindow(aggregateWindow)
+              .threads(relayThreads)
+              .pollInterval(Duration.ofMillis(5))
+              .listener(meter)
+              .build()
+              .start()) {
+        if (!allSent.await(10, TimeUnit.MINUTES)) {
+          throw new IllegalStateException(prefix + ": only " + sent.sum() + " of " + n + " sent");
+        }
+      }
+      double seconds = (lastSentAt.get() - start) / 1e9;
+      drainDetail =
+          String.format(
+              "%d rounds of %.0f events on average; send to last acknowledgement took %.0f%% of"
+                  + " the relay threads' time, picking, marking and committing the rest",
+              rounds.sum(),
+              (double) n / Math.max(1, rounds.sum()),
+              100.0 * inTransport.sum() / 1e9 / (seconds * relayThreads));
+      return n / seconds;
+    }
+  }
+
   record Run(
       int events,
       double eventsPerSecond,
@@ -199,7 +318,8 @@ public final class KafkaEventsBenchmark {
       double p99Ms,
       double maxMs,
       long relayRounds,
-      long inboxTransactions) {}
+      long inboxTransactions,
+      long held) {}
 
   /**
    * Appends {@code n} events (at {@code rate} per second, or flat out if 0) on a fresh topic
@@ -209,6 +329,7 @@ public final class KafkaEventsBenchmark {
     String consumerName = prefix + "ledger";
     LongAdder relayRounds = new LongAdder();
     LongAdder inboxTransactions = new LongAdder();
+    LongAdder held = new LongAdder();
     long[] latenciesNanos = new long[n];
     AtomicLong applied = new AtomicLong();
     AtomicLong lastAppliedAt = new AtomicLong();
@@ -241,11 +362,19 @@ public final class KafkaEventsBenchmark {
             relayRounds.increment();
           }
         };
+    OutboxListener inboxMeter =
+        new OutboxListener() {
+          @Override
+          public void messagesHeld(String consumer, int count) {
+            held.add(count);
+          }
+        };
     TopicNaming topics = TopicNaming.prefixed(prefix);
     try (KafkaTransport transport = KafkaTransport.builder(bootstrap).topics(topics).build();
         OutboxRelay relay =
             OutboxRelay.builder(ds, transport)
-                .batchSize(500)
+                .batchSize(relayBatch)
+                .aggregateWindow(aggregateWindow)
                 .threads(relayThreads)
                 .pollInterval(Duration.ofMillis(5))
                 .listener(relayMeter)
@@ -271,6 +400,7 @@ public final class KafkaEventsBenchmark {
                 .topics(topics)
                 .pollTimeout(Duration.ofMillis(20))
                 .kafkaListener(measure)
+                .listener(inboxMeter)
                 .build()
                 .start()) {
       long start = System.nanoTime();
@@ -290,7 +420,8 @@ public final class KafkaEventsBenchmark {
           percentileMs(sorted, 0.99),
           sorted.length == 0 ? 0 : sorted[sorted.length - 1] / 1e6,
           relayRounds.sum(),
-          inboxTransactions.sum());
+          inboxTransactions.sum(),
+          held.sum());
     }
   }
 

@@ -32,8 +32,17 @@ public interface MessageReceiver {
   enum Received {
     /** The handler ran and its effects committed with the inbox row. Acknowledge. */
     APPLIED,
-    /** The inbox already had it: nothing ran again. Acknowledge. */
+    /**
+     * The inbox already had it, or (a consumer applying in sequence) its aggregate already applied
+     * that sequence: nothing ran again. Acknowledge.
+     */
     DUPLICATE,
+    /**
+     * (A consumer applying in sequence.) It came ahead of its aggregate's next sequence, so it was
+     * not applied; the inbox holds it, with its envelope, and applies it once the gap closes.
+     * Acknowledge: the inbox has it now.
+     */
+    HELD,
     /**
      * It failed too often and is parked in the inbox (with its envelope, for operators to
      * re-queue). Acknowledge: the inbox has it now.

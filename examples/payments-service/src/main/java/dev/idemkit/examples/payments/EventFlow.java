@@ -108,20 +108,24 @@ public class EventFlow {
 
   @Bean
   public OutboxMetrics outboxMetrics(Outbox outbox, DataSource dataSource) {
-    // Parked messages across every consumer, in one query.
+    // Parked and held messages across every consumer, one query each.
     return new OutboxMetrics(
         outbox::backlog,
-        () -> {
-          try (var c = dataSource.getConnection();
-              var s = c.createStatement();
-              var rs =
-                  s.executeQuery("select count(*) from idemkit_inbox where status = 'PARKED'")) {
-            rs.next();
-            return rs.getLong(1);
-          }
-        },
+        () -> countInbox(dataSource, "PARKED"),
+        () -> countInbox(dataSource, "HELD"),
         java.time.Clock.systemUTC(),
         java.time.Duration.ofSeconds(5));
+  }
+
+  private static long countInbox(DataSource dataSource, String status) throws Exception {
+    try (var c = dataSource.getConnection();
+        var s = c.prepareStatement("select count(*) from idemkit_inbox where status = ?")) {
+      s.setString(1, status);
+      try (var rs = s.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
   }
 
   @Bean
@@ -136,16 +140,23 @@ public class EventFlow {
     // A broker's transport (Kafka, when idemkit.events.kafka.bootstrap-servers is set), else the
     // embedded one handing events to this process's inboxes.
     EventTransport transport = broker.getIfAvailable();
+    int aggregateWindow;
     if (transport == null) {
       EmbeddedTransport embedded = EmbeddedTransport.create(events.redeliveryHorizon());
       consumers.all().forEach(embedded::subscribe);
       transport = embedded;
+      aggregateWindow = events.aggregateWindow() == null ? 1 : events.aggregateWindow();
+    } else {
+      // Kafka consumers apply each aggregate's events in sequence (holding one that comes early),
+      // so a round may carry several events of one aggregate.
+      aggregateWindow = events.aggregateWindow() == null ? 8 : events.aggregateWindow();
     }
     OutboxRelay relay =
         OutboxRelay.builder(
                 dataSource, EventFaults.losingAcks(transport, events.faults().lostAck()))
             .threads(events.relayThreads())
             .batchSize(events.batchSize())
+            .aggregateWindow(aggregateWindow)
             .pollInterval(events.pollInterval())
             .maxAttempts(events.maxAttempts())
             .backoff(events.initialBackoff(), events.maxBackoff())

@@ -19,6 +19,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param redeliveryHorizon how long after an event's first delivery it may come again (parked
  *     events are re-queued within it)
  * @param deliveryMaxAttempts a receipt mail is parked after this many failed deliveries
+ * @param aggregateWindow unsent events of one aggregate a relay round may carry (default: 1 on the
+ *     embedded transport; 8 on Kafka, whose consumers apply each aggregate's events in sequence and
+ *     hold one that comes early)
  * @param faults demo fault injection, off by default
  */
 @ConfigurationProperties("payments.events")
@@ -33,6 +36,7 @@ public record EventsProperties(
     Duration inboxRetention,
     Duration redeliveryHorizon,
     Integer deliveryMaxAttempts,
+    Integer aggregateWindow,
     Faults faults) {
 
   public EventsProperties {
@@ -47,6 +51,7 @@ public record EventsProperties(
     redeliveryHorizon = redeliveryHorizon == null ? Duration.ofDays(7) : redeliveryHorizon;
     deliveryMaxAttempts = deliveryMaxAttempts == null ? 10 : deliveryMaxAttempts;
     faults = faults == null ? new Faults(0, 0) : faults;
+    // aggregateWindow stays null when unset: EventFlow picks it by transport.
   }
 
   /**

@@ -90,7 +90,7 @@ abstract class HttpTestSupport {
     }
   }
 
-  private static void deleteOnceStopped(Path dataDir) {
+  static void deleteOnceStopped(Path dataDir) {
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (Files.exists(dataDir.resolve("postmaster.pid")) && System.nanoTime() < deadline) {
       try {

@@ -1,8 +1,10 @@
 package dev.idemkit.examples.payments.demo;
 
 import dev.idemkit.outbox.EventEnvelope;
+import dev.idemkit.outbox.MessageFailedException;
 import dev.idemkit.outbox.MessageHandler;
 import dev.idemkit.outbox.spi.EventTransport;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -46,15 +48,34 @@ public final class EventFaults {
     };
   }
 
-  /** {@code handler}, failing after its writes with probability {@code p}. */
+  /**
+   * {@code handler}, failing after its writes with probability {@code p} per message. A batch
+   * ({@link MessageHandler#applyAll}) is written as the handler writes it, then the first unlucky
+   * message fails it, named ({@link MessageFailedException}), as a handler that knows which one
+   * failed would.
+   */
   public static MessageHandler failing(MessageHandler handler, double p) {
     if (p <= 0) {
       return handler;
     }
-    return (tx, m) -> {
-      handler.apply(tx, m);
-      if (ThreadLocalRandom.current().nextDouble() < p) {
-        throw new IllegalStateException("consumer failed after writing (injected)");
+    return new MessageHandler() {
+      @Override
+      public void apply(Connection tx, EventEnvelope m) throws Exception {
+        handler.apply(tx, m);
+        if (ThreadLocalRandom.current().nextDouble() < p) {
+          throw new IllegalStateException("consumer failed after writing (injected)");
+        }
+      }
+
+      @Override
+      public void applyAll(Connection tx, List<EventEnvelope> messages) throws Exception {
+        handler.applyAll(tx, messages);
+        for (EventEnvelope m : messages) {
+          if (ThreadLocalRandom.current().nextDouble() < p) {
+            throw new MessageFailedException(
+                m, new IllegalStateException("consumer failed after writing (injected)"));
+          }
+        }
       }
     };
   }

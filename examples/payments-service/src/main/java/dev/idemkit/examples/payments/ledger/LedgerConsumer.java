@@ -2,12 +2,14 @@ package dev.idemkit.examples.payments.ledger;
 
 import dev.idemkit.internal.Json;
 import dev.idemkit.outbox.EventEnvelope;
+import dev.idemkit.outbox.MessageFailedException;
 import dev.idemkit.outbox.MessageHandler;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -37,36 +39,61 @@ public final class LedgerConsumer implements MessageHandler {
 
   @Override
   public void apply(Connection transaction, EventEnvelope message) throws Exception {
-    if (!"PaymentCompleted".equals(message.type())) {
-      return;
-    }
-    Map<String, String> payment = Json.readStringMap(message.payload());
-    UUID paymentId = UUID.fromString(payment.get("paymentId"));
-    BigDecimal amount = new BigDecimal(payment.get("amount"));
-    String currency = payment.get("currency");
+    applyAll(transaction, List.of(message));
+  }
+
+  /**
+   * Books a batch of messages with one JDBC batch (two rows per completed payment): one round trip
+   * for the lot. A payload that cannot be read names its message ({@link MessageFailedException}),
+   * so the inbox applies the rest without it.
+   */
+  @Override
+  public void applyAll(Connection transaction, List<EventEnvelope> messages) throws Exception {
     Timestamp now = Timestamp.from(Instant.now());
+    int rows = 0;
     try (PreparedStatement s = transaction.prepareStatement(BOOK)) {
-      add(
-          s,
-          message.tenant(),
-          payment.get("accountId"),
-          "PAYMENT_DEBIT",
-          "DEBIT",
-          amount,
-          currency,
-          paymentId,
-          now);
-      add(
-          s,
-          message.tenant(),
-          merchantAccount(message.tenant()),
-          "PAYMENT_CREDIT",
-          "CREDIT",
-          amount,
-          currency,
-          paymentId,
-          now);
-      s.executeBatch();
+      for (EventEnvelope message : messages) {
+        if (!"PaymentCompleted".equals(message.type())) {
+          continue;
+        }
+        UUID paymentId;
+        BigDecimal amount;
+        String currency;
+        String account;
+        try {
+          Map<String, String> payment = Json.readStringMap(message.payload());
+          paymentId = UUID.fromString(payment.get("paymentId"));
+          amount = new BigDecimal(payment.get("amount"));
+          currency = payment.get("currency");
+          account = payment.get("accountId");
+        } catch (RuntimeException e) {
+          throw new MessageFailedException(message, e);
+        }
+        add(
+            s,
+            message.tenant(),
+            account,
+            "PAYMENT_DEBIT",
+            "DEBIT",
+            amount,
+            currency,
+            paymentId,
+            now);
+        add(
+            s,
+            message.tenant(),
+            merchantAccount(message.tenant()),
+            "PAYMENT_CREDIT",
+            "CREDIT",
+            amount,
+            currency,
+            paymentId,
+            now);
+        rows += 2;
+      }
+      if (rows > 0) {
+        s.executeBatch();
+      }
     }
   }
 

@@ -20,8 +20,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * For operators (admin API keys only, see {@link ApiGateFilter}): the outbox backlog, parked
- * events, parked inbox messages and parked receipt mails, and re-queueing each once its cause is
- * fixed. Payloads are not shown: they may hold personal data.
+ * events, parked and held inbox messages and parked receipt mails, and re-queueing each once its
+ * cause is fixed. Payloads are not shown: they may hold personal data.
  */
 @RestController
 public class EventsAdminController {
@@ -41,14 +41,19 @@ public class EventsAdminController {
   public Map<String, Object> backlog() throws SQLException {
     Outbox.Backlog b = outbox.backlog();
     long parkedMessages = 0;
+    long heldMessages = 0;
     for (InboxConsumer c : consumers.all()) {
       parkedMessages += c.parkedCount();
+      if (c.inSequence()) {
+        heldMessages += c.heldSummary().count();
+      }
     }
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("unsent", b.unsent());
     m.put("parkedEvents", b.parked());
     m.put("oldestUnsentAgeSeconds", b.oldestUnsentAge().toMillis() / 1000.0);
     m.put("parkedMessages", parkedMessages);
+    m.put("heldMessages", heldMessages);
     m.put("parkedDeliveries", deliveries.parked(1000).size());
     return m;
   }
@@ -85,6 +90,30 @@ public class EventsAdminController {
         m.put("consumer", c.consumerName());
         m.put("attempts", p.attempts());
         m.put("lastError", p.lastError());
+        messages.add(m);
+      }
+    }
+    return Map.of("messages", messages, "count", messages.size());
+  }
+
+  /**
+   * Messages held behind a gap in their aggregate's sequence (consumers applying in sequence: on
+   * Kafka, all of them), longest held first; each is applied once the message before it is (a
+   * parked one: re-queue it).
+   */
+  @GetMapping("/v1/admin/events/inbox/held")
+  public Map<String, Object> heldMessages(@RequestParam(defaultValue = "100") int limit)
+      throws SQLException {
+    List<Map<String, Object>> messages = new ArrayList<>();
+    for (InboxConsumer c : consumers.all()) {
+      if (!c.inSequence()) {
+        continue;
+      }
+      for (InboxConsumer.HeldMessage h : c.held(clamp(limit))) {
+        Map<String, Object> m = describe(h.message());
+        m.put("consumer", c.consumerName());
+        m.put("lastApplied", h.lastApplied());
+        m.put("heldAt", h.heldAt().toString());
         messages.add(m);
       }
     }

@@ -1,8 +1,11 @@
-package dev.idemkit.kafka;
+package dev.idemkit.outbox;
 
-/** What a consumer expects first from an aggregate it has no record of. */
+/**
+ * What a consumer applying in sequence ({@link InboxConsumer.Builder#inSequence}) expects first
+ * from an aggregate it has no record of.
+ */
 public enum SequenceStart {
-  /** Sequence 1: anything later is a gap, held until 1 arrives (the default). */
+  /** Sequence 1: anything later is held until 1 has been applied (the default). */
   FROM_ONE,
   /**
    * Whatever arrives first: for a consumer that joins a stream whose beginning it will never see
