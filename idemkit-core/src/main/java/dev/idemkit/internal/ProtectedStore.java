@@ -3,9 +3,6 @@ package dev.idemkit.internal;
 import dev.idemkit.DataProtection;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
-import dev.idemkit.OperatorResolution;
-import dev.idemkit.Outcome;
-import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.RecordUnreadableException.Reason;
@@ -13,17 +10,15 @@ import dev.idemkit.ReplayMode;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
-import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
-import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.ReferenceResolver;
 import dev.idemkit.spi.ResponseRedactor;
 import dev.idemkit.spi.ResponseUpcaster;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.Takeover;
-import dev.idemkit.spi.TransactionWork;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -55,7 +50,7 @@ import javax.crypto.spec.GCMParameterSpec;
  * without the envelope (stored before protection was on) are read as they are. Sealed recovery data
  * is one entry {@code "~sealed": "ik1:<key id>:<base64>"}.
  */
-public final class ProtectedStore implements IdempotencyStore {
+public final class ProtectedStore extends ForwardingIdempotencyStore {
 
   private static final byte[] MAGIC = {0, 'I', 'K', '1'};
   private static final int SEALED = 1;
@@ -64,30 +59,25 @@ public final class ProtectedStore implements IdempotencyStore {
   private static final String DATA_PREFIX = "ik1:";
   private static final SecureRandom RANDOM = new SecureRandom();
 
-  private final IdempotencyStore delegate;
   private final DataProtection protection;
   private final TenantKeyring keys;
 
   public ProtectedStore(IdempotencyStore delegate, DataProtection protection) {
-    this.delegate = delegate;
+    super(delegate);
     this.protection = protection;
     this.keys = protection.keyring();
   }
 
   /** The store underneath (for tests and tools that need the raw records). */
-  public IdempotencyStore delegate() {
-    return delegate;
-  }
-
   @Override
-  public <T> T inTransaction(TransactionWork<T> work) throws Exception {
-    return delegate.inTransaction(work);
+  public IdempotencyStore delegate() {
+    return super.delegate();
   }
 
   @Override
   public ClaimAttempt claim(
       StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
-    ClaimAttempt attempt = delegate.claim(tx, id, fingerprint, lease, ttl);
+    ClaimAttempt attempt = delegate().claim(tx, id, fingerprint, lease, ttl);
     if (attempt instanceof ClaimAttempt.Found found) {
       return new ClaimAttempt.Found(open(tx, found.snapshot()));
     }
@@ -96,7 +86,7 @@ public final class ProtectedStore implements IdempotencyStore {
 
   @Override
   public Optional<Snapshot> read(StoreTransaction tx, ScopedKey id) {
-    return delegate.read(tx, id).map(s -> open(tx, s));
+    return delegate().read(tx, id).map(s -> open(tx, s));
   }
 
   @Override
@@ -107,14 +97,9 @@ public final class ProtectedStore implements IdempotencyStore {
       Fingerprint fingerprint,
       Duration lease,
       Duration ttl) {
-    return delegate
+    return delegate()
         .takeOver(tx, seen, kind, fingerprint, lease, ttl)
         .map(r -> open(tx, r, null, true));
-  }
-
-  @Override
-  public Ownership renew(StoreTransaction tx, Ownership owner, Duration lease) {
-    return delegate.renew(tx, owner, lease);
   }
 
   @Override
@@ -124,34 +109,29 @@ public final class ProtectedStore implements IdempotencyStore {
       String recoveryPoint,
       String pendingExternal,
       Map<String, String> data) {
-    delegate.advance(tx, owner, recoveryPoint, pendingExternal, sealData(tx, owner.id(), data));
+    delegate().advance(tx, owner, recoveryPoint, pendingExternal, sealData(tx, owner.id(), data));
   }
 
   @Override
   public void finish(
       StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
-    delegate.finish(tx, owner, state, seal(tx, owner.id(), state, response));
-  }
-
-  @Override
-  public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
-    delegate.suspend(tx, owner, state);
+    delegate().finish(tx, owner, state, seal(tx, owner.id(), state, response));
   }
 
   @Override
   public Optional<Snapshot> peek(ScopedKey id) {
-    return delegate.peek(id).map(s -> open(null, s));
+    return delegate().peek(id).map(s -> open(null, s));
   }
 
   @Override
   public Optional<IdempotencyRecord> find(ScopedKey id) {
-    return delegate.find(id).map(r -> open(null, r, null, true));
+    return delegate().find(id).map(r -> open(null, r, null, true));
   }
 
   /** Records needing recovery; one that cannot be opened is listed as stored (its id is enough). */
   @Override
   public List<IdempotencyRecord> findNeedingRecovery(int limit) {
-    return delegate.findNeedingRecovery(limit).stream()
+    return delegate().findNeedingRecovery(limit).stream()
         .map(
             r -> {
               try {
@@ -166,14 +146,14 @@ public final class ProtectedStore implements IdempotencyStore {
   /** Like {@link #findNeedingRecovery(int)}, for the operations a worker can resume. */
   @Override
   public List<IdempotencyRecord> findNeedingRecovery(int limit, Set<String> operations) {
-    return delegate.findNeedingRecovery(limit, operations).stream()
+    return delegate().findNeedingRecovery(limit, operations).stream()
         .map(this::openForListing)
         .toList();
   }
 
   @Override
   public List<IdempotencyRecord> findEscalated(int limit) {
-    return delegate.findEscalated(limit).stream().map(this::openForListing).toList();
+    return delegate().findEscalated(limit).stream().map(this::openForListing).toList();
   }
 
   private IdempotencyRecord openForListing(IdempotencyRecord r) {
@@ -182,38 +162,6 @@ public final class ProtectedStore implements IdempotencyStore {
     } catch (RecordUnreadableException e) {
       return r;
     }
-  }
-
-  @Override
-  public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
-    return delegate.cleanup(metadataRetention, batchSize);
-  }
-
-  @Override
-  public CleanupResult cleanup(Duration bodyRetention, Duration metadataRetention, int batchSize) {
-    return delegate.cleanup(bodyRetention, metadataRetention, batchSize);
-  }
-
-  @Override
-  public CleanupResult cleanupBatch(
-      Duration bodyRetention, Duration metadataRetention, int batchSize) {
-    return delegate.cleanupBatch(bodyRetention, metadataRetention, batchSize);
-  }
-
-  @Override
-  public RecoveryBackoff backOffRecovery(
-      ScopedKey id, Duration backoff, Duration maxBackoff, int maxAttempts) {
-    return delegate.backOffRecovery(id, backoff, maxBackoff, maxAttempts);
-  }
-
-  @Override
-  public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
-    return delegate.resolve(id, resolution, actor, reason);
-  }
-
-  @Override
-  public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
-    return delegate.admit(tx, id, quotas);
   }
 
   // ---- on the way in ----------------------------------------------------------------------
