@@ -21,8 +21,9 @@ public sealed interface ClaimAttempt {
   }
 
   /**
-   * The insert conflicted but the existing record was not visible to this statement (it committed
-   * or was removed concurrently). The caller reads again.
+   * The insert did nothing: a record holds the key, and the store did not read it (it does not read
+   * in the same write, or the record was not visible to that write's snapshot, having committed or
+   * gone concurrently). The caller reads it.
    */
   record Raced() implements ClaimAttempt {}
 }

@@ -203,7 +203,13 @@ public final class CleanupBenchmark {
                   from generate_series(%d, %d) g) x
             """
                 .formatted(from, to));
+        if ((to + 1) % 1_000_000 == 0 && to + 1 < records) {
+          System.out.printf(
+              "  %,d of %,d loaded (%.0f s)%n",
+              to + 1, records, (System.nanoTime() - started) / 1e9);
+        }
       }
+      System.out.println("  vacuum analyze ...");
       s.execute("vacuum analyze idemkit_record");
     }
     System.out.printf(
