@@ -321,6 +321,13 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       """;
 
   /**
+   * {@link #FINISH_FRESH} and the commit of its transaction, two whole statements sent in one round
+   * trip (the driver sends both before it waits): a local operation's completion is the last write
+   * of its transaction, so the commit need not wait for the driver to hear back from it.
+   */
+  private static final String FINISH_FRESH_AND_COMMIT = FINISH_FRESH + ";\ncommit";
+
+  /**
    * The owner gives the record up without an outcome (failed retryably, or outcome unknown): due
    * for recovery now when the new state is live, one more recovery attempt counted when unknown.
    */
@@ -613,20 +620,46 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    */
   private static final class Tx implements StoreTransaction {
     private final Connection connection;
+    private final boolean commitsAfterWork;
     private ScopedKey claimedAfresh;
+    private Completion lastWrite;
 
-    Tx(Connection connection) {
+    Tx(Connection connection, boolean commitsAfterWork) {
       this.connection = connection;
+      this.commitsAfterWork = commitsAfterWork;
     }
 
-    Connection connection() {
+    /** The connection, with any completion held back for the commit sent first. */
+    Connection connection() throws SQLException {
+      Completion held = lastWrite;
+      if (held != null) {
+        lastWrite = null;
+        held.send(connection, FINISH_FRESH);
+      }
       return connection;
+    }
+
+    /**
+     * Ends the work: sends a completion held back together with the commit, in one round trip
+     * ({@link #FINISH_FRESH_AND_COMMIT}); the caller's {@code commit()} that follows finds no
+     * transaction open and sends nothing.
+     */
+    void sendHeldCompletionWithCommit() throws SQLException {
+      Completion held = lastWrite;
+      if (held != null) {
+        lastWrite = null;
+        held.send(connection, FINISH_FRESH_AND_COMMIT);
+      }
     }
 
     @Override
     public <T> T unwrap(Class<T> type) {
       if (type.isInstance(connection)) {
-        return type.cast(connection);
+        try {
+          return type.cast(connection());
+        } catch (SQLException e) {
+          throw new IdempotencyStoreException("Could not complete " + lastWrite, e);
+        }
       }
       if (type.isInstance(this)) {
         return type.cast(this);
@@ -635,13 +668,67 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  private static Connection connection(StoreTransaction tx) {
+  /**
+   * A completion of a record claimed afresh in a transaction the store commits itself, held back to
+   * be sent with the commit. It cannot lose its record: nobody else sees a record whose insert has
+   * not committed (other claims wait on its key, takeovers cannot find it), so its update matches
+   * exactly one row whenever it is sent.
+   */
+  private record Completion(
+      String state,
+      int status,
+      String headers,
+      byte[] body,
+      int schemaVersion,
+      String resourceId,
+      Ownership owner,
+      String now) {
+
+    void send(Connection c, String sql) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        int i = 1;
+        ps.setString(i++, now);
+        ps.setString(i++, state);
+        ps.setInt(i++, status);
+        ps.setString(i++, headers);
+        ps.setBytes(i++, body);
+        ps.setInt(i++, schemaVersion);
+        ps.setString(i++, resourceId);
+        bindOwner(ps, i, owner);
+        ps.execute();
+        if (ps.getUpdateCount() != 1) {
+          throw new IllegalStateException(
+              "The completion of " + owner.id() + ", claimed in its own transaction, found no row");
+        }
+      }
+    }
+
+    @Override
+    public String toString() {
+      return owner.id().toString();
+    }
+  }
+
+  private static Connection connection(StoreTransaction tx) throws SQLException {
     return ((Tx) tx).connection();
   }
 
+  /**
+   * Runs {@code work} in a transaction. When the store commits the transaction itself (its own
+   * {@link JdbcTransactions#of(DataSource) DataSource transactions}, not a framework's), a local
+   * operation's completion, the last write of its transaction, travels with the commit in one round
+   * trip.
+   */
   @Override
   public <T> T inTransaction(TransactionWork<T> work) throws Exception {
-    return transactions.inTransaction(c -> work.run(new Tx(c)));
+    boolean commitsAfterWork = transactions instanceof DataSourceTransactions;
+    return transactions.inTransaction(
+        c -> {
+          Tx tx = new Tx(c, commitsAfterWork);
+          T result = work.run(tx);
+          tx.sendHeldCompletionWithCommit();
+          return result;
+        });
   }
 
   @Override
@@ -677,7 +764,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   @Override
   public Optional<Snapshot> read(StoreTransaction tx, ScopedKey id) {
-    return readOn(connection(tx), id);
+    try {
+      return readOn(connection(tx), id);
+    } catch (SQLException e) {
+      throw failure("read", id, e);
+    }
   }
 
   private Optional<Snapshot> readOn(Connection c, ScopedKey id) {
@@ -775,6 +866,19 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       throw new IllegalArgumentException("finish takes COMPLETED or FAILED_REPLAYABLE: " + state);
     }
     boolean fresh = isFreshClaim(tx, owner);
+    if (fresh && ((Tx) tx).commitsAfterWork) {
+      ((Tx) tx).lastWrite =
+          new Completion(
+              state.name(),
+              response.status(),
+              Json.write(response.headers()),
+              response.body(),
+              response.schemaVersion(),
+              response.resourceId(),
+              owner,
+              clock == null ? null : clock.instant().toString());
+      return;
+    }
     try (PreparedStatement ps = connection(tx).prepareStatement(fresh ? FINISH_FRESH : FINISH)) {
       int i = bindNow(ps);
       ps.setString(i++, state.name());
@@ -1007,9 +1111,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    */
   @Override
   public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
-    Connection c = connection(tx);
     int perMinute = quotas.newKeysPerMinute() > 0 ? quotas.newKeysPerMinute() : Integer.MAX_VALUE;
     try {
+      Connection c = connection(tx);
       try (PreparedStatement ps = c.prepareStatement(ADMIT_NEW_KEY)) {
         int i = bindNow(ps);
         ps.setString(i++, id.tenant());

@@ -1,0 +1,128 @@
+package dev.idemkit.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotencyConfig;
+import dev.idemkit.IdempotentRequest;
+import dev.idemkit.LocalOperation;
+import dev.idemkit.OperationFailedException;
+import dev.idemkit.OperationResult;
+import dev.idemkit.Outcome;
+import dev.idemkit.Quotas;
+import dev.idemkit.RecordState;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A local operation's completion travels with its transaction's commit in one round trip when the
+ * store commits its own transactions. What that must not change: a commit that fails keeps nothing,
+ * claim included, so a retry runs afresh; a write after the completion (the quota admission) still
+ * sees the completion sent first.
+ */
+class CompletionWithCommitIT {
+
+  private static DataSource dataSource;
+
+  @BeforeAll
+  static void tables() {
+    dataSource = TestDatabase.embedded().dataSource();
+    TestDatabase.execute(
+        dataSource,
+        "create table if not exists commit_probe (ref text not null,"
+            + " constraint commit_probe_ref_uq unique (ref) deferrable initially deferred)");
+  }
+
+  @Test
+  void aCommitThatFailsKeepsNothingAndTheRetryRunsAfresh() throws Exception {
+    String taken = "taken-" + UUID.randomUUID();
+    TestDatabase.execute(dataSource, "insert into commit_probe (ref) values ('" + taken + "')");
+    PostgresIdempotencyStore store = PostgresIdempotencyStore.create(dataSource);
+    Idempotency idempotency = Idempotency.create(store);
+    IdempotentRequest request = request("tenant-commit");
+
+    // The deferred unique constraint is checked by the commit itself, after the completion.
+    assertThatThrownBy(() -> idempotency.execute(request, insert(taken)))
+        .isInstanceOf(OperationFailedException.class)
+        .hasStackTraceContaining("commit_probe_ref_uq");
+    assertThat(store.find(request.id())).isEmpty();
+    assertThat(count(taken)).isEqualTo(1);
+
+    String fresh = "fresh-" + UUID.randomUUID();
+    Outcome outcome = idempotency.execute(request, insert(fresh));
+    assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+    assertThat(count(fresh)).isEqualTo(1);
+    assertThat(store.find(request.id()))
+        .hasValueSatisfying(
+            r -> {
+              assertThat(r.state()).isEqualTo(RecordState.COMPLETED);
+              assertThat(new String(r.response().body(), StandardCharsets.UTF_8))
+                  .isEqualTo("{\"ref\":\"" + fresh + "\"}");
+            });
+  }
+
+  @Test
+  void withQuotasTheAdmissionFollowsTheCompletion() throws Exception {
+    PostgresIdempotencyStore store = PostgresIdempotencyStore.create(dataSource);
+    Idempotency idempotency =
+        Idempotency.create(store, IdempotencyConfig.builder().quotas(new Quotas(100, 10)).build());
+    IdempotentRequest request = request("tenant-commit-quota");
+    String ref = "quota-" + UUID.randomUUID();
+
+    Outcome first = idempotency.execute(request, insert(ref));
+    Outcome again = idempotency.execute(request, insert("never-" + UUID.randomUUID()));
+
+    assertThat(first).isInstanceOf(Outcome.Executed.class);
+    assertThat(again).isInstanceOf(Outcome.Replayed.class);
+    assertThat(new String(((Outcome.Replayed) again).response().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"ref\":\"" + ref + "\"}");
+    assertThat(count(ref)).isEqualTo(1);
+    assertThat(store.find(request.id()).map(r -> r.state())).contains(RecordState.COMPLETED);
+  }
+
+  private static IdempotentRequest request(String tenant) {
+    return new IdempotentRequest(
+        ScopedKey.of(tenant, "create_probe", UUID.randomUUID().toString()),
+        Fingerprint.of(Map.of("amount", "10.00")),
+        Duration.ofHours(24));
+  }
+
+  private static LocalOperation insert(String ref) {
+    return ctx -> {
+      Connection c = ctx.unwrap(Connection.class);
+      try (PreparedStatement ps = c.prepareStatement("insert into commit_probe (ref) values (?)")) {
+        ps.setString(1, ref);
+        ps.executeUpdate();
+      }
+      return OperationResult.success(
+          StoredResponse.of(
+              201,
+              Map.of("Content-Type", "application/json"),
+              ("{\"ref\":\"" + ref + "\"}").getBytes(StandardCharsets.UTF_8)));
+    };
+  }
+
+  private static long count(String ref) throws Exception {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement("select count(*) from commit_probe where ref = ?")) {
+      ps.setString(1, ref);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+}
