@@ -56,7 +56,9 @@ import javax.sql.DataSource;
  * are answered {@link Received#FAILED} untried.
  *
  * <p>The inbox remembers processed ids for its {@code retention}, which must exceed the transport's
- * redelivery horizon: {@link Builder#build()} refuses otherwise.
+ * redelivery horizon: {@link Builder#build()} refuses otherwise. {@link #deleteProcessed} forgets
+ * them after it, and a consumer in sequence from the first message seen also the aggregates that
+ * nothing was applied to for as long (a consumer from sequence 1 keeps them: see there).
  */
 public final class InboxConsumer implements MessageReceiver {
 
@@ -230,6 +232,44 @@ public final class InboxConsumer implements MessageReceiver {
       delete from idemkit_inbox
        where consumer_name = ? and status = 'PROCESSED' and processed_at < ?
       """;
+
+  /**
+   * Locks up to a batch of this consumer's sequence rows not advanced since the cutoff, of
+   * aggregates with no message waiting in the inbox. {@code SKIP LOCKED}: a row a batch holds is in
+   * use, and the cleanup never waits on a batch, so the two cannot deadlock.
+   */
+  private static final String LOCK_IDLE_SEQUENCES =
+      """
+      select s.aggregate_type, s.aggregate_id
+        from idemkit_inbox_sequence s
+       where s.consumer_name = ? and s.applied_at < ?
+         and not exists (select 1 from idemkit_inbox i
+                          where i.consumer_name = s.consumer_name
+                            and i.aggregate_type = s.aggregate_type
+                            and i.aggregate_id = s.aggregate_id
+                            and i.status <> 'PROCESSED')
+       limit ?
+         for update of s skip locked
+      """;
+
+  /**
+   * Deletes the locked rows whose aggregates still have no message waiting: asked again, now that
+   * the rows are locked (see {@link #forgetIdleAggregates}).
+   */
+  private static final String DELETE_IDLE_SEQUENCES =
+      """
+      delete from idemkit_inbox_sequence s
+       using unnest(?::text[], ?::text[]) as u(aggregate_type, aggregate_id)
+       where s.consumer_name = ? and s.aggregate_type = u.aggregate_type
+         and s.aggregate_id = u.aggregate_id
+         and not exists (select 1 from idemkit_inbox i
+                          where i.consumer_name = s.consumer_name
+                            and i.aggregate_type = s.aggregate_type
+                            and i.aggregate_id = s.aggregate_id
+                            and i.status <> 'PROCESSED')
+      """;
+
+  private static final int FORGET_BATCH = 1000;
 
   private final String name;
   private final DataSource dataSource;
@@ -903,15 +943,98 @@ public final class InboxConsumer implements MessageReceiver {
     return r;
   }
 
-  /** Forgets messages processed longer ago than the retention; answers how many. */
+  /**
+   * Forgets messages processed longer ago than the retention; answers how many. A consumer in
+   * sequence from the first message seen ({@link SequenceStart#FIRST_SEEN}) also forgets the
+   * aggregates that nothing was applied to for as long and that have no message waiting (held,
+   * failed, parked): their rows in {@code idemkit_inbox_sequence} go, and an aggregate's next
+   * message is then the first one seen, applied, as its row would have had it.
+   *
+   * <p>A consumer from sequence 1 ({@link SequenceStart#FROM_ONE}) keeps every aggregate's row: one
+   * it forgot would hold the aggregate's next message for a sequence 1 that never comes again, and
+   * it cannot tell a finished aggregate from one whose next event is only later.
+   */
   public int deleteProcessed() throws SQLException {
-    Instant cutoff = clock.instant().minus(retention);
+    OffsetDateTime cutoff = Outbox.utc(clock.instant().minus(retention));
+    int deleted;
     try (Connection c = dataSource.getConnection();
         PreparedStatement s = c.prepareStatement(DELETE_PROCESSED)) {
       s.setString(1, name);
-      s.setObject(2, Outbox.utc(cutoff));
-      return s.executeUpdate();
+      s.setObject(2, cutoff);
+      deleted = s.executeUpdate();
     }
+    if (sequenceStart == SequenceStart.FIRST_SEEN) {
+      int forgotten = forgetIdleAggregates(cutoff);
+      LOG.log(Level.FINE, () -> name + ": forgot " + forgotten + " idle aggregate(s)");
+    }
+    return deleted;
+  }
+
+  /**
+   * Deletes the sequence rows ({@code idemkit_inbox_sequence}) of aggregates that nothing was
+   * applied to since {@code cutoff} (now minus the retention) and that have no message waiting in
+   * the inbox ({@code HELD}, {@code FAILED}, {@code PARKED}), in batches of {@value #FORGET_BATCH},
+   * one transaction each; answers how many.
+   *
+   * <p>Why that is safe: every message applied to such an aggregate was first delivered before the
+   * cutoff, and the retention exceeds the transport's redelivery horizon ({@link Builder#build}),
+   * so none of them can be delivered again. The aggregate's next message is then the first one
+   * seen, applied, as the row would have had it (it comes after everything applied). A waiting
+   * message is decided against the row (a held one with no row would be released ahead of its gap),
+   * so its aggregate keeps it.
+   *
+   * <p>{@link SequenceStart#FIRST_SEEN} only: see {@link #deleteProcessed}.
+   *
+   * <p>The race, a batch of the same aggregate meeting this cleanup: the cleanup locks with {@code
+   * SKIP LOCKED} (a row a batch holds is in use; the cleanup never waits, so no deadlock), then
+   * asks for waiting messages again in a second statement, whose snapshot, taken once the locks are
+   * held, sees what any batch that held the row before committed (a batch writes an aggregate's
+   * inbox rows only under its row's lock). A batch that comes for the row after the lock waits for
+   * the cleanup to commit; its upsert ({@code LOCK_SEQUENCES}) then inserts a new row: the
+   * aggregate is new to it. A failure recorded meanwhile takes no row lock; the failed message is
+   * then the first seen of its aggregate when delivered again, applied, as it would have been with
+   * the row (it was the next one).
+   */
+  private int forgetIdleAggregates(OffsetDateTime cutoff) throws SQLException {
+    int forgotten = 0;
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        int locked;
+        do {
+          List<String> types = new ArrayList<>();
+          List<String> ids = new ArrayList<>();
+          try (PreparedStatement s = c.prepareStatement(LOCK_IDLE_SEQUENCES)) {
+            s.setString(1, name);
+            s.setObject(2, cutoff);
+            s.setInt(3, FORGET_BATCH);
+            try (ResultSet rs = s.executeQuery()) {
+              while (rs.next()) {
+                types.add(rs.getString(1));
+                ids.add(rs.getString(2));
+              }
+            }
+          }
+          locked = types.size();
+          if (locked > 0) {
+            try (PreparedStatement s = c.prepareStatement(DELETE_IDLE_SEQUENCES)) {
+              s.setArray(1, c.createArrayOf("text", types.toArray()));
+              s.setArray(2, c.createArrayOf("text", ids.toArray()));
+              s.setString(3, name);
+              forgotten += s.executeUpdate();
+            }
+          }
+          c.commit();
+        } while (locked == FORGET_BATCH);
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(autoCommit);
+      }
+    }
+    return forgotten;
   }
 
   /** Configures a consumer. */

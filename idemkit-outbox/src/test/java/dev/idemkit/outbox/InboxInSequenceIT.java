@@ -241,4 +241,103 @@ class InboxInSequenceIT {
     assertThat(c.releaseHeld()).isEqualTo(1);
     assertThat(applied("a")).containsExactly(7L, 8L, 9L);
   }
+
+  /** The aggregates this consumer has a sequence row for. */
+  private static List<String> sequenceRows() {
+    List<String> out = new ArrayList<>();
+    try (Connection c = TestPostgres.dataSource().getConnection();
+        PreparedStatement s =
+            c.prepareStatement(
+                "select aggregate_id from idemkit_inbox_sequence where consumer_name = 'ledger'"
+                    + " order by aggregate_id")) {
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getString(1));
+        }
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    return out;
+  }
+
+  /**
+   * The inbox's cleanup also forgets the aggregates of a FIRST_SEEN consumer that nothing was
+   * applied to within the retention (two days here), unless a message of theirs waits; what comes
+   * after, for them or for a new aggregate, is applied in sequence.
+   */
+  @Test
+  void cleanupForgetsAggregatesIdleForTheRetentionAndKeepsTheOthers() throws Exception {
+    InboxConsumer c =
+        consumer(ledger("ledger", e -> false)).inSequence(SequenceStart.FIRST_SEEN).build();
+    assertThat(c.receive(List.of(event("old", 1), event("old", 2)))).containsOnly(Received.APPLIED);
+    assertThat(c.receive(List.of(event("waiting", 1), event("waiting", 3))))
+        .containsExactly(Received.APPLIED, Received.HELD);
+    clock.advance(Duration.ofDays(2));
+    assertThat(c.receive(event("recent", 1))).isEqualTo(Received.APPLIED);
+    clock.advance(Duration.ofDays(1));
+    assertThat(c.receive(event("now", 1))).isEqualTo(Received.APPLIED);
+
+    assertThat(c.deleteProcessed()).as("the processed ids of day 0").isEqualTo(3);
+    assertThat(sequenceRows()).containsExactly("now", "recent", "waiting");
+
+    assertThat(c.receive(event("old", 3))).as("the first seen again").isEqualTo(Received.APPLIED);
+    assertThat(c.receive(event("new", 1))).isEqualTo(Received.APPLIED);
+    assertThat(c.receive(event("new", 3))).isEqualTo(Received.HELD);
+    assertThat(c.receive(event("waiting", 2))).isEqualTo(Received.APPLIED);
+    assertThat(c.receive(event("new", 2))).isEqualTo(Received.APPLIED);
+    assertThat(c.releaseHeld()).isEqualTo(2);
+    assertThat(applied("old")).containsExactly(1L, 2L, 3L);
+    assertThat(applied("waiting")).containsExactly(1L, 2L, 3L);
+    assertThat(applied("new")).containsExactly(1L, 2L, 3L);
+    assertThat(sequenceRows()).containsExactly("new", "now", "old", "recent", "waiting");
+  }
+
+  /**
+   * A row that a running batch holds is in use: the cleanup passes it by without waiting for the
+   * batch, and forgets it at a later run.
+   */
+  @Test
+  void cleanupPassesByARowABatchHolds() throws Exception {
+    InboxConsumer c =
+        consumer(ledger("ledger", e -> false)).inSequence(SequenceStart.FIRST_SEEN).build();
+    c.receive(List.of(event("busy", 1), event("idle", 1)));
+    clock.advance(Duration.ofDays(3));
+
+    try (Connection batch = ds.getConnection()) {
+      batch.setAutoCommit(false);
+      try (PreparedStatement lock =
+          batch.prepareStatement(
+              "select 1 from idemkit_inbox_sequence where aggregate_id = 'busy' for update")) {
+        lock.executeQuery().close();
+      }
+      ExecutorService cleanup = Executors.newSingleThreadExecutor();
+      try {
+        assertThat(cleanup.submit(c::deleteProcessed).get(30, TimeUnit.SECONDS)).isEqualTo(2);
+      } finally {
+        cleanup.shutdownNow();
+      }
+      assertThat(sequenceRows()).containsExactly("busy");
+      batch.commit();
+    }
+    c.deleteProcessed();
+    assertThat(sequenceRows()).isEmpty();
+  }
+
+  /**
+   * A FROM_ONE consumer keeps every aggregate's row: an aggregate it forgot would hold its next
+   * message for a sequence 1 that never comes again.
+   */
+  @Test
+  void cleanupOfAConsumerFromOneKeepsItsSequenceRows() throws Exception {
+    InboxConsumer c = consumer(ledger("ledger", e -> false)).build();
+    c.receive(List.of(event("old", 1), event("old", 2)));
+    clock.advance(Duration.ofDays(3));
+
+    assertThat(c.deleteProcessed()).isEqualTo(2);
+    assertThat(sequenceRows()).containsExactly("old");
+    assertThat(c.receive(event("old", 3))).isEqualTo(Received.APPLIED);
+    assertThat(c.receive(event("new", 1))).isEqualTo(Received.APPLIED);
+    assertThat(applied("old")).containsExactly(1L, 2L, 3L);
+  }
 }
