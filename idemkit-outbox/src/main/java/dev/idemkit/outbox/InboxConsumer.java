@@ -355,42 +355,44 @@ public final class InboxConsumer implements MessageReceiver {
     for (int i : indices) {
       batch.add(all.get(i));
     }
+    int failedAt = -1;
     try {
       Received[] r = inOneTransaction(batch);
       for (int k = 0; k < r.length; k++) {
         out[indices.get(k)] = r[k];
       }
       return;
-    } catch (MessageFailedException e) {
-      int at = indexOf(batch, e.failedMessage());
-      if (at >= 0) {
-        LOG.log(Level.FINE, name + ": " + e.getMessage() + "; the batch goes on without it");
-        // The ones before it again as a batch, it on its own, then the rest (but its aggregate's
-        // later messages, if it failed: they wait for it).
-        process(all, indices.subList(0, at), out);
-        out[indices.get(at)] = receiveOne(batch.get(at));
-        Set<AggregateKey> failed = failedAggregates(all, indices.subList(0, at + 1), out);
-        List<Integer> rest = new ArrayList<>();
-        for (int i : indices.subList(at + 1, indices.size())) {
-          if (failed.contains(AggregateKey.of(all.get(i)))) {
-            out[i] = Received.FAILED;
-          } else {
-            rest.add(i);
-          }
-        }
-        process(all, rest, out);
-        return;
-      }
-      LOG.log(Level.FINE, name + ": a batch of " + batch.size() + " failed; one by one now", e);
     } catch (Exception e) {
-      LOG.log(Level.FINE, name + ": a batch of " + batch.size() + " failed; one by one now", e);
+      if (e instanceof MessageFailedException named) {
+        failedAt = indexOf(batch, named.failedMessage());
+      }
+      LOG.log(
+          Level.FINE,
+          failedAt >= 0
+              ? name + ": " + e.getMessage() + "; the batch goes on without it"
+              : name + ": a batch of " + batch.size() + " failed; one by one now",
+          e);
     }
-    Set<AggregateKey> failed = new HashSet<>();
-    for (int i : indices) {
-      AggregateKey aggregate = AggregateKey.of(all.get(i));
-      out[i] = failed.contains(aggregate) ? Received.FAILED : receiveOne(all.get(i));
-      if (out[i] == Received.FAILED) {
-        failed.add(aggregate);
+    if (failedAt >= 0) {
+      // The ones before it again as a batch, it on its own, then the rest as a batch (but its
+      // aggregate's later messages, if it failed: they wait for it).
+      process(all, indices.subList(0, failedAt), out);
+      out[indices.get(failedAt)] = receiveOne(batch.get(failedAt));
+      process(
+          all,
+          holdBackBehindFailures(
+              all,
+              indices.subList(0, failedAt + 1),
+              indices.subList(failedAt + 1, indices.size()),
+              out),
+          out);
+    } else {
+      // Which one failed is unknown: each on its own.
+      List<Integer> rest = indices;
+      while (!rest.isEmpty()) {
+        int first = rest.get(0);
+        out[first] = receiveOne(all.get(first));
+        rest = holdBackBehindFailures(all, List.of(first), rest.subList(1, rest.size()), out);
       }
     }
   }
@@ -404,15 +406,28 @@ public final class InboxConsumer implements MessageReceiver {
     return -1;
   }
 
-  private static Set<AggregateKey> failedAggregates(
-      List<EventEnvelope> all, List<Integer> indices, Received[] out) {
+  /**
+   * Answers {@link Received#FAILED}, untried, each message at {@code later} whose aggregate has a
+   * message at {@code tried} that failed (an aggregate's later messages wait for its failed one);
+   * returns the others' indices, in order.
+   */
+  private static List<Integer> holdBackBehindFailures(
+      List<EventEnvelope> all, List<Integer> tried, List<Integer> later, Received[] out) {
     Set<AggregateKey> failed = new HashSet<>();
-    for (int i : indices) {
+    for (int i : tried) {
       if (out[i] == Received.FAILED) {
         failed.add(AggregateKey.of(all.get(i)));
       }
     }
-    return failed;
+    List<Integer> rest = new ArrayList<>(later.size());
+    for (int i : later) {
+      if (failed.contains(AggregateKey.of(all.get(i)))) {
+        out[i] = Received.FAILED;
+      } else {
+        rest.add(i);
+      }
+    }
+    return rest;
   }
 
   private Received receiveOne(EventEnvelope message) {

@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -146,6 +147,49 @@ class InboxInSequenceIT {
     broken.set(false);
     assertThat(c.receive(List.of(bad1, good, bad2)))
         .containsExactly(Received.APPLIED, Received.DUPLICATE, Received.APPLIED);
+    assertThat(applied("bad")).containsExactly(1L, 2L);
+  }
+
+  /**
+   * The same with a batch handler that cannot say which message failed: each message on its own, in
+   * order, and the failed aggregate's later message answered FAILED untried.
+   */
+  @Test
+  void anUnattributedFailureInABatchHoldsBackOnlyItsOwnAggregate() throws Exception {
+    AtomicBoolean broken = new AtomicBoolean(true);
+    MessageHandler rows = ledger("ledger", e -> broken.get() && e.aggregateId().equals("bad"));
+    List<Integer> calls = new CopyOnWriteArrayList<>();
+    MessageHandler batching =
+        new MessageHandler() {
+          @Override
+          public void apply(Connection tx, EventEnvelope m) throws Exception {
+            rows.apply(tx, m);
+          }
+
+          @Override
+          public void applyAll(Connection tx, List<EventEnvelope> messages) throws Exception {
+            calls.add(messages.size());
+            for (EventEnvelope m : messages) {
+              rows.apply(tx, m); // fails on "bad", without saying which
+            }
+          }
+        };
+    InboxConsumer c = consumer(batching).build();
+    EventEnvelope bad1 = event("bad", 1);
+    EventEnvelope bad2 = event("bad", 2);
+    EventEnvelope good1 = event("good", 1);
+    EventEnvelope good2 = event("good", 2);
+
+    assertThat(c.receive(List.of(bad1, good1, bad2, good2)))
+        .containsExactly(Received.FAILED, Received.APPLIED, Received.FAILED, Received.APPLIED);
+    assertThat(calls)
+        .as("the batch, then bad1, good1, good2 each alone")
+        .containsExactly(4, 1, 1, 1);
+    assertThat(inbox("FAILED")).as("one attempt counted, on the one that failed").isEqualTo(1);
+    assertThat(applied("good")).containsExactly(1L, 2L);
+
+    broken.set(false);
+    assertThat(c.receive(List.of(bad1, bad2))).containsExactly(Received.APPLIED, Received.APPLIED);
     assertThat(applied("bad")).containsExactly(1L, 2L);
   }
 
