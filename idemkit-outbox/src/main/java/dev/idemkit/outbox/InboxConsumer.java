@@ -56,7 +56,9 @@ import javax.sql.DataSource;
  * are answered {@link Received#FAILED} untried.
  *
  * <p>The inbox remembers processed ids for its {@code retention}, which must exceed the transport's
- * redelivery horizon: {@link Builder#build()} refuses otherwise.
+ * redelivery horizon: {@link Builder#build()} refuses otherwise. {@link #deleteProcessed} forgets
+ * them after it, and a consumer in sequence from the first message seen also the aggregates that
+ * nothing was applied to for as long (a consumer from sequence 1 keeps them: see there).
  */
 public final class InboxConsumer implements MessageReceiver {
 
@@ -231,6 +233,44 @@ public final class InboxConsumer implements MessageReceiver {
        where consumer_name = ? and status = 'PROCESSED' and processed_at < ?
       """;
 
+  /**
+   * Locks up to a batch of this consumer's sequence rows not advanced since the cutoff, of
+   * aggregates with no message waiting in the inbox. {@code SKIP LOCKED}: a row a batch holds is in
+   * use, and the cleanup never waits on a batch, so the two cannot deadlock.
+   */
+  private static final String LOCK_IDLE_SEQUENCES =
+      """
+      select s.aggregate_type, s.aggregate_id
+        from idemkit_inbox_sequence s
+       where s.consumer_name = ? and s.applied_at < ?
+         and not exists (select 1 from idemkit_inbox i
+                          where i.consumer_name = s.consumer_name
+                            and i.aggregate_type = s.aggregate_type
+                            and i.aggregate_id = s.aggregate_id
+                            and i.status <> 'PROCESSED')
+       limit ?
+         for update of s skip locked
+      """;
+
+  /**
+   * Deletes the locked rows whose aggregates still have no message waiting: asked again, now that
+   * the rows are locked (see {@link #forgetIdleAggregates}).
+   */
+  private static final String DELETE_IDLE_SEQUENCES =
+      """
+      delete from idemkit_inbox_sequence s
+       using unnest(?::text[], ?::text[]) as u(aggregate_type, aggregate_id)
+       where s.consumer_name = ? and s.aggregate_type = u.aggregate_type
+         and s.aggregate_id = u.aggregate_id
+         and not exists (select 1 from idemkit_inbox i
+                          where i.consumer_name = s.consumer_name
+                            and i.aggregate_type = s.aggregate_type
+                            and i.aggregate_id = s.aggregate_id
+                            and i.status <> 'PROCESSED')
+      """;
+
+  private static final int FORGET_BATCH = 1000;
+
   private final String name;
   private final DataSource dataSource;
   private final MessageHandler handler;
@@ -315,42 +355,44 @@ public final class InboxConsumer implements MessageReceiver {
     for (int i : indices) {
       batch.add(all.get(i));
     }
+    int failedAt = -1;
     try {
       Received[] r = inOneTransaction(batch);
       for (int k = 0; k < r.length; k++) {
         out[indices.get(k)] = r[k];
       }
       return;
-    } catch (MessageFailedException e) {
-      int at = indexOf(batch, e.failedMessage());
-      if (at >= 0) {
-        LOG.log(Level.FINE, name + ": " + e.getMessage() + "; the batch goes on without it");
-        // The ones before it again as a batch, it on its own, then the rest (but its aggregate's
-        // later messages, if it failed: they wait for it).
-        process(all, indices.subList(0, at), out);
-        out[indices.get(at)] = receiveOne(batch.get(at));
-        Set<AggregateKey> failed = failedAggregates(all, indices.subList(0, at + 1), out);
-        List<Integer> rest = new ArrayList<>();
-        for (int i : indices.subList(at + 1, indices.size())) {
-          if (failed.contains(AggregateKey.of(all.get(i)))) {
-            out[i] = Received.FAILED;
-          } else {
-            rest.add(i);
-          }
-        }
-        process(all, rest, out);
-        return;
-      }
-      LOG.log(Level.FINE, name + ": a batch of " + batch.size() + " failed; one by one now", e);
     } catch (Exception e) {
-      LOG.log(Level.FINE, name + ": a batch of " + batch.size() + " failed; one by one now", e);
+      if (e instanceof MessageFailedException named) {
+        failedAt = indexOf(batch, named.failedMessage());
+      }
+      LOG.log(
+          Level.FINE,
+          failedAt >= 0
+              ? name + ": " + e.getMessage() + "; the batch goes on without it"
+              : name + ": a batch of " + batch.size() + " failed; one by one now",
+          e);
     }
-    Set<AggregateKey> failed = new HashSet<>();
-    for (int i : indices) {
-      AggregateKey aggregate = AggregateKey.of(all.get(i));
-      out[i] = failed.contains(aggregate) ? Received.FAILED : receiveOne(all.get(i));
-      if (out[i] == Received.FAILED) {
-        failed.add(aggregate);
+    if (failedAt >= 0) {
+      // The ones before it again as a batch, it on its own, then the rest as a batch (but its
+      // aggregate's later messages, if it failed: they wait for it).
+      process(all, indices.subList(0, failedAt), out);
+      out[indices.get(failedAt)] = receiveOne(batch.get(failedAt));
+      process(
+          all,
+          holdBackBehindFailures(
+              all,
+              indices.subList(0, failedAt + 1),
+              indices.subList(failedAt + 1, indices.size()),
+              out),
+          out);
+    } else {
+      // Which one failed is unknown: each on its own.
+      List<Integer> rest = indices;
+      while (!rest.isEmpty()) {
+        int first = rest.get(0);
+        out[first] = receiveOne(all.get(first));
+        rest = holdBackBehindFailures(all, List.of(first), rest.subList(1, rest.size()), out);
       }
     }
   }
@@ -364,15 +406,28 @@ public final class InboxConsumer implements MessageReceiver {
     return -1;
   }
 
-  private static Set<AggregateKey> failedAggregates(
-      List<EventEnvelope> all, List<Integer> indices, Received[] out) {
+  /**
+   * Answers {@link Received#FAILED}, untried, each message at {@code later} whose aggregate has a
+   * message at {@code tried} that failed (an aggregate's later messages wait for its failed one);
+   * returns the others' indices, in order.
+   */
+  private static List<Integer> holdBackBehindFailures(
+      List<EventEnvelope> all, List<Integer> tried, List<Integer> later, Received[] out) {
     Set<AggregateKey> failed = new HashSet<>();
-    for (int i : indices) {
+    for (int i : tried) {
       if (out[i] == Received.FAILED) {
         failed.add(AggregateKey.of(all.get(i)));
       }
     }
-    return failed;
+    List<Integer> rest = new ArrayList<>(later.size());
+    for (int i : later) {
+      if (failed.contains(AggregateKey.of(all.get(i)))) {
+        out[i] = Received.FAILED;
+      } else {
+        rest.add(i);
+      }
+    }
+    return rest;
   }
 
   private Received receiveOne(EventEnvelope message) {
@@ -903,15 +958,98 @@ public final class InboxConsumer implements MessageReceiver {
     return r;
   }
 
-  /** Forgets messages processed longer ago than the retention; answers how many. */
+  /**
+   * Forgets messages processed longer ago than the retention; answers how many. A consumer in
+   * sequence from the first message seen ({@link SequenceStart#FIRST_SEEN}) also forgets the
+   * aggregates that nothing was applied to for as long and that have no message waiting (held,
+   * failed, parked): their rows in {@code idemkit_inbox_sequence} go, and an aggregate's next
+   * message is then the first one seen, applied, as its row would have had it.
+   *
+   * <p>A consumer from sequence 1 ({@link SequenceStart#FROM_ONE}) keeps every aggregate's row: one
+   * it forgot would hold the aggregate's next message for a sequence 1 that never comes again, and
+   * it cannot tell a finished aggregate from one whose next event is only later.
+   */
   public int deleteProcessed() throws SQLException {
-    Instant cutoff = clock.instant().minus(retention);
+    OffsetDateTime cutoff = Outbox.utc(clock.instant().minus(retention));
+    int deleted;
     try (Connection c = dataSource.getConnection();
         PreparedStatement s = c.prepareStatement(DELETE_PROCESSED)) {
       s.setString(1, name);
-      s.setObject(2, Outbox.utc(cutoff));
-      return s.executeUpdate();
+      s.setObject(2, cutoff);
+      deleted = s.executeUpdate();
     }
+    if (sequenceStart == SequenceStart.FIRST_SEEN) {
+      int forgotten = forgetIdleAggregates(cutoff);
+      LOG.log(Level.FINE, () -> name + ": forgot " + forgotten + " idle aggregate(s)");
+    }
+    return deleted;
+  }
+
+  /**
+   * Deletes the sequence rows ({@code idemkit_inbox_sequence}) of aggregates that nothing was
+   * applied to since {@code cutoff} (now minus the retention) and that have no message waiting in
+   * the inbox ({@code HELD}, {@code FAILED}, {@code PARKED}), in batches of {@value #FORGET_BATCH},
+   * one transaction each; answers how many.
+   *
+   * <p>Why that is safe: every message applied to such an aggregate was first delivered before the
+   * cutoff, and the retention exceeds the transport's redelivery horizon ({@link Builder#build}),
+   * so none of them can be delivered again. The aggregate's next message is then the first one
+   * seen, applied, as the row would have had it (it comes after everything applied). A waiting
+   * message is decided against the row (a held one with no row would be released ahead of its gap),
+   * so its aggregate keeps it.
+   *
+   * <p>{@link SequenceStart#FIRST_SEEN} only: see {@link #deleteProcessed}.
+   *
+   * <p>The race, a batch of the same aggregate meeting this cleanup: the cleanup locks with {@code
+   * SKIP LOCKED} (a row a batch holds is in use; the cleanup never waits, so no deadlock), then
+   * asks for waiting messages again in a second statement, whose snapshot, taken once the locks are
+   * held, sees what any batch that held the row before committed (a batch writes an aggregate's
+   * inbox rows only under its row's lock). A batch that comes for the row after the lock waits for
+   * the cleanup to commit; its upsert ({@code LOCK_SEQUENCES}) then inserts a new row: the
+   * aggregate is new to it. A failure recorded meanwhile takes no row lock; the failed message is
+   * then the first seen of its aggregate when delivered again, applied, as it would have been with
+   * the row (it was the next one).
+   */
+  private int forgetIdleAggregates(OffsetDateTime cutoff) throws SQLException {
+    int forgotten = 0;
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        int locked;
+        do {
+          List<String> types = new ArrayList<>();
+          List<String> ids = new ArrayList<>();
+          try (PreparedStatement s = c.prepareStatement(LOCK_IDLE_SEQUENCES)) {
+            s.setString(1, name);
+            s.setObject(2, cutoff);
+            s.setInt(3, FORGET_BATCH);
+            try (ResultSet rs = s.executeQuery()) {
+              while (rs.next()) {
+                types.add(rs.getString(1));
+                ids.add(rs.getString(2));
+              }
+            }
+          }
+          locked = types.size();
+          if (locked > 0) {
+            try (PreparedStatement s = c.prepareStatement(DELETE_IDLE_SEQUENCES)) {
+              s.setArray(1, c.createArrayOf("text", types.toArray()));
+              s.setArray(2, c.createArrayOf("text", ids.toArray()));
+              s.setString(3, name);
+              forgotten += s.executeUpdate();
+            }
+          }
+          c.commit();
+        } while (locked == FORGET_BATCH);
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(autoCommit);
+      }
+    }
+    return forgotten;
   }
 
   /** Configures a consumer. */

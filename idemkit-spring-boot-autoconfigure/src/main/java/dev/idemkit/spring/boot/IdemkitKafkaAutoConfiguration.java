@@ -4,8 +4,10 @@ import dev.idemkit.kafka.KafkaConsumers;
 import dev.idemkit.kafka.KafkaSchema;
 import dev.idemkit.kafka.KafkaTransport;
 import dev.idemkit.kafka.TopicNaming;
+import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.spi.EventTransport;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -54,13 +56,20 @@ public class IdemkitKafkaAutoConfiguration {
     return new KafkaSchemaInitializer(dataSource);
   }
 
+  /**
+   * Starts the Kafka consumers; each one's inbox reports to the application's {@link
+   * OutboxListener} beans (the meters), as an inbox built on the embedded transport is given them.
+   * The beans are looked up when a consumer starts, so a listener may itself depend on the
+   * consumers.
+   */
   @Bean
   @ConditionalOnBean(DataSource.class)
   @ConditionalOnMissingBean
   public KafkaConsumers idemkitKafkaConsumers(
       IdemkitKafkaProperties properties,
       DataSource dataSource,
-      org.springframework.beans.factory.ObjectProvider<KafkaSchemaInitializer> schema) {
+      ObjectProvider<KafkaSchemaInitializer> schema,
+      ObjectProvider<OutboxListener> listeners) {
     schema.ifAvailable(s -> {}); // the tables exist before a consumer starts
     return new KafkaConsumers(
         properties.getBootstrapServers(),
@@ -68,7 +77,8 @@ public class IdemkitKafkaAutoConfiguration {
         b -> {
           b.topics(topics(properties))
               .redeliveryHorizon(properties.getRedeliveryHorizon())
-              .maxAttempts(properties.getMaxAttempts());
+              .maxAttempts(properties.getMaxAttempts())
+              .listener(CompositeOutboxListener.of(listeners.orderedStream().toList()));
           properties.getConsumer().forEach(b::property);
           return b;
         });

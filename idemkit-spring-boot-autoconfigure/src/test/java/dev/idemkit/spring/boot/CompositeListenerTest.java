@@ -2,6 +2,7 @@ package dev.idemkit.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.spi.IdempotencyListener;
 import java.lang.reflect.Method;
 import java.util.Arrays;
@@ -17,6 +18,18 @@ class CompositeListenerTest {
         Arrays.stream(IdempotencyListener.class.getMethods())
             .filter(m -> !m.isSynthetic() && !java.lang.reflect.Modifier.isStatic(m.getModifiers()))
             .filter(m -> !declaredBy(CompositeListener.class, m))
+            .map(Method::getName)
+            .toList();
+
+    assertThat(missing).isEmpty();
+  }
+
+  @Test
+  void everyOutboxListenerMethodIsPassedOnToEachListener() {
+    List<String> missing =
+        Arrays.stream(OutboxListener.class.getMethods())
+            .filter(m -> !m.isSynthetic() && !java.lang.reflect.Modifier.isStatic(m.getModifiers()))
+            .filter(m -> !declaredBy(CompositeOutboxListener.class, m))
             .map(Method::getName)
             .toList();
 

@@ -2,16 +2,60 @@ package dev.idemkit.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.jdbc.IdemkitDatabase;
 import dev.idemkit.kafka.KafkaConsumers;
+import dev.idemkit.kafka.KafkaEventConsumer;
 import dev.idemkit.kafka.KafkaTransport;
+import dev.idemkit.outbox.EventEnvelope;
+import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.spi.EventTransport;
+import dev.idemkit.outbox.spi.MessageReceiver.Received;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 class IdemkitKafkaAutoConfigurationTest {
+
+  @TempDir static Path dataDir;
+
+  private static IdemkitDatabase database;
+
+  @BeforeAll
+  static void startDatabase() {
+    database = IdemkitDatabase.embedded(dataDir, 4);
+  }
+
+  @AfterAll
+  static void stopDatabase() {
+    database.close();
+  }
+
+  /** What an {@link OutboxListener} bean was told about consumers: "consumer event count" lines. */
+  static final class RecordingListener implements OutboxListener {
+    final List<String> heard = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void consumed(String consumer, int count) {
+      heard.add(consumer + " consumed " + count);
+    }
+
+    @Override
+    public void duplicatesSkipped(String consumer, int count) {
+      heard.add(consumer + " duplicatesSkipped " + count);
+    }
+  }
 
   private final ApplicationContextRunner runner =
       new ApplicationContextRunner()
@@ -71,5 +115,41 @@ class IdemkitKafkaAutoConfigurationTest {
         .withClassLoader(new FilteredClassLoader(KafkaTransport.class))
         .withPropertyValues("idemkit.events.kafka.bootstrap-servers=127.0.0.1:1")
         .run(context -> assertThat(context).doesNotHaveBean(EventTransport.class));
+  }
+
+  /**
+   * The Kafka consumers' inboxes report to the application's outbox listener beans (its meters),
+   * every one of them, as the inboxes on the embedded transport do.
+   */
+  @Test
+  void theKafkaConsumersInboxesReportToTheOutboxListenerBeans() {
+    RecordingListener meters = new RecordingListener();
+    RecordingListener another = new RecordingListener();
+    runner
+        .withPropertyValues("idemkit.events.kafka.bootstrap-servers=127.0.0.1:1")
+        .withBean(DataSource.class, () -> new DelegatingDataSource(database.dataSource()))
+        .withBean("meters", OutboxListener.class, () -> meters)
+        .withBean("another", OutboxListener.class, () -> another)
+        .run(
+            context -> {
+              KafkaEventConsumer consumer =
+                  context.getBean(KafkaConsumers.class).start("ledger", (tx, m) -> {}, "payment");
+              EventEnvelope paid =
+                  new EventEnvelope(
+                      UUID.randomUUID(),
+                      "PaymentCompleted",
+                      "tenant-a",
+                      "payment",
+                      "p-1",
+                      1,
+                      Instant.now(),
+                      "{}");
+
+              assertThat(consumer.inbox().receive(paid)).isEqualTo(Received.APPLIED);
+              assertThat(consumer.inbox().receive(paid)).isEqualTo(Received.DUPLICATE);
+              assertThat(meters.heard)
+                  .containsExactly("ledger consumed 1", "ledger duplicatesSkipped 1");
+              assertThat(another.heard).isEqualTo(meters.heard);
+            });
   }
 }

@@ -2,60 +2,225 @@ package dev.idemkit.examples.payments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.examples.payments.demo.EmbeddedMail;
+import java.math.BigDecimal;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The README's curl walk-through, run as written (host and port aside): a payment created,
- * replayed, refused on a changed amount, refused without a key.
+ * The README's curl lines, run as written (host and port aside, and the values its {@code P=…} and
+ * {@code O=…} lines ask the reader to fill in): a payment created, replayed, refused on a changed
+ * amount, refused without a key, its answer lost and recovered; an order created and paid; then
+ * what the consumers made of them: the ledger entries, the balance, the receipt, the mail, the
+ * shipment and the outbox backlog.
  */
 class ReadmeCurlIT extends HttpTestSupport {
 
-  private static final Pattern CURL =
-      Pattern.compile("```sh\\n(curl -i -X POST [^`]*?)```", Pattern.DOTALL);
-  private static final Pattern QUOTED = Pattern.compile("-(H|d) '([^']*)'");
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+  private static final Pattern VARIABLE = Pattern.compile("\\$([A-Z]+)");
+  private static final Pattern ASSIGNMENT = Pattern.compile("([A-Z]+)=\\S+(\\s+#.*)?");
 
-  private List<HttpRequest> readmeRequests() throws Exception {
-    String readme = Files.readString(Path.of("../../README.md"));
-    List<HttpRequest> requests = new ArrayList<>();
-    Matcher block = CURL.matcher(readme);
-    while (block.find()) {
-      String command = block.group(1).replace("\\\n", " ");
-      String path = command.split("\\s+")[4].replace("localhost:8080", "");
-      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path));
-      String body = "";
-      Matcher q = QUOTED.matcher(command);
-      while (q.find()) {
-        if (q.group(1).equals("H")) {
-          String[] header = q.group(2).split(":\\s*", 2);
-          b.header(header[0], header[1]);
+  @Autowired EmbeddedMail mail;
+
+  /** One curl command of the README, under the heading of its section. */
+  private record Curl(
+      String section, String method, String url, Map<String, String> headers, String body) {
+
+    /** Method and URL as the README writes them, e.g. {@code GET localhost:8080/v1/…}. */
+    String line() {
+      return method + " " + url;
+    }
+  }
+
+  /** Every curl command in the README's {@code sh} blocks, and every variable they assign. */
+  private record Readme(List<Curl> curls, List<String> assigned) {
+
+    List<Curl> in(String section) {
+      return curls.stream().filter(c -> c.section().equals(section)).toList();
+    }
+  }
+
+  private static Readme readme() throws Exception {
+    List<Curl> curls = new ArrayList<>();
+    List<String> assigned = new ArrayList<>();
+    String section = "";
+    boolean inShell = false;
+    boolean inCode = false;
+    StringBuilder block = new StringBuilder();
+    for (String line : Files.readString(Path.of("../../README.md")).split("\n")) {
+      if (line.startsWith("```")) {
+        if (inShell) {
+          for (String command : block.toString().replace("\\\n", " ").split("\n")) {
+            Matcher assignment = ASSIGNMENT.matcher(command.strip());
+            if (assignment.matches()) {
+              assigned.add(assignment.group(1));
+            } else if (command.startsWith("curl ")) {
+              curls.add(parse(section, command));
+            }
+          }
+          block.setLength(0);
+        }
+        inShell = !inCode && line.equals("```sh");
+        inCode = !inCode;
+      } else if (inShell) {
+        block.append(line).append('\n');
+      } else if (!inCode && line.startsWith("#")) {
+        section = line.replaceFirst("^#+\\s*", "");
+      }
+    }
+    return new Readme(curls, assigned);
+  }
+
+  /** A command's words as the shell splits them: quotes removed, a comment dropped. */
+  private static List<String> words(String command) {
+    List<String> words = new ArrayList<>();
+    StringBuilder word = null;
+    char quote = 0;
+    for (char c : command.toCharArray()) {
+      if (quote != 0) {
+        if (c == quote) {
+          quote = 0;
         } else {
-          body = q.group(2);
+          word.append(c);
+        }
+      } else if (Character.isWhitespace(c)) {
+        if (word != null) {
+          words.add(word.toString());
+          word = null;
+        }
+      } else if (c == '#' && word == null) {
+        break;
+      } else {
+        word = word == null ? new StringBuilder() : word;
+        if (c == '\'' || c == '"') {
+          quote = c;
+        } else {
+          word.append(c);
         }
       }
-      requests.add(b.POST(HttpRequest.BodyPublishers.ofString(body)).build());
     }
-    return requests;
+    assertThat(quote).as("quotes closed in: %s", command).isEqualTo('\0');
+    if (word != null) {
+      words.add(word.toString());
+    }
+    return words;
+  }
+
+  private static Curl parse(String section, String command) {
+    List<String> words = words(command);
+    String method = null;
+    String url = null;
+    String body = null;
+    Map<String, String> headers = new LinkedHashMap<>();
+    for (int i = 1; i < words.size(); i++) {
+      switch (words.get(i)) {
+        case "-i", "-s" -> {}
+        case "-X" -> method = words.get(++i);
+        case "-H" -> {
+          String[] header = words.get(++i).split(":\\s*", 2);
+          headers.put(header[0], header[1]);
+        }
+        case "-d" -> body = words.get(++i);
+        case "-o" -> i++;
+        default -> {
+          assertThat(words.get(i))
+              .as("an option this test knows, in: %s", command)
+              .doesNotStartWith("-");
+          assertThat(url).as("one URL in: %s", command).isNull();
+          url = words.get(i);
+        }
+      }
+    }
+    // As curl does: -d without -X is a POST.
+    method = method != null ? method : body != null ? "POST" : "GET";
+    return new Curl(section, method, url, headers, body);
+  }
+
+  /** The command as an HTTP request to this test's service (and mail simulator). */
+  private HttpRequest request(Curl curl, Map<String, String> values) {
+    String url =
+        fill(curl.url(), values)
+            .replace("localhost:8080", "localhost:" + port)
+            .replace("localhost:8082", URI.create(mail.baseUrl()).getAuthority());
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://" + url)).timeout(Duration.ofSeconds(30));
+    curl.headers().forEach((name, value) -> b.header(name, fill(value, values)));
+    return b.method(
+            curl.method(),
+            curl.body() == null
+                ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(fill(curl.body(), values)))
+        .build();
+  }
+
+  private static String fill(String text, Map<String, String> values) {
+    return VARIABLE
+        .matcher(text)
+        .replaceAll(
+            v -> {
+              assertThat(values).as("a value for $%s", v.group(1)).containsKey(v.group(1));
+              return Matcher.quoteReplacement(values.get(v.group(1)));
+            });
+  }
+
+  /**
+   * Sends {@code request} until its answer is {@code done}: what the consumers do happens after the
+   * request that caused it answered, within moments; a minute is the bound.
+   */
+  private static HttpResponse<String> awaitAnswer(
+      String what, HttpRequest request, Predicate<HttpResponse<String>> done)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    HttpResponse<String> answer = send(request);
+    while (!done.test(answer)) {
+      assertThat(System.nanoTime())
+          .as("%s; the last answer: %d %s", what, answer.statusCode(), answer.body())
+          .isLessThan(deadline);
+      Thread.sleep(50);
+      answer = send(request);
+    }
+    return answer;
+  }
+
+  private static JsonNode json(HttpResponse<String> answer) {
+    return JSON.readTree(answer.body());
+  }
+
+  private static boolean ok(HttpResponse<String> answer, Predicate<JsonNode> body) {
+    return answer.statusCode() == 200 && body.test(json(answer));
   }
 
   @Test
   void theReadmeWalkThroughDoesWhatTheReadmeSays() throws Exception {
     // A fresh database per test JVM: the README's keys and references are unused here.
-    List<HttpRequest> requests = readmeRequests();
-    assertThat(requests).hasSize(4);
+    Readme readme = readme();
+    List<Curl> tryIt = readme.in("Try it with curl");
+    List<Curl> lostAnswer = readme.in("Watch a lost answer being survived");
+    assertThat(tryIt).extracting(Curl::line).containsOnly("POST localhost:8080/v1/payments");
+    assertThat(tryIt).hasSize(3);
+    assertThat(lostAnswer.get(0).line()).isEqualTo("POST localhost:8080/v1/payments");
+    Map<String, String> values = new LinkedHashMap<>();
 
-    HttpResponse<String> created = send(requests.get(0));
-    HttpResponse<String> replayed = send(requests.get(0));
-    HttpResponse<String> changed = send(requests.get(1));
-    HttpResponse<String> noKey = send(requests.get(2));
+    HttpResponse<String> created = send(request(tryIt.get(0), values));
+    HttpResponse<String> replayed = send(request(tryIt.get(0), values));
+    HttpResponse<String> changed = send(request(tryIt.get(1), values));
+    HttpResponse<String> noKey = send(request(tryIt.get(2), values));
 
     assertThat(created.statusCode()).isEqualTo(201);
     assertThat(created.headers().firstValue("Location")).isPresent();
@@ -69,8 +234,8 @@ class ReadmeCurlIT extends HttpTestSupport {
     assertThat(paymentsFor("order-1001")).isEqualTo(1);
     assertThat(paymentsFor("order-1002")).isZero();
 
-    HttpResponse<String> lost = send(requests.get(3));
-    HttpResponse<String> again = send(requests.get(3));
+    HttpResponse<String> lost = send(request(lostAnswer.get(0), values));
+    HttpResponse<String> again = send(request(lostAnswer.get(0), values));
     assertThat(lost.statusCode()).isEqualTo(409);
     assertThat(lost.body()).contains("IDEMPOTENCY_OUTCOME_PENDING");
     assertThat(lost.headers().firstValue("Retry-After")).isPresent();
@@ -79,5 +244,108 @@ class ReadmeCurlIT extends HttpTestSupport {
         .contains("\"status\":\"COMPLETED\"")
         .contains("\"providerChargeId\":\"ch_");
     assertThat(paymentsFor("order-2001")).isEqualTo(1);
+
+    // After a payment: an order created and paid, then what the consumers made of it all.
+    List<Curl> events = readme.in("After a payment: events across boundaries");
+    assertThat(events)
+        .extracting(Curl::line)
+        .containsExactly(
+            "POST localhost:8080/v1/orders",
+            "POST localhost:8080/v1/orders/$O/confirm-payment",
+            "GET localhost:8080/v1/payments/$P/ledger-entries",
+            "GET localhost:8080/v1/accounts/acc_1/balance",
+            "GET localhost:8080/v1/receipts?paymentId=$P",
+            "GET localhost:8082/messages?key=receipt_payment_$P",
+            "GET localhost:8080/v1/orders/$O/shipment",
+            "GET localhost:8080/v1/admin/events/outbox");
+    assertThat(readme.assigned()).containsExactly("O", "P");
+
+    HttpResponse<String> order = send(request(events.get(0), values));
+    assertThat(order.statusCode()).as(order.body()).isEqualTo(201);
+    assertThat(json(order).get("status").asString()).isEqualTo("PENDING_PAYMENT");
+    assertThat(json(order).get("total").asString()).isEqualTo("25.00");
+    values.put("O", json(order).get("orderId").asString());
+    values.put("P", json(created).get("paymentId").asString());
+    String paymentId = values.get("P");
+
+    // Not paid yet: no shipment.
+    HttpResponse<String> noShipment = send(request(events.get(6), values));
+    assertThat(noShipment.statusCode()).isEqualTo(404);
+    assertThat(noShipment.body()).contains("SHIPMENT_NOT_FOUND");
+
+    HttpResponse<String> paid = send(request(events.get(1), values));
+    assertThat(paid.statusCode()).as(paid.body()).isEqualTo(200);
+    assertThat(json(paid).get("status").asString()).isEqualTo("PAID");
+
+    JsonNode entries =
+        json(awaitAnswer(
+                "the ledger books the payment",
+                request(events.get(2), values),
+                a -> ok(a, j -> j.get("entries").size() == 2)))
+            .get("entries");
+    assertThat(entries.findValuesAsString("direction")).containsExactly("DEBIT", "CREDIT");
+    assertThat(entries.findValuesAsString("entryType"))
+        .containsExactly("PAYMENT_DEBIT", "PAYMENT_CREDIT");
+    assertThat(entries.findValuesAsString("accountId"))
+        .containsExactly("acc_1", "merchant:tenant_demo_a");
+    assertThat(entries.findValuesAsString("amount")).containsExactly("10.00", "10.00");
+    assertThat(entries.findValuesAsString("currency")).containsExactly("EUR", "EUR");
+
+    // Both walk-through payments (10.00 and 25.00) are debited from acc_1; other tests of this
+    // JVM may have paid from acc_1 too, so at least that much.
+    JsonNode balance =
+        json(awaitAnswer(
+                "the ledger books both walk-through payments",
+                request(events.get(3), values),
+                a ->
+                    ok(
+                        a,
+                        j ->
+                            new BigDecimal(j.get("balances").get(0).get("debits").asString())
+                                    .compareTo(new BigDecimal("35.00"))
+                                >= 0)))
+            .get("balances");
+    assertThat(balance).hasSize(1);
+    assertThat(balance.get(0).get("currency").asString()).isEqualTo("EUR");
+    assertThat(balance.get(0).get("credits").asString()).isEqualTo("0.00");
+    assertThat(new BigDecimal(balance.get(0).get("balance").asString()))
+        .isEqualTo(new BigDecimal(balance.get(0).get("debits").asString()).negate());
+
+    JsonNode receipts =
+        json(awaitAnswer(
+                "the receipt is mailed",
+                request(events.get(4), values),
+                a ->
+                    ok(
+                        a,
+                        j ->
+                            j.get("receipts").size() == 1
+                                && j.get("receipts")
+                                    .get(0)
+                                    .get("status")
+                                    .asString()
+                                    .equals("SENT"))))
+            .get("receipts");
+    assertThat(receipts.get(0).get("paymentId").asString()).isEqualTo(paymentId);
+    assertThat(receipts.get(0).get("deliveryKey").asString())
+        .isEqualTo("receipt_payment_" + paymentId);
+    assertThat(receipts.get(0).get("sentAt").isString()).isTrue();
+
+    HttpResponse<String> mailed = send(request(events.get(5), values));
+    assertThat(mailed.statusCode()).isEqualTo(200);
+    assertThat(mailed.body()).isEqualTo("{\"delivered\":1,\"requests\":1}");
+
+    HttpResponse<String> shipment =
+        awaitAnswer(
+            "the paid order is shipped",
+            request(events.get(6), values),
+            a -> a.statusCode() == 200);
+    assertThat(json(shipment).get("orderId").asString()).isEqualTo(values.get("O"));
+    assertThat(json(shipment).get("status").asString()).isEqualTo("REQUESTED");
+
+    HttpResponse<String> backlog = send(request(events.get(7), values));
+    assertThat(backlog.statusCode()).as(backlog.body()).isEqualTo(200);
+    assertThat(json(backlog).get("unsent").isNumber()).isTrue();
+    assertThat(json(backlog).get("parkedEvents").isNumber()).isTrue();
   }
 }
