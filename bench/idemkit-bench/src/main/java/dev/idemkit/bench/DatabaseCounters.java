@@ -145,6 +145,32 @@ final class DatabaseCounters implements AutoCloseable {
     Thread.sleep(1_200);
   }
 
+  /**
+   * Calls of each statement (its text, whitespace folded) in the service's database; empty without
+   * {@code pg_stat_statements}.
+   */
+  java.util.Map<String, Long> callsByStatement() throws SQLException {
+    java.util.Map<String, Long> calls = new java.util.HashMap<>();
+    if (!statements) {
+      return calls;
+    }
+    try (Statement s = connection.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                """
+                select regexp_replace(s.query, '\\s+', ' ', 'g') as query, sum(s.calls) as calls
+                from pg_stat_statements s join pg_database d on d.oid = s.dbid
+                where d.datname = '%s'
+                group by 1
+                """
+                    .formatted(SERVICE_DATABASE))) {
+      while (rs.next()) {
+        calls.put(rs.getString("query"), rs.getLong("calls"));
+      }
+    }
+    return calls;
+  }
+
   Counts read() throws SQLException {
     long serviceCommits = 0;
     long serviceStatements = 0;

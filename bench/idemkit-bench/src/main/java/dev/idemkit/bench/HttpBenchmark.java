@@ -261,6 +261,31 @@ public final class HttpBenchmark {
   /** A key the layer completed: its key, the body it was sent with, and the body it answered. */
   private record Completed(String key, String body, String answer) {}
 
+  /** The kinds whose first counted phase printed its statements. */
+  private final java.util.Set<Kind> profiled = java.util.EnumSet.noneOf(Kind.class);
+
+  /** Each statement the phase ran in the service's database, per request, most frequent first. */
+  private static void printStatementsPerRequest(
+      String phase, Map<String, Long> before, Map<String, Long> after, int requests) {
+    if (after.isEmpty() || requests == 0) {
+      return;
+    }
+    System.out.printf("  statements per %s request in the service's database:%n", phase);
+    after.entrySet().stream()
+        .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
+        .filter(e -> e.getValue() > 0)
+        .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+        .limit(25)
+        .forEach(
+            e -> {
+              String sql = e.getKey().trim();
+              System.out.printf(
+                  "    %6.2f  %s%n",
+                  e.getValue() / (double) requests,
+                  sql.length() > 110 ? sql.substring(0, 110) : sql);
+            });
+  }
+
   /** Runs {@code kind} on every worker for {@code length}. */
   private Phase measure(Kind kind, Duration length, boolean counted) throws Exception {
     String name = kind.name().toLowerCase(java.util.Locale.ROOT);
@@ -274,6 +299,8 @@ public final class HttpBenchmark {
     int phaseNo = phases.incrementAndGet(); // merchant references and keys never repeat
     Errors errors = new Errors();
     DatabaseCounters.Counts countsBefore = counters.read();
+    boolean profile = counted && profiled.add(kind);
+    Map<String, Long> callsBefore = profile ? counters.callsByStatement() : Map.of();
     long countedFrom = System.nanoTime();
     Cpu before = Cpu.now(service);
     ExecutorService pool = Executors.newFixedThreadPool(workers);
@@ -297,6 +324,9 @@ public final class HttpBenchmark {
     DatabaseCounters.Counts counts = counters.read().minus(countsBefore);
     double countedSeconds = (System.nanoTime() - countedFrom) / 1e9;
     int n = Arrays.stream(perWorker).mapToInt(a -> a.length).sum();
+    if (profile) {
+      printStatementsPerRequest(name, callsBefore, counters.callsByStatement(), n);
+    }
     long[] latencies = new long[n];
     int at = 0;
     for (long[] a : perWorker) {
