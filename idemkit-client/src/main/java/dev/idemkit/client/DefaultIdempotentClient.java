@@ -1,5 +1,6 @@
 package dev.idemkit.client;
 
+import dev.idemkit.client.internal.Json;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.URI;
@@ -86,12 +87,12 @@ final class DefaultIdempotentClient implements IdempotentClient {
   @Override
   public String issueKey(String operation) {
     byte[] body =
-        ("{\"operation\":" + JsonFields.quote(operation) + "}").getBytes(StandardCharsets.UTF_8);
+        ("{\"operation\":" + Json.quote(operation) + "}").getBytes(StandardCharsets.UTF_8);
     IdempotentResponse issued =
         sendWithRetries(
             null, "POST", keyIssuePath, body, Map.of("Content-Type", "application/json"));
     String key =
-        JsonFields.string(issued.bodyAsString(), "key")
+        Json.string(issued.bodyAsString(), "key")
             .orElseThrow(
                 () ->
                     new IllegalStateException(
@@ -356,8 +357,8 @@ final class DefaultIdempotentClient implements IdempotentClient {
       return new Failure(
           answer,
           null,
-          JsonFields.string(text, "errorCode").orElse(null),
-          JsonFields.string(text, "detail").orElse(null),
+          Json.string(text, "errorCode").orElse(null),
+          Json.string(text, "detail").orElse(null),
           retryAfter(answer.header("Retry-After"), now));
     }
 

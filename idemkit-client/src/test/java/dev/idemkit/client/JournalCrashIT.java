@@ -2,6 +2,7 @@ package dev.idemkit.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.client.internal.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -101,7 +102,7 @@ class JournalCrashIT {
       assertThat(r.attempts()).isEqualTo(1);
       assertThat(r.key()).isEqualTo(operation.key());
       assertThat(restarted.journal().pending()).isEmpty();
-      paymentId = JsonFields.string(r.bodyAsString(), "paymentId").orElseThrow();
+      paymentId = Json.string(r.bodyAsString(), "paymentId").orElseThrow();
     }
     assertThat(service.payments(reference)).isEqualTo(1);
     assertThat(service.providerCharges(Set.of(paymentId))).isEqualTo(1);

@@ -32,10 +32,19 @@ import java.util.stream.Stream;
  * The real payments service, run as a separate process from its jar ({@code java -jar
  * payments-service.jar}) on a free port and an embedded PostgreSQL in a fresh directory. Tests
  * count payments, and the provider's charges, in that server's databases.
+ *
+ * <p>Shared with idemkit-conformance's integration test through this module's test jar, which holds
+ * this class only. A module that uses it needs the PostgreSQL driver and a test-scoped dependency
+ * on {@code payments-service}, which builds the service's jar first and puts it on the test class
+ * path, where this class finds it.
  */
-final class PaymentsServiceProcess implements AutoCloseable {
+public final class PaymentsServiceProcess implements AutoCloseable {
 
-  static final String API_KEY = "sk_test_demo_a";
+  /** A demo merchant's API key (the service's demo mode knows it). */
+  public static final String API_KEY = "sk_test_demo_a";
+
+  /** The database the embedded demo gives the service. */
+  private static final String DATABASE_NAME = "postgres";
 
   private static final Pattern DATABASE =
       Pattern.compile("Database: embedded PostgreSQL on port (\\d+), data in");
@@ -53,10 +62,10 @@ final class PaymentsServiceProcess implements AutoCloseable {
   }
 
   /** Starts the service and waits until {@code /actuator/health} is UP. */
-  static PaymentsServiceProcess start() throws IOException, InterruptedException {
+  public static PaymentsServiceProcess start() throws IOException, InterruptedException {
     Path jar = serviceJar();
     int port = freePort();
-    Path dataDir = Files.createTempDirectory("idemkit-client-it-pg");
+    Path dataDir = Files.createTempDirectory("payments-service-it-pg");
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
     ProcessBuilder pb =
         new ProcessBuilder(
@@ -78,7 +87,7 @@ final class PaymentsServiceProcess implements AutoCloseable {
     PaymentsServiceProcess service = new PaymentsServiceProcess(pb.start(), port, dataDir);
     service.pumpOutput();
     try {
-      service.awaitHealthy(Duration.ofMinutes(3));
+      service.awaitHealthy(Duration.ofMinutes(6)); // generous: a loaded CI machine
     } catch (RuntimeException | InterruptedException e) {
       service.close();
       throw e;
@@ -86,17 +95,30 @@ final class PaymentsServiceProcess implements AutoCloseable {
     return service;
   }
 
-  URI uri() {
+  public URI uri() {
     return URI.create("http://127.0.0.1:" + port);
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
+  /** The service's own database on the embedded server ({@code postgres}). */
+  public String jdbcUrl() {
+    return "jdbc:postgresql://localhost:" + databasePort + "/" + DATABASE_NAME;
+  }
+
+  /**
+   * The in-process provider simulator's database: the service's database name with {@code
+   * _provider} ({@code postgres_provider}), beside the service's on the same server.
+   */
+  public String providerJdbcUrl() {
+    return "jdbc:postgresql://localhost:" + databasePort + "/" + DATABASE_NAME + "_provider";
+  }
+
   /** Rows of {@code payment} whose merchant reference matches a SQL {@code LIKE} pattern. */
-  long payments(String merchantReferenceLike) {
-    String url = "jdbc:postgresql://localhost:" + databasePort + "/postgres";
+  public long payments(String merchantReferenceLike) {
+    String url = jdbcUrl();
     try (Connection c = DriverManager.getConnection(url, "postgres", "");
         PreparedStatement s =
             c.prepareStatement("select count(*) from payment where merchant_reference like ?")) {
@@ -114,8 +136,8 @@ final class PaymentsServiceProcess implements AutoCloseable {
    * Successful charges at the payment provider (the service's in-process simulator, which keeps
    * them in its own database {@code postgres_provider} beside the service's) for these payment ids.
    */
-  long providerCharges(Collection<String> paymentIds) {
-    String url = "jdbc:postgresql://localhost:" + databasePort + "/postgres_provider";
+  public long providerCharges(Collection<String> paymentIds) {
+    String url = providerJdbcUrl();
     try (Connection c = DriverManager.getConnection(url, "postgres", "");
         PreparedStatement s =
             c.prepareStatement(

@@ -3,6 +3,7 @@ package dev.idemkit.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idemkit.client.internal.Json;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -104,7 +105,7 @@ class RetryingClientIT {
       Set<String> keys = new HashSet<>();
       for (IdempotentResponse r : responses) {
         assertThat(r.status()).as(r.bodyAsString()).isEqualTo(201);
-        paymentIds.add(JsonFields.string(r.bodyAsString(), "paymentId").orElseThrow());
+        paymentIds.add(Json.string(r.bodyAsString(), "paymentId").orElseThrow());
         keys.add(r.key());
       }
       long payments = service.payments(run + "%");

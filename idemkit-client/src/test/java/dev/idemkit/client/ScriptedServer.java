@@ -2,6 +2,7 @@ package dev.idemkit.client;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.idemkit.client.internal.Json;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -45,7 +46,7 @@ final class ScriptedServer implements AutoCloseable {
     static Reply problem(int status, String errorCode, String detail) {
       String body =
           "{\"detail\":"
-              + JsonFields.quote(detail)
+              + Json.quote(detail)
               + ",\"errorCode\":\""
               + errorCode
               + "\",\"status\":"

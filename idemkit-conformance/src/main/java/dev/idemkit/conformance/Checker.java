@@ -1,5 +1,6 @@
 package dev.idemkit.conformance;
 
+import dev.idemkit.client.internal.Json;
 import dev.idemkit.conformance.CheckResult.Status;
 import dev.idemkit.conformance.RawHttp.Request;
 import dev.idemkit.conformance.RawHttp.Response;
@@ -840,7 +841,7 @@ final class Checker {
     if (!r.success()) {
       throw new IOException("the effect URL " + url + " answered " + r.summary());
     }
-    return Json.count(Json.parse(r.bodyText()), o.effectCount());
+    return EffectCount.of(Json.parse(r.bodyText()), o.effectCount());
   }
 
   /** Empty when the effect count is as expected or cannot be counted; else what was wrong. */

@@ -1,5 +1,6 @@
 package dev.idemkit.conformance;
 
+import dev.idemkit.client.internal.Json;
 import dev.idemkit.conformance.CheckResult.Status;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

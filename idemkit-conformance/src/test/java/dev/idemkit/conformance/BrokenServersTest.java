@@ -2,6 +2,7 @@ package dev.idemkit.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.client.internal.Json;
 import dev.idemkit.conformance.FlawedServer.Flaw;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -3,6 +3,7 @@ package dev.idemkit.conformance;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idemkit.client.internal.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
@@ -59,11 +60,11 @@ class RawHttpTest {
   void effectCountsAreReadByPath() {
     Object doc = Json.parse("{\"count\":2,\"data\":[{\"n\":\"7\"},{}],\"x\":1.5}");
 
-    assertThat(Json.count(doc, "count")).isEqualTo(2);
-    assertThat(Json.count(doc, "data.length")).isEqualTo(2);
-    assertThat(Json.count(doc, "data")).isEqualTo(2);
-    assertThat(Json.count(doc, "data.0.n")).isEqualTo(7);
-    assertThat(Json.count(Json.parse("[1,2,3]"), "")).isEqualTo(3);
-    assertThatThrownBy(() -> Json.count(doc, "missing")).hasMessageContaining("no 'missing'");
+    assertThat(EffectCount.of(doc, "count")).isEqualTo(2);
+    assertThat(EffectCount.of(doc, "data.length")).isEqualTo(2);
+    assertThat(EffectCount.of(doc, "data")).isEqualTo(2);
+    assertThat(EffectCount.of(doc, "data.0.n")).isEqualTo(7);
+    assertThat(EffectCount.of(Json.parse("[1,2,3]"), "")).isEqualTo(3);
+    assertThatThrownBy(() -> EffectCount.of(doc, "missing")).hasMessageContaining("no 'missing'");
   }
 }

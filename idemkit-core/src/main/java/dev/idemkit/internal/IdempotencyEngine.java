@@ -96,7 +96,8 @@ public final class IdempotencyEngine implements Idempotency {
    * The answer a finished record gives, read with one auto-commit read and no transaction; null
    * when the record is absent, expired or not finished, and the usual claim decides. A finished
    * record (and its fingerprint) cannot change until it expires, and expiry is judged on the
-   * store's clock in the same read, so this answer is the one the claim would give.
+   * store's clock in the same read, so this answer is the one the claim would give ({@link
+   * #finishedAnswer}, which {@link #acquire} asks too).
    */
   private Outcome answerFromRecord(IdempotentRequest request) {
     Optional<Snapshot> seen = store.peek(request.id());
@@ -104,16 +105,22 @@ public final class IdempotencyEngine implements Idempotency {
       return null;
     }
     IdempotencyRecord record = seen.get().record();
-    if (!record.state().isReplayable()) {
-      return null;
-    }
+    return record.state().isReplayable() ? finishedAnswer(record, request).orElse(null) : null;
+  }
+
+  /**
+   * What an unexpired finished record ({@link RecordState#isReplayable()}) answers this request: a
+   * mismatch when the request is not the one recorded, else a replay of the stored response; empty
+   * when the record has no stored response.
+   */
+  private static Optional<Outcome> finishedAnswer(
+      IdempotencyRecord record, IdempotentRequest request) {
     if (!request.sameCommandAs(record.fingerprint())) {
-      return new Outcome.Mismatch();
+      return Optional.of(new Outcome.Mismatch());
     }
     return record
         .storedResponse()
-        .<Outcome>map(response -> new Outcome.Replayed(response, record.state()))
-        .orElse(null);
+        .<Outcome>map(response -> new Outcome.Replayed(response, record.state()));
   }
 
   @Override
@@ -720,21 +727,21 @@ public final class IdempotencyEngine implements Idempotency {
         }
         continue;
       }
+      // A finished record answers as it does on the read-first path; any other record refuses a
+      // different request before its state is looked at.
+      if (record.state().isReplayable()) {
+        return Acquired.answer(
+            finishedAnswer(record, request)
+                .orElseThrow(
+                    () ->
+                        new IllegalStateException(
+                            id + " is " + record.state() + " but has no response")));
+      }
       if (!request.sameCommandAs(record.fingerprint())) {
         return Acquired.answer(new Outcome.Mismatch());
       }
       Takeover kind;
       switch (record.state()) {
-        case COMPLETED, FAILED_REPLAYABLE -> {
-          StoredResponse response =
-              record
-                  .storedResponse()
-                  .orElseThrow(
-                      () ->
-                          new IllegalStateException(
-                              id + " is " + record.state() + " but has no response"));
-          return Acquired.answer(new Outcome.Replayed(response, record.state()));
-        }
         case FAILED_RETRYABLE -> kind = Takeover.RECLAIM_RETRYABLE;
         case IN_PROGRESS -> {
           if (!record.isLeaseExpiredAt(now)) {

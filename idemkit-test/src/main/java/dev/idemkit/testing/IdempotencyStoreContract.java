@@ -45,6 +45,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -171,6 +172,38 @@ public abstract class IdempotencyStoreContract {
     };
   }
 
+  /** A local step that writes the ledger entry {@code what} for {@code id} and goes on. */
+  private <D> PhasedOperation.LocalStep<D> writes(ScopedKey id, String what) {
+    return (ctx, d) -> {
+      ledger.write(ctx.transaction(), entry(id, what));
+      return Step.next(d);
+    };
+  }
+
+  /** A local step that writes the payment of {@code id} and goes on with its id. */
+  private PhasedOperation.LocalStep<Payment> createsPayment(ScopedKey id) {
+    return (ctx, p) -> {
+      ledger.write(ctx.transaction(), entry(id, "payment"));
+      return Step.next(new Payment("p-" + id.key().value(), null));
+    };
+  }
+
+  /** A completion that answers 201 with {@code body}. */
+  private static <D> PhasedOperation.Completion<D> answers(String body) {
+    return (ctx, d) -> OperationResult.success(response(201, body));
+  }
+
+  /** A completion that answers 201 with the payment's charge id. */
+  private static PhasedOperation.Completion<Payment> answersWithTheCharge() {
+    return (ctx, p) ->
+        OperationResult.success(response(201, "{\"charge\":\"" + p.chargeId() + "\"}"));
+  }
+
+  /** The body of the answer an outcome carries. */
+  private static String body(Outcome outcome) {
+    return new String(outcome.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8);
+  }
+
   protected Outcome execute(ScopedKey id, Fingerprint fp, dev.idemkit.Operation op) {
     return idempotency.execute(new IdempotentRequest(id, fp, TTL), op);
   }
@@ -215,23 +248,11 @@ public abstract class IdempotencyStoreContract {
                                   call ->
                                       call.call(
                                           (ctx, d) -> CallResult.notApplied("503 before charging")))
-                              .complete((ctx, d) -> OperationResult.success(response(201, "{}")))))
+                              .complete(answers("{}"))))
               .isInstanceOf(OperationFailedException.class);
       case IN_PROGRESS -> abandonedClaim(id, fp);
       case UNKNOWN_REQUIRES_RECOVERY ->
-          assertThat(
-                  execute(
-                      id,
-                      fp,
-                      PhasedOperation.builder()
-                          .external(
-                              "CHARGED",
-                              call ->
-                                  call.call(
-                                      (ctx, d) -> {
-                                        throw new IOException("connection reset after the request");
-                                      }))
-                          .complete((ctx, d) -> OperationResult.success(response(201, "{}")))))
+          assertThat(execute(id, fp, new Provider().payment(id, () -> {}, answerLost())))
               .isInstanceOf(Outcome.OutcomePending.class);
     }
     assertThat(record(id).state()).isEqualTo(state);
@@ -360,11 +381,16 @@ public abstract class IdempotencyStoreContract {
   /** Phase data of the suite's typed operations. */
   public record Payment(String paymentId, String chargeId) {}
 
+  private PhasedOperation<Payment> twoPhases(ScopedKey id) {
+    return twoPhases(id, () -> {});
+  }
+
   /**
-   * Local phase A, a charge (applied; its lookup finds it), local phase B after the charge, then
-   * the completion: two commits, one before the charge and one after it.
+   * Local phase A, a charge (applied; its lookup finds it), local phase B after the charge ({@code
+   * insideB} runs first in it), then the completion: two commits, one before the charge and one
+   * after it.
    */
-  private PhasedOperation<Payment> twoPhases(ScopedKey id, Runnable insideB) {
+  private PhasedOperation<Payment> twoPhases(ScopedKey id, Moment insideB) {
     return PhasedOperation.builder(Payment.class)
         .local(
             "A",
@@ -390,33 +416,27 @@ public abstract class IdempotencyStoreContract {
                 OperationResult.success(response(201, "{\"id\":\"" + p.paymentId() + "\"}")));
   }
 
+  /** Runs {@link #twoPhases} on {@code id} and crashes inside B, after the charge's commit. */
+  private void crashInPhaseB(ScopedKey id) {
+    assertThatThrownBy(() -> execute(id, command("10.00"), twoPhases(id, crash())))
+        .isInstanceOf(SimulatedCrash.class);
+  }
+
   @Test
   void anAbandonedOwnerIsTakenOverAfterItsLeaseAndWorkResumesAtTheRecoveryPoint() throws Exception {
     ScopedKey id = key("k-takeover");
-    assertThatThrownBy(
-            () ->
-                execute(
-                    id,
-                    command("10.00"),
-                    twoPhases(
-                        id,
-                        () -> {
-                          throw new SimulatedCrash();
-                        })))
-        .isInstanceOf(SimulatedCrash.class);
+    crashInPhaseB(id);
     assertThat(record(id).state()).isEqualTo(RecordState.IN_PROGRESS);
     assertThat(record(id).recoveryPoint()).isEqualTo("A");
     assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
     assertThat(ledger.count(entry(id, "B"))).isZero();
-    assertThat(execute(id, command("10.00"), twoPhases(id, () -> {})))
-        .isInstanceOf(Outcome.InProgress.class);
+    assertThat(execute(id, command("10.00"), twoPhases(id))).isInstanceOf(Outcome.InProgress.class);
 
     clock.advance(LEASE.plusSeconds(1));
-    Outcome outcome = execute(id, command("10.00"), twoPhases(id, () -> {}));
+    Outcome outcome = execute(id, command("10.00"), twoPhases(id));
 
     assertThat(outcome).isInstanceOf(Outcome.Executed.class);
-    assertThat(new String(outcome.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
-        .isEqualTo("{\"id\":\"pay_k-takeover\"}");
+    assertThat(body(outcome)).isEqualTo("{\"id\":\"pay_k-takeover\"}");
     assertThat(ledger.count(entry(id, "A"))).isEqualTo(1);
     assertThat(ledger.count(entry(id, "B"))).isEqualTo(1);
     assertThat(record(id).fencingToken()).isEqualTo(2);
@@ -429,11 +449,7 @@ public abstract class IdempotencyStoreContract {
     CountDownLatch zombieInCall = new CountDownLatch(1);
     CountDownLatch wakeZombie = new CountDownLatch(1);
     AtomicInteger charges = new AtomicInteger();
-    PhasedOperation.LocalStep<Payment> recordCharge =
-        (ctx, p) -> {
-          ledger.write(ctx.transaction(), entry(id, "charge-recorded"));
-          return Step.next(p);
-        };
+    PhasedOperation.LocalStep<Payment> recordCharge = writes(id, "charge-recorded");
     PhasedOperation<Payment> zombieOp =
         PhasedOperation.builder(Payment.class)
             .external(
@@ -447,7 +463,7 @@ public abstract class IdempotencyStoreContract {
                               return CallResult.applied(new Payment(null, "ch_zombie"));
                             })
                         .afterCall(recordCharge))
-            .complete((ctx, p) -> OperationResult.success(response(201, "{\"by\":\"zombie\"}")));
+            .complete(answers("{\"by\":\"zombie\"}"));
     PhasedOperation<Payment> newOwnerOp =
         PhasedOperation.builder(Payment.class)
             .external(
@@ -548,39 +564,13 @@ public abstract class IdempotencyStoreContract {
   void anOperationRecoveredAfterItsWindowIsAnsweredForAWholeWindowAfterCompletion()
       throws Exception {
     ScopedKey id = key("k-late");
-    AtomicInteger calls = new AtomicInteger();
-    AtomicInteger lookupAvailable = new AtomicInteger(0);
-    PhasedOperation<Map<String, String>> op =
-        PhasedOperation.builder()
-            .local(
-                "CREATED",
-                (ctx, d) -> {
-                  ledger.write(ctx.transaction(), entry(id, "payment"));
-                  return Step.next(d);
-                })
-            .external(
-                "CHARGED",
-                call ->
-                    call.call(
-                            (ctx, d) -> {
-                              calls.incrementAndGet();
-                              throw new IOException("charged, then the connection dropped");
-                            })
-                        .lookup(
-                            (ctx, d) ->
-                                lookupAvailable.get() == 0
-                                    ? CallResult.unknown("lookups unavailable")
-                                    : CallResult.applied(d))
-                        .afterCall(
-                            (ctx, d) -> {
-                              ledger.write(ctx.transaction(), entry(id, "confirmed"));
-                              return Step.next(d);
-                            }))
-            .complete((ctx, d) -> OperationResult.success(response(201, "{\"charged\":true}")));
+    Provider provider = new Provider();
+    provider.lookupsReachTheRecords.set(false);
+    PhasedOperation<Payment> op = provider.payment(id, () -> {}, answerLost());
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
 
     clock.advance(TTL.plusHours(6));
-    lookupAvailable.set(1);
+    provider.lookupsReachTheRecords.set(true);
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Executed.class);
     Instant completedAt = clock.instant();
     assertThat(record(id).expiresAt()).isAfterOrEqualTo(completedAt.plus(TTL));
@@ -590,10 +580,9 @@ public abstract class IdempotencyStoreContract {
     Outcome otherCommand = execute(id, command("99.00"), pay(id, "{\"n\":2}"));
 
     assertThat(retry).isInstanceOf(Outcome.Replayed.class);
-    assertThat(new String(retry.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
-        .isEqualTo("{\"charged\":true}");
+    assertThat(body(retry)).isEqualTo("{\"charge\":\"ch-1\"}");
     assertThat(otherCommand).isInstanceOf(Outcome.Mismatch.class);
-    assertThat(calls).hasValue(1);
+    assertThat(provider.calls).hasValue(1);
     assertThat(payments(id)).isEqualTo(1);
     assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
 
@@ -634,15 +623,9 @@ public abstract class IdempotencyStoreContract {
                     id,
                     command("10.00"),
                     PhasedOperation.builder()
-                        .local(
-                            "FIRST",
-                            (ctx, d) -> {
-                              ledger.write(ctx.transaction(), entry(id, "payment"));
-                              return Step.next(d);
-                            })
+                        .local("FIRST", writes(id, "payment"))
                         .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
-                        .complete(
-                            (ctx, d) -> OperationResult.success(response(201, "{\"ok\":1}")))));
+                        .complete(answers("{\"ok\":1}"))));
 
     assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(1);
     assertThat(outcomes)
@@ -714,59 +697,25 @@ public abstract class IdempotencyStoreContract {
   @Test
   void anUnknownDownstreamOutcomeIsRecoveredByLookupNeverByASecondCall() throws Exception {
     ScopedKey id = key("k-unknown");
-    AtomicInteger calls = new AtomicInteger();
-    AtomicInteger lookups = new AtomicInteger();
-    AtomicInteger lookupAvailable = new AtomicInteger(0);
-    PhasedOperation<Payment> op =
-        PhasedOperation.builder(Payment.class)
-            .local(
-                "LOCAL_PAYMENT_CREATED",
-                (ctx, p) -> {
-                  ledger.write(ctx.transaction(), entry(id, "payment"));
-                  return Step.next(new Payment("p-1", null));
-                })
-            .external(
-                "PROVIDER_CONFIRMED",
-                call ->
-                    call.call(
-                            (ctx, p) -> {
-                              calls.incrementAndGet();
-                              throw new IOException("charged, then the connection dropped");
-                            })
-                        .lookup(
-                            (ctx, p) -> {
-                              lookups.incrementAndGet();
-                              return lookupAvailable.get() == 0
-                                  ? CallResult.unknown("lookups unavailable")
-                                  : CallResult.applied(
-                                      new Payment(p.paymentId(), "ch_" + p.paymentId()));
-                            })
-                        .afterCall(
-                            (ctx, p) -> {
-                              ledger.write(ctx.transaction(), entry(id, "confirmed"));
-                              return Step.next(p);
-                            }))
-            .complete(
-                (ctx, p) ->
-                    OperationResult.success(
-                        response(201, "{\"charge\":\"" + p.chargeId() + "\"}")));
+    Provider provider = new Provider();
+    provider.lookupsReachTheRecords.set(false);
+    PhasedOperation<Payment> op = provider.payment(id, () -> {}, answerLost());
 
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
     assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
-    assertThat(record(id).pendingExternal()).isEqualTo("PROVIDER_CONFIRMED");
+    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
 
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
     assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
     assertThat(record(id).recoveryAttempts()).isEqualTo(2);
 
-    lookupAvailable.set(1);
+    provider.lookupsReachTheRecords.set(true);
     Outcome recovered = execute(id, command("10.00"), op);
 
     assertThat(recovered).isInstanceOf(Outcome.Executed.class);
-    assertThat(new String(recovered.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
-        .isEqualTo("{\"charge\":\"ch_p-1\"}");
-    assertThat(calls).hasValue(1);
-    assertThat(lookups).hasValue(2);
+    assertThat(body(recovered)).isEqualTo("{\"charge\":\"ch-1\"}");
+    assertThat(provider.calls).hasValue(1);
+    assertThat(provider.lookups).hasValue(2);
     assertThat(payments(id)).isEqualTo(1);
     assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
     assertThat(listener.count("unknownState")).isEqualTo(2);
@@ -791,7 +740,7 @@ public abstract class IdempotencyStoreContract {
                           applied.incrementAndGet();
                           return CallResult.applied(d);
                         }))
-            .complete((ctx, d) -> OperationResult.success(response(201, "{}")));
+            .complete(answers("{}"));
 
     assertThatThrownBy(() -> execute(id, command("10.00"), op))
         .isInstanceOf(OperationFailedException.class);
@@ -805,33 +754,21 @@ public abstract class IdempotencyStoreContract {
   @Test
   void aRecoveryWorkerResumesAbandonedWorkOnce() throws Exception {
     ScopedKey id = key("k-worker");
-    assertThatThrownBy(
-            () ->
-                execute(
-                    id,
-                    command("10.00"),
-                    twoPhases(
-                        id,
-                        () -> {
-                          throw new SimulatedCrash();
-                        })))
-        .isInstanceOf(SimulatedCrash.class);
+    crashInPhaseB(id);
     assertThat(store.findNeedingRecovery(1000))
         .extracting(IdempotencyRecord::id)
         .doesNotContain(id);
-    assertThat(idempotency.recover(id, twoPhases(id, () -> {}))).isEmpty();
+    assertThat(idempotency.recover(id, twoPhases(id))).isEmpty();
 
     clock.advance(LEASE.plusSeconds(1));
     assertThat(store.findNeedingRecovery(100_000)).extracting(IdempotencyRecord::id).contains(id);
-    List<Boolean> recovered =
-        race(8, () -> idempotency.recover(id, twoPhases(id, () -> {})).isPresent());
+    List<Boolean> recovered = race(8, () -> idempotency.recover(id, twoPhases(id)).isPresent());
 
     assertThat(recovered).filteredOn(r -> r).hasSize(1);
     assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
     assertThat(ledger.count(entry(id, "A"))).isEqualTo(1);
     assertThat(ledger.count(entry(id, "B"))).isEqualTo(1);
-    assertThat(execute(id, command("10.00"), twoPhases(id, () -> {})))
-        .isInstanceOf(Outcome.Replayed.class);
+    assertThat(execute(id, command("10.00"), twoPhases(id))).isInstanceOf(Outcome.Replayed.class);
   }
 
   @Test
@@ -857,20 +794,6 @@ public abstract class IdempotencyStoreContract {
         .hasSize(3)
         .isSubsetOf(others);
     assertThat(store.findNeedingRecovery(3, java.util.Set.of())).isEmpty();
-  }
-
-  private void crashInPhaseB(ScopedKey id) {
-    assertThatThrownBy(
-            () ->
-                execute(
-                    id,
-                    command("10.00"),
-                    twoPhases(
-                        id,
-                        () -> {
-                          throw new SimulatedCrash();
-                        })))
-        .isInstanceOf(SimulatedCrash.class);
   }
 
   @Test
@@ -899,20 +822,32 @@ public abstract class IdempotencyStoreContract {
 
   // ---- phases: commits, results and crashes at each commit boundary --------------------------
 
-  /** A charge whose call and lookup are counted; the lookup finds what the call did. */
+  /** What happens at one moment of a charge: nothing, a crash, or a lost answer. */
+  @FunctionalInterface
+  private interface Moment {
+    void run() throws IOException;
+  }
+
+  /**
+   * The suite's payment: a local phase that writes the payment, a charge whose call and lookup are
+   * counted (the lookup finds what the call did, when it reaches the provider's records), a local
+   * step after the charge that writes {@code confirmed}, and an answer with the charge id.
+   */
   private final class Provider {
     final AtomicInteger charges = new AtomicInteger();
     final AtomicInteger calls = new AtomicInteger();
     final AtomicInteger lookups = new AtomicInteger();
 
-    PhasedOperation<Payment> payment(ScopedKey id, Runnable beforeCharge, Runnable afterCharge) {
+    /** When false, a lookup answers "unknown", as when the provider's records are unreachable. */
+    final AtomicBoolean lookupsReachTheRecords = new AtomicBoolean(true);
+
+    PhasedOperation<Payment> payment(ScopedKey id) {
+      return payment(id, () -> {}, () -> {});
+    }
+
+    PhasedOperation<Payment> payment(ScopedKey id, Moment beforeCharge, Moment afterCharge) {
       return PhasedOperation.builder(Payment.class)
-          .local(
-              "LOCAL_PAYMENT_CREATED",
-              (ctx, p) -> {
-                ledger.write(ctx.transaction(), entry(id, "payment"));
-                return Step.next(new Payment("p-" + id.key().value(), null));
-              })
+          .local("LOCAL_PAYMENT_CREATED", createsPayment(id))
           .external(
               "CHARGED",
               call ->
@@ -927,24 +862,28 @@ public abstract class IdempotencyStoreContract {
                       .lookup(
                           (ctx, p) -> {
                             lookups.incrementAndGet();
+                            if (!lookupsReachTheRecords.get()) {
+                              return CallResult.unknown("lookups unavailable");
+                            }
                             return charges.get() == 0
                                 ? CallResult.notApplied("no charge under this key")
                                 : CallResult.applied(new Payment(p.paymentId(), "ch-1"));
                           })
-                      .afterCall(
-                          (ctx, p) -> {
-                            ledger.write(ctx.transaction(), entry(id, "confirmed"));
-                            return Step.next(p);
-                          }))
-          .complete(
-              (ctx, p) ->
-                  OperationResult.success(response(201, "{\"charge\":\"" + p.chargeId() + "\"}")));
+                      .afterCall(writes(id, "confirmed")))
+          .complete(answersWithTheCharge());
     }
   }
 
-  private static Runnable crash() {
+  private static Moment crash() {
     return () -> {
       throw new SimulatedCrash();
+    };
+  }
+
+  /** The provider charged, then the connection dropped: the call's outcome is unknown. */
+  private static Moment answerLost() {
+    return () -> {
+      throw new IOException("charged, then the connection dropped");
     };
   }
 
@@ -953,7 +892,7 @@ public abstract class IdempotencyStoreContract {
     ScopedKey one = key("k-commits-one");
     Provider provider = new Provider();
     commits.set(0);
-    assertThat(execute(one, command("10.00"), provider.payment(one, () -> {}, () -> {})))
+    assertThat(execute(one, command("10.00"), provider.payment(one)))
         .isInstanceOf(Outcome.Executed.class);
     assertThat(commits).as("claim+local+marker, then result+local+completion").hasValue(2);
 
@@ -963,13 +902,13 @@ public abstract class IdempotencyStoreContract {
             .external("RESERVED", call -> call.call((ctx, d) -> CallResult.applied(d)))
             .local("BETWEEN", (ctx, d) -> Step.next(d))
             .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
-            .complete((ctx, d) -> OperationResult.success(response(201, "{}")));
+            .complete(answers("{}"));
     commits.set(0);
     assertThat(execute(two, command("10.00"), twoCalls)).isInstanceOf(Outcome.Executed.class);
     assertThat(commits).hasValue(3);
 
     commits.set(0);
-    assertThat(execute(one, command("10.00"), provider.payment(one, () -> {}, () -> {})))
+    assertThat(execute(one, command("10.00"), provider.payment(one)))
         .isInstanceOf(Outcome.Replayed.class);
     assertThat(commits).as("a replay reads in one transaction").hasValue(1);
     assertThat(provider.charges).hasValue(1);
@@ -981,12 +920,7 @@ public abstract class IdempotencyStoreContract {
     Provider provider = new Provider();
     PhasedOperation<Payment> crashing =
         PhasedOperation.builder(Payment.class)
-            .local(
-                "LOCAL_PAYMENT_CREATED",
-                (ctx, p) -> {
-                  ledger.write(ctx.transaction(), entry(id, "payment"));
-                  return Step.next(new Payment("p-1", null));
-                })
+            .local("LOCAL_PAYMENT_CREATED", createsPayment(id))
             .external(
                 "CHARGED",
                 call ->
@@ -995,14 +929,14 @@ public abstract class IdempotencyStoreContract {
                               throw new SimulatedCrash();
                             })
                         .call((ctx, p) -> CallResult.applied(p)))
-            .complete((ctx, p) -> OperationResult.success(response(201, "{}")));
+            .complete(answers("{}"));
 
     assertThatThrownBy(() -> execute(id, command("10.00"), crashing))
         .isInstanceOf(SimulatedCrash.class);
     assertThat(store.find(id)).as("the claim rolled back with the rest").isEmpty();
     assertThat(payments(id)).isZero();
 
-    assertThat(execute(id, command("10.00"), provider.payment(id, () -> {}, () -> {})))
+    assertThat(execute(id, command("10.00"), provider.payment(id)))
         .isInstanceOf(Outcome.Executed.class);
     assertThat(payments(id)).isEqualTo(1);
     assertThat(provider.charges).hasValue(1);
@@ -1020,7 +954,7 @@ public abstract class IdempotencyStoreContract {
                   ledger.write(ctx.transaction(), entry(id, "payment"));
                   throw new IllegalStateException("database hiccup");
                 })
-            .complete((ctx, p) -> OperationResult.success(response(201, "{}")));
+            .complete(answers("{}"));
 
     assertThatThrownBy(() -> execute(id, command("10.00"), failing))
         .isInstanceOf(OperationFailedException.class)
@@ -1028,7 +962,7 @@ public abstract class IdempotencyStoreContract {
     assertThat(store.find(id)).isEmpty();
     assertThat(payments(id)).isZero();
     Provider provider = new Provider();
-    assertThat(execute(id, command("10.00"), provider.payment(id, () -> {}, () -> {})))
+    assertThat(execute(id, command("10.00"), provider.payment(id)))
         .isInstanceOf(Outcome.Executed.class);
     assertThat(payments(id)).isEqualTo(1);
   }
@@ -1046,7 +980,7 @@ public abstract class IdempotencyStoreContract {
     assertThat(payments(id)).isEqualTo(1);
 
     clock.advance(LEASE.plusSeconds(1));
-    Outcome resumed = execute(id, command("10.00"), provider.payment(id, () -> {}, () -> {}));
+    Outcome resumed = execute(id, command("10.00"), provider.payment(id));
 
     assertThat(resumed).isInstanceOf(Outcome.Executed.class);
     assertThat(provider.lookups).as("asked first").hasValue(1);
@@ -1068,11 +1002,10 @@ public abstract class IdempotencyStoreContract {
 
     clock.advance(LEASE.plusSeconds(1));
     assertThat(store.findNeedingRecovery(100_000)).extracting(IdempotencyRecord::id).contains(id);
-    Outcome resumed = execute(id, command("10.00"), provider.payment(id, () -> {}, () -> {}));
+    Outcome resumed = execute(id, command("10.00"), provider.payment(id));
 
     assertThat(resumed).isInstanceOf(Outcome.Executed.class);
-    assertThat(new String(resumed.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
-        .isEqualTo("{\"charge\":\"ch-1\"}");
+    assertThat(body(resumed)).isEqualTo("{\"charge\":\"ch-1\"}");
     assertThat(provider.charges).hasValue(1);
     assertThat(provider.calls).hasValue(1);
     assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
@@ -1106,7 +1039,7 @@ public abstract class IdempotencyStoreContract {
                               }
                               return Step.next(p);
                             }))
-            .complete((ctx, p) -> OperationResult.success(response(201, "{}")));
+            .complete(answers("{}"));
 
     assertThatThrownBy(() -> execute(id, command("10.00"), op))
         .isInstanceOf(OperationFailedException.class)
@@ -1151,7 +1084,7 @@ public abstract class IdempotencyStoreContract {
                 (ctx, p) -> {
                   throw new AssertionError("a declined payment ships nothing");
                 })
-            .complete((ctx, p) -> OperationResult.success(response(201, "{}")));
+            .complete(answers("{}"));
 
     Outcome first = execute(id, command("10.00"), op);
     Outcome retry = execute(id, command("10.00"), op);
@@ -1170,12 +1103,7 @@ public abstract class IdempotencyStoreContract {
     AtomicInteger calls = new AtomicInteger();
     PhasedOperation<Payment> op =
         PhasedOperation.builder(Payment.class)
-            .local(
-                "LOCAL_PAYMENT_CREATED",
-                (ctx, p) -> {
-                  ledger.write(ctx.transaction(), entry(id, "payment"));
-                  return Step.next(new Payment("p", null));
-                })
+            .local("LOCAL_PAYMENT_CREATED", createsPayment(id))
             .external(
                 "CHARGED",
                 call ->
@@ -1184,7 +1112,7 @@ public abstract class IdempotencyStoreContract {
                           calls.incrementAndGet();
                           return CallResult.rejected(declined());
                         }))
-            .complete((ctx, p) -> OperationResult.success(response(201, "{}")));
+            .complete(answers("{}"));
 
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Rejected.class);
     Outcome retry = execute(id, command("10.00"), op);
@@ -1202,26 +1130,14 @@ public abstract class IdempotencyStoreContract {
     AtomicReference<Instant> leaseDuringSecondCall = new AtomicReference<>();
     Instant claimedAt = clock.instant();
     PhasedOperation<Map<String, String>> op =
-        PhasedOperation.builder()
-            .external(
-                "RESERVED",
-                call ->
-                    call.call(
-                        (ctx, d) -> {
-                          // 20 s of a 30 s lease pass during the call, on both clocks.
-                          clock.advance(Duration.ofSeconds(20));
-                          ticker.addAndGet(Duration.ofSeconds(20).toNanos());
-                          return CallResult.applied(d);
-                        }))
-            .external(
-                "CHARGED",
-                call ->
-                    call.call(
-                        (ctx, d) -> {
-                          leaseDuringSecondCall.set(record(id).lockedUntil());
-                          return CallResult.applied(d);
-                        }))
-            .complete((ctx, d) -> OperationResult.success(response(201, "{}")));
+        twoCallsReadingTheLease(
+            id,
+            leaseDuringSecondCall,
+            () -> {
+              // 20 s of a 30 s lease pass during the first call, on both clocks.
+              clock.advance(Duration.ofSeconds(20));
+              ticker.addAndGet(Duration.ofSeconds(20).toNanos());
+            });
 
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Executed.class);
 
@@ -1233,28 +1149,37 @@ public abstract class IdempotencyStoreContract {
     AtomicReference<Instant> leaseOfQuick = new AtomicReference<>();
     Instant quickClaimedAt = clock.instant();
     PhasedOperation<Map<String, String>> quickOp =
-        PhasedOperation.builder()
-            .external(
-                "RESERVED",
-                call ->
-                    call.call(
-                        (ctx, d) -> {
-                          clock.advance(Duration.ofSeconds(20));
-                          return CallResult.applied(d);
-                        }))
-            .external(
-                "CHARGED",
-                call ->
-                    call.call(
-                        (ctx, d) -> {
-                          leaseOfQuick.set(record(quick).lockedUntil());
-                          return CallResult.applied(d);
-                        }))
-            .complete((ctx, d) -> OperationResult.success(response(201, "{}")));
+        twoCallsReadingTheLease(quick, leaseOfQuick, () -> clock.advance(Duration.ofSeconds(20)));
     assertThat(execute(quick, command("10.00"), quickOp)).isInstanceOf(Outcome.Executed.class);
     assertThat(leaseOfQuick.get())
         .as("no time passed on the ticker: no renewal round trip")
         .isBeforeOrEqualTo(quickClaimedAt.plus(LEASE).plusMillis(1));
+  }
+
+  /**
+   * Two calls: the first runs {@code duringFirstCall}; the second reads the lease of {@code id}'s
+   * record into {@code leaseDuringSecondCall}.
+   */
+  private PhasedOperation<Map<String, String>> twoCallsReadingTheLease(
+      ScopedKey id, AtomicReference<Instant> leaseDuringSecondCall, Moment duringFirstCall) {
+    return PhasedOperation.builder()
+        .external(
+            "RESERVED",
+            call ->
+                call.call(
+                    (ctx, d) -> {
+                      duringFirstCall.run();
+                      return CallResult.applied(d);
+                    }))
+        .external(
+            "CHARGED",
+            call ->
+                call.call(
+                    (ctx, d) -> {
+                      leaseDuringSecondCall.set(record(id).lockedUntil());
+                      return CallResult.applied(d);
+                    }))
+        .complete(answers("{}"));
   }
 
   @Test
@@ -1285,10 +1210,7 @@ public abstract class IdempotencyStoreContract {
                                               new Payment("p", v.externalReference())))
                                   .orElse(CallResult.unknown("provider unreachable"));
                             }))
-            .complete(
-                (ctx, p) ->
-                    OperationResult.success(
-                        response(201, "{\"charge\":\"" + p.chargeId() + "\"}")));
+            .complete(answersWithTheCharge());
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
     clock.advance(LEASE.plusSeconds(1));
     try {
@@ -1302,8 +1224,7 @@ public abstract class IdempotencyStoreContract {
     Outcome resolved = execute(id, command("10.00"), op);
 
     assertThat(resolved).isInstanceOf(Outcome.Executed.class);
-    assertThat(new String(resolved.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
-        .isEqualTo("{\"charge\":\"ch_found\"}");
+    assertThat(body(resolved)).isEqualTo("{\"charge\":\"ch_found\"}");
     assertThat(seen).containsExactly("APPLIED");
     assertThat(calls).hasValue(1);
   }
@@ -1342,8 +1263,7 @@ public abstract class IdempotencyStoreContract {
     Outcome first = execute(fresh, command("10.00"), pay(fresh, "{\"n\":5}"));
 
     assertThat(replay).isInstanceOf(Outcome.Replayed.class);
-    assertThat(new String(replay.storedResponse().orElseThrow().body(), StandardCharsets.UTF_8))
-        .isEqualTo("{\"n\":1}");
+    assertThat(body(replay)).isEqualTo("{\"n\":1}");
     assertThat(otherCommand).isInstanceOf(Outcome.Mismatch.class);
     assertThat(first).isInstanceOf(Outcome.Executed.class);
     assertThat(peeks).as("each answered by a read first").hasValue(3);
@@ -1445,7 +1365,7 @@ public abstract class IdempotencyStoreContract {
                           release.await(30, TimeUnit.SECONDS); // live until released
                           return CallResult.applied(d);
                         }))
-            .complete((ctx, d) -> OperationResult.success(response(201, "{}")));
+            .complete(answers("{}"));
     AtomicInteger next = new AtomicInteger();
     AtomicInteger answered = new AtomicInteger();
     Future<List<Outcome>> flood =
