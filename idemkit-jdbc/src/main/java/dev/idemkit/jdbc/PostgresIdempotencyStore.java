@@ -547,6 +547,13 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       from clock
       """;
 
+  /**
+   * {@link #ADMIT_NEW_KEY} then {@link #COUNT_LIVE}, two whole statements sent in one round trip.
+   * The count is still a statement of its own, begun after the upsert took the minute's row lock,
+   * so under READ COMMITTED its snapshot sees every record admitted before this one.
+   */
+  private static final String ADMIT_NEW_KEY_AND_COUNT_LIVE = ADMIT_NEW_KEY + ";\n" + COUNT_LIVE;
+
   /** The Retry-After of a live-records refusal: live records end in seconds. */
   private static final Duration LIVE_RECORDS_RETRY_AFTER = Duration.ofSeconds(5);
 
@@ -1103,42 +1110,43 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * Two statements on the claim's connection, its last before the commit. The new-key count's
-   * upsert takes the row lock of the tenant's minute (held until the commit, one round trip away)
-   * and counts the key unless the minute is full; the live count that follows is a new statement,
-   * so under READ COMMITTED it sees every record admitted before this one took the lock. Concurrent
-   * new keys of a tenant therefore pass here one at a time, and both limits are exact.
+   * Two statements on the claim's connection, its last before the commit, sent in one round trip
+   * ({@link #ADMIT_NEW_KEY_AND_COUNT_LIVE}). The new-key count's upsert takes the row lock of the
+   * tenant's minute (held until the commit, one round trip away) and counts the key unless the
+   * minute is full; the live count that follows is a new statement, so under READ COMMITTED it sees
+   * every record admitted before this one took the lock. Concurrent new keys of a tenant therefore
+   * pass here one at a time, and both limits are exact.
    */
   @Override
   public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
     int perMinute = quotas.newKeysPerMinute() > 0 ? quotas.newKeysPerMinute() : Integer.MAX_VALUE;
-    try {
-      Connection c = connection(tx);
-      try (PreparedStatement ps = c.prepareStatement(ADMIT_NEW_KEY)) {
-        int i = bindNow(ps);
-        ps.setString(i++, id.tenant());
-        ps.setInt(i, perMinute);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          if (rs.getLong("admitted") != 1) {
-            return Optional.of(
-                new Outcome.QuotaExceeded(
-                    "new_keys",
-                    perMinute,
-                    Duration.ofSeconds(Math.max(1, rs.getLong("seconds_left")))));
-          }
+    boolean countLive = quotas.liveRecords() > 0;
+    try (PreparedStatement ps =
+        connection(tx).prepareStatement(countLive ? ADMIT_NEW_KEY_AND_COUNT_LIVE : ADMIT_NEW_KEY)) {
+      int i = bindNow(ps);
+      ps.setString(i++, id.tenant());
+      ps.setInt(i++, perMinute);
+      if (countLive) {
+        ps.setString(i, id.tenant());
+      }
+      ps.execute();
+      try (ResultSet rs = ps.getResultSet()) {
+        rs.next();
+        if (rs.getLong("admitted") != 1) {
+          return Optional.of(
+              new Outcome.QuotaExceeded(
+                  "new_keys",
+                  perMinute,
+                  Duration.ofSeconds(Math.max(1, rs.getLong("seconds_left")))));
         }
       }
-      if (quotas.liveRecords() > 0) {
-        try (PreparedStatement ps = c.prepareStatement(COUNT_LIVE)) {
-          ps.setString(1, id.tenant());
-          try (ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            if (rs.getLong(1) > quotas.liveRecords()) {
-              return Optional.of(
-                  new Outcome.QuotaExceeded(
-                      "live_records", quotas.liveRecords(), LIVE_RECORDS_RETRY_AFTER));
-            }
+      if (countLive && ps.getMoreResults()) {
+        try (ResultSet rs = ps.getResultSet()) {
+          rs.next();
+          if (rs.getLong(1) > quotas.liveRecords()) {
+            return Optional.of(
+                new Outcome.QuotaExceeded(
+                    "live_records", quotas.liveRecords(), LIVE_RECORDS_RETRY_AFTER));
           }
         }
       }
