@@ -67,14 +67,17 @@ public final class CleanupBenchmark {
   private final int workers;
   private final int batch;
   private final Duration pause;
+  private final boolean scattered;
 
-  private CleanupBenchmark(DataSource dataSource, int workers, int batch, Duration pause) {
+  private CleanupBenchmark(
+      DataSource dataSource, int workers, int batch, Duration pause, boolean scattered) {
     this.dataSource = dataSource;
     this.store = PostgresIdempotencyStore.create(dataSource);
     this.idempotency = Idempotency.create(store);
     this.workers = workers;
     this.batch = batch;
     this.pause = pause;
+    this.scattered = scattered;
   }
 
   public static void main(String[] args) throws Exception {
@@ -83,6 +86,7 @@ public final class CleanupBenchmark {
     int workers = intArg(args, "--workers", 4);
     int batch = intArg(args, "--batch", 1000);
     int pauseMs = intArg(args, "--pause-ms", 20);
+    boolean scattered = java.util.Arrays.asList(args).contains("--scattered");
     String url = System.getenv("IDEMKIT_JDBC_URL");
     System.out.println("bench/cleanup: starting PostgreSQL ...");
     try (IdemkitDatabase db =
@@ -91,10 +95,16 @@ public final class CleanupBenchmark {
             : IdemkitDatabase.embedded(
                 Files.createTempDirectory("idemkit-bench-cleanup-pg"), workers + 2)) {
       System.out.printf(
-          "Database: %s; %,d records (20%% expired); batch %d, pause %d ms; %d claim workers, %d s"
-              + " per claims run%n%n",
-          db.description(), records, batch, pauseMs, workers, seconds);
-      new CleanupBenchmark(db.dataSource(), workers, batch, Duration.ofMillis(pauseMs))
+          "Database: %s; %,d records (20%% expired, %s); batch %d, pause %d ms; %d claim workers,"
+              + " %d s per claims run%n%n",
+          db.description(),
+          records,
+          scattered ? "scattered over the table" : "in the order they were written",
+          batch,
+          pauseMs,
+          workers,
+          seconds);
+      new CleanupBenchmark(db.dataSource(), workers, batch, Duration.ofMillis(pauseMs), scattered)
           .run(records, Duration.ofSeconds(seconds));
     }
   }
@@ -174,8 +184,12 @@ public final class CleanupBenchmark {
 
   /**
    * Realistic rows: 200 tenants, UUID keys, real-looking fingerprints, a ~400-byte JSON body with
-   * its headers and resource id. Windows of 24 hours: 20% ended over the last two days, the rest
-   * end over the next day.
+   * its headers and resource id, windows of 24 hours. By default the rows are written in the order
+   * a service writes them, over the last 30 hours: the oldest 20% have ended (over the last 6
+   * hours), and the table's physical order follows expiry, as it does in production where records
+   * are appended as time passes. {@code --scattered}: the worst case instead, every fifth row
+   * expired (over the last two days) wherever it lies, so that each row a batch drops is on a page
+   * of its own.
    */
   private void load(int records) throws Exception {
     System.out.printf("loading %,d records ...%n", records);
@@ -196,13 +210,16 @@ public final class CleanupBenchmark {
                 convert_to(repeat('{"paymentId":"' || md5(g::text) || '","status":"COMPLETED"}',
                     6), 'UTF8'),
                 1, 'pay_' || g, t, t, t + interval '24 hours'
-            from (select g, case when g %% 5 = 0
+            from (select g, case
+                    when %b then now() - interval '30 hours'
+                        + (g::float8 / %d) * interval '30 hours' + random() * interval '1 second'
+                    when g %% 5 = 0
                     then now() - interval '72 hours' + (random() * interval '48 hours')
                     else now() - interval '24 hours' + (random() * interval '24 hours') + interval '1 minute'
                   end as t
                   from generate_series(%d, %d) g) x
             """
-                .formatted(from, to));
+                .formatted(!scattered, records, from, to));
         if ((to + 1) % 1_000_000 == 0 && to + 1 < records) {
           System.out.printf(
               "  %,d of %,d loaded (%.0f s)%n",
