@@ -227,10 +227,20 @@ public final class InboxConsumer implements MessageReceiver {
                 sequence, occurred_at, payload
       """;
 
+  /**
+   * Deletes up to a batch of this consumer's ids processed before the cutoff. {@code SKIP LOCKED}:
+   * two cleanups (two instances) take different rows instead of one waiting for the other, and a
+   * row another transaction holds is passed by, never waited for (a later run deletes it). A {@code
+   * PROCESSED} row never changes again, so a row locked here is still one to delete.
+   */
   private static final String DELETE_PROCESSED =
       """
       delete from idemkit_inbox
-       where consumer_name = ? and status = 'PROCESSED' and processed_at < ?
+       where consumer_name = ? and message_id in (
+             select message_id from idemkit_inbox
+              where consumer_name = ? and status = 'PROCESSED' and processed_at < ?
+              limit ?
+                for update skip locked)
       """;
 
   /**
@@ -269,7 +279,7 @@ public final class InboxConsumer implements MessageReceiver {
                             and i.status <> 'PROCESSED')
       """;
 
-  private static final int FORGET_BATCH = 1000;
+  private static final int CLEANUP_BATCH = 1000;
 
   private final String name;
   private final DataSource dataSource;
@@ -968,15 +978,26 @@ public final class InboxConsumer implements MessageReceiver {
    * <p>A consumer from sequence 1 ({@link SequenceStart#FROM_ONE}) keeps every aggregate's row: one
    * it forgot would hold the aggregate's next message for a sequence 1 that never comes again, and
    * it cannot tell a finished aggregate from one whose next event is only later.
+   *
+   * <p>Deletes in batches of {@value #CLEANUP_BATCH} rows, each in a transaction of its own, and
+   * passes by rows another transaction holds ({@code SKIP LOCKED}): safe to run on every instance
+   * at once (they share the rows rather than wait for each other), and it never waits for a
+   * consumer's batch.
    */
   public int deleteProcessed() throws SQLException {
     OffsetDateTime cutoff = Outbox.utc(clock.instant().minus(retention));
-    int deleted;
+    int deleted = 0;
     try (Connection c = dataSource.getConnection();
         PreparedStatement s = c.prepareStatement(DELETE_PROCESSED)) {
-      s.setString(1, name);
-      s.setObject(2, cutoff);
-      deleted = s.executeUpdate();
+      int batch;
+      do {
+        s.setString(1, name);
+        s.setString(2, name);
+        s.setObject(3, cutoff);
+        s.setInt(4, CLEANUP_BATCH);
+        batch = s.executeUpdate();
+        deleted += batch;
+      } while (batch == CLEANUP_BATCH);
     }
     if (sequenceStart == SequenceStart.FIRST_SEEN) {
       int forgotten = forgetIdleAggregates(cutoff);
@@ -988,8 +1009,8 @@ public final class InboxConsumer implements MessageReceiver {
   /**
    * Deletes the sequence rows ({@code idemkit_inbox_sequence}) of aggregates that nothing was
    * applied to since {@code cutoff} (now minus the retention) and that have no message waiting in
-   * the inbox ({@code HELD}, {@code FAILED}, {@code PARKED}), in batches of {@value #FORGET_BATCH},
-   * one transaction each; answers how many.
+   * the inbox ({@code HELD}, {@code FAILED}, {@code PARKED}), in batches of {@value
+   * #CLEANUP_BATCH}, one transaction each; answers how many.
    *
    * <p>Why that is safe: every message applied to such an aggregate was first delivered before the
    * cutoff, and the retention exceeds the transport's redelivery horizon ({@link Builder#build}),
@@ -1023,7 +1044,7 @@ public final class InboxConsumer implements MessageReceiver {
           try (PreparedStatement s = c.prepareStatement(LOCK_IDLE_SEQUENCES)) {
             s.setString(1, name);
             s.setObject(2, cutoff);
-            s.setInt(3, FORGET_BATCH);
+            s.setInt(3, CLEANUP_BATCH);
             try (ResultSet rs = s.executeQuery()) {
               while (rs.next()) {
                 types.add(rs.getString(1));
@@ -1041,7 +1062,7 @@ public final class InboxConsumer implements MessageReceiver {
             }
           }
           c.commit();
-        } while (locked == FORGET_BATCH);
+        } while (locked == CLEANUP_BATCH);
       } catch (SQLException | RuntimeException e) {
         c.rollback();
         throw e;

@@ -255,6 +255,102 @@ class InboxConsumerIT {
   }
 
   /**
+   * The cleanup deletes in batches until nothing is due, passing by a row another transaction holds
+   * instead of waiting for it (a consumer's batch, or another instance's cleanup), and touches
+   * nothing but this consumer's processed ids past the retention: not a failed or parked message,
+   * not a recent id, not another consumer's.
+   */
+  @Test
+  void cleanupDeletesInBatchesAndPassesByARowAnotherTransactionHolds() throws Exception {
+    InboxConsumer ledger =
+        consumer("ledger", ledger("ledger", e -> e.aggregateId().startsWith("poison")))
+            .maxAttempts(2)
+            .build();
+    EventEnvelope held = appendCommitted(outbox, paymentCompleted("held", 1)).event();
+    EventEnvelope failed = appendCommitted(outbox, paymentCompleted("poison-1", 1)).event();
+    EventEnvelope parked = appendCommitted(outbox, paymentCompleted("poison-2", 1)).event();
+    assertThat(ledger.receive(List.of(held, failed, parked)))
+        .containsExactly(Received.APPLIED, Received.FAILED, Received.FAILED);
+    assertThat(ledger.receive(parked)).isEqualTo(Received.PARKED);
+    // More processed ids of day 0 than two batches hold, and another consumer's.
+    insertProcessed("ledger", 2_500);
+    insertProcessed("shipping", 3);
+    clock.advance(Duration.ofDays(3));
+    EventEnvelope recent = appendCommitted(outbox, paymentCompleted("recent", 1)).event();
+    assertThat(ledger.receive(recent)).isEqualTo(Received.APPLIED);
+
+    try (java.sql.Connection other = ds.getConnection()) {
+      other.setAutoCommit(false);
+      try (java.sql.PreparedStatement lock =
+          other.prepareStatement(
+              "select 1 from idemkit_inbox where consumer_name = 'ledger' and message_id = ?"
+                  + " for update")) {
+        lock.setObject(1, held.eventId());
+        lock.executeQuery().close();
+      }
+      ExecutorService cleanup = Executors.newSingleThreadExecutor();
+      try {
+        assertThat(cleanup.submit(ledger::deleteProcessed).get(30, TimeUnit.SECONDS))
+            .isEqualTo(2_500);
+      } finally {
+        cleanup.shutdownNow();
+      }
+      other.commit();
+    }
+    assertThat(inboxRows("ledger"))
+        .containsExactlyInAnyOrder(
+            held.eventId() + " PROCESSED",
+            recent.eventId() + " PROCESSED",
+            failed.eventId() + " FAILED",
+            parked.eventId() + " PARKED");
+    assertThat(inboxRows("shipping")).hasSize(3);
+
+    assertThat(ledger.deleteProcessed()).as("the row held before, now free").isEqualTo(1);
+    assertThat(inboxRows("ledger"))
+        .containsExactlyInAnyOrder(
+            recent.eventId() + " PROCESSED",
+            failed.eventId() + " FAILED",
+            parked.eventId() + " PARKED");
+    assertThat(ledgerRows("ledger")).as("what the handler applied stays").isEqualTo(2);
+  }
+
+  /** {@code count} ids that {@code consumer} processed now (by the test's clock). */
+  private void insertProcessed(String consumer, int count) throws Exception {
+    try (java.sql.Connection c = ds.getConnection();
+        java.sql.PreparedStatement s =
+            c.prepareStatement(
+                """
+                insert into idemkit_inbox (consumer_name, message_id, status, attempts,
+                                           received_at, processed_at)
+                select ?, gen_random_uuid(), 'PROCESSED', 0, ?, ? from generate_series(1, ?)
+                """)) {
+      java.time.OffsetDateTime now = clock.instant().atOffset(java.time.ZoneOffset.UTC);
+      s.setString(1, consumer);
+      s.setObject(2, now);
+      s.setObject(3, now);
+      s.setInt(4, count);
+      s.executeUpdate();
+    }
+  }
+
+  /** {@code consumer}'s inbox rows, as "message-id STATUS". */
+  private List<String> inboxRows(String consumer) throws Exception {
+    List<String> out = new ArrayList<>();
+    try (java.sql.Connection c = ds.getConnection();
+        java.sql.PreparedStatement s =
+            c.prepareStatement(
+                "select message_id, status from idemkit_inbox where consumer_name = ?")) {
+      s.setString(1, consumer);
+      try (java.sql.ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getString(1) + " " + rs.getString(2));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
    * End to end through the embedded transport, with the crash between the consumer's commit and the
    * relay's mark simulated: the first acknowledgement is lost, so the relay sends the event again;
    * the consumer receives it twice and applies it once.

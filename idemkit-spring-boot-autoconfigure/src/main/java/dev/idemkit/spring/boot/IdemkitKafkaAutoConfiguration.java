@@ -1,11 +1,13 @@
 package dev.idemkit.spring.boot;
 
 import dev.idemkit.kafka.KafkaConsumers;
+import dev.idemkit.kafka.KafkaEventConsumer;
 import dev.idemkit.kafka.KafkaSchema;
 import dev.idemkit.kafka.KafkaTransport;
 import dev.idemkit.kafka.TopicNaming;
 import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.spi.EventTransport;
+import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -77,11 +79,26 @@ public class IdemkitKafkaAutoConfiguration {
         b -> {
           b.topics(topics(properties))
               .redeliveryHorizon(properties.getRedeliveryHorizon())
+              .inboxRetention(properties.getInboxRetention())
               .maxAttempts(properties.getMaxAttempts())
               .listener(CompositeOutboxListener.of(listeners.orderedStream().toList()));
           properties.getConsumer().forEach(b::property);
           return b;
         });
+  }
+
+  /**
+   * The inboxes of the Kafka consumers started so far, for the inbox cleanup ({@link
+   * IdemkitInboxAutoConfiguration}), which asks at every run.
+   */
+  @Bean
+  public Inboxes idemkitKafkaInboxes(ObjectProvider<KafkaConsumers> consumers) {
+    return () -> {
+      KafkaConsumers started = consumers.getIfAvailable();
+      return started == null
+          ? List.of()
+          : started.consumers().stream().map(KafkaEventConsumer::inbox).toList();
+    };
   }
 
   static TopicNaming topics(IdemkitKafkaProperties properties) {

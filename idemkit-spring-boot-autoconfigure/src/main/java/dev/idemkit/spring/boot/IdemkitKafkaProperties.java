@@ -27,6 +27,13 @@ public class IdemkitKafkaProperties {
    */
   private Duration redeliveryHorizon = Duration.ofDays(7);
 
+  /**
+   * How long a consumer's inbox remembers the ids it applied, after which the inbox cleanup
+   * (idemkit.inbox.cleanup.*) deletes them. Must exceed the redelivery horizon: a consumer refuses
+   * to start otherwise.
+   */
+  private Duration inboxRetention = Duration.ofDays(14);
+
   /** A consumer's message is parked in its inbox after this many failed attempts. */
   private int maxAttempts = 5;
 
@@ -66,6 +73,14 @@ public class IdemkitKafkaProperties {
 
   public void setRedeliveryHorizon(Duration redeliveryHorizon) {
     this.redeliveryHorizon = redeliveryHorizon;
+  }
+
+  public Duration getInboxRetention() {
+    return inboxRetention;
+  }
+
+  public void setInboxRetention(Duration inboxRetention) {
+    this.inboxRetention = inboxRetention;
   }
 
   public int getMaxAttempts() {

@@ -61,6 +61,8 @@ public class IdemkitProperties {
 
   private final Quota quota = new Quota();
 
+  private final Inbox inbox = new Inbox();
+
   /**
    * How long a request waits for another request's claim on the same key (a first request still
    * running in its transaction) before it is answered 409 IDEMPOTENCY_REQUEST_IN_PROGRESS with
@@ -154,6 +156,48 @@ public class IdemkitProperties {
 
     public void setPause(Duration pause) {
       this.pause = pause;
+    }
+  }
+
+  /** The inbox consumers' upkeep (idemkit-outbox). */
+  public static class Inbox {
+
+    private final InboxCleanup cleanup = new InboxCleanup();
+
+    public InboxCleanup getCleanup() {
+      return cleanup;
+    }
+  }
+
+  /**
+   * Cleanup of the inbox consumers' tables, scheduled on every instance (they share the work
+   * safely: each batch skips rows another instance holds): each consumer's processed message ids
+   * older than its retention (the retention it was built with; idemkit.events.kafka.inbox-retention
+   * for the Kafka consumers), and, for a consumer in sequence from the first message seen, its
+   * aggregates idle for as long. Failed, parked and held messages are never touched. Covers every
+   * InboxConsumer bean and every consumer an Inboxes bean lists.
+   */
+  public static class InboxCleanup {
+    /** Whether the inbox cleanup runs. */
+    private boolean enabled = true;
+
+    /** Pause between inbox cleanup runs; a run deletes in batches until nothing is due. */
+    private Duration interval = Duration.ofMinutes(1);
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getInterval() {
+      return interval;
+    }
+
+    public void setInterval(Duration interval) {
+      this.interval = interval;
     }
   }
 
@@ -423,6 +467,10 @@ public class IdemkitProperties {
 
   public Quota getQuota() {
     return quota;
+  }
+
+  public Inbox getInbox() {
+    return inbox;
   }
 
   public Duration getClaimWait() {

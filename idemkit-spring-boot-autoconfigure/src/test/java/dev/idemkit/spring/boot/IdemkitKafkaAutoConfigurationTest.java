@@ -24,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 class IdemkitKafkaAutoConfigurationTest {
@@ -151,5 +152,56 @@ class IdemkitKafkaAutoConfigurationTest {
                   .containsExactly("ledger consumed 1", "ledger duplicatesSkipped 1");
               assertThat(another.heard).isEqualTo(meters.heard);
             });
+  }
+
+  /**
+   * The inbox cleanup covers the Kafka consumers the starter starts, with their retention from
+   * {@code idemkit.events.kafka.inbox-retention}: an id applied five days ago goes after a
+   * retention of four, one applied three and a half days ago stays.
+   */
+  @Test
+  void theInboxCleanupForgetsTheKafkaConsumersIdsAfterTheirRetention() {
+    runner
+        .withConfiguration(AutoConfigurations.of(IdemkitInboxAutoConfiguration.class))
+        .withPropertyValues(
+            "idemkit.events.kafka.bootstrap-servers=127.0.0.1:1",
+            "idemkit.events.kafka.redelivery-horizon=P3D",
+            "idemkit.events.kafka.inbox-retention=P4D")
+        .withBean(DataSource.class, () -> new DelegatingDataSource(database.dataSource()))
+        .run(
+            context -> {
+              KafkaEventConsumer consumer =
+                  context.getBean(KafkaConsumers.class).start("receipts", (tx, m) -> {}, "payment");
+              EventEnvelope older = envelope("p-old");
+              EventEnvelope newer = envelope("p-new");
+              assertThat(consumer.inbox().receive(List.of(older, newer)))
+                  .containsOnly(Received.APPLIED);
+              JdbcTemplate jdbc = new JdbcTemplate(database.dataSource());
+              String age =
+                  "update idemkit_inbox set processed_at = now() - ?::interval"
+                      + " where consumer_name = 'receipts' and message_id = ?";
+              jdbc.update(age, "5 days", older.eventId());
+              jdbc.update(age, "84 hours", newer.eventId());
+
+              context.getBean(InboxCleanupWorker.class).cleanUpOnce();
+
+              assertThat(
+                      jdbc.queryForList(
+                          "select message_id from idemkit_inbox where consumer_name = 'receipts'",
+                          UUID.class))
+                  .containsExactly(newer.eventId());
+            });
+  }
+
+  private static EventEnvelope envelope(String paymentId) {
+    return new EventEnvelope(
+        UUID.randomUUID(),
+        "PaymentCompleted",
+        "tenant-a",
+        "payment",
+        paymentId,
+        1,
+        Instant.now(),
+        "{}");
   }
 }

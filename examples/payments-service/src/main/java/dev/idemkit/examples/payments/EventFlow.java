@@ -18,6 +18,7 @@ import dev.idemkit.outbox.Outbox;
 import dev.idemkit.outbox.OutboxRelay;
 import dev.idemkit.outbox.OutboxSchema;
 import dev.idemkit.outbox.spi.EventTransport;
+import dev.idemkit.spring.boot.Inboxes;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -99,10 +100,18 @@ public class EventFlow {
     return new Consumers(byName);
   }
 
-  /** The inbox consumers by name, for operators. */
-  public record Consumers(Map<String, InboxConsumer> byName) {
+  /**
+   * The inbox consumers by name, for operators; an {@link Inboxes} bean, so the starter's inbox
+   * cleanup ({@code idemkit.inbox.cleanup.*}) forgets their processed ids after their retention.
+   */
+  public record Consumers(Map<String, InboxConsumer> byName) implements Inboxes {
     public List<InboxConsumer> all() {
       return List.copyOf(byName.values());
+    }
+
+    @Override
+    public List<InboxConsumer> inboxes() {
+      return all();
     }
   }
 

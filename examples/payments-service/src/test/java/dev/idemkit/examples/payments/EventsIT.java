@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idemkit.examples.payments.demo.EmbeddedMail;
 import dev.idemkit.examples.payments.demo.MailSimulator;
+import dev.idemkit.spring.boot.InboxCleanupWorker;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -23,6 +25,7 @@ class EventsIT extends HttpTestSupport {
   static final String ADMIN = "sk_test_admin";
 
   @Autowired EmbeddedMail mail;
+  @Autowired InboxCleanupWorker inboxCleanup;
 
   private HttpResponse<String> pay(String account, String fault) {
     HttpRequest.Builder b =
@@ -236,5 +239,52 @@ class EventsIT extends HttpTestSupport {
     assertThat(post(requeue, ADMIN, null, "{}").statusCode()).isEqualTo(404);
     assertThat(get("/v1/orders/" + orderId + "/shipment", TENANT_A).statusCode()).isEqualTo(200);
     assertThat(get("/v1/admin/events/outbox", ADMIN).body()).contains("\"parkedMessages\":0");
+  }
+
+  /**
+   * The starter's inbox cleanup covers the service's consumers: the messages of a payment that
+   * every consumer processed longer ago than the inbox retention (14 days; here the rows are aged)
+   * are forgotten by all of them, a recent payment's are kept.
+   */
+  @Test
+  void theStartersInboxCleanupForgetsWhatTheConsumersProcessedBeforeTheRetention()
+      throws Exception {
+    assertThat(inboxCleanup.isRunning()).isTrue();
+    String old = field(pay("acc_" + UUID.randomUUID(), null).body(), "paymentId");
+    String recent = field(pay("acc_" + UUID.randomUUID(), null).body(), "paymentId");
+    for (String paymentId : List.of(old, recent)) {
+      await(
+          "every event of " + paymentId + " is sent (every consumer acknowledged it)",
+          () ->
+              jdbc.sql(
+                      "select count(*) filter (where sent_at is null) = 0 and count(*) > 0"
+                          + " from idemkit_outbox where aggregate_id = ?")
+                  .param(paymentId)
+                  .query(Boolean.class)
+                  .single());
+    }
+    String consumers =
+        """
+        select i.consumer_name from idemkit_inbox i join idemkit_outbox o
+            on o.event_id = i.message_id
+         where o.aggregate_id = ? and i.status = 'PROCESSED'
+        """;
+    List<String> recentBefore = jdbc.sql(consumers).param(recent).query(String.class).list();
+    assertThat(jdbc.sql(consumers).param(old).query(String.class).list())
+        .contains("ledger", "receipts", "shipping");
+    jdbc.sql(
+            """
+            update idemkit_inbox set processed_at = now() - interval '15 days'
+             where message_id in (select event_id from idemkit_outbox where aggregate_id = ?)
+            """)
+        .param(old)
+        .update();
+
+    assertThat(inboxCleanup.cleanUpOnce()).isPositive();
+
+    assertThat(jdbc.sql(consumers).param(old).query(String.class).list()).isEmpty();
+    assertThat(jdbc.sql(consumers).param(recent).query(String.class).list())
+        .containsExactlyInAnyOrderElementsOf(recentBefore)
+        .isNotEmpty();
   }
 }
