@@ -146,11 +146,11 @@ final class DatabaseCounters implements AutoCloseable {
   }
 
   /**
-   * Calls of each statement (its text, whitespace folded) in the service's database; empty without
-   * {@code pg_stat_statements}.
+   * Calls and execution milliseconds of each statement (its text, whitespace folded) in the
+   * service's database; empty without {@code pg_stat_statements}.
    */
-  java.util.Map<String, Long> callsByStatement() throws SQLException {
-    java.util.Map<String, Long> calls = new java.util.HashMap<>();
+  java.util.Map<String, double[]> callsByStatement() throws SQLException {
+    java.util.Map<String, double[]> calls = new java.util.HashMap<>();
     if (!statements) {
       return calls;
     }
@@ -158,14 +158,16 @@ final class DatabaseCounters implements AutoCloseable {
         ResultSet rs =
             s.executeQuery(
                 """
-                select regexp_replace(s.query, '\\s+', ' ', 'g') as query, sum(s.calls) as calls
+                select regexp_replace(s.query, '\\s+', ' ', 'g') as query, sum(s.calls) as calls,
+                    sum(s.total_exec_time) as millis
                 from pg_stat_statements s join pg_database d on d.oid = s.dbid
                 where d.datname = '%s'
                 group by 1
                 """
                     .formatted(SERVICE_DATABASE))) {
       while (rs.next()) {
-        calls.put(rs.getString("query"), rs.getLong("calls"));
+        calls.put(
+            rs.getString("query"), new double[] {rs.getLong("calls"), rs.getDouble("millis")});
       }
     }
     return calls;

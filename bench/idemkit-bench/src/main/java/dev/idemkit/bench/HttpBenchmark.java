@@ -266,23 +266,32 @@ public final class HttpBenchmark {
 
   /** Each statement the phase ran in the service's database, per request, most frequent first. */
   private static void printStatementsPerRequest(
-      String phase, Map<String, Long> before, Map<String, Long> after, int requests) {
+      String phase, Map<String, double[]> before, Map<String, double[]> after, int requests) {
     if (after.isEmpty() || requests == 0) {
       return;
     }
-    System.out.printf("  statements per %s request in the service's database:%n", phase);
+    System.out.printf(
+        "  statements per %s request in the service's database (calls, execution us per"
+            + " request):%n",
+        phase);
     after.entrySet().stream()
-        .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
-        .filter(e -> e.getValue() > 0)
-        .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+        .map(
+            e -> {
+              double[] was = before.getOrDefault(e.getKey(), new double[2]);
+              return Map.entry(
+                  e.getKey(), new double[] {e.getValue()[0] - was[0], e.getValue()[1] - was[1]});
+            })
+        .filter(e -> e.getValue()[0] > 0)
+        .sorted((a, b) -> Double.compare(b.getValue()[1], a.getValue()[1]))
         .limit(25)
         .forEach(
             e -> {
               String sql = e.getKey().trim();
               System.out.printf(
-                  "    %6.2f  %s%n",
-                  e.getValue() / (double) requests,
-                  sql.length() > 110 ? sql.substring(0, 110) : sql);
+                  "    %6.2f  %7.1f  %s%n",
+                  e.getValue()[0] / requests,
+                  e.getValue()[1] * 1000 / requests,
+                  sql.length() > 100 ? sql.substring(0, 100) : sql);
             });
   }
 
@@ -300,7 +309,7 @@ public final class HttpBenchmark {
     Errors errors = new Errors();
     DatabaseCounters.Counts countsBefore = counters.read();
     boolean profile = counted && profiled.add(kind);
-    Map<String, Long> callsBefore = profile ? counters.callsByStatement() : Map.of();
+    Map<String, double[]> callsBefore = profile ? counters.callsByStatement() : Map.of();
     long countedFrom = System.nanoTime();
     Cpu before = Cpu.now(service);
     ExecutorService pool = Executors.newFixedThreadPool(workers);
