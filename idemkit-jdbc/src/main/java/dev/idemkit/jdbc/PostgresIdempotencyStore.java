@@ -383,8 +383,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * what it drops however large the backlog. Every expired row is marked, body or not, so the walk
    * never passes it again. The walk hands the update the rows' physical addresses ({@code ctid}),
    * which stay put while the walk's {@code for update} lock holds them: each row is reached again
-   * directly, not by a second lookup in the primary key (at 10M records that lookup was a third of
-   * a batch's time).
+   * directly, not by a second lookup in the primary key.
    *
    * <p>Two instances meet here: {@code skip locked} hands each of them other rows, and a row one of
    * them marked and committed no longer matches {@code body_dropped_at is null} when the other
@@ -662,10 +661,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     @Override
     public <T> T unwrap(Class<T> type) {
       if (type.isInstance(connection)) {
+        Completion held = lastWrite;
         try {
           return type.cast(connection());
         } catch (SQLException e) {
-          throw new IdempotencyStoreException("Could not complete " + lastWrite, e);
+          throw new IdempotencyStoreException("Could not complete " + held, e);
         }
       }
       if (type.isInstance(this)) {
