@@ -54,7 +54,9 @@ import javax.sql.DataSource;
 public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   /*
-   * Every statement below is whole: what runs is what is written, nothing is assembled at start-up.
+   * Every statement below is whole: what runs is what is written, nothing is cut or patched at
+   * start-up. Two constants join two whole statements with ";" so that the driver sends them in one
+   * round trip (FINISH_FRESH_AND_COMMIT, ADMIT_NEW_KEY_AND_COUNT_LIVE); each part runs as written.
    * Conventions they share:
    *
    * - Time. A statement that compares times starts with the CTE
@@ -525,7 +527,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   /** Uses {@code idemkit_record_live_tenant_ix}: only live committed records are in it. */
   private static final String COUNT_LIVE =
-      "select count(*) from idemkit_record where tenant = ? and recovery_due is not null";
+      """
+      select count(*) from idemkit_record where tenant = ? and recovery_due is not null
+      """;
 
   /**
    * Counts a new key in the tenant's current minute unless the minute is full: the row lock of the

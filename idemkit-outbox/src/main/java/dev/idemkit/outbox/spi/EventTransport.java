@@ -18,9 +18,14 @@ import java.util.concurrent.CompletionStage;
  *       EventEnvelope#eventId() id}; consumers deduplicate on it (the inbox does). A transport
  *       therefore never needs to deduplicate, and must never drop an event it acknowledged.
  *   <li><b>Partitions keyed by aggregate.</b> Route by {@link EventEnvelope#partitionKey()} so one
- *       aggregate's events stay in order. The relay never has two events of one aggregate in flight
- *       at once (it sends an aggregate's next event only after the previous one was acknowledged),
- *       so a transport need not preserve order inside a batch.
+ *       aggregate's events stay in order. With the relay's default aggregate window of 1 it never
+ *       has two events of one aggregate in flight at once (it sends an aggregate's next event only
+ *       after the previous one was acknowledged), so the transport need not preserve order inside a
+ *       batch. With a {@link dev.idemkit.outbox.OutboxRelay.Builder#aggregateWindow window} of n
+ *       &gt; 1, a batch holds up to n consecutive events of an aggregate, in sequence: the
+ *       transport must then send them in the batch's order on the aggregate's partition (Kafka's
+ *       idempotent producer does), and a later one may still be acknowledged while an earlier one
+ *       failed, which is why the window is only for consumers that apply in sequence.
  *   <li><b>Asynchronous acknowledgement per event.</b> {@link #send} returns at once with one stage
  *       per event; the relay waits for them up to its acknowledgement timeout, marks the
  *       acknowledged ones sent and retries the rest (failed, or not acknowledged in time) with
@@ -36,8 +41,9 @@ import java.util.concurrent.CompletionStage;
 public interface EventTransport extends AutoCloseable {
 
   /**
-   * Starts sending {@code events}, a batch of committed, unsent outbox events, at most one per
-   * aggregate.
+   * Starts sending {@code events}, a batch of committed, unsent outbox events: at most one per
+   * aggregate with the relay's default aggregate window, up to the window's size (consecutive, in
+   * sequence) otherwise.
    *
    * @return one stage per event, in the order of {@code events}: completes normally once the
    *     transport acknowledged that event durably; exceptionally if it could not be sent (its

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
 /** Every row of contract §2's (docs/contract.md) table, through real HTTP. */
-class SpecTableIT extends HttpTestSupport {
+class ContractAnswerTableIT extends HttpTestSupport {
 
   @Autowired IdempotencyStore store;
   @Autowired RequestFingerprinter fingerprinter;
