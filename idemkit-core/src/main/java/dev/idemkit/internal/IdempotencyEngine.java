@@ -16,6 +16,7 @@ import dev.idemkit.OperationResult;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.Outcome;
 import dev.idemkit.PhasedOperation;
+import dev.idemkit.QuotaExceededException;
 import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.ScopedKey;
@@ -203,9 +204,9 @@ public final class IdempotencyEngine implements Idempotency {
             admitIfNew(tx, request.id(), claim);
             return done;
           });
-    } catch (Refused refused) {
-      listener.onQuotaExceeded(request.id(), refused.outcome.quota());
-      return refused.outcome;
+    } catch (QuotaExceededException refused) {
+      listener.onQuotaExceeded(request.id(), refused.outcome().quota());
+      return refused.outcome();
     } catch (ClaimWaitTimeoutException busy) {
       // Another request holds the key's claim in its transaction: nothing stored, ask to retry.
       return new Outcome.InProgress(BUSY_RETRY_AFTER);
@@ -239,9 +240,9 @@ public final class IdempotencyEngine implements Idempotency {
             admitIfNew(tx, request.id(), acquired.claim());
             return new Outcome.Rejected(response);
           });
-    } catch (Refused refused) {
-      listener.onQuotaExceeded(request.id(), refused.outcome.quota());
-      return refused.outcome;
+    } catch (QuotaExceededException refused) {
+      listener.onQuotaExceeded(request.id(), refused.outcome().quota());
+      return refused.outcome();
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {
@@ -277,9 +278,9 @@ public final class IdempotencyEngine implements Idempotency {
                 admitIfNew(tx, id, acquired.claim());
                 return done;
               });
-    } catch (Refused refused) {
-      listener.onQuotaExceeded(id, refused.outcome.quota());
-      return refused.outcome;
+    } catch (QuotaExceededException refused) {
+      listener.onQuotaExceeded(id, refused.outcome().quota());
+      return refused.outcome();
     } catch (ClaimWaitTimeoutException busy) {
       // Another request holds the key's claim in its transaction: nothing stored, ask to retry.
       return new Outcome.InProgress(BUSY_RETRY_AFTER);
@@ -617,8 +618,10 @@ public final class IdempotencyEngine implements Idempotency {
 
   /**
    * Counts a new operation against its tenant's quotas ({@link IdempotencyConfig#quotas()}) as the
-   * last writes of the transaction that claimed it, right before its commit, so the count's lock is
-   * held for one round trip. A refusal rolls the whole transaction back, claim included.
+   * last writes of the transaction that claimed it, right before its commit. A refusal rolls the
+   * whole transaction back, claim included: answered here, or by the store at the commit (a store
+   * that sends the count with the commit throws {@link QuotaExceededException} from its
+   * transaction), caught where the transaction began.
    */
   private void admitIfNew(StoreTransaction tx, ScopedKey id, Claim claim) {
     if (claim.resumed() || !config.quotas().enabled()) {
@@ -626,17 +629,7 @@ public final class IdempotencyEngine implements Idempotency {
     }
     Optional<Outcome.QuotaExceeded> refusal = store.admit(tx, id, config.quotas());
     if (refusal.isPresent()) {
-      throw new Refused(refusal.get());
-    }
-  }
-
-  /** Rolls back the transaction of a new key a quota refused; caught where it began. */
-  private static final class Refused extends RuntimeException {
-    private final transient Outcome.QuotaExceeded outcome;
-
-    Refused(Outcome.QuotaExceeded outcome) {
-      super(outcome.quota(), null, false, false);
-      this.outcome = outcome;
+      throw new QuotaExceededException(refusal.get());
     }
   }
 

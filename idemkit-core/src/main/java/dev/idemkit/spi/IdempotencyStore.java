@@ -223,7 +223,12 @@ public interface IdempotencyStore {
    * count's lock, counts the tenant's live records, this one included, against {@code
    * quotas.liveRecords()}. A refusal leaves the transaction to be rolled back, claim included.
    *
-   * @return empty when admitted, else the refusal
+   * <p>A store that commits the transaction itself may instead send the count with the commit, in
+   * one round trip, so that the count's lock is held only while the database commits: it then
+   * answers empty here and, if the count refuses, throws {@link dev.idemkit.QuotaExceededException}
+   * from {@link #inTransaction} with nothing committed.
+   *
+   * @return empty when admitted (or when the count was deferred to the commit), else the refusal
    */
   default Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
     throw new UnsupportedOperationException(

@@ -43,6 +43,12 @@ final class DataSourceTransactions implements JdbcTransactions {
     }
   }
 
+  /** Always: the transaction is this class's own, and it commits right after the work. */
+  @Override
+  public boolean commitsRightAfterWork(Connection connection) {
+    return true;
+  }
+
   @Override
   public <T> T withConnection(ConnectionWork<T> work) throws Exception {
     try (Connection c = dataSource.getConnection()) {

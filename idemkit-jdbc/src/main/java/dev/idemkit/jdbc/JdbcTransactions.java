@@ -23,6 +23,17 @@ public interface JdbcTransactions {
    */
   <T> T inTransaction(ConnectionWork<T> work) throws Exception;
 
+  /**
+   * Asked by the store at the end of the work of {@link #inTransaction}, on its thread: whether the
+   * transaction on {@code connection} is one this call began and commits as soon as the work
+   * returns, with nothing else run on it in between. The store may then send its last statements
+   * and the commit in one round trip (the commit that follows finds no transaction open and sends
+   * nothing). The default says no: the store sends its last statements alone.
+   */
+  default boolean commitsRightAfterWork(Connection connection) {
+    return false;
+  }
+
   /** Runs {@code work} on a connection in auto-commit mode, outside any caller transaction. */
   <T> T withConnection(ConnectionWork<T> work) throws Exception;
 

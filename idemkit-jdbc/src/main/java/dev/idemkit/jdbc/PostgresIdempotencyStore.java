@@ -7,6 +7,7 @@ import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.Outcome;
+import dev.idemkit.QuotaExceededException;
 import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.Scope;
@@ -525,40 +526,40 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       select 1 from changed
       """;
 
-  /** Uses {@code idemkit_record_live_tenant_ix}: only live committed records are in it. */
-  private static final String COUNT_LIVE =
+  /**
+   * Admits a new key against the tenant's quotas: the function {@code idemkit_admit} (schema V9)
+   * counts the key in the tenant's current minute unless the minute is full, then, holding that
+   * row's lock, counts the tenant's live records (this one included). The row lock orders
+   * concurrent callers and each sees what the one before it committed, so exactly the limits are
+   * admitted however many race. A refusal raises {@link #QUOTA_EXCEEDED}, which aborts the
+   * transaction.
+   */
+  private static final String ADMIT =
       """
-      select count(*) from idemkit_record where tenant = ? and recovery_due is not null
+      select idemkit_admit(coalesce(cast(? as timestamptz), statement_timestamp()), ?, ?, ?)
       """;
 
   /**
-   * Counts a new key in the tenant's current minute unless the minute is full: the row lock of the
-   * upsert orders concurrent callers, each sees the count the one before it left, so exactly {@code
-   * limit} are admitted however many race.
+   * {@link #ADMIT} and the commit, two whole statements in one round trip: the minute's row lock is
+   * held while the database commits, not while the application hears back and answers. If the count
+   * refuses, the commit is never run (the server skips the rest of the round trip after an error)
+   * and the transaction rolls back.
    */
-  private static final String ADMIT_NEW_KEY =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
-      counted as (
-        insert into idemkit_tenant_key_counter as c (tenant, minute, keys)
-        select ?, date_trunc('minute', clock.now), 1 from clock
-        on conflict (tenant, minute) do update set keys = c.keys + 1 where c.keys < ?
-        returning keys)
-      select (select count(*) from counted) as admitted,
-          ceil(extract(epoch from date_trunc('minute', clock.now) + interval '1 minute'
-              - clock.now)) as seconds_left
-      from clock
-      """;
+  private static final String ADMIT_AND_COMMIT = ADMIT + ";\ncommit";
 
   /**
-   * {@link #ADMIT_NEW_KEY} then {@link #COUNT_LIVE}, two whole statements sent in one round trip.
-   * The count is still a statement of its own, begun after the upsert took the minute's row lock,
-   * so under READ COMMITTED its snapshot sees every record admitted before this one.
+   * A local operation's held completion ({@link #FINISH_FRESH}), {@link #ADMIT} and the commit: the
+   * three whole statements of a new key's end in one round trip.
    */
-  private static final String ADMIT_NEW_KEY_AND_COUNT_LIVE = ADMIT_NEW_KEY + ";\n" + COUNT_LIVE;
+  private static final String FINISH_FRESH_ADMIT_AND_COMMIT =
+      FINISH_FRESH + ";\n" + ADMIT + ";\ncommit";
 
-  /** The Retry-After of a live-records refusal: live records end in seconds. */
-  private static final Duration LIVE_RECORDS_RETRY_AFTER = Duration.ofSeconds(5);
+  /** The SQLSTATE {@code idemkit_admit} raises when a quota refuses a new key. */
+  private static final String QUOTA_EXCEEDED = "IK429";
+
+  /** What {@code idemkit_admit}'s refusal says: the quota, its limit, the seconds to wait. */
+  private static final java.util.regex.Pattern QUOTA_REFUSAL =
+      java.util.regex.Pattern.compile("quota=(\\w+) limit=(\\d+) retry_after=(\\d+)");
 
   /** PostgreSQL's SQLSTATE for a statement canceled (here: the claim, past its wait). */
   private static final String QUERY_CANCELED = "57014";
@@ -625,40 +626,62 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   /**
    * The store's transaction: the JDBC connection, reachable by {@code unwrap(Connection.class)}. It
    * remembers the record it claimed afresh until that record is advanced, so that the record's
-   * completion in the same transaction is the plain {@link #FINISH_FRESH}. Confined to the thread
-   * that runs the transaction, like the connection.
+   * completion in the same transaction is the plain {@link #FINISH_FRESH}. When the store commits
+   * the transaction itself, it also holds back that completion and the new key's quota count, the
+   * transaction's last writes, to send them with the commit. Confined to the thread that runs the
+   * transaction, like the connection.
    */
   private static final class Tx implements StoreTransaction {
     private final Connection connection;
-    private final boolean commitsAfterWork;
     private ScopedKey claimedAfresh;
     private Completion lastWrite;
+    private Admission admission;
 
-    Tx(Connection connection, boolean commitsAfterWork) {
+    Tx(Connection connection) {
       this.connection = connection;
-      this.commitsAfterWork = commitsAfterWork;
     }
 
-    /** The connection, with any completion held back for the commit sent first. */
+    /**
+     * The connection, with what was held back for the commit sent first (nothing else may pass).
+     */
     Connection connection() throws SQLException {
       Completion held = lastWrite;
       if (held != null) {
         lastWrite = null;
         held.send(connection, FINISH_FRESH);
       }
+      Admission count = admission;
+      if (count != null) {
+        admission = null;
+        count.send(connection, ADMIT, 1);
+      }
       return connection;
     }
 
     /**
-     * Ends the work: sends a completion held back together with the commit, in one round trip
-     * ({@link #FINISH_FRESH_AND_COMMIT}); the caller's {@code commit()} that follows finds no
+     * Ends the work: sends what was held back together with the commit, in one round trip ({@link
+     * #FINISH_FRESH_AND_COMMIT}, {@link #ADMIT_AND_COMMIT} or {@link
+     * #FINISH_FRESH_ADMIT_AND_COMMIT}); the caller's {@code commit()} that follows finds no
      * transaction open and sends nothing.
      */
-    void sendHeldCompletionWithCommit() throws SQLException {
+    void sendHeldWithCommit() throws SQLException {
       Completion held = lastWrite;
-      if (held != null) {
-        lastWrite = null;
+      Admission count = admission;
+      lastWrite = null;
+      admission = null;
+      if (held != null && count != null) {
+        try (PreparedStatement ps = connection.prepareStatement(FINISH_FRESH_ADMIT_AND_COMMIT)) {
+          int next = held.bind(ps, 1);
+          count.bind(ps, next);
+          ps.execute();
+          held.requireOne(ps.getUpdateCount());
+        } catch (SQLException e) {
+          throw Admission.refusalOr(e);
+        }
+      } else if (held != null) {
         held.send(connection, FINISH_FRESH_AND_COMMIT);
+      } else if (count != null) {
+        count.send(connection, ADMIT_AND_COMMIT, 1);
       }
     }
 
@@ -676,6 +699,46 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         return type.cast(this);
       }
       throw new IllegalArgumentException("A JDBC store transaction has no " + type.getName());
+    }
+  }
+
+  /** A new key's quota count ({@link #ADMIT}), held back to be sent with the commit. */
+  private record Admission(String now, String tenant, int newKeysPerMinute, int liveRecords) {
+
+    int bind(PreparedStatement ps, int i) throws SQLException {
+      ps.setString(i++, now);
+      ps.setString(i++, tenant);
+      ps.setInt(i++, newKeysPerMinute);
+      ps.setInt(i++, liveRecords);
+      return i;
+    }
+
+    void send(Connection c, String sql, int first) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        bind(ps, first);
+        ps.execute();
+      } catch (SQLException e) {
+        throw refusalOr(e);
+      }
+    }
+
+    /**
+     * The refusal {@code idemkit_admit} raised, as {@link QuotaExceededException} (the transaction
+     * is aborted and rolls back), or {@code e} itself.
+     */
+    static SQLException refusalOr(SQLException e) {
+      if (!QUOTA_EXCEEDED.equals(e.getSQLState())) {
+        return e;
+      }
+      java.util.regex.Matcher m = QUOTA_REFUSAL.matcher(String.valueOf(e.getMessage()));
+      if (!m.find()) {
+        return e;
+      }
+      throw new QuotaExceededException(
+          new Outcome.QuotaExceeded(
+              m.group(1),
+              Integer.parseInt(m.group(2)),
+              Duration.ofSeconds(Long.parseLong(m.group(3)))));
     }
   }
 
@@ -697,20 +760,29 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
     void send(Connection c, String sql) throws SQLException {
       try (PreparedStatement ps = c.prepareStatement(sql)) {
-        int i = 1;
-        ps.setString(i++, now);
-        ps.setString(i++, state);
-        ps.setInt(i++, status);
-        ps.setString(i++, headers);
-        ps.setBytes(i++, body);
-        ps.setInt(i++, schemaVersion);
-        ps.setString(i++, resourceId);
-        bindOwner(ps, i, owner);
+        bind(ps, 1);
         ps.execute();
-        if (ps.getUpdateCount() != 1) {
-          throw new IllegalStateException(
-              "The completion of " + owner.id() + ", claimed in its own transaction, found no row");
-        }
+        requireOne(ps.getUpdateCount());
+      }
+    }
+
+    /** Binds the completion's parameters from {@code i}; answers the next parameter's index. */
+    int bind(PreparedStatement ps, int i) throws SQLException {
+      ps.setString(i++, now);
+      ps.setString(i++, state);
+      ps.setInt(i++, status);
+      ps.setString(i++, headers);
+      ps.setBytes(i++, body);
+      ps.setInt(i++, schemaVersion);
+      ps.setString(i++, resourceId);
+      bindOwner(ps, i, owner);
+      return i + 4;
+    }
+
+    void requireOne(int updated) {
+      if (updated != 1) {
+        throw new IllegalStateException(
+            "The completion of " + owner.id() + ", claimed in its own transaction, found no row");
       }
     }
 
@@ -725,19 +797,23 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * Runs {@code work} in a transaction. When the store commits the transaction itself (its own
-   * {@link JdbcTransactions#of(DataSource) DataSource transactions}, not a framework's), a local
-   * operation's completion, the last write of its transaction, travels with the commit in one round
-   * trip.
+   * Runs {@code work} in a transaction. Its last writes, a local operation's completion and a new
+   * key's quota count, are held back to the end; when the transaction commits right after the work
+   * ({@link JdbcTransactions#commitsRightAfterWork}: always on the store's own {@link
+   * JdbcTransactions#of(DataSource) DataSource transactions}), they travel with the commit in one
+   * round trip, otherwise they are sent alone.
    */
   @Override
   public <T> T inTransaction(TransactionWork<T> work) throws Exception {
-    boolean commitsAfterWork = transactions instanceof DataSourceTransactions;
     return transactions.inTransaction(
         c -> {
-          Tx tx = new Tx(c, commitsAfterWork);
+          Tx tx = new Tx(c);
           T result = work.run(tx);
-          tx.sendHeldCompletionWithCommit();
+          if (transactions.commitsRightAfterWork(c)) {
+            tx.sendHeldWithCommit();
+          } else {
+            tx.connection();
+          }
           return result;
         });
   }
@@ -877,7 +953,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       throw new IllegalArgumentException("finish takes COMPLETED or FAILED_REPLAYABLE: " + state);
     }
     boolean fresh = isFreshClaim(tx, owner);
-    if (fresh && ((Tx) tx).commitsAfterWork) {
+    if (fresh) {
       ((Tx) tx).lastWrite =
           new Completion(
               state.name(),
@@ -1114,50 +1190,22 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * Two statements on the claim's connection, its last before the commit, sent in one round trip
-   * ({@link #ADMIT_NEW_KEY_AND_COUNT_LIVE}). The new-key count's upsert takes the row lock of the
-   * tenant's minute (held until the commit, one round trip away) and counts the key unless the
-   * minute is full; the live count that follows is a new statement, so under READ COMMITTED it sees
-   * every record admitted before this one took the lock. Concurrent new keys of a tenant therefore
-   * pass here one at a time, and both limits are exact.
+   * Counts the new key against the tenant's quotas ({@link #ADMIT}), held back to the end of the
+   * transaction: sent with the commit in one round trip when the transaction commits right after
+   * its work ({@link #ADMIT_AND_COMMIT}), so that the tenant's minute row is locked only while the
+   * database commits, or alone as the transaction's last statement otherwise. Either way a refusal
+   * comes as {@link QuotaExceededException} from {@link #inTransaction}, with nothing committed.
    */
   @Override
   public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
-    int perMinute = quotas.newKeysPerMinute() > 0 ? quotas.newKeysPerMinute() : Integer.MAX_VALUE;
-    boolean countLive = quotas.liveRecords() > 0;
-    try (PreparedStatement ps =
-        connection(tx).prepareStatement(countLive ? ADMIT_NEW_KEY_AND_COUNT_LIVE : ADMIT_NEW_KEY)) {
-      int i = bindNow(ps);
-      ps.setString(i++, id.tenant());
-      ps.setInt(i++, perMinute);
-      if (countLive) {
-        ps.setString(i, id.tenant());
-      }
-      ps.execute();
-      try (ResultSet rs = ps.getResultSet()) {
-        rs.next();
-        if (rs.getLong("admitted") != 1) {
-          return Optional.of(
-              new Outcome.QuotaExceeded(
-                  "new_keys",
-                  perMinute,
-                  Duration.ofSeconds(Math.max(1, rs.getLong("seconds_left")))));
-        }
-      }
-      if (countLive && ps.getMoreResults()) {
-        try (ResultSet rs = ps.getResultSet()) {
-          rs.next();
-          if (rs.getLong(1) > quotas.liveRecords()) {
-            return Optional.of(
-                new Outcome.QuotaExceeded(
-                    "live_records", quotas.liveRecords(), LIVE_RECORDS_RETRY_AFTER));
-          }
-        }
-      }
-      return Optional.empty();
-    } catch (SQLException e) {
-      throw failure("admit", id, e);
-    }
+    Admission count =
+        new Admission(
+            clock == null ? null : clock.instant().toString(),
+            id.tenant(),
+            quotas.newKeysPerMinute() > 0 ? quotas.newKeysPerMinute() : Integer.MAX_VALUE,
+            Math.max(0, quotas.liveRecords()));
+    ((Tx) tx).admission = count;
+    return Optional.empty();
   }
 
   // ---- binding and mapping ------------------------------------------------------------------

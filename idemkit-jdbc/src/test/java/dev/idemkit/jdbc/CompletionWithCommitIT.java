@@ -19,7 +19,10 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.Map;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -90,6 +93,41 @@ class CompletionWithCommitIT {
         .isEqualTo("{\"ref\":\"" + ref + "\"}");
     assertThat(count(ref)).isEqualTo(1);
     assertThat(store.find(request.id()).map(r -> r.state())).contains(RecordState.COMPLETED);
+  }
+
+  @Test
+  void aQuotaRefusalSentWithTheCommitKeepsNothing() throws Exception {
+    // One clock for both requests, so that they count in the same minute.
+    PostgresIdempotencyStore store =
+        PostgresIdempotencyStore.builder(JdbcTransactions.of(dataSource))
+            .clock(Clock.fixed(Instant.now(), ZoneOffset.UTC))
+            .build();
+    Idempotency idempotency =
+        Idempotency.create(store, IdempotencyConfig.builder().quotas(new Quotas(1, 0)).build());
+    String tenant = "tenant-commit-refused-" + UUID.randomUUID();
+    IdempotentRequest admitted = request(tenant);
+    IdempotentRequest refused = request(tenant);
+    String keptRef = "kept-" + UUID.randomUUID();
+    String refusedRef = "refused-" + UUID.randomUUID();
+
+    Outcome first = idempotency.execute(admitted, insert(keptRef));
+    Outcome second = idempotency.execute(refused, insert(refusedRef));
+
+    assertThat(first).isInstanceOf(Outcome.Executed.class);
+    assertThat(second)
+        .isInstanceOfSatisfying(
+            Outcome.QuotaExceeded.class,
+            q -> {
+              assertThat(q.quota()).isEqualTo("new_keys");
+              assertThat(q.limit()).isEqualTo(1);
+              assertThat(q.retryAfter()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(60));
+            });
+    assertThat(count(keptRef)).isEqualTo(1);
+    assertThat(count(refusedRef)).as("the refused key's business row rolled back").isZero();
+    assertThat(store.find(refused.id())).as("no record for the refused key").isEmpty();
+    // The refused key is not counted: a retry of the admitted one still replays.
+    assertThat(idempotency.execute(admitted, insert("never-" + UUID.randomUUID())))
+        .isInstanceOf(Outcome.Replayed.class);
   }
 
   private static IdempotentRequest request(String tenant) {

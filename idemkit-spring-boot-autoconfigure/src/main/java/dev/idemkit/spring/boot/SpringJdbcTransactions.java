@@ -4,11 +4,14 @@ import dev.idemkit.jdbc.JdbcTransactions;
 import dev.idemkit.jdbc.ReadCommitted;
 import java.sql.Connection;
 import javax.sql.DataSource;
+import org.springframework.jdbc.datasource.ConnectionHolder;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.DefaultTransactionDefinition;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * The store on Spring's transactions: the connection it uses is the one bound to the current Spring
@@ -28,6 +31,9 @@ public final class SpringJdbcTransactions implements JdbcTransactions {
   private final PlatformTransactionManager manager;
   private final DefaultTransactionDefinition definition;
   private final ReadCommitted readCommitted = new ReadCommitted();
+
+  /** The transaction whose work runs on this thread (inTransaction can nest). */
+  private final ThreadLocal<TransactionStatus> running = new ThreadLocal<>();
 
   public SpringJdbcTransactions(DataSource dataSource, PlatformTransactionManager manager) {
     this.dataSource = dataSource;
@@ -53,7 +59,17 @@ public final class SpringJdbcTransactions implements JdbcTransactions {
         if (status.isNewTransaction()) {
           readCommitted.begin(c);
         }
-        result = work.run(c);
+        TransactionStatus outer = running.get();
+        running.set(status);
+        try {
+          result = work.run(c);
+        } finally {
+          if (outer == null) {
+            running.remove();
+          } else {
+            running.set(outer);
+          }
+        }
       } finally {
         DataSourceUtils.releaseConnection(c, dataSource);
       }
@@ -67,6 +83,31 @@ public final class SpringJdbcTransactions implements JdbcTransactions {
     }
     manager.commit(status);
     return result;
+  }
+
+  /**
+   * Only when Spring's commit of this transaction can add nothing: the transaction is one this call
+   * began (not a savepoint of a caller's), on a plain JDBC transaction manager whose connection is
+   * {@code connection}, not marked rollback-only, and with no transaction synchronization
+   * registered (one could write in its {@code beforeCommit}, which must not come after the commit).
+   * Then the store sends its last statements with the commit, and Spring's {@code commit()} finds
+   * nothing left to commit.
+   */
+  @Override
+  public boolean commitsRightAfterWork(Connection connection) {
+    TransactionStatus status = running.get();
+    if (status == null
+        || !status.isNewTransaction()
+        || status.isRollbackOnly()
+        || !(manager instanceof DataSourceTransactionManager)) {
+      return false;
+    }
+    if (TransactionSynchronizationManager.isSynchronizationActive()
+        && !TransactionSynchronizationManager.getSynchronizations().isEmpty()) {
+      return false;
+    }
+    return TransactionSynchronizationManager.getResource(dataSource) instanceof ConnectionHolder h
+        && h.getConnection() == connection;
   }
 
   @Override

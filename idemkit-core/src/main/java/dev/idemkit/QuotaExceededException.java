@@ -1,0 +1,24 @@
+package dev.idemkit;
+
+import java.util.Objects;
+
+/**
+ * A tenant's quota refused a new key ({@link IdempotencyConfig#quotas()}): the transaction that
+ * claimed it rolls back, claim included, so nothing is stored. The engine answers {@link
+ * #outcome()}. A store throws it when it checks the quotas as part of the claim's commit rather
+ * than answering {@link dev.idemkit.spi.IdempotencyStore#admit} at once.
+ */
+public class QuotaExceededException extends RuntimeException {
+
+  private final transient Outcome.QuotaExceeded outcome;
+
+  public QuotaExceededException(Outcome.QuotaExceeded outcome) {
+    super("Quota " + outcome.quota() + " (" + outcome.limit() + ") exceeded", null, false, false);
+    this.outcome = Objects.requireNonNull(outcome);
+  }
+
+  /** The refusal to answer: which quota, its limit, and when to retry. */
+  public Outcome.QuotaExceeded outcome() {
+    return outcome;
+  }
+}
