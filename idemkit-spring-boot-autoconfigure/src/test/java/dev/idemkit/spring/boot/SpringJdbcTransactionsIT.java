@@ -43,6 +43,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.UnexpectedRollbackException;
+import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -102,6 +103,83 @@ class SpringJdbcTransactionsIT {
     assertThat(paymentRows(paymentId)).isEqualTo(1);
     assertThat(recordState(request.id())).isEqualTo(RecordState.COMPLETED.name());
     assertThat(TransactionSynchronizationManager.isActualTransactionActive()).isFalse();
+  }
+
+  @Test
+  void theLastStatementsTravelWithTheCommitOnlyWhenSpringCommitsNothingElse() throws Exception {
+    SpringJdbcTransactions transactions =
+        new SpringJdbcTransactions(dataSource, transactionManager);
+
+    boolean own = transactions.inTransaction(transactions::commitsRightAfterWork);
+    Boolean nested =
+        new TransactionTemplate(transactionManager)
+            .execute(
+                status -> {
+                  try {
+                    return transactions.inTransaction(transactions::commitsRightAfterWork);
+                  } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                  }
+                });
+    boolean withSynchronization =
+        transactions.inTransaction(
+            c -> {
+              TransactionSynchronizationManager.registerSynchronization(
+                  new TransactionSynchronization() {});
+              return transactions.commitsRightAfterWork(c);
+            });
+
+    assertThat(own).as("a transaction it began, nothing registered").isTrue();
+    assertThat(nested).as("a savepoint of the caller's transaction").isFalse();
+    assertThat(withSynchronization)
+        .as("a synchronization could still write before the commit")
+        .isFalse();
+  }
+
+  @Test
+  void aWriteBeforeSpringsCommitStillCommitsWithTheRecord() {
+    IdempotentRequest request = request();
+    String paymentId = newId();
+    String auditId = newId();
+
+    Outcome outcome =
+        idempotency.execute(
+            request,
+            (LocalOperation)
+                ctx -> {
+                  insertPayment(paymentId);
+                  TransactionSynchronizationManager.registerSynchronization(
+                      new TransactionSynchronization() {
+                        @Override
+                        public void beforeCommit(boolean readOnly) {
+                          insertPayment(auditId);
+                        }
+                      });
+                  return OperationResult.success(created(paymentId));
+                });
+
+    assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+    // One transaction wrote the record, the operation's row and the row written before the commit.
+    assertThat(paymentXmin(auditId))
+        .isEqualTo(paymentXmin(paymentId))
+        .isEqualTo(recordXmin(request.id()));
+  }
+
+  @Test
+  void withNothingRegisteredTheCompletionCommitsWithTheRowInOneTransaction() {
+    IdempotentRequest request = request();
+    String paymentId = newId();
+
+    idempotency.execute(
+        request,
+        (LocalOperation)
+            ctx -> {
+              insertPayment(paymentId);
+              return OperationResult.success(created(paymentId));
+            });
+
+    assertThat(recordState(request.id())).isEqualTo(RecordState.COMPLETED.name());
+    assertThat(recordXmin(request.id())).isEqualTo(paymentXmin(paymentId));
   }
 
   @Test
@@ -477,6 +555,19 @@ class SpringJdbcTransactionsIT {
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  private static String paymentXmin(String id) {
+    return jdbc.queryForObject("select xmin::text from payment where id = ?", String.class, id);
+  }
+
+  private static String recordXmin(ScopedKey id) {
+    return jdbc.queryForObject(
+        "select xmin::text from idemkit_record where tenant = ? and operation = ? and idem_key = ?",
+        String.class,
+        id.tenant(),
+        id.operation(),
+        id.key().value());
   }
 
   private static String recordState(ScopedKey id) {
