@@ -54,7 +54,7 @@ record Options(
         --auth2 V               the Authorization header of a second principal
         --header 'N: V'         an extra header on every request (repeatable)
         --effect-url T          a GET URL (absolute or under the base URL) counting the resources
-                                {{unique}} created, e.g. '/v1/payments?reference={{unique}}'
+                                {{unique}} created, e.g. '/v1/payments?merchantReference={{unique}}'
         --effect-count PATH     where the count is in its JSON answer: 'count', 'data.length'
                                 (default: the answer is an array, or a number)
         --profile P             ietf (default), stripe, or a properties file (base=ietf, …)

@@ -41,50 +41,62 @@ class BrokenServersTest {
 
   private Run check(Flaw flaw, String effectUrl, String... more) throws Exception {
     try (FlawedServer server = new FlawedServer(flaw, 300)) {
-      Path json = reports.resolve(flaw + ".json");
-      Path junit = reports.resolve(flaw + ".xml");
-      List<String> args =
-          new ArrayList<>(
-              List.of(
-                  "--base-url", server.baseUrl(),
-                  "--path", "/items",
-                  "--body", "{\"ref\":\"{{unique}}\",\"amount\":\"10.00\"}",
-                  "--mismatch-body", "{\"ref\":\"{{unique}}\",\"amount\":\"99.00\"}",
-                  "--other-path", "/other",
-                  "--invalid-body", "{\"ref\":\"{{unique}}\",\"amount\":\"ten\"}",
-                  "--error-body", "{\"ref\":\"{{unique}}\",\"amount\":\"decline\"}",
-                  "--auth", "Bearer tenant-a",
-                  "--auth2", "Bearer tenant-b",
-                  "--effect-url", effectUrl,
-                  "--effect-count", "count",
-                  "--profile", "ietf",
-                  "--inflight-delay-ms", "100",
-                  "--json", json.toString(),
-                  "--junit", junit.toString()));
+      List<String> args = new ArrayList<>(List.of("--profile", "ietf", "--effect-url", effectUrl));
       args.addAll(List.of(more));
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      int exit =
-          ConformanceMain.run(
-              args.toArray(String[]::new),
-              new PrintStream(out, true, StandardCharsets.UTF_8),
-              System.err);
-      String stdout = out.toString(StandardCharsets.UTF_8);
-      System.out.println("---- " + flaw + "\n" + stdout);
-      String report = Files.readString(json);
-      Set<String> failed = new TreeSet<>();
-      Set<String> passed = new TreeSet<>();
-      @SuppressWarnings("unchecked")
-      List<Map<String, Object>> checks =
-          (List<Map<String, Object>>) ((Map<String, Object>) Json.parse(report)).get("checks");
-      for (Map<String, Object> c : checks) {
-        if ("FAIL".equals(c.get("status"))) {
-          failed.add((String) c.get("id"));
-        } else if ("PASS".equals(c.get("status"))) {
-          passed.add((String) c.get("id"));
-        }
-      }
-      return new Run(exit, stdout, failed, passed, report, Files.readString(junit));
+      return check(server, reports, flaw.toString(), args);
     }
+  }
+
+  /**
+   * Runs the checker in this JVM against {@code server}'s {@code POST /items} with the request
+   * templates every check needs, the effect count in {@code GET /effects}'s {@code count}, and
+   * {@code more} options (a profile, an effect URL, …); reads back its JSON and JUnit reports.
+   */
+  static Run check(FlawedServer server, Path reports, String name, List<String> more)
+      throws Exception {
+    Path json = reports.resolve(name + ".json");
+    Path junit = reports.resolve(name + ".xml");
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--base-url", server.baseUrl(),
+                "--path", "/items",
+                "--body", "{\"ref\":\"{{unique}}\",\"amount\":\"10.00\"}",
+                "--mismatch-body", "{\"ref\":\"{{unique}}\",\"amount\":\"99.00\"}",
+                "--other-path", "/other",
+                "--invalid-body", "{\"ref\":\"{{unique}}\",\"amount\":\"ten\"}",
+                "--error-body", "{\"ref\":\"{{unique}}\",\"amount\":\"decline\"}",
+                "--auth", "Bearer tenant-a",
+                "--auth2", "Bearer tenant-b",
+                "--effect-url", "/effects?ref={{unique}}",
+                "--effect-count", "count",
+                "--inflight-delay-ms", "100",
+                "--json", json.toString(),
+                "--junit", junit.toString()));
+    // Later options win: a caller's --effect-url replaces the default one.
+    args.addAll(more);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int exit =
+        ConformanceMain.run(
+            args.toArray(String[]::new),
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            System.err);
+    String stdout = out.toString(StandardCharsets.UTF_8);
+    System.out.println("---- " + name + "\n" + stdout);
+    String report = Files.readString(json);
+    Set<String> failed = new TreeSet<>();
+    Set<String> passed = new TreeSet<>();
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> checks =
+        (List<Map<String, Object>>) ((Map<String, Object>) Json.parse(report)).get("checks");
+    for (Map<String, Object> c : checks) {
+      if ("FAIL".equals(c.get("status"))) {
+        failed.add((String) c.get("id"));
+      } else if ("PASS".equals(c.get("status"))) {
+        passed.add((String) c.get("id"));
+      }
+    }
+    return new Run(exit, stdout, failed, passed, report, Files.readString(junit));
   }
 
   @Test

@@ -18,8 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A tiny idempotent API ({@code POST /items}, {@code POST /other}, {@code GET /effects?ref=R}) that
  * is correct with {@link Flaw#NONE} and carries one classic idempotency bug otherwise, so that the
- * checker can be shown to catch each bug by its check id. Each operation takes {@code workMillis},
- * long enough for the in-flight checks to send their second request while the first still runs.
+ * checker can be shown to catch each bug by its check id. It follows the IETF draft or Stripe's
+ * semantics ({@link Semantics}). Each operation takes {@code workMillis}, long enough for the
+ * in-flight checks to send their second request while the first still runs.
  */
 final class FlawedServer implements AutoCloseable {
 
@@ -38,6 +39,21 @@ final class FlawedServer implements AutoCloseable {
     IN_PROGRESS_NOT_DETECTED
   }
 
+  /** Whose rules the server follows where the IETF draft and Stripe differ. */
+  enum Semantics {
+    /**
+     * draft-ietf-httpapi-idempotency-key-header: the key is required and an sf-string (a bare token
+     * is also taken); reused with another request, 422; in progress, 409 with Retry-After.
+     */
+    IETF,
+    /**
+     * Stripe: the key is optional (without one the request simply runs) and taken literally, quotes
+     * and all; reused with other parameters, 400 idempotency_error; in progress, 409
+     * idempotency_key_in_use, without Retry-After.
+     */
+    STRIPE
+  }
+
   private static final class Record {
     final String fingerprint;
     volatile boolean done;
@@ -51,6 +67,7 @@ final class FlawedServer implements AutoCloseable {
   }
 
   private final Flaw flaw;
+  private final Semantics semantics;
   private final long workMillis;
   private final HttpServer server;
   private final ExecutorService pool = Executors.newFixedThreadPool(32);
@@ -59,7 +76,12 @@ final class FlawedServer implements AutoCloseable {
   private final AtomicInteger ids = new AtomicInteger();
 
   FlawedServer(Flaw flaw, long workMillis) throws IOException {
+    this(flaw, Semantics.IETF, workMillis);
+  }
+
+  FlawedServer(Flaw flaw, Semantics semantics, long workMillis) throws IOException {
     this.flaw = flaw;
+    this.semantics = semantics;
     this.workMillis = workMillis;
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
     server.setExecutor(pool);
@@ -91,11 +113,11 @@ final class FlawedServer implements AutoCloseable {
         return;
       }
       List<String> keys = ex.getRequestHeaders().get("Idempotency-Key");
-      if (keys == null) {
+      if (keys == null && semantics == Semantics.IETF) {
         answer(ex, 400, "{\"errorCode\":\"IDEMPOTENCY_KEY_MISSING\"}", null, false);
         return;
       }
-      String key = keys.size() == 1 ? parseKey(keys.get(0)) : null;
+      String key = keys == null ? "" : keys.size() == 1 ? parseKey(keys.get(0)) : null;
       if (key == null) {
         answer(ex, 400, "{\"errorCode\":\"IDEMPOTENCY_KEY_INVALID\"}", null, false);
         return;
@@ -120,13 +142,25 @@ final class FlawedServer implements AutoCloseable {
           (flaw == Flaw.KEYS_NOT_SCOPED_BY_PRINCIPAL ? "" : principal) + "|" + path + "|" + key;
       String fingerprint = path + "|" + ref + "|" + amount;
       Record mine = new Record(fingerprint);
-      Record existing = claim(scope, mine);
+      // Stripe: a request without a key is not idempotent, it just runs.
+      Record existing = key.isEmpty() ? null : claim(scope, mine);
       if (existing != null) {
         if (flaw != Flaw.NO_FINGERPRINT && !existing.fingerprint.equals(fingerprint)) {
+          if (semantics == Semantics.STRIPE) {
+            answer(ex, 400, "{\"error\":{\"type\":\"idempotency_error\"}}", null, false);
+          } else {
+            answer(
+                ex,
+                422,
+                "{\"errorCode\":\"IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST\"}",
+                null,
+                false);
+          }
+        } else if (!existing.done && semantics == Semantics.STRIPE) {
           answer(
               ex,
-              422,
-              "{\"errorCode\":\"IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST\"}",
+              409,
+              "{\"error\":{\"type\":\"idempotency_error\",\"code\":\"idempotency_key_in_use\"}}",
               null,
               false);
         } else if (!existing.done) {
@@ -158,7 +192,7 @@ final class FlawedServer implements AutoCloseable {
         mine.body = render(mine.item, (String) ref, (String) amount);
       }
       mine.done = true;
-      if (flaw == Flaw.IN_PROGRESS_NOT_DETECTED) {
+      if (flaw == Flaw.IN_PROGRESS_NOT_DETECTED && !key.isEmpty()) {
         records.put(scope, mine);
       }
       answer(ex, mine.status, mine.body, mine.status == 201 ? "/items/" + mine.item : null, false);
@@ -204,9 +238,17 @@ final class FlawedServer implements AutoCloseable {
         .getBytes(StandardCharsets.UTF_8);
   }
 
-  /** The draft's sf-string ({@code "k"}) or a bare token; 1–255 printable ASCII characters. */
-  private static String parseKey(String header) {
+  /**
+   * IETF: the draft's sf-string ({@code "k"}) or a bare token; Stripe: the header as it is, quotes
+   * included. Either way 1–255 printable ASCII characters.
+   */
+  private String parseKey(String header) {
     String v = header.trim();
+    if (semantics == Semantics.STRIPE) {
+      return v.isEmpty() || v.length() > 255 || !v.chars().allMatch(c -> c > 0x20 && c < 0x7f)
+          ? null
+          : v;
+    }
     if (v.startsWith("\"")) {
       if (v.length() < 2 || !v.endsWith("\"")) {
         return null;

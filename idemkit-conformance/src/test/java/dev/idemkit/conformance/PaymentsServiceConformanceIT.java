@@ -2,14 +2,9 @@ package dev.idemkit.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.idemkit.client.PaymentsServiceProcess;
 import dev.idemkit.client.internal.Json;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,9 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The packaged checker ({@code java -jar idemkit-conformance.jar}) against the packaged payments
- * service: every check of the {@code ietf} profile passes. The service has no list endpoint, so
- * this test serves the effect count itself, from the service's database: the payments made for a
- * merchant reference, and the provider's successful charges for them.
+ * service: every check of the {@code ietf} profile passes, with effects counted through the
+ * service's own list endpoint ({@code GET /v1/payments?merchantReference=…}, the tenant's payments
+ * with a merchant reference), the command the README shows.
  */
 class PaymentsServiceConformanceIT {
 
@@ -43,51 +38,16 @@ class PaymentsServiceConformanceIT {
   private static final Map<String, String> EXPECTED = expected();
 
   private static PaymentsServiceProcess service;
-  private static HttpServer effects;
 
   @TempDir Path reports;
 
   @BeforeAll
   static void start() throws Exception {
     service = PaymentsServiceProcess.start();
-    effects = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
-    effects.createContext("/effects", PaymentsServiceConformanceIT::countEffects);
-    effects.start();
-  }
-
-  /**
-   * {@code GET /effects?ref=R}: the payments made for merchant reference R and the provider's
-   * successful charges for them. A failure to count is answered 500 with its reason, so the checker
-   * reports the oracle's fault as such, never as a connection closed without an answer.
-   */
-  private static void countEffects(HttpExchange ex) throws IOException {
-    try (ex) {
-      int status;
-      String body;
-      try {
-        String ref =
-            URLDecoder.decode(
-                ex.getRequestURI().getRawQuery().substring("ref=".length()),
-                StandardCharsets.UTF_8);
-        List<String> ids = paymentIds(ref);
-        status = 200;
-        body = "{\"payments\":" + ids.size() + ",\"charges\":" + service.providerCharges(ids) + "}";
-      } catch (Exception e) {
-        status = 500;
-        body = "{\"error\":" + Json.quote(String.valueOf(e)) + "}";
-      }
-      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-      ex.getResponseHeaders().add("Content-Type", "application/json");
-      ex.sendResponseHeaders(status, bytes.length);
-      ex.getResponseBody().write(bytes);
-    }
   }
 
   @AfterAll
   static void stop() {
-    if (effects != null) {
-      effects.stop(0);
-    }
     if (service != null) {
       service.close();
     }
@@ -129,10 +89,10 @@ class PaymentsServiceConformanceIT {
                 "X-Provider-Fault: latency",
                 "--inflight-delay-ms",
                 "100",
+                // The tenant's payments with the check's merchant reference: a JSON array,
+                // counted by its length.
                 "--effect-url",
-                "http://127.0.0.1:" + effects.getAddress().getPort() + "/effects?ref={{unique}}",
-                "--effect-count",
-                "payments",
+                "/v1/payments?merchantReference={{unique}}",
                 "--json",
                 json.toString(),
                 "--junit",
@@ -172,21 +132,6 @@ class PaymentsServiceConformanceIT {
     try (Connection c = DriverManager.getConnection(service.jdbcUrl(), "postgres", "");
         PreparedStatement s =
             c.prepareStatement("select id::text from payment where status = 'COMPLETED'")) {
-      List<String> ids = new ArrayList<>();
-      try (ResultSet rs = s.executeQuery()) {
-        while (rs.next()) {
-          ids.add(rs.getString(1));
-        }
-      }
-      return ids;
-    }
-  }
-
-  private static List<String> paymentIds(String reference) throws Exception {
-    try (Connection c = DriverManager.getConnection(service.jdbcUrl(), "postgres", "");
-        PreparedStatement s =
-            c.prepareStatement("select id::text from payment where merchant_reference = ?")) {
-      s.setString(1, reference);
       List<String> ids = new ArrayList<>();
       try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {

@@ -3,6 +3,7 @@ package dev.idemkit.examples.payments;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.http.HttpResponse;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Keys are scoped to the tenant: the same key elsewhere is another operation, and invisible. */
@@ -40,5 +41,52 @@ class CrossTenantIT extends HttpTestSupport {
     HttpResponse<String> b = post("/v1/payments", TENANT_B, key, payment("other-" + key, "5.00"));
     assertThat(b.statusCode()).isEqualTo(201);
     assertThat(b.body()).doesNotContain("busy-");
+  }
+
+  @Test
+  void theListOfPaymentsByMerchantReferenceShowsOnlyTheTenantsOwn() {
+    String key = newKey();
+    String ref = "list-" + key;
+    HttpResponse<String> a = post("/v1/payments", TENANT_A, key, payment(ref, "10.00"));
+    HttpResponse<String> aAgain = post("/v1/payments", TENANT_A, key, payment(ref, "10.00"));
+    HttpResponse<String> b = post("/v1/payments", TENANT_B, newKey(), payment(ref, "99.00"));
+    assertThat(List.of(a.statusCode(), aAgain.statusCode(), b.statusCode()))
+        .containsExactly(201, 201, 201);
+    String aId = paymentId(a);
+
+    HttpResponse<String> listA = get("/v1/payments?merchantReference=" + ref, TENANT_A);
+    HttpResponse<String> listB = get("/v1/payments?merchantReference=" + ref, TENANT_B);
+
+    assertThat(listA.statusCode()).isEqualTo(200);
+    assertThat(listA.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(t -> assertThat(t).startsWith("application/json"));
+    // A JSON array of the tenant's one payment (the retry made none), as GET of its id shows it.
+    assertThat(listA.body())
+        .isEqualTo("[" + get("/v1/payments/" + aId, TENANT_A).body() + "]")
+        .contains("\"amount\":\"10.00\"")
+        .doesNotContain("99.00");
+    assertThat(listB.body()).startsWith("[{").contains(paymentId(b)).doesNotContain(aId);
+    assertThat(paymentsFor(ref)).isEqualTo(2);
+    assertThat(get("/v1/payments?merchantReference=" + ref + "&accountId=acc_1", TENANT_A).body())
+        .contains(aId);
+    assertThat(
+            get("/v1/payments?merchantReference=" + ref + "&accountId=acc_other", TENANT_A).body())
+        .isEqualTo("[]");
+    assertThat(get("/v1/payments?merchantReference=none-" + key, TENANT_A).body()).isEqualTo("[]");
+  }
+
+  @Test
+  void listingPaymentsWithoutAMerchantReferenceIsRefused() {
+    HttpResponse<String> r = get("/v1/payments", TENANT_A);
+
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(r.body()).contains("MISSING_QUERY_PARAMETER").contains("merchantReference");
+    assertThat(get("/v1/payments?merchantReference=x", "sk_test_unknown").statusCode())
+        .isEqualTo(401);
+  }
+
+  private static String paymentId(HttpResponse<String> created) {
+    String location = created.headers().firstValue("Location").orElseThrow();
+    return location.substring(location.lastIndexOf('/') + 1);
   }
 }

@@ -102,6 +102,16 @@ class GeneratedClientIT extends HttpTestSupport {
     assertThat(key).isNotNull();
     assertThat(key.get("required").asBoolean()).isTrue();
     assertThat(key.get("description").asString()).contains("24 hours");
+    JsonNode list = doc.at("/paths/~1v1~1payments/get");
+    assertThat(list.get("operationId").asString()).isEqualTo("listPayments");
+    assertThat(list.at("/responses/200/content/application~1json/schema/items/$ref").asString())
+        .isEqualTo("#/components/schemas/PaymentResponse");
+    assertThat(
+            list.at("/responses/400/content/application~1problem+json/examples")
+                .has("MISSING_QUERY_PARAMETER"))
+        .isTrue();
+    assertThat(list.get("parameters").toString())
+        .contains("\"merchantReference\"", "\"accountId\"");
     assertThat(doc.at("/paths/~1v1~1orders/post/responses/201").isMissingNode()).isFalse();
     assertThat(
             doc.at("/paths/~1v1~1orders~1{orderId}~1confirm-payment/post/operationId").asString())

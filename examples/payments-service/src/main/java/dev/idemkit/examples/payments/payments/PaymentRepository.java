@@ -119,6 +119,26 @@ public class PaymentRepository {
         .optional();
   }
 
+  /**
+   * A tenant's payments with one merchant reference, oldest first: at most one per account that is
+   * not {@code FAILED} (the business key), and any failed attempts before it.
+   *
+   * @param accountId only this account's, or {@code null} for every account
+   */
+  public List<PaymentResponse> findByReference(
+      String tenant, String merchantReference, String accountId) {
+    return jdbc.sql(
+            """
+            select * from payment
+            where tenant_id = ? and merchant_reference = ?
+              and (cast(? as text) is null or account_id = ?)
+            order by created_at, id
+            """)
+        .params(tenant, merchantReference, accountId, accountId)
+        .query(PaymentRepository::map)
+        .list();
+  }
+
   /** Any tenant's payment, for the phases that carry it on (they know its id). */
   public PaymentResponse get(UUID id) {
     return jdbc.sql("select * from payment where id = ?")

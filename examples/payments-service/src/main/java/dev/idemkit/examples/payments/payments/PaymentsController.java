@@ -6,12 +6,14 @@ import dev.idemkit.spring.boot.Idempotent;
 import dev.idemkit.spring.boot.IdempotentPhases;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.ArraySchema;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.validation.Valid;
 import java.security.Principal;
+import java.util.List;
 import java.util.UUID;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -19,6 +21,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /** Payments. Creating one is idempotent: a retry with the same key pays (and charges) once. */
@@ -57,6 +60,32 @@ public class PaymentsController {
       @Parameter(hidden = true) @RequestHeader(name = "X-Provider-Fault", required = false)
           String providerFault) {
     return IdempotentPhases.run(flow.newPayment(tenant.getName(), request, providerFault));
+  }
+
+  /**
+   * Your payments with a merchant reference: the way to find out whether a payment whose answer
+   * never arrived was made (and to reconcile with your own records), without its id.
+   */
+  @GetMapping("/v1/payments")
+  @Operation(
+      operationId = "listPayments",
+      summary = "Your payments with a merchant reference",
+      description =
+          "Oldest first: at most one that is not FAILED per account (a merchant reference is"
+              + " unique per account), after any FAILED attempts. Empty if there is none.")
+  @ApiResponse(
+      responseCode = "200",
+      description = "The payments, possibly none",
+      content =
+          @Content(array = @ArraySchema(schema = @Schema(implementation = PaymentResponse.class))))
+  public List<PaymentResponse> list(
+      Principal tenant,
+      @Parameter(description = "The merchant reference the payments were created with")
+          @RequestParam
+          String merchantReference,
+      @Parameter(description = "Only this account's payments") @RequestParam(required = false)
+          String accountId) {
+    return payments.findByReference(tenant.getName(), merchantReference, accountId);
   }
 
   @GetMapping("/v1/payments/{paymentId}")

@@ -33,6 +33,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.method.HandlerMethod;
 
 /**
@@ -45,7 +46,8 @@ import org.springframework.web.method.HandlerMethod;
  * <ul>
  *   <li>every {@code /v1} endpoint: 401 and 403 ({@code ApiGateFilter}), 429 with {@code
  *       Retry-After}, 431, 500;
- *   <li>an endpoint with a body: 400 for the body, 413, 415; one with path ids: 400 for them;
+ *   <li>an endpoint with a body: 400 for the body, 413, 415; one with path ids: 400 for them; one
+ *       with a required query parameter: 400 without it;
  *   <li>an {@link Idempotent @Idempotent} endpoint: its {@code Idempotency-Key} header (required or
  *       not, format, expiry window, strict or not), {@code Idempotent-Replayed} on its answers, the
  *       idempotency layer's 400/409/422 (and 503 for phased operations) with {@code Retry-After};
@@ -196,6 +198,9 @@ public final class ApiDocumentation {
       }
       if (has(PathVariable.class)) {
         problem(400, "INVALID_PATH_PARAMETER");
+      }
+      if (hasRequiredQueryParameter()) {
+        problem(400, "MISSING_QUERY_PARAMETER");
       }
       List<String> business = new ArrayList<>();
       for (ProblemAnswer answer :
@@ -356,6 +361,16 @@ public final class ApiDocumentation {
       ApiResponses sorted = new ApiResponses();
       new TreeMap<>(all).forEach(sorted::addApiResponse);
       operation.setResponses(sorted);
+    }
+
+    private boolean hasRequiredQueryParameter() {
+      for (MethodParameter parameter : handler.getMethodParameters()) {
+        RequestParam param = parameter.getParameterAnnotation(RequestParam.class);
+        if (param != null && param.required()) {
+          return true;
+        }
+      }
+      return false;
     }
 
     private boolean has(Class<? extends java.lang.annotation.Annotation> annotation) {

@@ -14,6 +14,7 @@ import org.springframework.web.HttpMediaTypeNotSupportedException;
 import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.MissingPathVariableException;
+import org.springframework.web.bind.MissingServletRequestParameterException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
@@ -129,6 +130,15 @@ public class ApiProblemHandler {
         "INVALID_PATH_PARAMETER",
         "Invalid path parameter",
         e.getName() + " is not a valid id.");
+  }
+
+  @ExceptionHandler(MissingServletRequestParameterException.class)
+  ResponseEntity<byte[]> missingQueryParameter(MissingServletRequestParameterException e) {
+    return Problems.response(
+        400,
+        "MISSING_QUERY_PARAMETER",
+        "Missing query parameter",
+        "Add the query parameter " + e.getParameterName() + ".");
   }
 
   /**
