@@ -527,7 +527,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       """;
 
   /**
-   * Admits a new key against the tenant's quotas: the function {@code idemkit_admit} (schema V9)
+   * Admits a new key against the tenant's quotas: the function {@code idemkit_admit} (schema V10)
    * counts the key in the tenant's current minute unless the minute is full, then, holding that
    * row's lock, counts the tenant's live records (this one included). The row lock orders
    * concurrent callers and each sees what the one before it committed, so exactly the limits are

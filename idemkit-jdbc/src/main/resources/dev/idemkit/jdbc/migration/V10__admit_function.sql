@@ -30,9 +30,13 @@ begin
                     date_trunc('minute', p_now) + interval '1 minute' - p_now)))::bigint);
     end if;
     if p_live_records > 0 then
+        -- Live: due for recovery, or escalated to an operator and not yet resolved (V9's
+        -- idemkit_record_live_tenant_ix has this predicate).
         select count(*) into live
           from idemkit_record
-         where tenant = p_tenant and recovery_due is not null;
+         where tenant = p_tenant
+           and (recovery_due is not null
+                or (escalated_at is not null and state = 'UNKNOWN_REQUIRES_RECOVERY'));
         if live > p_live_records then
             raise exception using
                 errcode = 'IK429',
