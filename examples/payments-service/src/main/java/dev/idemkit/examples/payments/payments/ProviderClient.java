@@ -1,7 +1,6 @@
 package dev.idemkit.examples.payments.payments;
 
 import dev.idemkit.examples.payments.PaymentsProperties;
-import dev.idemkit.internal.Json;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -15,6 +14,8 @@ import java.util.Map;
 import java.util.Optional;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.stereotype.Component;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The downstream provider, as the payment phases see it. What each failure means is decided here:
@@ -60,13 +61,18 @@ public class ProviderClient {
     record Unavailable(String reason) implements Lookup {}
   }
 
+  private static final TypeReference<Map<String, Object>> ANSWER = new TypeReference<>() {};
+
   private final PaymentsProperties properties;
   private final Optional<ProviderRequests> requests;
+  private final JsonMapper json;
   private final HttpClient http;
 
-  public ProviderClient(PaymentsProperties properties, ObjectProvider<ProviderRequests> requests) {
+  public ProviderClient(
+      PaymentsProperties properties, ObjectProvider<ProviderRequests> requests, JsonMapper json) {
     this.properties = properties;
     this.requests = Optional.ofNullable(requests.getIfAvailable());
+    this.json = json;
     this.http = HttpClient.newBuilder().connectTimeout(properties.provider().timeout()).build();
   }
 
@@ -135,9 +141,8 @@ public class ProviderClient {
     };
   }
 
-  @SuppressWarnings("unchecked")
-  private static Charge parse(String body) {
-    Map<String, Object> charge = (Map<String, Object>) Json.parse(body);
+  private Charge parse(String body) {
+    Map<String, Object> charge = json.readValue(body, ANSWER);
     return new Charge(String.valueOf(charge.get("chargeId")), String.valueOf(charge.get("status")));
   }
 }
