@@ -28,6 +28,7 @@ import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitializat
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * What happens after a payment: the outbox, its relay, the embedded transport (no broker: the relay
@@ -61,12 +62,13 @@ public class EventFlow {
       Deliveries deliveries,
       EventsProperties events,
       OutboxMetrics metrics,
+      JsonMapper json,
       ObjectProvider<KafkaConsumers> kafka) {
     Map<String, InboxConsumer> byName = new LinkedHashMap<>();
     Map<String, MessageHandler> handlers = new LinkedHashMap<>();
-    handlers.put(LedgerConsumer.NAME, new LedgerConsumer());
-    handlers.put(ReceiptsConsumer.NAME, new ReceiptsConsumer(deliveries));
-    handlers.put(ShippingConsumer.NAME, new ShippingConsumer());
+    handlers.put(LedgerConsumer.NAME, new LedgerConsumer(json));
+    handlers.put(ReceiptsConsumer.NAME, new ReceiptsConsumer(deliveries, json));
+    handlers.put(ShippingConsumer.NAME, new ShippingConsumer(json));
     KafkaConsumers onKafka = kafka.getIfAvailable();
     if (onKafka != null) {
       // idemkit.events.kafka.bootstrap-servers is set: each consumer is a Kafka consumer group

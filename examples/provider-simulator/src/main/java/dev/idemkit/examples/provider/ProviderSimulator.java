@@ -11,8 +11,6 @@ import dev.idemkit.OperationResult;
 import dev.idemkit.Outcome;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
-import dev.idemkit.internal.CanonicalJson;
-import dev.idemkit.internal.Json;
 import dev.idemkit.jdbc.IdemkitSchema;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
 import java.io.IOException;
@@ -250,13 +248,10 @@ public final class ProviderSimulator implements AutoCloseable {
     }
     String merchant =
         Optional.ofNullable(exchange.getRequestHeaders().getFirst("X-Merchant")).orElse("default");
-    Map<String, Object> body;
+    Map<String, String> body;
     try (InputStream in = exchange.getRequestBody()) {
-      @SuppressWarnings("unchecked")
-      Map<String, Object> parsed =
-          (Map<String, Object>) Json.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8));
-      body = parsed;
-    } catch (RuntimeException e) {
+      body = SimulatorJson.readFlatObject(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+    } catch (IllegalArgumentException e) {
       send(exchange, 400, Map.of("error", "invalid_json"));
       return;
     }
@@ -308,7 +303,7 @@ public final class ProviderSimulator implements AutoCloseable {
                   StoredResponse.of(
                       decline ? 402 : 201,
                       Map.of("Content-Type", "application/json"),
-                      CanonicalJson.canonicalBytes(charge));
+                      SimulatorJson.write(charge).getBytes(StandardCharsets.UTF_8));
               return decline
                   ? OperationResult.rejected(response)
                   : OperationResult.success(response);
@@ -431,7 +426,7 @@ public final class ProviderSimulator implements AutoCloseable {
 
   private static void send(HttpExchange exchange, int status, Map<String, ?> body)
       throws IOException {
-    byte[] bytes = CanonicalJson.canonicalBytes(body);
+    byte[] bytes = SimulatorJson.write(body).getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().set("Content-Type", "application/json");
     exchange.sendResponseHeaders(status, bytes.length);
     exchange.getResponseBody().write(bytes);

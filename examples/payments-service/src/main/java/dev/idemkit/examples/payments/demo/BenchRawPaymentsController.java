@@ -79,7 +79,7 @@ public class BenchRawPaymentsController {
 
     ProviderClient.Attempt attempt =
         provider.charge(
-            PaymentFlow.providerKey(id), created.amount(), created.currency(), id.toString(), null);
+            PaymentFlow.providerKey(id), created.amount(), created.currency(), id.toString());
     if (!(attempt instanceof ProviderClient.Attempt.Answered answered)) {
       throw new IllegalStateException("The provider did not answer: " + attempt);
     }

@@ -13,6 +13,7 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceProperties;
 import org.springframework.stereotype.Component;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Demo mode: with no {@code payments.mail.url}, the {@link MailSimulator} runs in this process on
@@ -32,6 +33,7 @@ public class EmbeddedMail implements DisposableBean {
       MailProperties mail,
       DataSource appDataSource,
       DataSourceProperties database,
+      JsonMapper json,
       @Value("${server.port:8080}") int serverPort) {
     if (!mail.embedded()) {
       simulator = null;
@@ -54,13 +56,13 @@ public class EmbeddedMail implements DisposableBean {
     MailSimulator started;
     try {
       try {
-        started = MailSimulator.start(port, mail.faults(), dataSource);
+        started = MailSimulator.start(port, mail.faults(), dataSource, json);
       } catch (BindException e) {
         if (!following || port == 0) {
           throw e;
         }
         log.info("Port {} is taken; the mail simulator takes any free port", port);
-        started = MailSimulator.start(0, mail.faults(), dataSource);
+        started = MailSimulator.start(0, mail.faults(), dataSource, json);
       }
     } catch (IOException e) {
       dataSource.close();

@@ -2,7 +2,6 @@ package dev.idemkit.examples.payments.demo;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.idemkit.internal.Json;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -14,12 +13,14 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * A mail service that behaves like a real one: idempotent per {@code Idempotency-Key} (a key it has
@@ -61,6 +62,7 @@ public final class MailSimulator implements AutoCloseable {
   private final HttpServer server;
   private final ExecutorService executor = Executors.newFixedThreadPool(4);
   private final DataSource dataSource;
+  private final JsonMapper json;
   private final Map<Fault, Double> probabilities = new ConcurrentHashMap<>();
   private final Map<Fault, AtomicInteger> forced = new ConcurrentHashMap<>();
 
@@ -84,9 +86,10 @@ public final class MailSimulator implements AutoCloseable {
       returning m.requests = 1
       """;
 
-  private MailSimulator(HttpServer server, String faults, DataSource dataSource) {
+  private MailSimulator(HttpServer server, String faults, DataSource dataSource, JsonMapper json) {
     this.server = server;
     this.dataSource = dataSource;
+    this.json = json;
     if (faults != null && !faults.isBlank()) {
       for (String part : faults.split(",")) {
         String[] kv = part.split(":");
@@ -99,7 +102,7 @@ public final class MailSimulator implements AutoCloseable {
    * Starts on 127.0.0.1:{@code port} (0: any free port), with random {@code faults}, keeping what
    * it sent in {@code dataSource}.
    */
-  public static MailSimulator start(int port, String faults, DataSource dataSource)
+  public static MailSimulator start(int port, String faults, DataSource dataSource, JsonMapper json)
       throws IOException {
     try (Connection c = dataSource.getConnection();
         Statement s = c.createStatement()) {
@@ -109,7 +112,7 @@ public final class MailSimulator implements AutoCloseable {
     }
     HttpServer server =
         HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
-    MailSimulator sim = new MailSimulator(server, faults, dataSource);
+    MailSimulator sim = new MailSimulator(server, faults, dataSource, json);
     server.createContext("/messages", sim::route);
     server.setExecutor(sim.executor);
     server.start();
@@ -157,12 +160,7 @@ public final class MailSimulator implements AutoCloseable {
         if (key == null) {
           answer(exchange, 400, Map.of("error", "key_required"));
         } else {
-          answer(
-              exchange,
-              200,
-              Map.of(
-                  "delivered", String.valueOf(delivered(key)),
-                  "requests", String.valueOf(requests(key))));
+          answer(exchange, 200, Map.of("delivered", delivered(key), "requests", requests(key)));
         }
       } else {
         answer(exchange, 405, Map.of("error", "method_not_allowed"));
@@ -212,15 +210,8 @@ public final class MailSimulator implements AutoCloseable {
     return p != null && ThreadLocalRandom.current().nextDouble() < p;
   }
 
-  private static void answer(HttpExchange exchange, int status, Map<String, String> body)
-      throws IOException {
-    String json = Json.write(body);
-    if (body.containsKey("delivered")) {
-      // Numbers, not strings, for the counters.
-      json =
-          "{\"delivered\":" + body.get("delivered") + ",\"requests\":" + body.get("requests") + "}";
-    }
-    byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+  private void answer(HttpExchange exchange, int status, Map<String, ?> body) throws IOException {
+    byte[] bytes = json.writeValueAsBytes(new TreeMap<>(body));
     exchange.getResponseHeaders().set("Content-Type", "application/json");
     exchange.sendResponseHeaders(status, bytes.length);
     exchange.getResponseBody().write(bytes);

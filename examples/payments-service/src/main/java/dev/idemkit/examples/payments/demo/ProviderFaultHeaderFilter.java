@@ -10,6 +10,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import org.springframework.core.annotation.Order;
 import org.springframework.stereotype.Component;
@@ -19,7 +20,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * Demo mode: the {@code X-Provider-Fault} header asks the in-process provider simulator for a
  * failure. A name it does not know is refused here with 400 {@code UNKNOWN_PROVIDER_FAULT} before
  * any handler runs, so nothing is stored (the simulator would otherwise fail the charge with an
- * answer the payment can only read as an unknown outcome). With a real provider the header is
+ * answer the payment can only read as an unknown outcome). A known one is kept for the thread
+ * serving the request, until it ends, so that {@link EmbeddedProviderRequests} adds it to the
+ * charges sent on the way; the payment code never sees it. With a real provider the header is
  * ignored, and so is its content.
  */
 @Component
@@ -28,6 +31,9 @@ public class ProviderFaultHeaderFilter extends OncePerRequestFilter {
 
   /** The header. */
   public static final String HEADER = "X-Provider-Fault";
+
+  /** The fault the request this thread serves asked for; set only while the filter runs. */
+  private static final ThreadLocal<String> REQUESTED = new ThreadLocal<>();
 
   private final boolean demo;
 
@@ -64,7 +70,18 @@ public class ProviderFaultHeaderFilter extends OncePerRequestFilter {
         }
       }
     }
-    chain.doFilter(request, response);
+    // Several header lines are one list, as the simulator reads a single comma-separated one.
+    REQUESTED.set(String.join(",", Collections.list(request.getHeaders(HEADER))));
+    try {
+      chain.doFilter(request, response);
+    } finally {
+      REQUESTED.remove();
+    }
+  }
+
+  /** The fault asked for by the request this thread is serving, if it asked for one. */
+  static Optional<String> requestedFault() {
+    return Optional.ofNullable(REQUESTED.get());
   }
 
   private static boolean known(String name) {

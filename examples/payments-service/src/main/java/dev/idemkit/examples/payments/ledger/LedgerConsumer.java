@@ -1,6 +1,5 @@
 package dev.idemkit.examples.payments.ledger;
 
-import dev.idemkit.internal.Json;
 import dev.idemkit.outbox.EventEnvelope;
 import dev.idemkit.outbox.MessageFailedException;
 import dev.idemkit.outbox.MessageHandler;
@@ -12,6 +11,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Books each completed payment twice, as double entry: a debit of the payer's account and a credit
@@ -27,6 +28,14 @@ public final class LedgerConsumer implements MessageHandler {
   /** The account every tenant's payments are credited to. */
   public static String merchantAccount(String tenant) {
     return "merchant:" + tenant;
+  }
+
+  private static final TypeReference<Map<String, String>> PAYLOAD = new TypeReference<>() {};
+
+  private final JsonMapper json;
+
+  public LedgerConsumer(JsonMapper json) {
+    this.json = json;
   }
 
   private static final String BOOK =
@@ -61,7 +70,7 @@ public final class LedgerConsumer implements MessageHandler {
         String currency;
         String account;
         try {
-          Map<String, String> payment = Json.readStringMap(message.payload());
+          Map<String, String> payment = json.readValue(message.payload(), PAYLOAD);
           paymentId = UUID.fromString(payment.get("paymentId"));
           amount = new BigDecimal(payment.get("amount"));
           currency = payment.get("currency");

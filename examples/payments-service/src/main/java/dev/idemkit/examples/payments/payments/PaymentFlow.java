@@ -70,10 +70,9 @@ public class PaymentFlow implements RecoverableOperation {
     return OPERATION;
   }
 
-  /** The phases of a new payment request; {@code fault} goes to the simulator (demo mode). */
-  public PhasedOperation<Progress> newPayment(
-      String tenant, CreatePaymentRequest request, String fault) {
-    return phases(tenant, request, fault);
+  /** The phases of a new payment request. */
+  public PhasedOperation<Progress> newPayment(String tenant, CreatePaymentRequest request) {
+    return phases(tenant, request);
   }
 
   /**
@@ -82,18 +81,17 @@ public class PaymentFlow implements RecoverableOperation {
    */
   @Override
   public PhasedOperation<Progress> resume(IdempotencyRecord record) {
-    return phases(record.id().tenant(), null, null);
+    return phases(record.id().tenant(), null);
   }
 
-  private PhasedOperation<Progress> phases(
-      String tenant, CreatePaymentRequest request, String fault) {
+  private PhasedOperation<Progress> phases(String tenant, CreatePaymentRequest request) {
     return PhasedOperation.builder(Progress.class)
         .local("LOCAL_PAYMENT_CREATED", (ctx, none) -> createLocalPayment(ctx, tenant, request))
         .external(
             "PROVIDER_CONFIRMED",
             provider ->
                 provider
-                    .call((ctx, p) -> charge(p, fault))
+                    .call((ctx, p) -> charge(p))
                     .lookup(this::lookUpCharge)
                     .afterCall((ctx, p) -> recordAnswer(tenant, p)))
         .complete((ctx, p) -> complete(tenant, p));
@@ -131,10 +129,10 @@ public class PaymentFlow implements RecoverableOperation {
     return "provider_payment_" + paymentId;
   }
 
-  private CallResult<Progress> charge(Progress p, String fault) throws InterruptedException {
+  private CallResult<Progress> charge(Progress p) throws InterruptedException {
     ProviderClient.Attempt attempt =
         provider.charge(
-            providerKey(p.paymentId()), p.amount(), p.currency(), p.paymentId().toString(), fault);
+            providerKey(p.paymentId()), p.amount(), p.currency(), p.paymentId().toString());
     if (attempt instanceof ProviderClient.Attempt.Answered answered) {
       return CallResult.applied(p.charged(answered.charge()));
     }

@@ -20,7 +20,6 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
-import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -37,11 +36,7 @@ public class PaymentsController {
     this.flow = flow;
   }
 
-  /**
-   * Creates and charges a payment, in atomic phases around the provider call. {@code
-   * X-Provider-Fault} reaches the provider simulator in demo mode only, so anyone can watch a
-   * failure being survived; with a real provider it is ignored.
-   */
+  /** Creates and charges a payment, in atomic phases around the provider call. */
   @PostMapping(path = "/v1/payments", consumes = "application/json")
   @Idempotent(operation = PaymentFlow.OPERATION, ttl = "PT24H", phased = true)
   @Operation(operationId = "createPayment", summary = "Create and charge a payment")
@@ -55,11 +50,8 @@ public class PaymentsController {
       errorCodes = {"PAYMENT_ALREADY_EXISTS", "PAYMENT_ABANDONED"})
   @ProblemAnswer(status = 400, errorCodes = "UNKNOWN_PROVIDER_FAULT")
   public ResponseEntity<?> create(
-      Principal tenant,
-      @Valid @RequestBody CreatePaymentRequest request,
-      @Parameter(hidden = true) @RequestHeader(name = "X-Provider-Fault", required = false)
-          String providerFault) {
-    return IdempotentPhases.run(flow.newPayment(tenant.getName(), request, providerFault));
+      Principal tenant, @Valid @RequestBody CreatePaymentRequest request) {
+    return IdempotentPhases.run(flow.newPayment(tenant.getName(), request));
   }
 
   /**

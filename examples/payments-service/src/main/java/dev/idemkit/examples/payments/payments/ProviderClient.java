@@ -1,8 +1,6 @@
 package dev.idemkit.examples.payments.payments;
 
 import dev.idemkit.examples.payments.PaymentsProperties;
-import dev.idemkit.examples.payments.demo.EmbeddedProvider;
-import dev.idemkit.internal.Json;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -13,13 +11,18 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.Optional;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.stereotype.Component;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The downstream provider, as the payment phases see it. What each failure means is decided here:
  * nothing sent, or a documented "nothing charged" answer, is {@link Attempt.NotCharged} (safe to
  * call again); anything after the request may have arrived (a dropped connection, a timeout, an odd
- * answer) is {@link Attempt.Unknown}, for recovery to ask about.
+ * answer) is {@link Attempt.Unknown}, for recovery to ask about. A {@link ProviderRequests} bean,
+ * if there is one, may say where the provider is and add headers to a charge.
  */
 @Component
 public class ProviderClient {
@@ -58,26 +61,27 @@ public class ProviderClient {
     record Unavailable(String reason) implements Lookup {}
   }
 
+  private static final TypeReference<Map<String, Object>> ANSWER = new TypeReference<>() {};
+
   private final PaymentsProperties properties;
-  private final EmbeddedProvider embedded;
+  private final Optional<ProviderRequests> requests;
+  private final JsonMapper json;
   private final HttpClient http;
 
-  public ProviderClient(PaymentsProperties properties, EmbeddedProvider embedded) {
+  public ProviderClient(
+      PaymentsProperties properties, ObjectProvider<ProviderRequests> requests, JsonMapper json) {
     this.properties = properties;
-    this.embedded = embedded;
+    this.requests = Optional.ofNullable(requests.getIfAvailable());
+    this.json = json;
     this.http = HttpClient.newBuilder().connectTimeout(properties.provider().timeout()).build();
   }
 
   private String base() {
-    return properties.provider().embedded() ? embedded.baseUrl() : properties.provider().url();
+    return requests.flatMap(ProviderRequests::baseUrl).orElse(properties.provider().url());
   }
 
-  /**
-   * Charges under {@code key}; the provider charges at most once per key.
-   *
-   * @param fault the simulator fault to ask for (demo mode only), or {@code null}
-   */
-  public Attempt charge(String key, String amount, String currency, String reference, String fault)
+  /** Charges under {@code key}; the provider charges at most once per key. */
+  public Attempt charge(String key, String amount, String currency, String reference)
       throws InterruptedException {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(base() + "/charges"))
@@ -89,9 +93,7 @@ public class ProviderClient {
                 HttpRequest.BodyPublishers.ofString(
                     "{\"amount\":\"%s\",\"currency\":\"%s\",\"reference\":\"%s\"}"
                         .formatted(amount, currency, reference)));
-    if (fault != null && properties.provider().embedded()) {
-      request.header("X-Provider-Fault", fault);
-    }
+    requests.ifPresent(r -> r.decorateCharge(request));
     HttpResponse<String> response;
     try {
       response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
@@ -139,9 +141,8 @@ public class ProviderClient {
     };
   }
 
-  @SuppressWarnings("unchecked")
-  private static Charge parse(String body) {
-    Map<String, Object> charge = (Map<String, Object>) Json.parse(body);
+  private Charge parse(String body) {
+    Map<String, Object> charge = json.readValue(body, ANSWER);
     return new Charge(String.valueOf(charge.get("chargeId")), String.valueOf(charge.get("status")));
   }
 }

@@ -1,6 +1,5 @@
 package dev.idemkit.examples.payments.receipts;
 
-import dev.idemkit.internal.Json;
 import dev.idemkit.outbox.Deliveries;
 import dev.idemkit.outbox.EventEnvelope;
 import dev.idemkit.outbox.MessageHandler;
@@ -9,7 +8,10 @@ import java.sql.PreparedStatement;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * One receipt per completed payment. An e-mail is not transactional, so this consumer does not send
@@ -32,10 +34,14 @@ public final class ReceiptsConsumer implements MessageHandler {
       on conflict (payment_id) do nothing
       """;
 
-  private final Deliveries deliveries;
+  private static final TypeReference<Map<String, String>> PAYLOAD = new TypeReference<>() {};
 
-  public ReceiptsConsumer(Deliveries deliveries) {
+  private final Deliveries deliveries;
+  private final JsonMapper json;
+
+  public ReceiptsConsumer(Deliveries deliveries, JsonMapper json) {
     this.deliveries = deliveries;
+    this.json = json;
   }
 
   /** The receipt mail's key, also its idempotency key at the mail service. */
@@ -48,7 +54,7 @@ public final class ReceiptsConsumer implements MessageHandler {
     if (!"PaymentCompleted".equals(message.type())) {
       return;
     }
-    Map<String, String> payment = Json.readStringMap(message.payload());
+    Map<String, String> payment = json.readValue(message.payload(), PAYLOAD);
     String paymentId = payment.get("paymentId");
     String key = deliveryKey(paymentId);
     try (PreparedStatement s = transaction.prepareStatement(INSERT)) {
@@ -63,11 +69,16 @@ public final class ReceiptsConsumer implements MessageHandler {
         transaction,
         key,
         CHANNEL,
-        Json.write(
-            Map.of(
-                "to", payment.get("accountId"),
-                "subject", "Your payment " + paymentId,
-                "text",
-                    "We received " + payment.get("amount") + " " + payment.get("currency") + ".")));
+        json.writeValueAsString(
+            new TreeMap<>(
+                Map.of(
+                    "to", payment.get("accountId"),
+                    "subject", "Your payment " + paymentId,
+                    "text",
+                        "We received "
+                            + payment.get("amount")
+                            + " "
+                            + payment.get("currency")
+                            + "."))));
   }
 }

@@ -22,7 +22,6 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.web.ErrorResponseException;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.ModelAttribute;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -34,11 +33,11 @@ import org.springframework.web.bind.annotation.RestController;
  * and one scope's record with the history of its phases. Never a stored body: it may hold personal
  * data.
  *
- * <p>Every endpoint here checks for an operator itself ({@link #operatorsOnly}), whatever the gate
- * in front decided: a gap in the gate must not open records of every tenant.
+ * <p>Every endpoint here checks for an operator itself ({@link OperatorEndpoints}), whatever the
+ * gate in front decided: a gap in the gate must not open records of every tenant.
  */
 @RestController
-public class AdminController {
+public class AdminController extends OperatorEndpoints {
 
   private final IdempotencyStore store;
   private final JdbcClient jdbc;
@@ -65,14 +64,6 @@ public class AdminController {
   @PostMapping("/v1/admin/tenants/{tenant}/data-keys")
   public Map<String, Object> rotate(@PathVariable String tenant) {
     return Map.of("tenant", tenant, "keyId", protection.rotateTenantKey(tenant));
-  }
-
-  /** Runs before every endpoint of this controller: operators only. */
-  @ModelAttribute
-  void operatorsOnly(Principal principal) {
-    if (!(principal instanceof OperatorPrincipal)) {
-      throw Errors.forbidden("Operator endpoints take an admin API key.");
-    }
   }
 
   /**

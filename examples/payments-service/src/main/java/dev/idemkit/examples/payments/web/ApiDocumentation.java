@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.web;
 
+import dev.idemkit.spring.boot.ErrorCode;
 import dev.idemkit.spring.boot.Idempotent;
 import dev.idemkit.spring.boot.IssuedKeys;
 import dev.idemkit.spring.boot.Problems;
@@ -68,7 +69,7 @@ public final class ApiDocumentation {
   private static final Map<String, String> TITLES = new LinkedHashMap<>();
 
   static {
-    TITLES.put("AUTHENTICATION_REQUIRED", "No or unknown API key");
+    TITLES.put(ErrorCode.AUTHENTICATION_REQUIRED.code(), "No or unknown API key");
     TITLES.put("FORBIDDEN", "An operator key used outside /v1/admin, or a tenant key inside it");
     TITLES.put("RATE_LIMITED", "Too many requests for this tenant; retry after Retry-After");
     TITLES.put("REQUEST_HEADER_TOO_LARGE", "The request's headers are too large");
@@ -80,26 +81,28 @@ public final class ApiDocumentation {
     TITLES.put("PAYLOAD_TOO_LARGE", "The body is larger than the service accepts");
     TITLES.put("UNSUPPORTED_MEDIA_TYPE", "The body is not application/json");
     TITLES.put("INVALID_PATH_PARAMETER", "A path id is not a UUID");
-    TITLES.put("IDEMPOTENCY_KEY_MISSING", "The endpoint requires an Idempotency-Key header");
-    TITLES.put("IDEMPOTENCY_KEY_INVALID", "The Idempotency-Key header is malformed");
     TITLES.put(
-        "IDEMPOTENCY_KEY_NOT_ISSUED",
+        ErrorCode.IDEMPOTENCY_KEY_MISSING.code(),
+        "The endpoint requires an Idempotency-Key header");
+    TITLES.put(ErrorCode.IDEMPOTENCY_KEY_INVALID.code(), "The Idempotency-Key header is malformed");
+    TITLES.put(
+        ErrorCode.IDEMPOTENCY_KEY_NOT_ISSUED.code(),
         "The operation accepts only keys issued by POST /v1/idempotency-keys");
-    TITLES.put("REQUEST_NOT_CANONICAL", "A value has no exact canonical form");
+    TITLES.put(ErrorCode.REQUEST_NOT_CANONICAL.code(), "A value has no exact canonical form");
     TITLES.put(
-        "IDEMPOTENCY_REQUEST_IN_PROGRESS",
+        ErrorCode.IDEMPOTENCY_REQUEST_IN_PROGRESS.code(),
         "The first request with this key is still running; retry after Retry-After");
     TITLES.put(
-        "IDEMPOTENCY_OUTCOME_PENDING",
+        ErrorCode.IDEMPOTENCY_OUTCOME_PENDING.code(),
         "A downstream outcome of the first request is being recovered; retry after Retry-After");
     TITLES.put(
-        "IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST",
+        ErrorCode.IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST.code(),
         "The key was used for a different request; never a silent replay");
     TITLES.put(
-        "OPERATION_INTERRUPTED",
+        ErrorCode.OPERATION_INTERRUPTED.code(),
         "The operation stopped; retry with the same key after Retry-After, nothing happens twice");
     TITLES.put(
-        "IDEMPOTENCY_RESPONSE_TOO_LARGE",
+        ErrorCode.IDEMPOTENCY_RESPONSE_TOO_LARGE.code(),
         "The answer was too large to store for replay; nothing happened");
     TITLES.put("PAYMENT_DECLINED", "The provider declined the payment; nothing was charged");
     TITLES.put(
@@ -183,7 +186,7 @@ public final class ApiDocumentation {
         operation.setTags(List.of("admin"));
       }
       problem(400, "MALFORMED_PATH");
-      problem(401, "AUTHENTICATION_REQUIRED");
+      problem(401, ErrorCode.AUTHENTICATION_REQUIRED.code());
       problem(403, "FORBIDDEN");
       if (!admin) {
         problem(429, "RATE_LIMITED");
@@ -274,23 +277,23 @@ public final class ApiDocumentation {
               + " starts a new operation.");
       problem(
           400,
-          idempotent.required() ? "IDEMPOTENCY_KEY_MISSING" : null,
-          "IDEMPOTENCY_KEY_INVALID",
-          "IDEMPOTENCY_KEY_NOT_ISSUED",
-          "REQUEST_NOT_CANONICAL");
+          idempotent.required() ? ErrorCode.IDEMPOTENCY_KEY_MISSING.code() : null,
+          ErrorCode.IDEMPOTENCY_KEY_INVALID.code(),
+          ErrorCode.IDEMPOTENCY_KEY_NOT_ISSUED.code(),
+          ErrorCode.REQUEST_NOT_CANONICAL.code());
       problem(
           409,
-          "IDEMPOTENCY_REQUEST_IN_PROGRESS",
-          idempotent.phased() ? "IDEMPOTENCY_OUTCOME_PENDING" : null);
+          ErrorCode.IDEMPOTENCY_REQUEST_IN_PROGRESS.code(),
+          idempotent.phased() ? ErrorCode.IDEMPOTENCY_OUTCOME_PENDING.code() : null);
       retryAfter.add("409");
-      problem(mismatchStatus, "IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST");
-      problem(429, "IDEMPOTENCY_QUOTA_EXCEEDED");
+      problem(mismatchStatus, ErrorCode.IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST.code());
+      problem(429, ErrorCode.IDEMPOTENCY_QUOTA_EXCEEDED.code());
       retryAfter.add("429");
-      problem(500, "IDEMPOTENCY_RESPONSE_TOO_LARGE");
+      problem(500, ErrorCode.IDEMPOTENCY_RESPONSE_TOO_LARGE.code());
       problem(
           503,
-          "IDEMPOTENCY_STORE_UNAVAILABLE",
-          idempotent.phased() ? "OPERATION_INTERRUPTED" : null);
+          ErrorCode.IDEMPOTENCY_STORE_UNAVAILABLE.code(),
+          idempotent.phased() ? ErrorCode.OPERATION_INTERRUPTED.code() : null);
       retryAfter.add("503");
       // The handler's own answers, and the refusals it stored, are replayed with the header.
       operation

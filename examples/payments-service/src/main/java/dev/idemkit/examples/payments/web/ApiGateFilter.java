@@ -1,6 +1,7 @@
 package dev.idemkit.examples.payments.web;
 
 import dev.idemkit.examples.payments.PaymentsProperties;
+import dev.idemkit.spring.boot.ErrorCode;
 import dev.idemkit.spring.boot.Problems;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
@@ -106,7 +107,7 @@ public class ApiGateFilter extends OncePerRequestFilter {
         write(
             response,
             authorization == null ? 401 : 403,
-            authorization == null ? "AUTHENTICATION_REQUIRED" : "FORBIDDEN",
+            authorization == null ? ErrorCode.AUTHENTICATION_REQUIRED.code() : "FORBIDDEN",
             authorization == null ? "Authentication required" : "Forbidden",
             area == Area.OPERATORS
                 ? "Operator and management endpoints take an admin API key."
@@ -122,7 +123,7 @@ public class ApiGateFilter extends OncePerRequestFilter {
       write(
           response,
           401,
-          "AUTHENTICATION_REQUIRED",
+          ErrorCode.AUTHENTICATION_REQUIRED.code(),
           "Authentication required",
           "Send Authorization: Bearer <your API key>.");
       return;

@@ -22,9 +22,12 @@ import org.springframework.web.bind.annotation.RestController;
  * For operators (admin API keys only, see {@link ApiGateFilter}): the outbox backlog, parked
  * events, parked and held inbox messages and parked receipt mails, and re-queueing each once its
  * cause is fixed. Payloads are not shown: they may hold personal data.
+ *
+ * <p>Every endpoint here checks for an operator itself ({@link OperatorEndpoints}), whatever the
+ * gate in front decided: a gap in the gate must not show or re-queue events of every tenant.
  */
 @RestController
-public class EventsAdminController {
+public class EventsAdminController extends OperatorEndpoints {
 
   private final Outbox outbox;
   private final EventFlow.Consumers consumers;

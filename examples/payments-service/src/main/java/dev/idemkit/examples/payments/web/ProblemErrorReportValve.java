@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.web;
 
+import dev.idemkit.spring.boot.ErrorCode;
 import dev.idemkit.spring.boot.Problems;
 import java.io.IOException;
 import org.apache.catalina.connector.Request;
@@ -57,7 +58,7 @@ public class ProblemErrorReportValve extends ErrorReportValve {
                 : badKey
                     ? Problems.body(
                         400,
-                        "IDEMPOTENCY_KEY_INVALID",
+                        ErrorCode.IDEMPOTENCY_KEY_INVALID.code(),
                         "Idempotency-Key invalid",
                         "The Idempotency-Key header has a character HTTP does not allow. Send one key of"
                             + " 1-255 visible ASCII characters.")
