@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Jepsen-style accounting of a finished run: each client operation's last word ({@code ok}, {@code
@@ -45,7 +46,8 @@ final class Accounting {
 
   /**
    * The verdict; {@link #valid()} when nothing was lost, duplicated, unexpected or unresolved, and
-   * the ledger is conserved.
+   * the ledger is conserved. {@code observed}: each operation id whose effect exists, with the
+   * number of its effects (the final read of the EDN history, {@link History#writeEdn}).
    */
   record Result(
       int operations,
@@ -59,7 +61,8 @@ final class Accounting {
       int unresolved,
       int receipts,
       Ledger ledger,
-      List<String> anomalies) {
+      List<String> anomalies,
+      Map<String, Integer> observed) {
 
     boolean valid() {
       return lost == 0
@@ -183,6 +186,13 @@ final class Accounting {
         anomalies.add("unexpected " + id + ": an effect for an operation never invoked");
       }
     }
+    Map<String, Integer> observed = new TreeMap<>();
+    effects.forEach(
+        (id, e) -> {
+          if (e.count() > 0) {
+            observed.put(id, e.count());
+          }
+        });
     Ledger booked = ledger.check(payments);
     booked.violations().forEach(v -> anomalies.add("ledger: " + v));
     int orphanCharges = orphanCharges(payments, provider);
@@ -207,7 +217,8 @@ final class Accounting {
         unresolved,
         receipts,
         booked,
-        anomalies);
+        anomalies,
+        observed);
   }
 
   private static Map<String, Effects> effects(

@@ -32,10 +32,10 @@ import java.util.regex.Pattern;
  * provider simulator and one shared mail simulator with faults, the service's event fault
  * injection, retrying clients ({@code idemkit-client}) creating payments and orders, and a {@link
  * Nemesis}; then a drain (recovery, outbox, inboxes, receipt mails), the {@link Accounting} check,
- * a JSON-lines history and a report.
+ * the history (JSON lines, and Jepsen EDN with the observed effects as a final read) and a report.
  *
  * <pre>
- * java -cp … dev.idemkit.chaos.ChaosRun --duration PT10M --clients 8 [--broken-store find-then-insert]
+ * java -jar tools/chaos/target/idemkit-chaos.jar --duration PT10M --clients 8 [--broken-store find-then-insert]
  * </pre>
  */
 public final class ChaosRun {
@@ -78,6 +78,7 @@ public final class ChaosRun {
       int stalls,
       List<String> undrained,
       Path history,
+      Path edn,
       Path report) {
     String resultLine() {
       Accounting.Result a = accounting;
@@ -255,6 +256,8 @@ public final class ChaosRun {
                 tag,
                 Accounting.LedgerCheck.CONSERVATION);
       }
+      Path edn = out.resolve("history-" + tag + ".edn");
+      history.writeEdn(edn, result.observed());
       Path report = out.resolve("report-" + tag + ".json");
       Outcome outcome =
           new Outcome(
@@ -265,6 +268,7 @@ public final class ChaosRun {
               nemesis.stalls.get(),
               undrained,
               historyFile,
+              edn,
               report);
       Files.writeString(report, json(config, outcome), StandardCharsets.UTF_8);
       System.out.println(text(config, outcome));
@@ -472,6 +476,8 @@ public final class ChaosRun {
     a.anomalies().stream().limit(20).forEach(x -> s.append("  ! ").append(x).append('\n'));
     s.append("  history: ")
         .append(o.history())
+        .append("\n  history for Jepsen: ")
+        .append(o.edn())
         .append("\n  report: ")
         .append(o.report())
         .append('\n');

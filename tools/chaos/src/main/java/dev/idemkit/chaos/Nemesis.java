@@ -28,6 +28,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Nemesis implements Runnable {
 
+  /**
+   * The history's process for restarts, which run in a thread of their own alongside the next
+   * actions: a process has one operation at a time in Jepsen's model.
+   */
+  static final String RESTARTS = "nemesis-restart";
+
   private final Cluster cluster;
   private final History history;
   private final Duration interval;
@@ -113,15 +119,15 @@ final class Nemesis implements Runnable {
                 // terminated by this nemesis) is tried again.
                 for (int attempt = 1; attempt <= 5; attempt++) {
                   sleep(1000);
-                  history.add("invoke", "nemesis", "start", History.value("instance", victim.name));
+                  history.add("invoke", RESTARTS, "start", History.value("instance", victim.name));
                   try {
                     cluster.launch(victim);
-                    history.add("info", "nemesis", "start", History.value("instance", victim.name));
+                    history.add("info", RESTARTS, "start", History.value("instance", victim.name));
                     return;
                   } catch (Exception e) {
                     history.add(
                         "info",
-                        "nemesis",
+                        RESTARTS,
                         "start",
                         History.value("instance", victim.name, "error", e.toString()));
                     victim.process.destroyForcibly();
