@@ -157,7 +157,8 @@ final class Nemesis implements Runnable {
     sleep(millis);
     victim.signal("CONT");
     victim.paused = false;
-    history.add("info", "nemesis", "resume", History.value("instance", victim.name));
+    history.add(
+        "info", "nemesis", "pause", History.value("instance", victim.name, "resumed", true));
     return true;
   }
 
