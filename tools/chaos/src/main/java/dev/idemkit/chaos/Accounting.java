@@ -13,11 +13,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Jepsen-style accounting of a finished run: each client operation's last word ({@code ok}, {@code
  * fail}, {@code info}) against the effects that really exist, read from the payments table, the
- * provider's own charges and the orders table.
+ * provider's own charges, the orders table, and the receipts: the service's {@code receipt} rows
+ * and the mails the shared mail simulator delivered ({@code GET
+ * /messages?key=receipt_payment_<id>}).
  *
  * <ul>
  *   <li><b>lost</b>: acknowledged ({@code ok}), no effect;
@@ -28,7 +31,13 @@ import java.util.Set;
  *   <li><b>recovered</b>: unknown to the client ({@code info}), then found applied exactly once.
  * </ul>
  *
- * An effect is a completed payment with one successful provider charge, or an order. A payment
+ * Receipts are counted per completed payment, after the run drained its events: one {@code receipt}
+ * row and one mail delivered under its key is right; none is a <b>lost</b> receipt, more than one a
+ * <b>duplicated</b> one, and a receipt row or mail for a payment that did not complete (or does not
+ * exist) is <b>unexpected</b>. These findings are counted with the operations' own, one per
+ * finding, and each is listed among the anomalies.
+ *
+ * <p>An effect is a completed payment with one successful provider charge, or an order. A payment
  * still unresolved after the run settled (charged but not completed, or completed with no charge)
  * is counted as {@code unresolved} and fails the run too, as does a ledger that is not conserved
  * ({@link LedgerConservation}).
@@ -37,7 +46,8 @@ final class Accounting {
 
   /**
    * The verdict; {@link #valid()} when nothing was lost, duplicated, unexpected or unresolved, and
-   * the ledger is conserved.
+   * the ledger is conserved. {@code observed}: each operation id whose effect exists, with the
+   * number of its effects (the final read of the EDN history, {@link History#writeEdn}).
    */
   record Result(
       int operations,
@@ -49,8 +59,10 @@ final class Accounting {
       int unexpected,
       int recovered,
       int unresolved,
+      int receipts,
       Ledger ledger,
-      List<String> anomalies) {
+      List<String> anomalies,
+      Map<String, Integer> observed) {
 
     boolean valid() {
       return lost == 0
@@ -67,9 +79,25 @@ final class Accounting {
    */
   record Ledger(String summary, long entries, List<String> violations) {}
 
-  /** One operation's effects as found in the databases. */
+  /**
+   * The shared mail simulator: the mails it delivered under a key (its counter), and every key it
+   * accepted a request for.
+   */
+  interface Mail {
+    int delivered(String key) throws Exception;
+
+    Set<String> keys() throws Exception;
+  }
+
+  /** One operation's effects as found in the databases and at the mail simulator. */
   private record Effects(
-      int payments, int completed, int charges, int orders, boolean inconsistent) {
+      int payments,
+      int completed,
+      int charges,
+      int orders,
+      int receipts,
+      int mails,
+      boolean inconsistent) {
     /** Money moved (charges), payments completed, orders placed; two payment rows are two. */
     int count() {
       return Math.max(Math.max(charges, completed), Math.max(orders, payments > 1 ? payments : 0));
@@ -87,8 +115,13 @@ final class Accounting {
   private Accounting() {}
 
   static Result check(
-      List<Op> history, Connection payments, Connection provider, String runTag, LedgerCheck ledger)
-      throws SQLException {
+      List<Op> history,
+      Connection payments,
+      Connection provider,
+      Mail mail,
+      String runTag,
+      LedgerCheck ledger)
+      throws Exception {
     Map<String, Op> last = new LinkedHashMap<>();
     Map<String, String> kind = new HashMap<>();
     for (Op op : history) {
@@ -100,15 +133,15 @@ final class Accounting {
         }
       }
     }
-    Map<String, Effects> effects = effects(payments, provider, runTag);
+    Map<String, Effects> effects = effects(payments, provider, mail, runTag);
     List<String> anomalies = new ArrayList<>();
     int ok = 0, fail = 0, info = 0, lost = 0, duplicated = 0, unexpected = 0, recovered = 0;
-    int unresolved = 0;
+    int unresolved = 0, receipts = 0;
     for (Map.Entry<String, String> invoked : kind.entrySet()) {
       String id = invoked.getKey();
       Op end = last.get(id);
       String type = end == null ? "info" : end.type();
-      Effects e = effects.getOrDefault(id, new Effects(0, 0, 0, 0, false));
+      Effects e = effects.getOrDefault(id, new Effects(0, 0, 0, 0, 0, 0, false));
       switch (type) {
         case "ok" -> ok++;
         case "fail" -> fail++;
@@ -130,6 +163,22 @@ final class Accounting {
       } else if (type.equals("info") && e.count() == 1) {
         recovered++;
       }
+      // The receipt of a payment: one row, one mail, for a completed payment only.
+      if (e.completed() == 1) {
+        if (e.receipts() == 0 || e.mails() == 0) {
+          lost++;
+          anomalies.add(
+              "lost receipt " + id + ": payment completed, receipt never delivered: " + e);
+        } else if (e.receipts() > 1 || e.mails() > 1) {
+          duplicated++;
+          anomalies.add("duplicated receipt " + id + ": " + e);
+        } else {
+          receipts++;
+        }
+      } else if (e.completed() == 0 && (e.receipts() > 0 || e.mails() > 0)) {
+        unexpected++;
+        anomalies.add("unexpected receipt " + id + ": for no completed payment: " + e);
+      }
     }
     for (String id : effects.keySet()) {
       if (!kind.containsKey(id)) {
@@ -137,12 +186,24 @@ final class Accounting {
         anomalies.add("unexpected " + id + ": an effect for an operation never invoked");
       }
     }
+    Map<String, Integer> observed = new TreeMap<>();
+    effects.forEach(
+        (id, e) -> {
+          if (e.count() > 0) {
+            observed.put(id, e.count());
+          }
+        });
     Ledger booked = ledger.check(payments);
     booked.violations().forEach(v -> anomalies.add("ledger: " + v));
     int orphanCharges = orphanCharges(payments, provider);
     if (orphanCharges > 0) {
       unexpected += orphanCharges;
       anomalies.add(orphanCharges + " provider charges for no payment");
+    }
+    int orphanMails = orphanMails(payments, mail, runTag);
+    if (orphanMails > 0) {
+      unexpected += orphanMails;
+      anomalies.add(orphanMails + " receipt mails for no completed payment");
     }
     return new Result(
         kind.size(),
@@ -154,12 +215,14 @@ final class Accounting {
         unexpected,
         recovered,
         unresolved,
+        receipts,
         booked,
-        anomalies);
+        anomalies,
+        observed);
   }
 
   private static Map<String, Effects> effects(
-      Connection payments, Connection provider, String runTag) throws SQLException {
+      Connection payments, Connection provider, Mail mail, String runTag) throws Exception {
     Map<String, List<String>> paymentIds = new HashMap<>();
     Map<String, Integer> completed = new HashMap<>();
     Map<String, Integer> orders = new HashMap<>();
@@ -200,6 +263,27 @@ final class Accounting {
         }
       }
     }
+    Map<String, Integer> receiptRows = new HashMap<>();
+    try (PreparedStatement ps =
+        payments.prepareStatement(
+            "select payment_id::text, count(*) from receipt where payment_id::text = any(?)"
+                + " group by payment_id")) {
+      ps.setArray(1, payments.createArrayOf("text", all.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          receiptRows.put(rs.getString(1), rs.getInt(2));
+        }
+      }
+    }
+    // The simulator's counter for every key it accepted a request for (no request: no mail).
+    Set<String> accepted = mail.keys();
+    Map<String, Integer> mails = new HashMap<>();
+    for (String id : all) {
+      String key = RECEIPT_KEY + id;
+      if (accepted.contains(key)) {
+        mails.put(id, mail.delivered(key));
+      }
+    }
     Map<String, Effects> out = new HashMap<>();
     Set<String> ops = new HashSet<>(paymentIds.keySet());
     ops.addAll(orders.keySet());
@@ -211,9 +295,39 @@ final class Accounting {
       // A settled payment is completed with its one charge, or not completed and never charged
       // (declined, failed before the charge); anything else did not settle.
       boolean inconsistent = done != charges;
-      out.put(op, new Effects(ids.size(), done, charges, ordered, inconsistent));
+      int receipts = ids.stream().mapToInt(id -> receiptRows.getOrDefault(id, 0)).sum();
+      int mailed = ids.stream().mapToInt(id -> mails.getOrDefault(id, 0)).sum();
+      out.put(op, new Effects(ids.size(), done, charges, ordered, receipts, mailed, inconsistent));
     }
     return out;
+  }
+
+  /** A receipt mail's key at the mail service: {@code receipt_payment_<paymentId>}. */
+  static final String RECEIPT_KEY = "receipt_payment_";
+
+  /**
+   * Receipt mails accepted for a payment that does not exist or did not complete, except this run's
+   * own payments (judged per operation).
+   */
+  private static int orphanMails(Connection payments, Mail mail, String runTag) throws Exception {
+    Set<String> known = new HashSet<>();
+    try (PreparedStatement ps =
+        payments.prepareStatement(
+            "select id::text from payment where status = 'COMPLETED' or merchant_reference like ?")) {
+      ps.setString(1, "op-" + runTag + "-%");
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          known.add(RECEIPT_KEY + rs.getString(1));
+        }
+      }
+    }
+    int orphans = 0;
+    for (String key : mail.keys()) {
+      if (!known.contains(key)) {
+        orphans++;
+      }
+    }
+    return orphans;
   }
 
   private static int orphanCharges(Connection payments, Connection provider) throws SQLException {

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -28,12 +29,13 @@ import java.util.regex.Pattern;
 
 /**
  * The chaos run: two payments-service instances on one database behind a loopback balancer, the
- * provider simulator with faults, retrying clients ({@code idemkit-client}) creating payments and
- * orders, and a {@link Nemesis}; then a settle phase, the {@link Accounting} check, a JSON-lines
- * history and a report.
+ * provider simulator and one shared mail simulator with faults, the service's event fault
+ * injection, retrying clients ({@code idemkit-client}) creating payments and orders, and a {@link
+ * Nemesis}; then a drain (recovery, outbox, inboxes, receipt mails), the {@link Accounting} check,
+ * the history (JSON lines, and Jepsen EDN with the observed effects as a final read) and a report.
  *
  * <pre>
- * java -cp … dev.idemkit.chaos.ChaosRun --duration PT10M --clients 8 [--broken-store find-then-insert]
+ * java -jar tools/chaos/target/idemkit-chaos.jar --duration PT10M --clients 8 [--broken-store find-then-insert]
  * </pre>
  */
 public final class ChaosRun {
@@ -73,14 +75,18 @@ public final class ChaosRun {
       int kills,
       int pauses,
       int terminations,
+      int stalls,
+      List<String> undrained,
       Path history,
+      Path edn,
       Path report) {
     String resultLine() {
       Accounting.Result a = accounting;
       return String.format(
           Locale.ROOT,
           "RESULT operations=%d ok=%d fail=%d info=%d lost=%d duplicated=%d unexpected=%d recovered=%d"
-              + " unresolved=%d ledger=%s kills=%d pauses=%d terminations=%d valid=%s",
+              + " unresolved=%d receipts=%d ledger=%s kills=%d pauses=%d terminations=%d"
+              + " stalls=%d drained=%s valid=%s",
           a.operations(),
           a.ok(),
           a.fail(),
@@ -90,10 +96,13 @@ public final class ChaosRun {
           a.unexpected(),
           a.recovered(),
           a.unresolved(),
+          a.receipts(),
           a.ledger().violations().isEmpty() ? "conserved" : "violated",
           kills,
           pauses,
           terminations,
+          stalls,
+          undrained.isEmpty(),
           a.valid());
     }
   }
@@ -106,6 +115,17 @@ public final class ChaosRun {
           Fault.DECLINE, 0.05,
           Fault.DROP_AFTER_CHARGE, 0.05,
           Fault.TIMEOUT_AFTER_CHARGE, 0.05);
+
+  /** Every fault injected besides the nemesis's, for the report. */
+  static final String FAULT_SUMMARY =
+      "provider "
+          + new TreeMap<>(FAULTS)
+          + "; mail simulator "
+          + Cluster.MAIL_FAULTS
+          + "; events lost-ack "
+          + Cluster.LOST_ACK
+          + ", consumer-failure "
+          + Cluster.CONSUMER_FAILURE;
 
   private static final Pattern ID =
       Pattern.compile("\"(?:paymentId|orderId)\"\\s*:\\s*\"([^\"]+)\"");
@@ -223,14 +243,21 @@ public final class ChaosRun {
         nemesisThread.join();
       }
       nemesis.heal();
-      settle(cluster, Duration.ofSeconds(45));
+      List<String> undrained = drain(cluster, Duration.ofSeconds(60));
       Accounting.Result result;
       try (Connection payments = cluster.payments();
           Connection provider = cluster.providerDatabase()) {
         result =
             Accounting.check(
-                history.ops(), payments, provider, tag, Accounting.LedgerCheck.CONSERVATION);
+                history.ops(),
+                payments,
+                provider,
+                cluster.mail(),
+                tag,
+                Accounting.LedgerCheck.CONSERVATION);
       }
+      Path edn = out.resolve("history-" + tag + ".edn");
+      history.writeEdn(edn, result.observed());
       Path report = out.resolve("report-" + tag + ".json");
       Outcome outcome =
           new Outcome(
@@ -238,7 +265,10 @@ public final class ChaosRun {
               nemesis.kills.get(),
               nemesis.pauses.get(),
               nemesis.terminations.get(),
+              nemesis.stalls.get(),
+              undrained,
               historyFile,
+              edn,
               report);
       Files.writeString(report, json(config, outcome), StandardCharsets.UTF_8);
       System.out.println(text(config, outcome));
@@ -344,26 +374,54 @@ public final class ChaosRun {
     }
   }
 
+  /** What must be empty before the accounting, each with its name in the report. */
+  private static final List<Map.Entry<String, String>> PENDING =
+      List.of(
+          Map.entry(
+              "records in progress or awaiting recovery",
+              "select count(*) from idemkit_record"
+                  + " where state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')"),
+          Map.entry(
+              "outbox events unsent",
+              "select count(*) from idemkit_outbox where sent_at is null and parked_at is null"),
+          Map.entry(
+              "inbox messages failed, to come again",
+              "select count(*) from idemkit_inbox where status = 'FAILED'"),
+          Map.entry("completed payments not booked", LedgerConservation.UNBOOKED),
+          Map.entry(
+              "completed payments without a receipt",
+              "select count(*) from payment p where p.status = 'COMPLETED'"
+                  + " and not exists (select 1 from receipt r where r.payment_id = p.id)"),
+          Map.entry(
+              "receipt mails pending",
+              "select count(*) from idemkit_delivery where status = 'PENDING'"));
+
   /**
-   * Waits until no record is in progress or awaiting recovery: the recovery workers finish what the
-   * faults interrupted (their leases are 3 s), so the databases settle before the accounting. Then
-   * waits, within the same bound, until the ledger has booked every completed payment: its consumer
-   * runs behind the outbox relay, so a payment completed in the last moments may not be booked yet.
+   * Drains the run before the accounting: waits until no record is in progress or awaiting recovery
+   * (the recovery workers finish what the faults interrupted; their leases are 3 s), then until the
+   * event flow is empty: every outbox event sent, no inbox message waiting to come again, every
+   * completed payment booked by the ledger and given a receipt, every receipt mail delivered (or
+   * parked). Answers what did not drain within {@code max} (empty: all of it), with counts.
    */
-  private static void settle(Cluster cluster, Duration max) throws Exception {
+  private static List<String> drain(Cluster cluster, Duration max) throws Exception {
     long deadline = System.nanoTime() + max.toNanos();
-    String live =
-        "select count(*) from idemkit_record where state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')";
-    for (String pending : List.of(live, LedgerConservation.UNBOOKED)) {
-      while (System.nanoTime() < deadline) {
+    List<String> left = new ArrayList<>();
+    for (Map.Entry<String, String> pending : PENDING) {
+      long n;
+      while (true) {
         try (Connection c = cluster.payments()) {
-          if (LedgerConservation.count(c, pending) == 0) {
-            break;
-          }
+          n = LedgerConservation.count(c, pending.getValue());
+        }
+        if (n == 0 || System.nanoTime() > deadline) {
+          break;
         }
         Thread.sleep(500);
       }
+      if (n > 0) {
+        left.add(n + " " + pending.getKey());
+      }
     }
+    return left;
   }
 
   private static String text(Config config, Outcome o) {
@@ -399,14 +457,27 @@ public final class ChaosRun {
     s.append(
         String.format(
             Locale.ROOT,
-            "  nemesis: %d kill -9, %d SIGSTOP/SIGCONT, %d pg_terminate_backend%n",
+            "  receipts: %d completed payments with one receipt row and one mail delivered%n",
+            a.receipts()));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "  nemesis: %d kill -9, %d SIGSTOP/SIGCONT, %d pg_terminate_backend, %d consumer"
+                + " stalls%n",
             o.kills(),
             o.pauses(),
-            o.terminations()));
+            o.terminations(),
+            o.stalls()));
+    s.append("  faults: ").append(FAULT_SUMMARY).append('\n');
+    s.append("  drained: ")
+        .append(o.undrained().isEmpty() ? "yes" : "NO, left: " + String.join(", ", o.undrained()))
+        .append('\n');
     s.append("  ledger: ").append(a.ledger().summary()).append('\n');
     a.anomalies().stream().limit(20).forEach(x -> s.append("  ! ").append(x).append('\n'));
     s.append("  history: ")
         .append(o.history())
+        .append("\n  history for Jepsen: ")
+        .append(o.edn())
         .append("\n  report: ")
         .append(o.report())
         .append('\n');
@@ -424,7 +495,8 @@ public final class ChaosRun {
         Locale.ROOT,
         "{\"duration\":%s,\"clients\":%d,\"nemesis\":%s,\"brokenStore\":%s,\"operations\":%d,\"ok\":%d,"
             + "\"fail\":%d,\"info\":%d,\"lost\":%d,\"duplicated\":%d,\"unexpected\":%d,\"recovered\":%d,"
-            + "\"unresolved\":%d,\"kills\":%d,\"pauses\":%d,\"terminations\":%d,\"ledger\":%s,\"valid\":%s,"
+            + "\"unresolved\":%d,\"receipts\":%d,\"kills\":%d,\"pauses\":%d,\"terminations\":%d,"
+            + "\"stalls\":%d,\"faults\":%s,\"undrained\":[%s],\"ledger\":%s,\"valid\":%s,"
             + "\"anomalies\":[%s]}%n",
         History.quote(config.duration().toString()),
         config.clients(),
@@ -439,9 +511,13 @@ public final class ChaosRun {
         a.unexpected(),
         a.recovered(),
         a.unresolved(),
+        a.receipts(),
         o.kills(),
         o.pauses(),
         o.terminations(),
+        o.stalls(),
+        History.quote(FAULT_SUMMARY),
+        String.join(",", o.undrained().stream().map(History::quote).toList()),
         History.quote(a.ledger().summary()),
         a.valid(),
         anomalies);

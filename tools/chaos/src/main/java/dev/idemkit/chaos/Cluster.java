@@ -9,21 +9,30 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -31,8 +40,11 @@ import org.postgresql.ds.PGSimpleDataSource;
 /**
  * What the chaos run runs on, all on this machine's loopback: one PostgreSQL (the server {@code
  * IDEMKIT_TEST_JDBC_URL} names, in databases of this run's own, else an embedded one), the provider
- * simulator with faults (in this JVM), and payments-service instances as separate processes ({@code
- * java -jar}), so that the nemesis can {@code kill -9} and {@code SIGSTOP} them.
+ * simulator and the service's own mail simulator, both with faults and both in this JVM (so that
+ * killing an instance never kills them), and payments-service instances as separate processes
+ * ({@code java -jar}), so that the nemesis can {@code kill -9} and {@code SIGSTOP} them. Every
+ * instance sends its receipt mails to the one mail simulator ({@code payments.mail.url}) and runs
+ * its event flow with the service's fault injection on ({@code payments.events.faults.*}).
  */
 final class Cluster implements AutoCloseable {
 
@@ -45,7 +57,10 @@ final class Cluster implements AutoCloseable {
   private final String password;
   private final String paymentsDb;
   private final String providerDb;
+  private final String mailDb;
   final ProviderSimulator provider;
+  private final AutoCloseable mail;
+  private final int mailPort;
   private final List<Instance> instances = new ArrayList<>();
 
   /** One payments-service process; restarted on the same port after a kill. */
@@ -75,12 +90,28 @@ final class Cluster implements AutoCloseable {
     }
   }
 
+  /**
+   * The mail simulator's faults, in the service's own format ({@code payments.mail.faults}): a mail
+   * sent and its answer dropped, and 503 with nothing sent.
+   */
+  static final String MAIL_FAULTS = "drop-after-accept:0.05,unavailable:0.05";
+
+  /**
+   * The service's event fault injection ({@code payments.events.faults.*}, {@code EventFaults}):
+   * the relay's acknowledgement lost after the transport delivered (the relay sends again), and a
+   * consumer failing after its writes (its transaction rolls back, the message comes again).
+   */
+  static final double LOST_ACK = 0.05;
+
+  static final double CONSUMER_FAILURE = 0.05;
+
   Cluster(Path serviceJar, Path logs, Map<Fault, Double> faults) throws Exception {
     this.serviceJar = serviceJar;
     this.logs = Files.createDirectories(logs);
     String run = UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     paymentsDb = "idemkit_chaos_" + run;
     providerDb = "idemkit_chaos_" + run + "_provider";
+    mailDb = "idemkit_chaos_" + run + "_mail";
     String server = System.getenv("IDEMKIT_TEST_JDBC_URL");
     if (server != null && !server.isBlank()) {
       embedded = null;
@@ -99,6 +130,7 @@ final class Cluster implements AutoCloseable {
         Statement s = c.createStatement()) {
       s.execute("create database " + paymentsDb);
       s.execute("create database " + providerDb);
+      s.execute("create database " + mailDb);
     }
     provider =
         ProviderSimulator.start(
@@ -107,7 +139,75 @@ final class Cluster implements AutoCloseable {
                 .withLatency(Duration.ofMillis(300))
                 .withLateAnswer(Duration.ofSeconds(4)),
             dataSource(providerDb));
+    mail = startMailSimulator(serviceJar, MAIL_FAULTS, dataSource(mailDb));
+    mailPort = (Integer) mail.getClass().getMethod("port").invoke(mail);
   }
+
+  /**
+   * The payments service's own mail simulator ({@code demo.MailSimulator}, the one its demo mode
+   * runs in-process), loaded from the service jar's classes into this JVM: idempotent per key,
+   * counting what it sent ({@code GET /messages?key=K}), with {@code faults} at random.
+   */
+  private static AutoCloseable startMailSimulator(Path serviceJar, String faults, DataSource ds)
+      throws Exception {
+    URL classes = new URL("jar:" + serviceJar.toUri() + "!/BOOT-INF/classes/");
+    // Not closed: its classes serve the simulator until this JVM ends.
+    URLClassLoader loader = new URLClassLoader(new URL[] {classes}, Cluster.class.getClassLoader());
+    Class<?> simulator =
+        Class.forName("dev.idemkit.examples.payments.demo.MailSimulator", true, loader);
+    return (AutoCloseable)
+        simulator
+            .getMethod("start", int.class, String.class, DataSource.class)
+            .invoke(null, 0, faults, ds);
+  }
+
+  /** The mail simulator's base URL. */
+  String mailUrl() {
+    return "http://127.0.0.1:" + mailPort;
+  }
+
+  /**
+   * The mail simulator as the accounting reads it: its counter ({@code GET /messages?key=K} →
+   * {@code {"delivered": n, ...}}) and every key it accepted (its table).
+   */
+  Accounting.Mail mail() {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    return new Accounting.Mail() {
+      @Override
+      public int delivered(String key) throws Exception {
+        HttpRequest get =
+            HttpRequest.newBuilder(
+                    URI.create(
+                        mailUrl()
+                            + "/messages?key="
+                            + URLEncoder.encode(key, StandardCharsets.UTF_8)))
+                .timeout(Duration.ofSeconds(5))
+                .build();
+        HttpResponse<String> r = http.send(get, HttpResponse.BodyHandlers.ofString());
+        Matcher m = DELIVERED.matcher(r.body());
+        if (r.statusCode() != 200 || !m.find()) {
+          throw new IllegalStateException(
+              "mail simulator answered " + r.statusCode() + " " + r.body());
+        }
+        return Integer.parseInt(m.group(1));
+      }
+
+      @Override
+      public Set<String> keys() throws SQLException {
+        Set<String> keys = new HashSet<>();
+        try (Connection c = DriverManager.getConnection(url(mailDb), user, password);
+            Statement s = c.createStatement();
+            ResultSet rs = s.executeQuery("select idempotency_key from mail_message")) {
+          while (rs.next()) {
+            keys.add(rs.getString(1));
+          }
+        }
+        return keys;
+      }
+    };
+  }
+
+  private static final Pattern DELIVERED = Pattern.compile("\"delivered\"\\s*:\\s*(\\d+)");
 
   Connection admin() throws SQLException {
     return DriverManager.getConnection(adminUrl, user, password);
@@ -174,6 +274,13 @@ final class Cluster implements AutoCloseable {
                 "--spring.datasource.hikari.maximum-pool-size=12",
                 "--payments.provider.url=http://127.0.0.1:" + provider.port(),
                 "--payments.provider.timeout=PT2S",
+                "--payments.mail.url=" + mailUrl(),
+                "--payments.mail.timeout=PT1S",
+                "--payments.events.faults.lost-ack=" + LOST_ACK,
+                "--payments.events.faults.consumer-failure=" + CONSUMER_FAILURE,
+                // Retries of events, messages and mails at most 4 s apart, so the run drains soon
+                // after the faults stop.
+                "--payments.events.max-backoff=PT4S",
                 "--idemkit.lease=PT3S",
                 // Outside the embedded demo the secret that signs issued keys is required, and
                 // it is the same on every instance.
@@ -233,6 +340,7 @@ final class Cluster implements AutoCloseable {
   public void close() throws Exception {
     stopInstances();
     provider.close();
+    mail.close();
     if (embedded != null) {
       embedded.close();
       try (Stream<Path> files = Files.walk(embeddedDir)) {
@@ -243,6 +351,7 @@ final class Cluster implements AutoCloseable {
           Statement s = c.createStatement()) {
         s.execute("drop database if exists " + paymentsDb + " with (force)");
         s.execute("drop database if exists " + providerDb + " with (force)");
+        s.execute("drop database if exists " + mailDb + " with (force)");
       }
     }
   }

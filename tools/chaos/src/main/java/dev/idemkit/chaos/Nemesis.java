@@ -4,6 +4,7 @@ import dev.idemkit.chaos.Cluster.Instance;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
@@ -12,12 +13,26 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Breaks things while the clients work, one fault at a time, always leaving one instance serving:
- * {@code kill -9} an instance and start it again, pause one ({@code SIGSTOP}) past its lease and
- * resume it ({@code SIGCONT}), or terminate the service's database connections ({@code
- * pg_terminate_backend}). Each action goes into the history as the nemesis process's {@code info}.
- * Relays and consumers join the list once the service has events (the hook is {@link #actions}).
+ * {@code kill -9} an instance and start it again (its relay, consumers and mail sender die with it,
+ * mid-batch), pause one ({@code SIGSTOP}) past its lease and resume it ({@code SIGCONT}), terminate
+ * the service's database connections ({@code pg_terminate_backend}), or stall every consumer: hold
+ * the inbox table locked ({@code lock table idemkit_inbox in exclusive mode}) for 3–5 s, so that
+ * consumers, and the relays handing them events (the embedded transport delivers inside the relay's
+ * round), wait with their batches open, while the clients go on creating payments. Each action goes
+ * into the history as the nemesis process's {@code info}.
+ *
+ * <p>The service has no switch to stop one instance's relay or consumers alone; beyond the kills
+ * and the stall, the run turns on the service's own event fault injection on every instance (lost
+ * relay acknowledgements, consumers failing after their writes: {@link Cluster#LOST_ACK}, {@link
+ * Cluster#CONSUMER_FAILURE}) and mail faults at the shared mail simulator.
  */
 final class Nemesis implements Runnable {
+
+  /**
+   * The history's process for restarts, which run in a thread of their own alongside the next
+   * actions: a process has one operation at a time in Jepsen's model.
+   */
+  static final String RESTARTS = "nemesis-restart";
 
   private final Cluster cluster;
   private final History history;
@@ -27,6 +42,7 @@ final class Nemesis implements Runnable {
   final AtomicInteger kills = new AtomicInteger();
   final AtomicInteger pauses = new AtomicInteger();
   final AtomicInteger terminations = new AtomicInteger();
+  final AtomicInteger stalls = new AtomicInteger();
   private final List<Thread> restarts = new CopyOnWriteArrayList<>();
 
   Nemesis(Cluster cluster, History history, Duration interval, long seed) {
@@ -38,7 +54,7 @@ final class Nemesis implements Runnable {
 
   /** The faults, in the order the nemesis cycles through them. */
   private List<String> actions() {
-    return List.of("pause", "terminate-connections", "kill");
+    return List.of("pause", "terminate-connections", "kill", "stall-consumers");
   }
 
   void stop() {
@@ -60,6 +76,7 @@ final class Nemesis implements Runnable {
             switch (action) {
               case "kill" -> kill();
               case "pause" -> pause();
+              case "stall-consumers" -> stallConsumers();
               default -> terminateConnections();
             };
         if (!done) {
@@ -102,15 +119,15 @@ final class Nemesis implements Runnable {
                 // terminated by this nemesis) is tried again.
                 for (int attempt = 1; attempt <= 5; attempt++) {
                   sleep(1000);
-                  history.add("invoke", "nemesis", "start", History.value("instance", victim.name));
+                  history.add("invoke", RESTARTS, "start", History.value("instance", victim.name));
                   try {
                     cluster.launch(victim);
-                    history.add("info", "nemesis", "start", History.value("instance", victim.name));
+                    history.add("info", RESTARTS, "start", History.value("instance", victim.name));
                     return;
                   } catch (Exception e) {
                     history.add(
                         "info",
-                        "nemesis",
+                        RESTARTS,
                         "start",
                         History.value("instance", victim.name, "error", e.toString()));
                     victim.process.destroyForcibly();
@@ -140,7 +157,8 @@ final class Nemesis implements Runnable {
     sleep(millis);
     victim.signal("CONT");
     victim.paused = false;
-    history.add("info", "nemesis", "resume", History.value("instance", victim.name));
+    history.add(
+        "info", "nemesis", "pause", History.value("instance", victim.name, "resumed", true));
     return true;
   }
 
@@ -161,6 +179,28 @@ final class Nemesis implements Runnable {
     }
     terminations.incrementAndGet();
     history.add("info", "nemesis", "terminate-connections", History.value("backends", n));
+    return true;
+  }
+
+  /**
+   * Holds the inbox table in exclusive mode for a few seconds: every instance's consumers block on
+   * their next inbox write, with their transactions open, then go on.
+   */
+  private boolean stallConsumers() throws Exception {
+    long millis = 3000 + random.nextInt(2000);
+    history.add("invoke", "nemesis", "stall-consumers", History.value("millis", millis));
+    try (Connection c = cluster.payments()) {
+      c.setAutoCommit(false);
+      try (Statement s = c.createStatement()) {
+        s.execute("set local lock_timeout = '2s'");
+        s.execute("lock table idemkit_inbox in exclusive mode");
+        stalls.incrementAndGet();
+        sleep(millis);
+      } finally {
+        c.rollback();
+      }
+    }
+    history.add("info", "nemesis", "stall-consumers", History.value("millis", millis));
     return true;
   }
 

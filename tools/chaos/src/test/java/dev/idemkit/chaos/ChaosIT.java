@@ -11,11 +11,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The bounded chaos run: under kill -9, SIGSTOP/SIGCONT, terminated database connections and a
- * faulty provider, nothing is lost, duplicated or unexpected, and the ledger is conserved; and the
- * same checker, on a service running a deliberately broken (find-then-insert) store, reports
- * duplicates. {@code -Didemkit.chaos.duration=PT10M} makes the first run longer (see
- * docs/proof.md).
+ * The bounded chaos run: under kill -9, SIGSTOP/SIGCONT, terminated database connections, stalled
+ * consumers, a faulty provider, a faulty mail service and the service's event fault injection,
+ * nothing is lost, duplicated or unexpected, every completed payment's receipt is delivered once,
+ * and the ledger is conserved; and the same checker, on a service running a deliberately broken
+ * (find-then-insert) store, reports duplicates. {@code -Didemkit.chaos.duration=PT10M} makes the
+ * first run longer (see docs/proof.md).
  */
 class ChaosIT {
 
@@ -51,6 +52,9 @@ class ChaosIT {
     // Every completed payment booked once as a debit and a credit of its amount.
     assertThat(a.ledger().violations()).isEmpty();
     assertThat(a.ledger().entries()).as("the ledger booked payments").isGreaterThan(0);
+    // Every completed payment's receipt: one row, one mail at the shared simulator.
+    assertThat(a.receipts()).as("receipts delivered once").isGreaterThan(0);
+    assertThat(outcome.undrained()).as("the event flow drained").isEmpty();
     assertThat(a.valid()).isTrue();
     assertThat(a.ok()).as("work got done").isGreaterThan(20);
     assertThat(outcome.pauses() + outcome.terminations() + outcome.kills())
