@@ -36,6 +36,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * What the chaos run runs on, all on this machine's loopback: one PostgreSQL (the server {@code
@@ -157,8 +158,8 @@ final class Cluster implements AutoCloseable {
         Class.forName("dev.idemkit.examples.payments.demo.MailSimulator", true, loader);
     return (AutoCloseable)
         simulator
-            .getMethod("start", int.class, String.class, DataSource.class)
-            .invoke(null, 0, faults, ds);
+            .getMethod("start", int.class, String.class, DataSource.class, JsonMapper.class)
+            .invoke(null, 0, faults, ds, JsonMapper.builder().build());
   }
 
   /** The mail simulator's base URL. */
