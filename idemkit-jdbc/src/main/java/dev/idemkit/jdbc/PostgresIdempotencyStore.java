@@ -447,8 +447,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * attempts reached the limit. Applied only to a record nobody owns ({@code
    * UNKNOWN_REQUIRES_RECOVERY}, lease run out): a retry or a worker that took it over first makes
    * this a no-op. {@code previous} is the row as it was, to tell a new escalation from an old one.
-   * An escalated record stays unknown; client retries are told to wait {@code maxDelay} between
-   * their own recovery attempts.
+   * The attempts count the first request's (its suspend counted one): after the recovery worker's
+   * first attempt ({@code recovery_attempts} = 2) the wait is {@code backoff}, then twice as long
+   * each time. An escalated record stays unknown; client retries are told to wait {@code maxDelay}
+   * between their own recovery attempts.
    */
   private static final String BACK_OFF_RECOVERY =
       """
@@ -456,10 +458,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       changed as (
         update idemkit_record r
         set recovery_due = case when r.recovery_attempts >= ? then null
-              else clock.now + least(? * power(2, greatest(r.recovery_attempts - 1, 0)), ?)
+              else clock.now + least(? * power(2, greatest(r.recovery_attempts - 2, 0)), ?)
                                * interval '1 millisecond' end,
             locked_until = clock.now
-              + least(? * power(2, greatest(r.recovery_attempts - 1, 0)), ?)
+              + least(? * power(2, greatest(r.recovery_attempts - 2, 0)), ?)
                 * interval '1 millisecond',
             escalated_at = case when r.recovery_attempts >= ?
               then coalesce(r.escalated_at, clock.now) end,
