@@ -2,6 +2,7 @@ package dev.idemkit.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.idemkit.CallResult;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
@@ -19,7 +20,10 @@ import dev.idemkit.jdbc.JdbcTransactions;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
 import dev.idemkit.micrometer.IdempotencyMetricNames;
 import dev.idemkit.micrometer.MicrometerIdempotencyListener;
+import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.testing.MutableClock;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.search.Search;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -32,6 +36,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -179,5 +188,138 @@ class RecordLifeWorkersIT {
             id.operation(),
             id.key().value());
     return due == null ? null : due.toInstant();
+  }
+
+  // ---- cleanup --------------------------------------------------------------------------------
+
+  @Test
+  void twoCleanupWorkersOnOneDatabaseShareTheWorkAndCountItInTheirMeters() throws Exception {
+    int done = 2500;
+    int recent = 700;
+    insertRecords("done", done, "COMPLETED", "-2 days");
+    insertRecords("recent", recent, "COMPLETED", "-2 hours");
+    insertRecords("busy", 20, "IN_PROGRESS", "-2 days");
+    insertRecords("unknown", 20, "UNKNOWN_REQUIRES_RECOVERY", "-2 days");
+    insertRecords("fresh", 50, "COMPLETED", "+1 hour");
+    jdbc.update(
+        "insert into idemkit_record_history (tenant, operation, idem_key, event, state,"
+            + " fencing_token, at) select tenant, operation, idem_key, 'FINISH', state, 1, now()"
+            + " from idemkit_record where tenant = ?",
+        tenant);
+    IdemkitProperties.Cleanup settings = new IdemkitProperties.Cleanup();
+    settings.setBatchSize(100);
+    settings.setBodyRetention(Duration.ZERO);
+    settings.setMetadataRetention(Duration.ofDays(1));
+    settings.setPause(Duration.ofMillis(2));
+
+    String url = ((HikariDataSource) dataSource).getJdbcUrl();
+    List<IdemkitDatabase> pools = new ArrayList<>();
+    List<SimpleMeterRegistry> registries = new ArrayList<>();
+    List<IdempotencyCleanupWorker> workers = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      IdemkitDatabase pool = IdemkitDatabase.connect(url, "postgres", null, 2);
+      pools.add(pool);
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      registries.add(registry);
+      workers.add(
+          new IdempotencyCleanupWorker(
+              PostgresIdempotencyStore.create(pool.dataSource()),
+              MicrometerIdempotencyListener.create(registry),
+              settings));
+    }
+    List<CleanupResult> results = new ArrayList<>();
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try {
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<CleanupResult>> runs = new ArrayList<>();
+      for (IdempotencyCleanupWorker worker : workers) {
+        runs.add(
+            threads.submit(
+                () -> {
+                  go.await();
+                  return worker.cleanUpOnce();
+                }));
+      }
+      go.countDown();
+      for (Future<CleanupResult> run : runs) {
+        results.add(run.get(2, TimeUnit.MINUTES));
+      }
+    } finally {
+      threads.shutdownNow();
+      pools.forEach(IdemkitDatabase::close);
+    }
+
+    long bodies = results.stream().mapToLong(CleanupResult::bodiesDropped).sum();
+    long records = results.stream().mapToLong(CleanupResult::recordsDeleted).sum();
+    assertThat(bodies)
+        .as("each expired body dropped once across the workers")
+        .isEqualTo(done + recent);
+    assertThat(records).as("each record past its metadata retention deleted once").isEqualTo(done);
+    assertThat(count("idem_key like 'done-%'")).isZero();
+    assertThat(
+            count(
+                "idem_key like 'recent-%' and response_body is null and body_dropped_at is not null"))
+        .as("past the window: body dropped, metadata kept")
+        .isEqualTo(recent);
+    assertThat(
+            count(
+                "state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY') and response_body is not null"))
+        .as("live records untouched")
+        .isEqualTo(40);
+    assertThat(count("idem_key like 'fresh-%' and response_body is not null")).isEqualTo(50);
+    assertThat(historyCount("idem_key like 'done-%'")).as("history went with its record").isZero();
+    assertThat(historyCount("true")).isEqualTo(recent + 40 + 50);
+
+    for (int i = 0; i < 2; i++) {
+      assertThat(cleanupRows(registries.get(i), "body"))
+          .as("worker %d's meter, bodies", i)
+          .isEqualTo(results.get(i).bodiesDropped());
+      assertThat(cleanupRows(registries.get(i), "record"))
+          .as("worker %d's meter, records", i)
+          .isEqualTo(results.get(i).recordsDeleted());
+    }
+    assertThat(cleanupRows(registries.get(0), "body") + cleanupRows(registries.get(1), "body"))
+        .isEqualTo(done + recent);
+    assertThat(cleanupRows(registries.get(0), "record") + cleanupRows(registries.get(1), "record"))
+        .isEqualTo(done);
+  }
+
+  private static long cleanupRows(MeterRegistry registry, String kind) {
+    return (long)
+        Search.in(registry)
+            .name(IdempotencyMetricNames.CLEANUP_ROWS)
+            .tag(IdempotencyMetricNames.TAG_CLEANUP_KIND, kind)
+            .counters()
+            .stream()
+            .mapToDouble(c -> c.count())
+            .sum();
+  }
+
+  private void insertRecords(String prefix, int n, String state, String expiresIn) {
+    jdbc.update(
+        "insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,"
+            + " fencing_token, locked_until, response_status, response_body, created_at,"
+            + " updated_at, expires_at) select ?, 'create_payment', ? || '-' || g,"
+            + " 'v1:sha256:abc', ?, 1, now(), 201, convert_to('{\"body\":' || g || '}', 'UTF8'),"
+            + " now(), now(), now() + cast(? as interval) from generate_series(1, ?) g",
+        tenant,
+        prefix,
+        state,
+        expiresIn,
+        n);
+  }
+
+  private long count(String condition) {
+    return jdbc.queryForObject(
+        "select count(*) from idemkit_record where tenant = ? and " + condition,
+        Long.class,
+        tenant);
+  }
+
+  private long historyCount(String condition) {
+    return jdbc.queryForObject(
+        "select count(*) from idemkit_record_history where tenant = ? and " + condition,
+        Long.class,
+        tenant);
   }
 }
