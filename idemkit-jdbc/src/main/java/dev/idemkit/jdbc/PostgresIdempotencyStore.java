@@ -525,9 +525,19 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       select 1 from changed
       """;
 
-  /** Uses {@code idemkit_record_live_tenant_ix}: only live committed records are in it. */
+  /**
+   * A tenant's live records: those a recovery worker may have to pick up (a {@code recovery_due}),
+   * and those escalated to an operator (no {@code recovery_due}, but unresolved). Uses {@code
+   * idemkit_record_live_tenant_ix}, whose predicate is this one: only live committed records are in
+   * it.
+   */
   private static final String COUNT_LIVE =
-      "select count(*) from idemkit_record where tenant = ? and recovery_due is not null";
+      """
+      select count(*) from idemkit_record
+      where tenant = ?
+        and (recovery_due is not null
+             or (escalated_at is not null and state = 'UNKNOWN_REQUIRES_RECOVERY'))
+      """;
 
   /**
    * Counts a new key in the tenant's current minute unless the minute is full: the row lock of the

@@ -218,6 +218,52 @@ class RecordLifeIT {
   }
 
   @Test
+  void anEscalatedRecordStillCountsAsLiveForTheTenantsQuota() throws Exception {
+    ScopedKey escalated = ScopedKey.of(tenant, "create_payment", "k-escalated");
+    leaveUnknown(escalated);
+    assertThat(recoverStillUnknown(escalated)).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(store.backOffRecovery(escalated, Duration.ofSeconds(1), Duration.ofSeconds(1), 2))
+        .isEqualTo(RecoveryBackoff.ESCALATED);
+    assertThat(recoveryDue(escalated)).as("no automatic recovery").isNull();
+    Idempotency oneLive =
+        Idempotency.create(
+            store,
+            IdempotencyConfig.builder()
+                .lease(Duration.ofSeconds(30))
+                .defaultTtl(TTL)
+                .quotas(new dev.idemkit.Quotas(0, 1))
+                .build());
+    ScopedKey next = ScopedKey.of(tenant, "create_payment", "k-next");
+
+    Outcome refused =
+        oneLive.execute(
+            new IdempotentRequest(next, command("8.00"), TTL),
+            charge((ctx, d) -> CallResult.unknown("unused")));
+
+    assertThat(refused).isInstanceOf(Outcome.QuotaExceeded.class);
+    assertThat(((Outcome.QuotaExceeded) refused).quota()).isEqualTo("live_records");
+    assertThat(store.find(next)).as("a refused key stores nothing").isEmpty();
+
+    assertThat(
+            store.resolve(
+                escalated, OperatorResolution.applied("ch_again"), "admin:bob", "seen at provider"))
+        .isTrue();
+    idempotency.recover(
+        escalated,
+        charge(
+            (ctx, d) -> {
+              d.put("chargeId", ctx.operatorResolution().orElseThrow().externalReference());
+              return CallResult.applied(d);
+            }));
+    assertThat(store.find(escalated).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+    Outcome admitted =
+        oneLive.execute(new IdempotentRequest(next, command("8.00"), TTL), localSuccess());
+    assertThat(admitted)
+        .as("resolved and finished: its place is free")
+        .isInstanceOf(Outcome.Executed.class);
+  }
+
+  @Test
   void anOperatorResolutionReachesTheLookupOnceWithWhoAndWhyInHistory() throws Exception {
     ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-resolved");
     leaveUnknown(id);
@@ -298,6 +344,12 @@ class RecordLifeIT {
     return idempotency.execute(new IdempotentRequest(id, command(amount), TTL), op);
   }
 
+  private static LocalOperation localSuccess() {
+    return ctx ->
+        OperationResult.success(
+            StoredResponse.of(201, Map.of(), "{}".getBytes(StandardCharsets.UTF_8)));
+  }
+
   private PhasedOperation<Map<String, String>> charge(
       PhasedOperation.Call<Map<String, String>> lookup) {
     return PhasedOperation.builder()
@@ -340,7 +392,8 @@ class RecordLifeIT {
       ps.setString(3, id.key().value());
       try (ResultSet rs = ps.executeQuery()) {
         assertThat(rs.next()).isTrue();
-        return rs.getTimestamp(1).toInstant();
+        java.sql.Timestamp due = rs.getTimestamp(1);
+        return due == null ? null : due.toInstant();
       }
     }
   }

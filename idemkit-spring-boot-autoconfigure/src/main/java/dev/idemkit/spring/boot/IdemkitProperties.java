@@ -210,7 +210,10 @@ public class IdemkitProperties {
   public static class Quota {
     /**
      * Most live records (phased operations in progress or awaiting recovery) a tenant may have; 0:
-     * no limit. Checked in the new key's claim transaction, exact across instances.
+     * no limit. Records escalated to an operator count: their outcome is unresolved, so they hold
+     * their place until an operator resolves them (a tenant whose provider keeps losing answers
+     * cannot pile up unknown outcomes past the limit). Checked in the new key's claim transaction,
+     * exact across instances; a refusal's Retry-After is 5 seconds.
      */
     private int liveRecordsPerTenant = 0;
 
