@@ -37,6 +37,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
 
 /**
@@ -578,6 +579,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   private final Clock clock;
   private final Duration claimWait;
 
+  /** Keys whose claim statement runs now on this instance (only with a bounded claim wait). */
+  private final ConcurrentHashMap<ScopedKey, Boolean> claimsUnderWay = new ConcurrentHashMap<>();
+
   private PostgresIdempotencyStore(JdbcTransactions transactions, Clock clock, Duration claimWait) {
     this.transactions = Objects.requireNonNull(transactions);
     this.clock = clock;
@@ -616,9 +620,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
      * Bounds how long a claim waits for another request's uncommitted claim of the same key (the
      * claim statement's query timeout, in whole seconds, rounded up; the business statements after
      * it are not bounded); past it the claim throws {@link ClaimWaitTimeoutException}, its
-     * transaction rolls back, and the engine answers "in progress". A flood of one key then holds
-     * each connection for at most that long instead of until the first request ends. Unset or zero:
-     * waits until the other request ends.
+     * transaction rolls back, and the engine answers "in progress". Only one request per key and
+     * instance waits at a time; the others of that key answer "in progress" at once. A flood of one
+     * key then holds one connection per instance, for at most that long, instead of the pool until
+     * the first request ends. Unset or zero: every request waits until the other request ends.
      */
     public Builder claimWait(Duration claimWait) {
       this.claimWait = claimWait == null || claimWait.isZero() ? null : claimWait;
@@ -750,8 +755,30 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         });
   }
 
+  /**
+   * With a bounded claim wait, at most one request of this instance waits on a key's claim at a
+   * time: a second one of the same key, while the first is still in its claim statement, is
+   * answered "in progress" at once ({@link ClaimWaitTimeoutException}) instead of holding a
+   * connection for the whole wait. A same-key flood then holds one connection per instance, and the
+   * pool stays free for other requests.
+   */
   @Override
   public ClaimAttempt claim(
+      StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
+    if (claimWait == null) {
+      return claimNow(tx, id, fingerprint, lease, ttl);
+    }
+    if (claimsUnderWay.putIfAbsent(id, Boolean.TRUE) != null) {
+      throw new ClaimWaitTimeoutException(id, Duration.ZERO);
+    }
+    try {
+      return claimNow(tx, id, fingerprint, lease, ttl);
+    } finally {
+      claimsUnderWay.remove(id);
+    }
+  }
+
+  private ClaimAttempt claimNow(
       StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
     try (PreparedStatement ps = connection(tx).prepareStatement(CLAIM)) {
       if (claimWait != null) {
