@@ -185,8 +185,11 @@ public interface IdempotencyStore {
   }
 
   /**
-   * Spaces out recovery attempts of a record whose outcome stayed unknown: with {@code n} attempts
-   * made, the next is due after {@code firstDelay * 2^(n-1)} (at most {@code maxDelay}), and client
+   * Spaces out recovery attempts of a record whose outcome stayed unknown. {@code n}, the attempts
+   * made, counts the first request's ({@link #suspend} counts each attempt left unknown), so the
+   * recovery worker's first attempt, made at once, brings it to 2: the next is due after {@code
+   * firstDelay * 2^(n-2)} ({@code firstDelay} after the worker's first attempt, then twice as long
+   * each time; {@code firstDelay} too when {@code n} is 1; at most {@code maxDelay}), and client
    * retries are told to wait as long. Once {@code n} reaches {@code maxAttempts} the record is
    * escalated: no further automatic recovery, it waits for an operator ({@link #resolve}).
    */

@@ -38,6 +38,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
 
 /**
@@ -56,8 +57,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   /*
    * Every statement below is whole: what runs is what is written, nothing is cut or patched at
-   * start-up. Two constants join two whole statements with ";" so that the driver sends them in one
-   * round trip (FINISH_FRESH_AND_COMMIT, ADMIT_NEW_KEY_AND_COUNT_LIVE); each part runs as written.
+   * start-up. Three constants join whole statements with ";" so that the driver sends them in one
+   * round trip (FINISH_FRESH_AND_COMMIT, ADMIT_AND_COMMIT, FINISH_FRESH_ADMIT_AND_COMMIT); each
+   * part runs as written.
    * Conventions they share:
    *
    * - Time. A statement that compares times starts with the CTE
@@ -450,8 +452,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * attempts reached the limit. Applied only to a record nobody owns ({@code
    * UNKNOWN_REQUIRES_RECOVERY}, lease run out): a retry or a worker that took it over first makes
    * this a no-op. {@code previous} is the row as it was, to tell a new escalation from an old one.
-   * An escalated record stays unknown; client retries are told to wait {@code maxDelay} between
-   * their own recovery attempts.
+   * The attempts count the first request's (its suspend counted one): after the recovery worker's
+   * first attempt ({@code recovery_attempts} = 2) the wait is {@code backoff}, then twice as long
+   * each time. An escalated record stays unknown; client retries are told to wait {@code maxDelay}
+   * between their own recovery attempts.
    */
   private static final String BACK_OFF_RECOVERY =
       """
@@ -459,10 +463,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       changed as (
         update idemkit_record r
         set recovery_due = case when r.recovery_attempts >= ? then null
-              else clock.now + least(? * power(2, greatest(r.recovery_attempts - 1, 0)), ?)
+              else clock.now + least(? * power(2, greatest(r.recovery_attempts - 2, 0)), ?)
                                * interval '1 millisecond' end,
             locked_until = clock.now
-              + least(? * power(2, greatest(r.recovery_attempts - 1, 0)), ?)
+              + least(? * power(2, greatest(r.recovery_attempts - 2, 0)), ?)
                 * interval '1 millisecond',
             escalated_at = case when r.recovery_attempts >= ?
               then coalesce(r.escalated_at, clock.now) end,
@@ -571,6 +575,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   private final Clock clock;
   private final Duration claimWait;
 
+  /** Keys whose claim statement runs now on this instance (only with a bounded claim wait). */
+  private final ConcurrentHashMap<ScopedKey, Boolean> claimsUnderWay = new ConcurrentHashMap<>();
+
   private PostgresIdempotencyStore(JdbcTransactions transactions, Clock clock, Duration claimWait) {
     this.transactions = Objects.requireNonNull(transactions);
     this.clock = clock;
@@ -609,9 +616,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
      * Bounds how long a claim waits for another request's uncommitted claim of the same key (the
      * claim statement's query timeout, in whole seconds, rounded up; the business statements after
      * it are not bounded); past it the claim throws {@link ClaimWaitTimeoutException}, its
-     * transaction rolls back, and the engine answers "in progress". A flood of one key then holds
-     * each connection for at most that long instead of until the first request ends. Unset or zero:
-     * waits until the other request ends.
+     * transaction rolls back, and the engine answers "in progress". Only one request per key and
+     * instance waits at a time; the others of that key answer "in progress" at once. A flood of one
+     * key then holds one connection per instance, for at most that long, instead of the pool until
+     * the first request ends. Unset or zero: every request waits until the other request ends.
      */
     public Builder claimWait(Duration claimWait) {
       this.claimWait = claimWait == null || claimWait.isZero() ? null : claimWait;
@@ -818,8 +826,30 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         });
   }
 
+  /**
+   * With a bounded claim wait, at most one request of this instance waits on a key's claim at a
+   * time: a second one of the same key, while the first is still in its claim statement, is
+   * answered "in progress" at once ({@link ClaimWaitTimeoutException}) instead of holding a
+   * connection for the whole wait. A same-key flood then holds one connection per instance, and the
+   * pool stays free for other requests.
+   */
   @Override
   public ClaimAttempt claim(
+      StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
+    if (claimWait == null) {
+      return claimNow(tx, id, fingerprint, lease, ttl);
+    }
+    if (claimsUnderWay.putIfAbsent(id, Boolean.TRUE) != null) {
+      throw new ClaimWaitTimeoutException(id, Duration.ZERO);
+    }
+    try {
+      return claimNow(tx, id, fingerprint, lease, ttl);
+    } finally {
+      claimsUnderWay.remove(id);
+    }
+  }
+
+  private ClaimAttempt claimNow(
       StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
     try (PreparedStatement ps = connection(tx).prepareStatement(CLAIM)) {
       if (claimWait != null) {

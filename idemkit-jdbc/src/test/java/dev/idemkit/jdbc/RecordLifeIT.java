@@ -183,30 +183,84 @@ class RecordLifeIT {
     ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-unknown");
     leaveUnknown(id);
     Duration first = Duration.ofSeconds(10);
+    assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
 
-    List<Instant> due = new ArrayList<>();
-    for (int attempt = 1; attempt <= 2; attempt++) {
-      assertThat(store.backOffRecovery(id, first, Duration.ofHours(1), 3))
-          .isEqualTo(RecoveryBackoff.DEFERRED);
-      assertThat(needingRecovery()).doesNotContain(id);
-      due.add(store.find(id).orElseThrow().lockedUntil());
-      clock.set(due.get(due.size() - 1));
-      assertThat(needingRecovery()).contains(id);
+    // In the recovery worker's order: an attempt that leaves the outcome unknown, then the backoff.
+    List<Duration> waits = new ArrayList<>();
+    for (int attempt = 1; attempt <= 3; attempt++) {
       assertThat(recoverStillUnknown(id)).isInstanceOf(Outcome.OutcomePending.class);
+      Instant attemptedAt = clock.instant();
+      assertThat(store.backOffRecovery(id, first, Duration.ofHours(1), 5))
+          .isEqualTo(RecoveryBackoff.DEFERRED);
+      Instant due = recoveryDue(id);
+      waits.add(Duration.between(attemptedAt, due));
+      clock.set(due.minusMillis(1));
+      assertThat(needingRecovery()).doesNotContain(id);
+      clock.set(due);
+      assertThat(needingRecovery()).contains(id);
     }
-    assertThat(Duration.between(due.get(0), due.get(1)))
-        .as("the second wait is twice the first")
-        .isEqualTo(first.multipliedBy(2));
+    assertThat(waits)
+        .as("backoff after the first recovery attempt, then twice as long each time")
+        .containsExactly(first, first.multipliedBy(2), first.multipliedBy(4));
 
-    assertThat(store.find(id).orElseThrow().recoveryAttempts()).isEqualTo(3);
-    assertThat(store.backOffRecovery(id, first, Duration.ofHours(1), 3))
+    assertThat(recoverStillUnknown(id)).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(store.find(id).orElseThrow().recoveryAttempts())
+        .as("the first request's attempt and four recoveries")
+        .isEqualTo(5);
+    assertThat(store.backOffRecovery(id, first, Duration.ofHours(1), 5))
         .isEqualTo(RecoveryBackoff.ESCALATED);
     clock.advance(Duration.ofDays(1));
     assertThat(needingRecovery()).as("no automatic recovery after the limit").doesNotContain(id);
     assertThat(store.findEscalated(100)).extracting(r -> r.id()).contains(id);
-    assertThat(store.backOffRecovery(id, first, Duration.ofHours(1), 3))
+    assertThat(store.backOffRecovery(id, first, Duration.ofHours(1), 5))
         .isEqualTo(RecoveryBackoff.ALREADY_ESCALATED);
     assertThat(history(id)).filteredOn(h -> h.get("event").equals("ESCALATED")).hasSize(1);
+  }
+
+  @Test
+  void anEscalatedRecordStillCountsAsLiveForTheTenantsQuota() throws Exception {
+    ScopedKey escalated = ScopedKey.of(tenant, "create_payment", "k-escalated");
+    leaveUnknown(escalated);
+    assertThat(recoverStillUnknown(escalated)).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(store.backOffRecovery(escalated, Duration.ofSeconds(1), Duration.ofSeconds(1), 2))
+        .isEqualTo(RecoveryBackoff.ESCALATED);
+    assertThat(recoveryDue(escalated)).as("no automatic recovery").isNull();
+    Idempotency oneLive =
+        Idempotency.create(
+            store,
+            IdempotencyConfig.builder()
+                .lease(Duration.ofSeconds(30))
+                .defaultTtl(TTL)
+                .quotas(new dev.idemkit.Quotas(0, 1))
+                .build());
+    ScopedKey next = ScopedKey.of(tenant, "create_payment", "k-next");
+
+    Outcome refused =
+        oneLive.execute(
+            new IdempotentRequest(next, command("8.00"), TTL),
+            charge((ctx, d) -> CallResult.unknown("unused")));
+
+    assertThat(refused).isInstanceOf(Outcome.QuotaExceeded.class);
+    assertThat(((Outcome.QuotaExceeded) refused).quota()).isEqualTo("live_records");
+    assertThat(store.find(next)).as("a refused key stores nothing").isEmpty();
+
+    assertThat(
+            store.resolve(
+                escalated, OperatorResolution.applied("ch_again"), "admin:bob", "seen at provider"))
+        .isTrue();
+    idempotency.recover(
+        escalated,
+        charge(
+            (ctx, d) -> {
+              d.put("chargeId", ctx.operatorResolution().orElseThrow().externalReference());
+              return CallResult.applied(d);
+            }));
+    assertThat(store.find(escalated).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+    Outcome admitted =
+        oneLive.execute(new IdempotentRequest(next, command("8.00"), TTL), localSuccess());
+    assertThat(admitted)
+        .as("resolved and finished: its place is free")
+        .isInstanceOf(Outcome.Executed.class);
   }
 
   @Test
@@ -290,6 +344,12 @@ class RecordLifeIT {
     return idempotency.execute(new IdempotentRequest(id, command(amount), TTL), op);
   }
 
+  private static LocalOperation localSuccess() {
+    return ctx ->
+        OperationResult.success(
+            StoredResponse.of(201, Map.of(), "{}".getBytes(StandardCharsets.UTF_8)));
+  }
+
   private PhasedOperation<Map<String, String>> charge(
       PhasedOperation.Call<Map<String, String>> lookup) {
     return PhasedOperation.builder()
@@ -319,6 +379,23 @@ class RecordLifeIT {
     return idempotency
         .recover(id, charge((ctx, d) -> CallResult.unknown("provider unreachable")))
         .orElseThrow();
+  }
+
+  private Instant recoveryDue(ScopedKey id) throws Exception {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select recovery_due from idemkit_record"
+                    + " where tenant = ? and operation = ? and idem_key = ?")) {
+      ps.setString(1, id.tenant());
+      ps.setString(2, id.operation());
+      ps.setString(3, id.key().value());
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        java.sql.Timestamp due = rs.getTimestamp(1);
+        return due == null ? null : due.toInstant();
+      }
+    }
   }
 
   private List<ScopedKey> needingRecovery() {

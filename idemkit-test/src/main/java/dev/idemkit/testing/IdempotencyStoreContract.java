@@ -27,6 +27,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.TransactionWork;
@@ -720,6 +721,53 @@ public abstract class IdempotencyStoreContract {
     assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
     assertThat(listener.count("unknownState")).isEqualTo(2);
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Replayed.class);
+  }
+
+  /**
+   * In the recovery worker's order (an attempt that leaves the outcome unknown, then the backoff):
+   * the first recovery is due at once, then {@code backoff}, twice as long each time, and the
+   * record is escalated when its attempts (the first request's included) reach the limit. Skipped
+   * for a store without recovery backoff.
+   */
+  @Test
+  void recoveryBacksOffFromTheWorkersFirstAttemptThenEscalatesAtTheLimit() throws Exception {
+    ScopedKey id = key("k-backoff");
+    Provider provider = new Provider();
+    provider.lookupsReachTheRecords.set(false);
+    PhasedOperation<Payment> op = provider.payment(id, () -> {}, answerLost());
+    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
+    Duration backoff = Duration.ofSeconds(10);
+    try {
+      store.backOffRecovery(key("k-backoff-none"), backoff, Duration.ofHours(1), 5);
+    } catch (UnsupportedOperationException e) {
+      org.junit.jupiter.api.Assumptions.abort("no recovery backoff in this store");
+    }
+
+    for (Duration wait : List.of(backoff, backoff.multipliedBy(2), backoff.multipliedBy(4))) {
+      assertThat(idempotency.recover(id, op)).get().isInstanceOf(Outcome.OutcomePending.class);
+      assertThat(store.backOffRecovery(id, backoff, Duration.ofHours(1), 5))
+          .isEqualTo(RecoveryBackoff.DEFERRED);
+      clock.advance(wait.minusMillis(1));
+      assertThat(needingRecovery()).as("not due before %s", wait).doesNotContain(id);
+      clock.advance(Duration.ofMillis(1));
+      assertThat(needingRecovery()).as("due after %s", wait).contains(id);
+    }
+
+    assertThat(idempotency.recover(id, op)).get().isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(record(id).recoveryAttempts()).isEqualTo(5);
+    assertThat(store.backOffRecovery(id, backoff, Duration.ofHours(1), 5))
+        .isEqualTo(RecoveryBackoff.ESCALATED);
+    clock.advance(Duration.ofDays(1));
+    assertThat(needingRecovery()).as("escalated: no automatic recovery").doesNotContain(id);
+    assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
+    assertThat(store.backOffRecovery(id, backoff, Duration.ofHours(1), 5))
+        .isEqualTo(RecoveryBackoff.ALREADY_ESCALATED);
+    assertThat(provider.calls).as("never called twice").hasValue(1);
+  }
+
+  private List<ScopedKey> needingRecovery() {
+    return store.findNeedingRecovery(100_000).stream().map(IdempotencyRecord::id).toList();
   }
 
   @Test

@@ -12,6 +12,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.Takeover;
@@ -22,9 +23,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -46,6 +49,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
   /** New keys per tenant and minute of {@link #clock}. */
   private final Map<String, Integer> newKeys = new HashMap<>();
+
+  /** Records escalated to an operator: no automatic recovery until their next suspension. */
+  private final Set<ScopedKey> escalated = new HashSet<>();
 
   public InMemoryIdempotencyStore(Clock clock) {
     this.clock = clock;
@@ -279,6 +285,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     IdempotencyRecord r = owned(owner);
     Instant now = clock.instant();
     int attempts = r.recoveryAttempts() + (state == RecordState.UNKNOWN_REQUIRES_RECOVERY ? 1 : 0);
+    escalated.remove(r.id());
     records.put(
         r.id(),
         with(
@@ -291,6 +298,64 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             attempts,
             null,
             now));
+  }
+
+  /**
+   * As the PostgreSQL store: with {@code n} attempts counted (the first request's included), the
+   * next is due after {@code firstDelay * 2^(n-2)} ({@code firstDelay} after the recovery worker's
+   * first attempt), at most {@code maxDelay}; at {@code maxAttempts} the record is escalated.
+   */
+  @Override
+  public RecoveryBackoff backOffRecovery(
+      ScopedKey id, Duration firstDelay, Duration maxDelay, int maxAttempts) {
+    lock.lock();
+    try {
+      Instant now = clock.instant();
+      IdempotencyRecord r = records.get(id);
+      if (r == null
+          || r.state() != RecordState.UNKNOWN_REQUIRES_RECOVERY
+          || !r.isLeaseExpiredAt(now)) {
+        return RecoveryBackoff.NOT_PENDING;
+      }
+      int doublings = Math.min(Math.max(r.recoveryAttempts() - 2, 0), 40);
+      long delay = Math.min(firstDelay.toMillis() * (1L << doublings), maxDelay.toMillis());
+      if (delay < 0) {
+        delay = maxDelay.toMillis();
+      }
+      records.put(
+          id,
+          with(
+              r,
+              r.state(),
+              now.plusMillis(delay),
+              r.recoveryPoint(),
+              r.pendingExternal(),
+              r.recoveryData(),
+              r.recoveryAttempts(),
+              r.response(),
+              now));
+      if (r.recoveryAttempts() < maxAttempts) {
+        escalated.remove(id);
+        return RecoveryBackoff.DEFERRED;
+      }
+      return escalated.add(id) ? RecoveryBackoff.ESCALATED : RecoveryBackoff.ALREADY_ESCALATED;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public List<IdempotencyRecord> findEscalated(int limit) {
+    lock.lock();
+    try {
+      return records.values().stream()
+          .filter(
+              r -> escalated.contains(r.id()) && r.state() == RecordState.UNKNOWN_REQUIRES_RECOVERY)
+          .limit(limit)
+          .toList();
+    } finally {
+      lock.unlock();
+    }
   }
 
   @Override
@@ -310,6 +375,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
       Instant now = clock.instant();
       return records.values().stream()
           .filter(r -> r.state().isLive() && r.isLeaseExpiredAt(now))
+          .filter(r -> !escalated.contains(r.id()))
           .sorted(Comparator.comparing(IdempotencyRecord::lockedUntil))
           .limit(limit)
           .toList();

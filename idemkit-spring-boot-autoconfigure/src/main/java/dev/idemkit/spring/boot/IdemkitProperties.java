@@ -210,7 +210,10 @@ public class IdemkitProperties {
   public static class Quota {
     /**
      * Most live records (phased operations in progress or awaiting recovery) a tenant may have; 0:
-     * no limit. Checked in the new key's claim transaction, exact across instances.
+     * no limit. Records escalated to an operator count: their outcome is unresolved, so they hold
+     * their place until an operator resolves them (a tenant whose provider keeps losing answers
+     * cannot pile up unknown outcomes past the limit). Checked in the new key's claim transaction,
+     * exact across instances; a refusal's Retry-After is 5 seconds.
      */
     private int liveRecordsPerTenant = 0;
 
@@ -249,9 +252,10 @@ public class IdemkitProperties {
     private int batchSize = 50;
 
     /**
-     * Wait before the second recovery attempt of an unknown outcome; each further attempt waits
-     * twice as long as the one before (at most max-backoff). Client retries are told to wait as
-     * long.
+     * Wait after the recovery worker's first attempt on an unknown outcome (made as soon as the
+     * request leaves it unknown) before its second; each further attempt waits twice as long as the
+     * one before (at most max-backoff): 10 s, 20 s, 40 s … by default. Client retries are told to
+     * wait as long.
      */
     private Duration backoff = Duration.ofSeconds(10);
 
@@ -261,8 +265,10 @@ public class IdemkitProperties {
     /**
      * Recovery attempts after which an outcome still unknown is escalated to an operator: no more
      * automatic attempts, a WARN log line once, the idempotency.escalated.count meter, and the
-     * record in the admin list until an operator resolves it. With the default backoff, 8 attempts
-     * span about 40 minutes.
+     * record in the admin list until an operator resolves it. The first request's own attempt
+     * counts: with the default 8, the worker tries 7 times, waiting 10 s, 20 s … 320 s between its
+     * tries with the default backoff, so a record is escalated about 10.5 minutes (630 s) after its
+     * first request.
      */
     private int maxAttempts = 8;
 

@@ -27,7 +27,7 @@ public record PaymentsProperties(
     apiKeys = apiKeys == null ? new LinkedHashMap<>() : apiKeys;
     adminApiKeys = adminApiKeys == null ? new LinkedHashMap<>() : adminApiKeys;
     maxBodyBytes = maxBodyBytes <= 0 ? 16 * 1024 : maxBodyBytes;
-    provider = provider == null ? new Provider(null, null, null, null) : provider;
+    provider = provider == null ? new Provider(null, null, null, null, null) : provider;
   }
 
   /**
@@ -36,10 +36,13 @@ public record PaymentsProperties(
    * @param embeddedPort the in-process simulator's port (0: any free port; unset: the service's
    *     port + 1, or any free port if that one is taken)
    * @param faults the in-process simulator's random faults, e.g. {@code drop-after-charge:0.1}
+   * @param latency the in-process simulator's delay under its {@code latency} fault (300 ms)
    */
-  public record Provider(String url, Duration timeout, Integer embeddedPort, String faults) {
+  public record Provider(
+      String url, Duration timeout, Integer embeddedPort, String faults, Duration latency) {
     public Provider {
       timeout = timeout == null ? Duration.ofSeconds(2) : timeout;
+      latency = latency == null ? Duration.ofMillis(300) : latency;
       embeddedPort = embeddedPort == null ? -1 : embeddedPort;
     }
 

@@ -3,6 +3,7 @@ package dev.idemkit.examples.payments;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idemkit.examples.payments.demo.EmbeddedMail;
+import dev.idemkit.examples.payments.demo.EmbeddedProvider;
 import java.math.BigDecimal;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -18,17 +19,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The README's curl lines, run as written (host and port aside, and the values its {@code P=…} and
  * {@code O=…} lines ask the reader to fill in): a payment created, replayed, refused on a changed
- * amount, refused without a key, its answer lost and recovered; an order created and paid; then
- * what the consumers made of them: the ledger entries, the balance, the receipt, the mail, the
- * shipment and the outbox backlog.
+ * amount, refused without a key, its answer lost and recovered; two payments whose outcome stays
+ * unknown escalated to an operator and resolved, one applied and one not applied (on a service
+ * started with the {@code --idemkit.*} arguments of the README's demo start line in that section);
+ * an order created and paid; then what the consumers made of them: the ledger entries, the balance,
+ * the receipt, the mail, the shipment and the outbox backlog.
  */
 class ReadmeCurlIT extends HttpTestSupport {
 
@@ -36,7 +42,25 @@ class ReadmeCurlIT extends HttpTestSupport {
   private static final Pattern VARIABLE = Pattern.compile("\\$([A-Z]+)");
   private static final Pattern ASSIGNMENT = Pattern.compile("([A-Z]+)=\\S+(\\s+#.*)?");
 
+  /** The README's section whose demo runs on a service started with its own arguments. */
+  private static final String RECORD_LIFE = "The record's life";
+
   @Autowired EmbeddedMail mail;
+  @Autowired EmbeddedProvider provider;
+
+  /** The {@code --idemkit.…} arguments of the README's demo start line in {@link #RECORD_LIFE}. */
+  @DynamicPropertySource
+  static void demoStartArguments(DynamicPropertyRegistry registry) throws Exception {
+    List<Start> starts =
+        readme().starts().stream().filter(s -> s.section().equals(RECORD_LIFE)).toList();
+    assertThat(starts).as("one start line in %s", RECORD_LIFE).hasSize(1);
+    List<String> arguments = starts.get(0).arguments();
+    assertThat(arguments).isNotEmpty().allMatch(a -> a.startsWith("--idemkit.") && a.contains("="));
+    for (String argument : arguments) {
+      String[] setting = argument.substring(2).split("=", 2);
+      registry.add(setting[0], () -> setting[1]);
+    }
+  }
 
   /** One curl command of the README, under the heading of its section. */
   private record Curl(
@@ -48,8 +72,14 @@ class ReadmeCurlIT extends HttpTestSupport {
     }
   }
 
-  /** Every curl command in the README's {@code sh} blocks, and every variable they assign. */
-  private record Readme(List<Curl> curls, List<String> assigned) {
+  /** A {@code java -jar} line of the README: its section and its arguments after the jar. */
+  private record Start(String section, List<String> arguments) {}
+
+  /**
+   * Every curl command in the README's {@code sh} blocks, every variable they assign, and every
+   * start line.
+   */
+  private record Readme(List<Curl> curls, List<String> assigned, List<Start> starts) {
 
     List<Curl> in(String section) {
       return curls.stream().filter(c -> c.section().equals(section)).toList();
@@ -59,6 +89,7 @@ class ReadmeCurlIT extends HttpTestSupport {
   private static Readme readme() throws Exception {
     List<Curl> curls = new ArrayList<>();
     List<String> assigned = new ArrayList<>();
+    List<Start> starts = new ArrayList<>();
     String section = "";
     boolean inShell = false;
     boolean inCode = false;
@@ -72,6 +103,9 @@ class ReadmeCurlIT extends HttpTestSupport {
               assigned.add(assignment.group(1));
             } else if (command.startsWith("curl ")) {
               curls.add(parse(section, command));
+            } else if (command.startsWith("java -jar ")) {
+              List<String> words = words(command);
+              starts.add(new Start(section, words.subList(3, words.size())));
             }
           }
           block.setLength(0);
@@ -84,7 +118,7 @@ class ReadmeCurlIT extends HttpTestSupport {
         section = line.replaceFirst("^#+\\s*", "");
       }
     }
-    return new Readme(curls, assigned);
+    return new Readme(curls, assigned, starts);
   }
 
   /** A command's words as the shell splits them: quotes removed, a comment dropped. */
@@ -245,6 +279,8 @@ class ReadmeCurlIT extends HttpTestSupport {
         .contains("\"providerChargeId\":\"ch_");
     assertThat(paymentsFor("order-2001")).isEqualTo(1);
 
+    theOperatorSectionDoesWhatItSays(readme.in(RECORD_LIFE), values);
+
     // After a payment: an order created and paid, then what the consumers made of it all.
     List<Curl> events = readme.in("After a payment: events across boundaries");
     assertThat(events)
@@ -351,6 +387,114 @@ class ReadmeCurlIT extends HttpTestSupport {
     assertThat(backlog.statusCode()).as(backlog.body()).isEqualTo(200);
     assertThat(json(backlog).get("unsent").isNumber()).isTrue();
     assertThat(json(backlog).get("parkedEvents").isNumber()).isTrue();
+  }
+
+  /**
+   * The record's life: two payments left unknown are escalated, resolved by an operator (applied
+   * with a charge id, and not applied), finished by the recovery worker, charged once each.
+   */
+  private void theOperatorSectionDoesWhatItSays(List<Curl> life, Map<String, String> values)
+      throws Exception {
+    String resolution =
+        "POST localhost:8080/v1/admin/idempotency/records/tenant_demo_a/create_payment/";
+    assertThat(life)
+        .extracting(Curl::line)
+        .containsExactly(
+            "POST localhost:8080/v1/payments",
+            "POST localhost:8080/v1/payments",
+            "GET localhost:8080/v1/admin/idempotency/recovery",
+            resolution + "0b6c3f55-demo-escalate-0001/resolution",
+            resolution + "0b6c3f55-demo-escalate-0002/resolution");
+    String appliedKey = life.get(0).headers().get("Idempotency-Key");
+    String notAppliedKey = life.get(1).headers().get("Idempotency-Key");
+
+    for (Curl pay : life.subList(0, 2)) {
+      HttpResponse<String> pending = send(request(pay, values));
+      assertThat(pending.statusCode()).as(pending.body()).isEqualTo(409);
+      assertThat(pending.body()).contains("IDEMPOTENCY_OUTCOME_PENDING");
+    }
+    awaitAnswer(
+        "both payments escalated to an operator",
+        request(life.get(2), values),
+        a -> ok(a, j -> escalatedKeys(j).containsAll(List.of(appliedKey, notAppliedKey))));
+    assertThat(state(appliedKey)).isEqualTo("UNKNOWN_REQUIRES_RECOVERY");
+
+    Curl asTenant =
+        new Curl(
+            life.get(3).section(),
+            life.get(3).method(),
+            life.get(3).url(),
+            new LinkedHashMap<>(life.get(3).headers()),
+            life.get(3).body());
+    asTenant.headers().put("Authorization", "Bearer " + TENANT_A);
+    assertThat(send(request(asTenant, values)).statusCode()).as("tenant keys").isEqualTo(403);
+
+    HttpResponse<String> applied = send(request(life.get(3), values));
+    assertThat(applied.statusCode()).as(applied.body()).isEqualTo(200);
+    assertResolvedBy(
+        json(applied), "OPERATOR_RESOLVED_APPLIED", "charge seen in the provider dashboard");
+    HttpResponse<String> notApplied = send(request(life.get(4), values));
+    assertThat(notApplied.statusCode()).as(notApplied.body()).isEqualTo(200);
+    assertResolvedBy(
+        json(notApplied), "OPERATOR_RESOLVED_NOT_APPLIED", "no charge at the provider");
+
+    // The worker finishes both; then the payment commands, sent again, answer as completed.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!state(appliedKey).equals("COMPLETED") || !state(notAppliedKey).equals("COMPLETED")) {
+      assertThat(System.nanoTime()).as("the worker finishes both").isLessThan(deadline);
+      Thread.sleep(50);
+    }
+    HttpResponse<String> first = send(request(life.get(0), values));
+    assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
+    assertThat(json(first).get("status").asString()).isEqualTo("COMPLETED");
+    assertThat(json(first).get("providerChargeId").asString()).isEqualTo("ch_123");
+    HttpResponse<String> second = send(request(life.get(1), values));
+    assertThat(second.statusCode()).as(second.body()).isEqualTo(201);
+    assertThat(json(second).get("status").asString()).isEqualTo("COMPLETED");
+    assertThat(json(second).get("providerChargeId").asString())
+        .startsWith("ch_")
+        .isNotEqualTo("ch_123");
+    for (HttpResponse<String> paid : List.of(first, second)) {
+      String charges =
+          send(HttpRequest.newBuilder(
+                      URI.create(
+                          provider.baseUrl()
+                              + "/charges?reference="
+                              + json(paid).get("paymentId").asString()))
+                  .build())
+              .body();
+      assertThat(charges).as("charged once").contains("\"succeeded\":1");
+    }
+    assertThat(paymentsFor("order-3001")).isEqualTo(1);
+    assertThat(paymentsFor("order-3002")).isEqualTo(1);
+
+    HttpResponse<String> again = send(request(life.get(3), values));
+    assertThat(again.statusCode()).as(again.body()).isEqualTo(409);
+    assertThat(again.body()).contains("RECORD_NOT_AWAITING_RESOLUTION");
+  }
+
+  private static List<String> escalatedKeys(JsonNode recovery) {
+    return StreamSupport.stream(recovery.get("escalated").spliterator(), false)
+        .map(r -> r.get("key").asString())
+        .toList();
+  }
+
+  private static void assertResolvedBy(JsonNode record, String event, String reason) {
+    // The worker may already have taken the record over: its rows would follow the operator's.
+    List<JsonNode> rows =
+        StreamSupport.stream(record.get("history").spliterator(), false)
+            .filter(h -> h.get("event").asString().equals(event))
+            .toList();
+    assertThat(rows).as("one %s row in %s", event, record).hasSize(1);
+    assertThat(rows.get(0).get("actor").asString()).isEqualTo("admin:demo_operator");
+    assertThat(rows.get(0).get("reason").asString()).isEqualTo(reason);
+  }
+
+  private String state(String key) {
+    return jdbc.sql("select state from idemkit_record where idem_key = ?")
+        .param(key)
+        .query(String.class)
+        .single();
   }
 
   /** The EUR entry of an account's balances answer, or null when it has none. */

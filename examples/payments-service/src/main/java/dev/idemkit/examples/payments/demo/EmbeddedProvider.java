@@ -93,6 +93,7 @@ public class EmbeddedProvider implements DisposableBean {
   private static ProviderSimulator.Config config(PaymentsProperties.Provider provider, int port) {
     return ProviderSimulator.Config.defaults(port)
         .withProbabilities(ProviderSimulator.Config.parseProbabilities(provider.faults()))
+        .withLatency(provider.latency())
         .withLateAnswer(provider.timeout().plus(Duration.ofSeconds(3)));
   }
 

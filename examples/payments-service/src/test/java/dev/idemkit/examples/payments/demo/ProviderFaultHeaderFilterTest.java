@@ -20,7 +20,7 @@ class ProviderFaultHeaderFilterTest {
 
   private static PaymentsProperties provider(String url) {
     return new PaymentsProperties(
-        null, null, 0, 0, new PaymentsProperties.Provider(url, null, null, null));
+        null, null, 0, 0, new PaymentsProperties.Provider(url, null, null, null, null));
   }
 
   private final ProviderFaultHeaderFilter demoFilter =
