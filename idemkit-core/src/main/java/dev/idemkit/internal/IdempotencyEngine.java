@@ -110,6 +110,16 @@ public final class IdempotencyEngine implements Idempotency {
   }
 
   /**
+   * Another request holds the key's claim (in its transaction, or in its claim statement on this
+   * instance): nothing was stored. If the key's record has finished meanwhile (a concurrent retry
+   * of a completed request), its answer; otherwise "in progress", to retry later.
+   */
+  private Outcome busyAnswer(IdempotentRequest request) {
+    Outcome finished = answerFromRecord(request);
+    return finished != null ? finished : new Outcome.InProgress(BUSY_RETRY_AFTER);
+  }
+
+  /**
    * What an unexpired finished record ({@link RecordState#isReplayable()}) answers this request: a
    * mismatch when the request is not the one recorded, else a replay of the stored response; empty
    * when the record has no stored response.
@@ -208,8 +218,7 @@ public final class IdempotencyEngine implements Idempotency {
       listener.onQuotaExceeded(request.id(), refused.outcome().quota());
       return refused.outcome();
     } catch (ClaimWaitTimeoutException busy) {
-      // Another request holds the key's claim in its transaction: nothing stored, ask to retry.
-      return new Outcome.InProgress(BUSY_RETRY_AFTER);
+      return busyAnswer(request);
     } catch (BusinessRejectionException rejection) {
       // The operation's transaction, claim included, was rolled back. Store the rejection alone.
       return storeRejection(request, rejection.response());
@@ -282,8 +291,7 @@ public final class IdempotencyEngine implements Idempotency {
       listener.onQuotaExceeded(id, refused.outcome().quota());
       return refused.outcome();
     } catch (ClaimWaitTimeoutException busy) {
-      // Another request holds the key's claim in its transaction: nothing stored, ask to retry.
-      return new Outcome.InProgress(BUSY_RETRY_AFTER);
+      return busyAnswer(request);
     } catch (LostOwnershipException lost) {
       listener.onLostOwnership(id);
       throw lost;

@@ -1,0 +1,79 @@
+package dev.idemkit.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotentRequest;
+import dev.idemkit.LocalOperation;
+import dev.idemkit.OperationResult;
+import dev.idemkit.Outcome;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * With a bounded claim wait, only one request per key and instance waits on the key's claim; the
+ * others are busy at once. Retries of a key whose request has finished must still get its answer,
+ * not "in progress", however many arrive together.
+ */
+class ConcurrentRetriesOfAFinishedKeyIT {
+
+  private static final int RETRIES = 16;
+
+  @Test
+  void retriesReleasedTogetherAllReplayTheFinishedAnswer() throws Exception {
+    DataSource dataSource = TestDatabase.embedded().dataSource();
+    Idempotency idempotency =
+        Idempotency.create(
+            PostgresIdempotencyStore.builder(JdbcTransactions.of(dataSource))
+                .claimWait(Duration.ofSeconds(2))
+                .build());
+    IdempotentRequest request =
+        new IdempotentRequest(
+            ScopedKey.of("tenant-retries", "create_probe", UUID.randomUUID().toString()),
+            Fingerprint.of(Map.of("amount", "10.00")),
+            Duration.ofHours(1));
+    AtomicInteger runs = new AtomicInteger();
+    LocalOperation operation =
+        ctx -> {
+          runs.incrementAndGet();
+          return OperationResult.success(
+              StoredResponse.of(201, Map.of(), "{\"id\":1}".getBytes(StandardCharsets.UTF_8)));
+        };
+    assertThat(idempotency.execute(request, operation)).isInstanceOf(Outcome.Executed.class);
+
+    ExecutorService pool = Executors.newFixedThreadPool(RETRIES);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<Outcome>> answers = new ArrayList<>();
+    for (int i = 0; i < RETRIES; i++) {
+      answers.add(
+          pool.submit(
+              () -> {
+                go.await();
+                return idempotency.execute(request, operation);
+              }));
+    }
+    go.countDown();
+    List<Outcome> outcomes = new ArrayList<>();
+    for (Future<Outcome> answer : answers) {
+      outcomes.add(answer.get());
+    }
+    pool.shutdown();
+
+    assertThat(outcomes).allSatisfy(o -> assertThat(o).isInstanceOf(Outcome.Replayed.class));
+    assertThat(runs).hasValue(1);
+  }
+}
