@@ -14,6 +14,7 @@ import dev.idemkit.outbox.OutboxRelay;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -29,6 +30,7 @@ class KafkaBrokerFaultIT {
     List<String> aggregates = IntStream.range(0, 20).mapToObj(i -> "t" + i).toList();
     List<EventEnvelope> appended = new CopyOnWriteArrayList<>();
     AtomicReference<Exception> writerFailed = new AtomicReference<>();
+    CountDownLatch brokerDown = new CountDownLatch(1);
 
     try (KafkaBroker broker = KafkaBroker.start()) {
       String bootstrap = broker.bootstrapServers();
@@ -37,12 +39,17 @@ class KafkaBrokerFaultIT {
           OutboxRelay relay = Fixture.relay(transport).build().start();
           KafkaEventConsumer consumer =
               Fixture.consumer(bootstrap, consumerName, type).build().start()) {
-        // The service keeps committing events, broker or not: 30 rounds over 20 aggregates.
+        // The service keeps committing events, broker or not: 30 rounds over 20 aggregates, the
+        // last 20 only once the broker is down (else a slow consumer start could let the relay
+        // send everything before the stop, and there would be nothing to fail on).
         Thread writer =
             new Thread(
                 () -> {
                   try {
                     for (int round = 1; round <= 30; round++) {
+                      if (round == 11) {
+                        brokerDown.await();
+                      }
                       appended.addAll(append(type, aggregates, "r" + round));
                       Thread.sleep(150);
                     }
@@ -50,10 +57,12 @@ class KafkaBrokerFaultIT {
                     writerFailed.set(e);
                   }
                 });
+        writer.setDaemon(true); // never outlives a failed test waiting for the stop
         writer.start();
         await(Duration.ofSeconds(60), "some applied", () -> applications(consumerName).size() > 40);
 
         broker.stop();
+        brokerDown.countDown();
         long appliedWhileDown = applications(consumerName).size();
         await(
             Duration.ofSeconds(60),
