@@ -23,8 +23,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -128,6 +130,66 @@ class CompletionWithCommitIT {
     // The refused key is not counted: a retry of the admitted one still replays.
     assertThat(idempotency.execute(admitted, insert("never-" + UUID.randomUUID())))
         .isInstanceOf(Outcome.Replayed.class);
+  }
+
+  @Test
+  void aFreshCompletionIsAHotUpdateAddingNoIndexEntries() throws Exception {
+    // The store's own transactions, except that the completion is sent alone (not with the
+    // commit), so the transaction's own table counters can be read after it, before the commit.
+    JdbcTransactions own = JdbcTransactions.of(dataSource);
+    List<long[]> updates = new CopyOnWriteArrayList<>();
+    JdbcTransactions probing =
+        new JdbcTransactions() {
+          @Override
+          public <T> T inTransaction(ConnectionWork<T> work) throws Exception {
+            return own.inTransaction(
+                c -> {
+                  long[] before = recordUpdates(c);
+                  T result = work.run(c);
+                  long[] after = recordUpdates(c);
+                  updates.add(new long[] {after[0] - before[0], after[1] - before[1]});
+                  return result;
+                });
+          }
+
+          @Override
+          public <T> T withConnection(ConnectionWork<T> work) throws Exception {
+            return own.withConnection(work);
+          }
+        };
+    Idempotency idempotency = Idempotency.create(PostgresIdempotencyStore.builder(probing).build());
+
+    for (int i = 0; i < 20; i++) {
+      Outcome outcome =
+          idempotency.execute(request("tenant-hot"), insert("hot-" + UUID.randomUUID()));
+      assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+    }
+
+    // A completion that touched an indexed column (or a column of an index's predicate) would
+    // write a new entry into every index of the record table, and leave more for vacuum.
+    assertThat(updates).hasSize(20);
+    assertThat(updates)
+        .allSatisfy(
+            u -> {
+              assertThat(u[0]).as("record updates in the transaction").isEqualTo(1);
+              assertThat(u[1]).as("of which HOT").isEqualTo(1);
+            });
+  }
+
+  /**
+   * Updates of the record table counted by this backend and not yet reported (this transaction's
+   * and possibly earlier ones'), and how many of them were HOT: only a difference within one
+   * transaction is this transaction's own.
+   */
+  private static long[] recordUpdates(Connection c) throws Exception {
+    try (PreparedStatement ps =
+            c.prepareStatement(
+                "select n_tup_upd, n_tup_hot_upd from pg_stat_xact_user_tables"
+                    + " where relname = 'idemkit_record'");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return new long[] {rs.getLong(1), rs.getLong(2)};
+    }
   }
 
   private static IdempotentRequest request(String tenant) {
