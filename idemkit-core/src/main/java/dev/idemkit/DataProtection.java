@@ -61,16 +61,11 @@ public final class DataProtection {
    * Wraps {@code store}: what goes in is redacted, reduced and encrypted; what comes out is not.
    */
   public IdempotencyStore protect(IdempotencyStore store) {
-    return new ProtectedStore(store, this);
+    return new ProtectedStore(store, this, keyring);
   }
 
   public boolean encrypts() {
     return keyring != null;
-  }
-
-  /** The tenant data keys, or {@code null} without encryption. Not API. */
-  public TenantKeyring keyring() {
-    return keyring;
   }
 
   public ReplayMode replayMode(String operation) {

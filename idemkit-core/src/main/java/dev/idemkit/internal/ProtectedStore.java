@@ -62,10 +62,14 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
   private final DataProtection protection;
   private final TenantKeyring keys;
 
-  public ProtectedStore(IdempotencyStore delegate, DataProtection protection) {
+  /**
+   * @param keys the tenant data keys of {@code protection}, or {@code null} when it does not
+   *     encrypt
+   */
+  public ProtectedStore(IdempotencyStore delegate, DataProtection protection, TenantKeyring keys) {
     super(delegate);
     this.protection = protection;
-    this.keys = protection.keyring();
+    this.keys = keys;
   }
 
   /** The store underneath (for tests and tools that need the raw records). */

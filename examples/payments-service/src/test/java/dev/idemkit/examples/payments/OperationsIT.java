@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /** What operators and API consumers read: the OpenAPI contract, health, meters. */
 class OperationsIT extends HttpTestSupport {
@@ -31,6 +33,27 @@ class OperationsIT extends HttpTestSupport {
         .contains("Retry-After")
         .contains("MALFORMED_PATH")
         .contains("PAYMENT_ABANDONED");
+  }
+
+  @Test
+  void theDemoFaultHeadersRefusalIsDocumentedOnTheOperationsThatCallTheProvider() {
+    JsonNode paths = JsonMapper.shared().readTree(open("/v3/api-docs").body()).path("paths");
+
+    // The demo filter's own answer (FilterAnswers), not an annotation of the payments controller.
+    assertThat(
+            paths
+                .path("/v1/payments")
+                .path("post")
+                .path("responses")
+                .path("400")
+                .path("content")
+                .path("application/problem+json")
+                .path("examples")
+                .has("UNKNOWN_PROVIDER_FAULT"))
+        .isTrue();
+    assertThat(paths.path("/v1/orders").path("post").path("responses").path("400").toString())
+        .contains("VALIDATION_FAILED")
+        .doesNotContain("UNKNOWN_PROVIDER_FAULT");
   }
 
   @Test

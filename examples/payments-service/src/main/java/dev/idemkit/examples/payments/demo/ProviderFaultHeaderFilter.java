@@ -1,7 +1,9 @@
 package dev.idemkit.examples.payments.demo;
 
 import dev.idemkit.examples.payments.PaymentsProperties;
+import dev.idemkit.examples.payments.web.FilterAnswers;
 import dev.idemkit.examples.provider.Fault;
+import dev.idemkit.spring.boot.Idempotent;
 import dev.idemkit.spring.boot.Problems;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -10,11 +12,14 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 import org.springframework.core.annotation.Order;
 import org.springframework.stereotype.Component;
 import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.method.HandlerMethod;
 
 /**
  * Demo mode: the {@code X-Provider-Fault} header asks the in-process provider simulator for a
@@ -27,7 +32,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 @Component
 @Order(2)
-public class ProviderFaultHeaderFilter extends OncePerRequestFilter {
+public class ProviderFaultHeaderFilter extends OncePerRequestFilter implements FilterAnswers {
 
   /** The header. */
   public static final String HEADER = "X-Provider-Fault";
@@ -39,6 +44,18 @@ public class ProviderFaultHeaderFilter extends OncePerRequestFilter {
 
   public ProviderFaultHeaderFilter(PaymentsProperties properties) {
     this.demo = properties.provider().embedded();
+  }
+
+  /**
+   * For the API document: in demo mode, the operations that call the provider (the phased ones) can
+   * be refused with 400 {@code UNKNOWN_PROVIDER_FAULT}.
+   */
+  @Override
+  public Map<Integer, List<String>> answers(HandlerMethod handler) {
+    Idempotent idempotent = handler.getMethodAnnotation(Idempotent.class);
+    return demo && idempotent != null && idempotent.phased()
+        ? Map.of(400, List.of("UNKNOWN_PROVIDER_FAULT"))
+        : Map.of();
   }
 
   @Override

@@ -48,7 +48,6 @@ public class PaymentsController {
   @ProblemAnswer(
       status = 409,
       errorCodes = {"PAYMENT_ALREADY_EXISTS", "PAYMENT_ABANDONED"})
-  @ProblemAnswer(status = 400, errorCodes = "UNKNOWN_PROVIDER_FAULT")
   public ResponseEntity<?> create(
       Principal tenant, @Valid @RequestBody CreatePaymentRequest request) {
     return IdempotentPhases.run(flow.newPayment(tenant.getName(), request));

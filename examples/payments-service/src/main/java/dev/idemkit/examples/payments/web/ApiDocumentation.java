@@ -20,6 +20,7 @@ import io.swagger.v3.oas.models.responses.ApiResponses;
 import io.swagger.v3.oas.models.security.SecurityScheme;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -52,7 +53,8 @@ import org.springframework.web.method.HandlerMethod;
  *   <li>an {@link Idempotent @Idempotent} endpoint: its {@code Idempotency-Key} header (required or
  *       not, format, expiry window, strict or not), {@code Idempotent-Replayed} on its answers, the
  *       idempotency layer's 400/409/422 (and 503 for phased operations) with {@code Retry-After};
- *   <li>a handler's own refusals: its {@link ProblemAnswer} annotations.
+ *   <li>a handler's own refusals: its {@link ProblemAnswer} annotations;
+ *   <li>the refusals of filters that run before it: {@link FilterAnswers} beans.
  * </ul>
  */
 public final class ApiDocumentation {
@@ -156,11 +158,12 @@ public final class ApiDocumentation {
    * @param defaultTtl {@code idemkit.default-ttl}, for endpoints that do not set their own window
    * @param mismatchStatus {@code idemkit.mismatch-status}
    * @param issuedKeys which operations accept only issued keys
+   * @param filters the refusals of filters that run before the handlers
    */
   public static OperationCustomizer answers(
-      Duration defaultTtl, int mismatchStatus, IssuedKeys issuedKeys) {
+      Duration defaultTtl, int mismatchStatus, IssuedKeys issuedKeys, List<FilterAnswers> filters) {
     return (operation, handler) -> {
-      new Answers(operation, handler).describe(defaultTtl, mismatchStatus, issuedKeys);
+      new Answers(operation, handler).describe(defaultTtl, mismatchStatus, issuedKeys, filters);
       return operation;
     };
   }
@@ -177,7 +180,11 @@ public final class ApiDocumentation {
       this.handler = handler;
     }
 
-    void describe(Duration defaultTtl, int mismatchStatus, IssuedKeys issuedKeys) {
+    void describe(
+        Duration defaultTtl,
+        int mismatchStatus,
+        IssuedKeys issuedKeys,
+        List<FilterAnswers> filters) {
       if (operation.getResponses() == null) {
         operation.setResponses(new ApiResponses());
       }
@@ -211,6 +218,9 @@ public final class ApiDocumentation {
               handler.getMethod(), ProblemAnswer.class)) {
         problem(answer.status(), answer.errorCodes());
         business.add(String.valueOf(answer.status()));
+      }
+      for (FilterAnswers filter : filters) {
+        filter.answers(handler).forEach((status, errorCodes) -> problem(status, errorCodes));
       }
       ApiResponse created = operation.getResponses().get("201");
       // Handlers that answer with a ResponseEntity set Location on what they create.
@@ -313,6 +323,10 @@ public final class ApiDocumentation {
     }
 
     private void problem(int status, String... errorCodes) {
+      problem(status, Arrays.asList(errorCodes));
+    }
+
+    private void problem(int status, List<String> errorCodes) {
       Set<String> set = codes.computeIfAbsent(String.valueOf(status), s -> new LinkedHashSet<>());
       for (String code : errorCodes) {
         if (code != null) {

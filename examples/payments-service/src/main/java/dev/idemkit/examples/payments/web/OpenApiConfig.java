@@ -6,6 +6,7 @@ import io.swagger.v3.oas.models.info.Info;
 import io.swagger.v3.oas.models.security.SecurityRequirement;
 import io.swagger.v3.oas.models.tags.Tag;
 import java.time.Duration;
+import java.util.List;
 import org.springdoc.core.customizers.OpenApiCustomizer;
 import org.springdoc.core.customizers.OperationCustomizer;
 import org.springframework.beans.factory.annotation.Value;
@@ -52,8 +53,9 @@ public class OpenApiConfig {
   OperationCustomizer problemAnswers(
       @Value("${idemkit.default-ttl:PT24H}") Duration defaultTtl,
       @Value("${idemkit.mismatch-status:422}") int mismatchStatus,
-      IssuedKeys issuedKeys) {
-    return ApiDocumentation.answers(defaultTtl, mismatchStatus, issuedKeys);
+      IssuedKeys issuedKeys,
+      List<FilterAnswers> filters) {
+    return ApiDocumentation.answers(defaultTtl, mismatchStatus, issuedKeys, filters);
   }
 
   @Bean
