@@ -95,6 +95,7 @@ public final class EventsBenchmark {
       profiled =
           IdemkitDatabase.embeddedServer(dir, 100)
               .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+              .setServerConfig("pg_stat_statements.track_planning", "on")
               .start();
     }
     try (IdemkitDatabase db =
@@ -132,12 +133,12 @@ public final class EventsBenchmark {
         Statement s = c.createStatement();
         ResultSet rs =
             s.executeQuery(
-                "select calls, rows, total_exec_time, mean_exec_time, wal_bytes / calls, wal_fpi,"
+                "select calls, rows, total_exec_time, mean_exec_time, wal_bytes / nullif(calls, 0), plans,"
                     + " regexp_replace(left(query, 90), '\\s+', ' ', 'g')"
                     + " from pg_stat_statements order by total_exec_time desc limit 12")) {
       while (rs.next()) {
         System.out.printf(
-            "    %8d calls %9d rows %7.0f ms %7.3f ms each %7d B WAL each %6d FPI  %s%n",
+            "    %8d calls %9d rows %7.0f ms %7.3f ms each %7d B WAL each %6d plans  %s%n",
             rs.getLong(1),
             rs.getLong(2),
             rs.getDouble(3),
