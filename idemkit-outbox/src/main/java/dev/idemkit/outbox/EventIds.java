@@ -46,13 +46,23 @@ public final class EventIds {
     return sb.toString().getBytes(StandardCharsets.UTF_8);
   }
 
+  /**
+   * One SHA-1 digest per thread: {@link MessageDigest#getInstance} looks the algorithm up among the
+   * security providers on every call, a cost on every append.
+   */
+  private static final ThreadLocal<MessageDigest> SHA1 =
+      ThreadLocal.withInitial(
+          () -> {
+            try {
+              return MessageDigest.getInstance("SHA-1");
+            } catch (NoSuchAlgorithmException e) {
+              throw new IllegalStateException("SHA-1 is required of every JDK", e);
+            }
+          });
+
   static UUID nameBased(UUID namespace, byte[] name) {
-    MessageDigest sha1;
-    try {
-      sha1 = MessageDigest.getInstance("SHA-1");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-1 is required of every JDK", e);
-    }
+    MessageDigest sha1 = SHA1.get();
+    sha1.reset();
     ByteBuffer ns = ByteBuffer.allocate(16);
     ns.putLong(namespace.getMostSignificantBits()).putLong(namespace.getLeastSignificantBits());
     sha1.update(ns.array());

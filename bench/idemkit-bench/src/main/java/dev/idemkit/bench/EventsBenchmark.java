@@ -95,6 +95,7 @@ public final class EventsBenchmark {
       profiled =
           IdemkitDatabase.embeddedServer(dir, 100)
               .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+              .setServerConfig("pg_stat_statements.track_planning", "on")
               .start();
     }
     try (IdemkitDatabase db =
@@ -132,12 +133,12 @@ public final class EventsBenchmark {
         Statement s = c.createStatement();
         ResultSet rs =
             s.executeQuery(
-                "select calls, rows, total_exec_time, mean_exec_time, wal_bytes / calls, wal_fpi,"
+                "select calls, rows, total_exec_time, mean_exec_time, wal_bytes / nullif(calls, 0), plans,"
                     + " regexp_replace(left(query, 90), '\\s+', ' ', 'g')"
                     + " from pg_stat_statements order by total_exec_time desc limit 12")) {
       while (rs.next()) {
         System.out.printf(
-            "    %8d calls %9d rows %7.0f ms %7.3f ms each %7d B WAL each %6d FPI  %s%n",
+            "    %8d calls %9d rows %7.0f ms %7.3f ms each %7d B WAL each %6d plans  %s%n",
             rs.getLong(1),
             rs.getLong(2),
             rs.getDouble(3),
@@ -149,12 +150,38 @@ public final class EventsBenchmark {
     } catch (Exception e) {
       System.out.println("    (no pg_stat_statements: " + e.getMessage() + ")");
     }
+    // The tables' own counters: sequential scans (a plan that reads the whole table), index
+    // scans, and how many updates were HOT (no new index entries).
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "select relname, seq_scan, seq_tup_read, idx_scan, n_tup_ins, n_tup_upd,"
+                    + " n_tup_hot_upd, n_tup_del from pg_stat_user_tables"
+                    + " where n_tup_ins + n_tup_upd + n_tup_del > 0 order by relname")) {
+      while (rs.next()) {
+        System.out.printf(
+            "    %-26s %6d seq scans (%,d rows read) %8d index scans; %,d inserted, %,d updated"
+                + " (%,d HOT), %,d deleted%n",
+            rs.getString(1),
+            rs.getLong(2),
+            rs.getLong(3),
+            rs.getLong(4),
+            rs.getLong(5),
+            rs.getLong(6),
+            rs.getLong(7),
+            rs.getLong(8));
+      }
+    } catch (Exception e) {
+      System.out.println("    (no table counters: " + e.getMessage() + ")");
+    }
   }
 
   private void resetProfile() {
     if (profile) {
       execute("create extension if not exists pg_stat_statements");
       execute("select pg_stat_statements_reset()");
+      execute("select pg_stat_reset()");
     }
   }
 
