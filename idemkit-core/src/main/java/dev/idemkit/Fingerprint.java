@@ -104,14 +104,24 @@ public record Fingerprint(String version, String algorithm, String digest, Strin
    */
   public static Fingerprint of(Object canonicalCommand) {
     byte[] bytes = CanonicalJson.canonicalBytes(canonicalCommand);
-    MessageDigest sha256;
-    try {
-      sha256 = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required on every Java platform", e);
-    }
+    MessageDigest sha256 = SHA256_DIGEST.get();
+    sha256.reset();
     return new Fingerprint(V1, SHA256, HexFormat.of().formatHex(sha256.digest(bytes)));
   }
+
+  /**
+   * One SHA-256 digest per thread: {@link MessageDigest#getInstance} looks the algorithm up among
+   * the security providers on every call, a cost on every request.
+   */
+  private static final ThreadLocal<MessageDigest> SHA256_DIGEST =
+      ThreadLocal.withInitial(
+          () -> {
+            try {
+              return MessageDigest.getInstance("SHA-256");
+            } catch (NoSuchAlgorithmException e) {
+              throw new IllegalStateException("SHA-256 is required on every Java platform", e);
+            }
+          });
 
   /**
    * Reads the text form {@code v1:sha256:<hex>}.

@@ -3,6 +3,7 @@ package dev.idemkit;
 import dev.idemkit.internal.CanonicalJson;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -111,11 +112,24 @@ public final class FingerprintRecipes {
       return new Fingerprint(version, Fingerprint.SHA256, plain.digest());
     }
     byte[] bytes = CanonicalJson.canonicalBytes(form);
+    Mac mac = macs.get().computeIfAbsent(keyId, this::newMac);
+    // doFinal leaves the Mac initialised with its key, ready for the next command of this thread.
+    return new Fingerprint(
+        version, Fingerprint.HMAC_SHA256, HexFormat.of().formatHex(mac.doFinal(bytes)), keyId);
+  }
+
+  /**
+   * Each thread's HMAC-SHA256 instances, one per key id: looking the algorithm up among the
+   * security providers and setting up the key cost more than hashing a command. A {@link Mac} is
+   * not thread safe, so none is shared between threads.
+   */
+  private final ThreadLocal<Map<String, Mac>> macs = ThreadLocal.withInitial(HashMap::new);
+
+  private Mac newMac(String keyId) {
     try {
       Mac mac = Mac.getInstance("HmacSHA256");
       mac.init(new SecretKeySpec(hmacKeys.get(keyId), "HmacSHA256"));
-      return new Fingerprint(
-          version, Fingerprint.HMAC_SHA256, HexFormat.of().formatHex(mac.doFinal(bytes)), keyId);
+      return mac;
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("HmacSHA256 is required on every Java platform", e);
     }

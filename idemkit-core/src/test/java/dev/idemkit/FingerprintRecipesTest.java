@@ -96,6 +96,49 @@ class FingerprintRecipesTest {
   }
 
   @Test
+  void keyedFingerprintsAreTheSameWhenThreadsReuseTheirMacsAcrossKeysAndCommands()
+      throws Exception {
+    FingerprintRecipes shared = keyed("k1");
+    FingerprintRecipes sharedK2 = keyed("k2");
+    int threads = 8;
+    int perThread = 200;
+    java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(threads);
+    try {
+      java.util.List<java.util.concurrent.Future<Map<String, Fingerprint>>> results =
+          new java.util.ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int thread = t;
+        results.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  Map<String, Fingerprint> seen = new LinkedHashMap<>();
+                  for (int i = 0; i < perThread; i++) {
+                    String amount = (thread * perThread + i) + ".00";
+                    Map<String, Object> command = Map.of("amount", amount, "currency", "EUR");
+                    seen.put("k1:" + amount, shared.fingerprint(command));
+                    seen.put("k2:" + amount, sharedK2.fingerprint(command));
+                  }
+                  return seen;
+                }));
+      }
+      start.countDown();
+      for (var result : results) {
+        for (Map.Entry<String, Fingerprint> e : result.get().entrySet()) {
+          String[] keyAndAmount = e.getKey().split(":");
+          Map<String, Object> command = Map.of("amount", keyAndAmount[1], "currency", "EUR");
+          // A fresh instance computes with a Mac of its own, never used before.
+          assertThat(e.getValue()).isEqualTo(keyed(keyAndAmount[0]).fingerprint(command));
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void refusesAKeyedCurrentRecipeWithoutAKeyAndShortKeys() {
     assertThatThrownBy(() -> FingerprintRecipes.builder().current("v2").build())
         .isInstanceOf(IllegalArgumentException.class);
