@@ -271,11 +271,6 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * it would make every completion a non-HOT update, with new entries in every index of the table;
    * left alone, the completion changes no indexed column and stays on its page.
    *
-   * <p>It is held back to the end of its transaction and sent with the commit when the store
-   * commits ({@link OwnedFinish}): an owner that lost the record makes {@code idemkit_owned}
-   * (schema V12) raise {@link #LOST_OWNERSHIP}, which aborts the transaction before its commit
-   * runs.
-   *
    * <p>Only a phased record gets a {@code FINISH} history row (one that had a recovery point, an
    * external call pending, or a change of owner); a single-transaction operation's completion
    * writes none, and is {@link #FINISH_FRESH}, the update alone.
@@ -305,7 +300,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
             fencing_token, db_now
         from changed
         where recovery_point is not null or pending_external is not null or fencing_token > 1)
-      select idemkit_owned(count(*)) from changed
+      select 1 from changed
       """;
 
   /**
@@ -445,17 +440,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       select count(*) from deleted
       """;
 
-  /**
-   * Past minutes' counts of new keys, at most an hour of them kept: the slots (schema V12) and the
-   * minute rows of V6, which instances of the previous version may still write during an upgrade.
-   */
+  /** Past minutes' counters of new keys, at most an hour of them kept. */
   private static final String DELETE_OLD_KEY_COUNTERS =
       """
-      with bound as (
-        select coalesce(cast(? as timestamptz), statement_timestamp()) - interval '1 hour' as t),
-      slots as (
-        delete from idemkit_tenant_key_slot k using bound where k.minute < bound.t)
-      delete from idemkit_tenant_key_counter c using bound where c.minute < bound.t
+      delete from idemkit_tenant_key_counter
+      where minute < coalesce(cast(? as timestamptz), statement_timestamp()) - interval '1 hour'
       """;
 
   /**
@@ -542,19 +531,16 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       """;
 
   /**
-   * Admits a new key against the tenant's quotas: the function {@code idemkit_admit_on_slots}
-   * (schema V12) counts the key in one of up to 16 slot rows of the tenant's current minute (each
-   * holds its share of the minute's quota) that no other transaction holds, then, holding that
-   * slot, counts the tenant's live records (this one included). Concurrent new keys of a tenant
-   * take different slots and do not wait for each other; a key is refused only when every slot is
-   * full, and within 16 of the live records' limit the count locks every slot of the minute and
-   * counts alone, so exactly the limits are admitted however many race (the migration explains
-   * why). A refusal raises {@link #QUOTA_EXCEEDED}, which aborts the transaction.
+   * Admits a new key against the tenant's quotas: the function {@code idemkit_admit} (schema V10)
+   * counts the key in the tenant's current minute unless the minute is full, then, holding that
+   * row's lock, counts the tenant's live records (this one included). The row lock orders
+   * concurrent callers and each sees what the one before it committed, so exactly the limits are
+   * admitted however many race. A refusal raises {@link #QUOTA_EXCEEDED}, which aborts the
+   * transaction.
    */
   private static final String ADMIT =
       """
-      select idemkit_admit_on_slots(
-          coalesce(cast(? as timestamptz), statement_timestamp()), ?, ?, ?)
+      select idemkit_admit(coalesce(cast(? as timestamptz), statement_timestamp()), ?, ?, ?)
       """;
 
   /**
@@ -572,17 +558,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   private static final String FINISH_FRESH_ADMIT_AND_COMMIT =
       FINISH_FRESH + ";\n" + ADMIT + ";\ncommit";
 
-  /** The SQLSTATE {@code idemkit_admit_on_slots} raises when a quota refuses a new key. */
+  /** The SQLSTATE {@code idemkit_admit} raises when a quota refuses a new key. */
   private static final String QUOTA_EXCEEDED = "IK429";
 
-  /**
-   * What {@code idemkit_admit_on_slots}'s refusal says: the quota, its limit, the seconds to wait.
-   */
+  /** What {@code idemkit_admit}'s refusal says: the quota, its limit, the seconds to wait. */
   private static final java.util.regex.Pattern QUOTA_REFUSAL =
       java.util.regex.Pattern.compile("quota=(\\w+) limit=(\\d+) retry_after=(\\d+)");
-
-  /** The SQLSTATE {@code idemkit_owned} raises when an owner's write found its record taken. */
-  private static final String LOST_OWNERSHIP = "IK409";
 
   /** PostgreSQL's SQLSTATE for a statement canceled (here: the claim, past its wait). */
   private static final String QUERY_CANCELED = "57014";
@@ -653,99 +634,73 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   /**
    * The store's transaction: the JDBC connection, reachable by {@code unwrap(Connection.class)}. It
    * remembers the record it claimed afresh until that record is advanced, so that the record's
-   * completion in the same transaction is the plain {@link #FINISH_FRESH}. It also holds back the
-   * writes that must be the transaction's last and that cannot fail on ownership (the first call's
-   * marker and the completion of a record claimed afresh in it, which nobody else can see yet) and
-   * the new key's quota count, to send them with the commit when the store commits the transaction
-   * itself, or together in one round trip before anything else reaches the connection. Confined to
-   * the thread that runs the transaction, like the connection.
+   * completion in the same transaction is the plain {@link #FINISH_FRESH}. When the store commits
+   * the transaction itself, it also holds back that completion and the new key's quota count, the
+   * transaction's last writes, to send them with the commit. Confined to the thread that runs the
+   * transaction, like the connection.
    */
   private static final class Tx implements StoreTransaction {
     private final Connection connection;
     private ScopedKey claimedAfresh;
-    private final List<Held> held = new ArrayList<>(3);
+    private Completion lastWrite;
+    private Admission admission;
 
     Tx(Connection connection) {
       this.connection = connection;
     }
 
-    /** Holds {@code write} back; the quota count stays the last of what is held. */
-    void hold(Held write) {
-      int at = held.size();
-      while (at > 0 && held.get(at - 1) instanceof Admission) {
-        at--;
-      }
-      held.add(write instanceof Admission ? held.size() : at, write);
-    }
-
     /**
-     * The connection, with what was held back sent first, in one round trip (nothing else may
-     * pass).
+     * The connection, with what was held back for the commit sent first (nothing else may pass).
      */
     Connection connection() throws SQLException {
-      if (!held.isEmpty()) {
-        sendHeld(false);
+      Completion held = lastWrite;
+      if (held != null) {
+        lastWrite = null;
+        held.send(connection, FINISH_FRESH);
+      }
+      Admission count = admission;
+      if (count != null) {
+        admission = null;
+        count.send(connection, ADMIT, 1);
       }
       return connection;
     }
 
     /**
-     * Ends the work: sends what was held back together with the commit, in one round trip (for
-     * example {@link #FINISH_FRESH_AND_COMMIT}, {@link #ADMIT_AND_COMMIT} or {@link
+     * Ends the work: sends what was held back together with the commit, in one round trip ({@link
+     * #FINISH_FRESH_AND_COMMIT}, {@link #ADMIT_AND_COMMIT} or {@link
      * #FINISH_FRESH_ADMIT_AND_COMMIT}); the caller's {@code commit()} that follows finds no
      * transaction open and sends nothing.
      */
     void sendHeldWithCommit() throws SQLException {
-      if (!held.isEmpty()) {
-        sendHeld(true);
-      }
-    }
-
-    /**
-     * The held statements, whole, joined by ";" (and the commit): the driver sends them all before
-     * it waits, and after an error the server skips the rest, the commit included.
-     */
-    private void sendHeld(boolean commit) throws SQLException {
-      List<Held> writes = List.copyOf(held);
-      held.clear();
-      StringBuilder sql = new StringBuilder();
-      for (Held w : writes) {
-        sql.append(sql.isEmpty() ? "" : ";\n").append(w.sql());
-      }
-      if (commit) {
-        sql.append(";\ncommit");
-      }
-      try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
-        int i = 1;
-        for (Held w : writes) {
-          i = w.bind(ps, i);
+      Completion held = lastWrite;
+      Admission count = admission;
+      lastWrite = null;
+      admission = null;
+      if (held != null && count != null) {
+        try (PreparedStatement ps = connection.prepareStatement(FINISH_FRESH_ADMIT_AND_COMMIT)) {
+          int next = held.bind(ps, 1);
+          count.bind(ps, next);
+          ps.execute();
+          held.requireOne(ps.getUpdateCount());
+        } catch (SQLException e) {
+          throw Admission.refusalOr(e);
         }
-        ps.execute();
-        for (int k = 0; k < writes.size(); k++) {
-          if (k > 0) {
-            ps.getMoreResults();
-          }
-          writes.get(k).check(ps);
-        }
-      } catch (SQLException e) {
-        if (LOST_OWNERSHIP.equals(e.getSQLState())) {
-          for (Held w : writes) {
-            if (w instanceof OwnedFinish f) {
-              throw new LostOwnershipException(f.owner().id(), f.owner().fencingToken());
-            }
-          }
-        }
-        throw Admission.refusalOr(e);
+      } else if (held != null) {
+        held.send(connection, FINISH_FRESH_AND_COMMIT);
+      } else if (count != null) {
+        count.send(connection, ADMIT_AND_COMMIT, 1);
       }
     }
 
     @Override
     public <T> T unwrap(Class<T> type) {
       if (type.isInstance(connection)) {
+        Completion held = lastWrite;
         try {
           return type.cast(connection());
         } catch (SQLException e) {
-          throw new IdempotencyStoreException("Could not send the held writes of " + held, e);
+          throw new IdempotencyStoreException("Could not complete " + held, e);
         }
       }
       if (type.isInstance(this)) {
@@ -755,29 +710,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  /** A statement held back to the end of its transaction ({@link Tx#hold}). */
-  private sealed interface Held permits Admission, Completion, Marker, OwnedFinish {
-    /** The whole statement. */
-    String sql();
-
-    /** Binds its parameters from {@code i}; answers the next parameter's index. */
-    int bind(PreparedStatement ps, int i) throws SQLException;
-
-    /** Checks its result, the current one of {@code ps}. */
-    void check(PreparedStatement ps) throws SQLException;
-  }
-
   /** A new key's quota count ({@link #ADMIT}), held back to be sent with the commit. */
-  private record Admission(String now, String tenant, int newKeysPerMinute, int liveRecords)
-      implements Held {
+  private record Admission(String now, String tenant, int newKeysPerMinute, int liveRecords) {
 
-    @Override
-    public String sql() {
-      return ADMIT;
-    }
-
-    @Override
-    public int bind(PreparedStatement ps, int i) throws SQLException {
+    int bind(PreparedStatement ps, int i) throws SQLException {
       ps.setString(i++, now);
       ps.setString(i++, tenant);
       ps.setInt(i++, newKeysPerMinute);
@@ -785,14 +721,18 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       return i;
     }
 
-    @Override
-    public void check(PreparedStatement ps) {
-      // A refusal is an error (refusalOr); a count that admits returns its one row.
+    void send(Connection c, String sql, int first) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        bind(ps, first);
+        ps.execute();
+      } catch (SQLException e) {
+        throw refusalOr(e);
+      }
     }
 
     /**
-     * The refusal {@code idemkit_admit_on_slots} raised, as {@link QuotaExceededException} (the
-     * transaction is aborted and rolls back), or {@code e} itself.
+     * The refusal {@code idemkit_admit} raised, as {@link QuotaExceededException} (the transaction
+     * is aborted and rolls back), or {@code e} itself.
      */
     static SQLException refusalOr(SQLException e) {
       if (!QUOTA_EXCEEDED.equals(e.getSQLState())) {
@@ -824,64 +764,18 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       int schemaVersion,
       String resourceId,
       Ownership owner,
-      String now)
-      implements Held {
+      String now) {
 
-    @Override
-    public String sql() {
-      return FINISH_FRESH;
-    }
-
-    @Override
-    public int bind(PreparedStatement ps, int i) throws SQLException {
-      ps.setString(i++, now);
-      ps.setString(i++, state);
-      ps.setInt(i++, status);
-      ps.setString(i++, headers);
-      ps.setBytes(i++, body);
-      ps.setInt(i++, schemaVersion);
-      ps.setString(i++, resourceId);
-      bindOwner(ps, i, owner);
-      return i + 4;
-    }
-
-    @Override
-    public void check(PreparedStatement ps) throws SQLException {
-      if (ps.getUpdateCount() != 1) {
-        throw new IllegalStateException(
-            "The completion of " + owner.id() + ", claimed in its own transaction, found no row");
+    void send(Connection c, String sql) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        bind(ps, 1);
+        ps.execute();
+        requireOne(ps.getUpdateCount());
       }
     }
 
-    @Override
-    public String toString() {
-      return owner.id().toString();
-    }
-  }
-
-  /**
-   * An owner's completion ({@link #FINISH}) of a record it did not claim afresh in this
-   * transaction, held back to be sent with the commit; if the owner lost the record, the statement
-   * raises {@link #LOST_OWNERSHIP} and the commit never runs.
-   */
-  private record OwnedFinish(
-      String state,
-      int status,
-      String headers,
-      byte[] body,
-      int schemaVersion,
-      String resourceId,
-      Ownership owner,
-      String now)
-      implements Held {
-
-    @Override
-    public String sql() {
-      return FINISH;
-    }
-
-    @Override
-    public int bind(PreparedStatement ps, int i) throws SQLException {
+    /** Binds the completion's parameters from {@code i}; answers the next parameter's index. */
+    int bind(PreparedStatement ps, int i) throws SQLException {
       ps.setString(i++, now);
       ps.setString(i++, state);
       ps.setInt(i++, status);
@@ -893,48 +787,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       return i + 4;
     }
 
-    @Override
-    public void check(PreparedStatement ps) {
-      // A lost record is an error (IK409), mapped where the held writes are sent.
-    }
-
-    @Override
-    public String toString() {
-      return owner.id().toString();
-    }
-  }
-
-  /**
-   * The first call's marker ({@link #ADVANCE}) of a record claimed afresh in the same transaction,
-   * held back to be sent with the commit: like {@link Completion}, it cannot lose its record, and
-   * the engine writes nothing after it in that transaction but the quota count.
-   */
-  private record Marker(
-      String recoveryPoint, String pendingExternal, String data, Ownership owner, String now)
-      implements Held {
-
-    @Override
-    public String sql() {
-      return ADVANCE;
-    }
-
-    @Override
-    public int bind(PreparedStatement ps, int i) throws SQLException {
-      ps.setString(i++, now);
-      ps.setString(i++, recoveryPoint);
-      ps.setString(i++, pendingExternal);
-      ps.setString(i++, data);
-      bindOwner(ps, i, owner);
-      return i + 4;
-    }
-
-    @Override
-    public void check(PreparedStatement ps) throws SQLException {
-      try (ResultSet rs = ps.getResultSet()) {
-        if (rs == null || !rs.next()) {
-          throw new IllegalStateException(
-              "The marker of " + owner.id() + ", claimed in its own transaction, found no row");
-        }
+    void requireOne(int updated) {
+      if (updated != 1) {
+        throw new IllegalStateException(
+            "The completion of " + owner.id() + ", claimed in its own transaction, found no row");
       }
     }
 
@@ -1107,20 +963,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       String recoveryPoint,
       String pendingExternal,
       Map<String, String> data) {
-    boolean fresh = isFreshClaim(tx, owner);
     forgetFreshClaim(tx, owner);
-    if (fresh && pendingExternal != null) {
-      // The first call's marker: the last record write of the claim's transaction.
-      ((Tx) tx)
-          .hold(
-              new Marker(
-                  recoveryPoint,
-                  pendingExternal,
-                  data.isEmpty() ? null : Json.write(data),
-                  owner,
-                  clock == null ? null : clock.instant().toString()));
-      return;
-    }
     try (PreparedStatement ps = connection(tx).prepareStatement(ADVANCE)) {
       int i = bindNow(ps);
       ps.setString(i++, recoveryPoint);
@@ -1141,30 +984,31 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     }
     boolean fresh = isFreshClaim(tx, owner);
     if (fresh) {
-      ((Tx) tx)
-          .hold(
-              new Completion(
-                  state.name(),
-                  response.status(),
-                  Json.write(response.headers()),
-                  response.body(),
-                  response.schemaVersion(),
-                  response.resourceId(),
-                  owner,
-                  clock == null ? null : clock.instant().toString()));
+      ((Tx) tx).lastWrite =
+          new Completion(
+              state.name(),
+              response.status(),
+              Json.write(response.headers()),
+              response.body(),
+              response.schemaVersion(),
+              response.resourceId(),
+              owner,
+              clock == null ? null : clock.instant().toString());
       return;
     }
-    ((Tx) tx)
-        .hold(
-            new OwnedFinish(
-                state.name(),
-                response.status(),
-                Json.write(response.headers()),
-                response.body(),
-                response.schemaVersion(),
-                response.resourceId(),
-                owner,
-                clock == null ? null : clock.instant().toString()));
+    try (PreparedStatement ps = connection(tx).prepareStatement(fresh ? FINISH_FRESH : FINISH)) {
+      int i = bindNow(ps);
+      ps.setString(i++, state.name());
+      ps.setInt(i++, response.status());
+      ps.setString(i++, Json.write(response.headers()));
+      ps.setBytes(i++, response.body());
+      ps.setInt(i++, response.schemaVersion());
+      ps.setString(i++, response.resourceId());
+      bindOwner(ps, i, owner);
+      requireOwned(fresh ? ps.executeUpdate() : rows(ps), owner);
+    } catch (SQLException e) {
+      throw failure("finish", owner.id(), e);
+    }
   }
 
   /**
@@ -1390,7 +1234,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
             id.tenant(),
             quotas.newKeysPerMinute() > 0 ? quotas.newKeysPerMinute() : Integer.MAX_VALUE,
             Math.max(0, quotas.liveRecords()));
-    ((Tx) tx).hold(count);
+    ((Tx) tx).admission = count;
     return Optional.empty();
   }
 
