@@ -64,15 +64,40 @@ class KafkaBrokerFaultIT {
         broker.stop();
         brokerDown.countDown();
         long appliedWhileDown = applications(consumerName).size();
-        await(
-            Duration.ofSeconds(60),
-            "the relay failing to send while the broker is down",
-            () ->
-                count(
+        try {
+          await(
+              Duration.ofSeconds(60),
+              "the relay failing to send while the broker is down",
+              () -> {
+                if (writerFailed.get() != null) {
+                  throw new AssertionError("the writer failed", writerFailed.get());
+                }
+                return count(
                         "select count(*) from idemkit_outbox where aggregate_type = '"
                             + type
                             + "' and sent_at is null and attempts > 0")
-                    > 0);
+                    > 0;
+              });
+        } catch (AssertionError timedOut) {
+          // What the relay and the writer had done, to tell a relay that never tried from a
+          // writer that stopped appending or events that all left before the stop.
+          throw new AssertionError(
+              timedOut.getMessage()
+                  + "; appended "
+                  + appended.size()
+                  + ", applied "
+                  + applications(consumerName).size()
+                  + " ("
+                  + appliedWhileDown
+                  + " at the stop), unsent "
+                  + count(
+                      "select count(*) from idemkit_outbox where aggregate_type = '"
+                          + type
+                          + "' and sent_at is null")
+                  + ", writer alive "
+                  + writer.isAlive(),
+              timedOut.getCause() != null ? timedOut.getCause() : timedOut);
+        }
         assertThat(applications(consumerName).size()).isEqualTo(appliedWhileDown);
         broker.restart();
 

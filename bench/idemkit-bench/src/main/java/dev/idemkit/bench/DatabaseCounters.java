@@ -92,9 +92,11 @@ final class DatabaseCounters implements AutoCloseable {
 
   private final Connection connection;
   private final boolean statements;
+  private final int port;
 
-  private DatabaseCounters(Connection connection, boolean statements) {
+  private DatabaseCounters(Connection connection, boolean statements, int port) {
     this.connection = connection;
+    this.port = port;
     this.statements = statements;
   }
 
@@ -133,7 +135,7 @@ final class DatabaseCounters implements AutoCloseable {
                 + "); counting commits only");
       }
     }
-    return new DatabaseCounters(c, loaded);
+    return new DatabaseCounters(c, loaded, port);
   }
 
   boolean countsStatements() {
@@ -194,6 +196,46 @@ final class DatabaseCounters implements AutoCloseable {
     }
     return new Counts(
         serviceCommits, serviceStatements, serviceControl, providerCommits, providerStatements);
+  }
+
+  /**
+   * The service's background work still to do: events not yet sent (the embedded transport sends an
+   * event by applying it in the consumers' inboxes) and deliveries not yet made (the receipts'
+   * mails).
+   */
+  private static final String BACKLOG =
+      """
+      select (select count(*) from idemkit_outbox where sent_at is null and parked_at is null)
+           + (select count(*) from idemkit_delivery where status = 'PENDING')
+      """;
+
+  /**
+   * Waits, at most {@code max}, until the service has caught up with its background work (the
+   * events and deliveries the last phase left), so that it is not billed to the next phase; answers
+   * how long that took, or -1 when the service has no outbox or did not catch up in time.
+   */
+  long drainBacklog(java.time.Duration max) throws SQLException, InterruptedException {
+    long start = System.nanoTime();
+    long deadline = start + max.toNanos();
+    try (Connection c =
+            DriverManager.getConnection(
+                "jdbc:postgresql://127.0.0.1:" + port + "/" + SERVICE_DATABASE, "postgres", null);
+        Statement s = c.createStatement()) {
+      while (true) {
+        try (ResultSet rs = s.executeQuery(BACKLOG)) {
+          rs.next();
+          if (rs.getLong(1) == 0) {
+            return (System.nanoTime() - start) / 1_000_000;
+          }
+        } catch (SQLException noOutbox) {
+          return -1;
+        }
+        if (System.nanoTime() > deadline) {
+          return -1;
+        }
+        Thread.sleep(50);
+      }
+    }
   }
 
   /** The server's port, from line 4 of its {@code postmaster.pid}. */
