@@ -3,10 +3,16 @@ package dev.idemkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 
 class FingerprintRecipesTest {
@@ -102,12 +108,10 @@ class FingerprintRecipesTest {
     FingerprintRecipes sharedK2 = keyed("k2");
     int threads = 8;
     int perThread = 200;
-    java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
-    java.util.concurrent.ExecutorService pool =
-        java.util.concurrent.Executors.newFixedThreadPool(threads);
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
-      java.util.List<java.util.concurrent.Future<Map<String, Fingerprint>>> results =
-          new java.util.ArrayList<>();
+      List<Future<Map<String, Fingerprint>>> results = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         int thread = t;
         results.add(

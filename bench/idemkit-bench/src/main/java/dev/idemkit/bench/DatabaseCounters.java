@@ -92,6 +92,10 @@ final class DatabaseCounters implements AutoCloseable {
 
   private final Connection connection;
   private final boolean statements;
+
+  /** A connection to the service's own database, opened by the first {@link #drainBacklog}. */
+  private Connection serviceDatabase;
+
   private final int port;
 
   private DatabaseCounters(Connection connection, boolean statements, int port) {
@@ -217,10 +221,12 @@ final class DatabaseCounters implements AutoCloseable {
   long drainBacklog(java.time.Duration max) throws SQLException, InterruptedException {
     long start = System.nanoTime();
     long deadline = start + max.toNanos();
-    try (Connection c =
-            DriverManager.getConnection(
-                "jdbc:postgresql://127.0.0.1:" + port + "/" + SERVICE_DATABASE, "postgres", null);
-        Statement s = c.createStatement()) {
+    if (serviceDatabase == null) {
+      serviceDatabase =
+          DriverManager.getConnection(
+              "jdbc:postgresql://127.0.0.1:" + port + "/" + SERVICE_DATABASE, "postgres", null);
+    }
+    try (Statement s = serviceDatabase.createStatement()) {
       while (true) {
         try (ResultSet rs = s.executeQuery(BACKLOG)) {
           rs.next();
@@ -250,6 +256,9 @@ final class DatabaseCounters implements AutoCloseable {
 
   @Override
   public void close() throws SQLException {
+    if (serviceDatabase != null) {
+      serviceDatabase.close();
+    }
     connection.close();
   }
 }
