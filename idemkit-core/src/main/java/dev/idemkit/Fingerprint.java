@@ -4,6 +4,7 @@ import dev.idemkit.internal.CanonicalJson;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.regex.Pattern;
 
 /**
  * The fingerprint of a command: a hash that tells whether a retry carries the same request as the
@@ -39,6 +40,11 @@ public record Fingerprint(String version, String algorithm, String digest, Strin
 
   private static final int DIGEST_HEX_LENGTH = 64;
 
+  // Compiled once: every request makes a fingerprint and every record read parses one.
+  private static final Pattern VERSION = Pattern.compile("v[1-9][0-9]{0,5}");
+
+  private static final Pattern KEY_ID = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
+
   /**
    * Validates the components.
    *
@@ -47,7 +53,7 @@ public record Fingerprint(String version, String algorithm, String digest, Strin
    *     hash, or the digest not 64 lowercase hex digits
    */
   public Fingerprint {
-    if (version == null || !version.matches("v[1-9][0-9]{0,5}")) {
+    if (version == null || !VERSION.matcher(version).matches()) {
       throw new IllegalArgumentException(
           "unsupported fingerprint version " + quote(version) + ", expected v1, v2, ...");
     }
@@ -56,7 +62,7 @@ public record Fingerprint(String version, String algorithm, String digest, Strin
         throw new IllegalArgumentException("a sha256 fingerprint has no key id");
       }
     } else if (HMAC_SHA256.equals(algorithm)) {
-      if (keyId == null || !keyId.matches("[A-Za-z0-9_.-]{1,64}")) {
+      if (keyId == null || !KEY_ID.matcher(keyId).matches()) {
         throw new IllegalArgumentException(
             "an hmac-sha256 fingerprint needs a key id of 1-64 letters, digits, '_', '.', '-',"
                 + " got "

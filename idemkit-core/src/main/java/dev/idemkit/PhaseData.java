@@ -45,6 +45,6 @@ public interface PhaseData<D> {
    * @throws IllegalArgumentException if a component has another type
    */
   static <R extends Record> PhaseData<R> of(Class<R> type) {
-    return new RecordPhaseData<>(type);
+    return RecordPhaseData.of(type);
   }
 }

@@ -483,10 +483,25 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
         e);
   }
 
+  /**
+   * One AES-GCM cipher per thread, initialized afresh (key, new IV) for every use: {@link
+   * Cipher#getInstance} searches the security providers on every call, and a cipher that sees the
+   * same data key again keeps its expanded key schedule.
+   */
+  private static final ThreadLocal<Cipher> AES_GCM =
+      ThreadLocal.withInitial(
+          () -> {
+            try {
+              return Cipher.getInstance("AES/GCM/NoPadding");
+            } catch (GeneralSecurityException e) {
+              throw new IllegalStateException("AES/GCM/NoPadding is required on every JDK", e);
+            }
+          });
+
   private static byte[] crypt(
       int mode, TenantKeyring.DataKey key, byte[] iv, byte[] aad, byte[] input) {
     try {
-      Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+      Cipher cipher = AES_GCM.get();
       cipher.init(mode, key.key(), new GCMParameterSpec(128, iv));
       cipher.updateAAD(aad);
       return cipher.doFinal(input);

@@ -32,11 +32,35 @@ public final class RecordPhaseData<R extends Record> implements PhaseData<R> {
           Instant.class,
           Duration.class);
 
+  /**
+   * One instance per record type: a phased operation is typically built per request, and reading a
+   * record's components and constructor by reflection costs more than the request's own phase data.
+   * An instance is immutable, so every operation of that type can share it.
+   */
+  private static final ClassValue<RecordPhaseData<?>> BY_TYPE =
+      new ClassValue<>() {
+        @Override
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        protected RecordPhaseData<?> computeValue(Class<?> type) {
+          return new RecordPhaseData(type.asSubclass(Record.class));
+        }
+      };
+
   private final Class<R> type;
   private final RecordComponent[] components;
   private final Constructor<R> constructor;
 
-  public RecordPhaseData(Class<R> type) {
+  /** The phase data of record type {@code type}, made once per type. */
+  @SuppressWarnings("unchecked")
+  public static <R extends Record> RecordPhaseData<R> of(Class<R> type) {
+    Objects.requireNonNull(type, "type");
+    if (!type.isRecord()) {
+      throw new IllegalArgumentException(type.getName() + " is not a record");
+    }
+    return (RecordPhaseData<R>) BY_TYPE.get(type);
+  }
+
+  private RecordPhaseData(Class<R> type) {
     this.type = Objects.requireNonNull(type, "type");
     this.components = type.getRecordComponents();
     for (RecordComponent c : components) {

@@ -84,8 +84,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * request more database time than the retries' round trip it saved.)
    *
    * <p>Two requests meet here: the second insert waits for the first's transaction on the primary
-   * key, then does nothing if it committed (and inserts if it rolled back). {@code returning *}
-   * gives the record as the claim wrote it; {@code created_at} is the statement's time.
+   * key, then does nothing if it committed (and inserts if it rolled back). It returns the three
+   * times the database set ({@code created_at} is the statement's time); every other column of the
+   * new record is what the store bound or a constant, so the record is made from those without
+   * reading its whole row back.
    */
   private static final String CLAIM =
       """
@@ -96,7 +98,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           clock.now, clock.now, clock.now + ? * interval '1 millisecond'
       from clock
       on conflict (tenant, operation, idem_key) do nothing
-      returning *
+      returning locked_until, created_at, expires_at
       """;
 
   private static final String READ =
@@ -867,7 +869,22 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           return new ClaimAttempt.Raced();
         }
         ((Tx) tx).claimedAfresh = id;
-        return new ClaimAttempt.Inserted(toRecord(rs));
+        Instant createdAt = instant(rs, "created_at");
+        return new ClaimAttempt.Inserted(
+            new IdempotencyRecord(
+                id,
+                fingerprint,
+                RecordState.IN_PROGRESS,
+                1,
+                instant(rs, "locked_until"),
+                null,
+                null,
+                Map.of(),
+                0,
+                null,
+                createdAt,
+                createdAt,
+                instant(rs, "expires_at")));
       }
     } catch (SQLException e) {
       if (claimWait != null

@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -79,6 +80,9 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   private final IssuedKeys issuedKeys;
   private final JsonMapper mapper;
 
+  /** What each handler method's annotations say, read once per method rather than per request. */
+  private final Map<Method, Handler> handlers = new ConcurrentHashMap<>();
+
   /**
    * Whether the store was found unreachable and not yet reachable again: one WARN per episode,
    * however many requests it fails.
@@ -107,8 +111,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
    */
   @Override
   public Object invoke(MethodInvocation invocation) throws Throwable {
-    Idempotent idempotent =
-        AnnotatedElementUtils.findMergedAnnotation(invocation.getMethod(), Idempotent.class);
+    Idempotent idempotent = handler(invocation.getMethod()).idempotent();
     HttpServletRequest request = currentRequest();
     if (!applies(idempotent, request)) {
       return invocation.proceed();
@@ -200,7 +203,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     }
 
     Fingerprint fingerprint;
-    Object command = requestBody(invocation);
+    Object command = handler(invocation.getMethod()).requestBody(invocation.getArguments());
     Map<String, String> pathVariables = pathVariables(request);
     String apiVersion = request.getHeader(properties.getApiVersionHeader());
     try {
@@ -216,8 +219,10 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
                   + ")."
                   + " Send numbers as decimal strings and text as valid Unicode."));
     }
-    Duration ttl =
-        idempotent.ttl().isEmpty() ? properties.getDefaultTtl() : Duration.parse(idempotent.ttl());
+    Duration ttl = handler(invocation.getMethod()).ttl();
+    if (ttl == null) {
+      ttl = properties.getDefaultTtl();
+    }
 
     // A record made under another recipe or key is compared under its own (contract §4
     // (docs/contract.md)).
@@ -562,8 +567,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       headers = entity.getHeaders();
       body = entity.getBody();
     } else {
-      ResponseStatus annotated =
-          AnnotatedElementUtils.findMergedAnnotation(method, ResponseStatus.class);
+      ResponseStatus annotated = handler(method).responseStatus();
       status = annotated == null ? 200 : annotated.code().value();
       headers = HttpHeaders.EMPTY;
       body = result;
@@ -587,7 +591,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     StoredResponse response =
         withSchemaVersion(
             stored(status, contentType, headers.getFirst(HttpHeaders.LOCATION), bytes),
-            AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class));
+            handler(method).idempotent());
     if (status < 400) {
       return OperationResult.success(response);
     }
@@ -604,7 +608,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
    * Idempotent#replayedStatuses()} when it names any, else {@code idemkit.replayable-statuses}.
    */
   private boolean replayed(Method method, int status) {
-    Idempotent idempotent = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+    Idempotent idempotent = handler(method).idempotent();
     int[] own = idempotent == null ? new int[0] : idempotent.replayedStatuses();
     if (own.length == 0) {
       return properties.getReplayableStatuses().contains(status);
@@ -669,16 +673,43 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     return attributes instanceof ServletRequestAttributes servlet ? servlet.getRequest() : null;
   }
 
-  private static Object requestBody(MethodInvocation invocation) {
-    Annotation[][] annotations = invocation.getMethod().getParameterAnnotations();
-    for (int i = 0; i < annotations.length; i++) {
-      for (Annotation a : annotations[i]) {
-        if (a instanceof RequestBody) {
-          return invocation.getArguments()[i];
+  private Handler handler(Method method) {
+    return handlers.computeIfAbsent(method, Handler::of);
+  }
+
+  /**
+   * A handler method's {@link Idempotent} (null when it has none), its {@link ResponseStatus}, the
+   * position of its {@link RequestBody} parameter (-1: none) and its own window (null: the
+   * default). Spring's merged-annotation lookup and the parameters' annotations cost a search and
+   * copies on every call, and a method's annotations do not change.
+   */
+  private record Handler(
+      Idempotent idempotent, ResponseStatus responseStatus, int bodyIndex, Duration ttl) {
+
+    static Handler of(Method method) {
+      Idempotent idempotent = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+      int bodyIndex = -1;
+      Annotation[][] annotations = method.getParameterAnnotations();
+      for (int i = 0; i < annotations.length && bodyIndex < 0; i++) {
+        for (Annotation a : annotations[i]) {
+          if (a instanceof RequestBody) {
+            bodyIndex = i;
+            break;
+          }
         }
       }
+      return new Handler(
+          idempotent,
+          AnnotatedElementUtils.findMergedAnnotation(method, ResponseStatus.class),
+          bodyIndex,
+          idempotent == null || idempotent.ttl().isEmpty()
+              ? null
+              : Duration.parse(idempotent.ttl()));
     }
-    return null;
+
+    Object requestBody(Object[] arguments) {
+      return bodyIndex < 0 ? null : arguments[bodyIndex];
+    }
   }
 
   @SuppressWarnings("unchecked")

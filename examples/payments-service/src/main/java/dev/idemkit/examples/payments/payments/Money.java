@@ -19,11 +19,13 @@ public final class Money {
 
   private static final Pattern SIGNED_DECIMAL = Pattern.compile("-[0-9]{1,12}(\\.[0-9]{1,6})?");
 
+  private static final Pattern CURRENCY_CODE = Pattern.compile("[A-Za-z]{3}");
+
   private Money() {}
 
   /** The ISO 4217 currency, upper case, or {@code null} if unknown. */
   public static Currency currency(String code) {
-    if (code == null || !code.matches("[A-Za-z]{3}")) {
+    if (code == null || !CURRENCY_CODE.matcher(code).matches()) {
       return null;
     }
     try {
