@@ -84,10 +84,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * request more database time than the retries' round trip it saved.)
    *
    * <p>Two requests meet here: the second insert waits for the first's transaction on the primary
-   * key, then does nothing if it committed (and inserts if it rolled back). It returns the three
-   * times the database set ({@code created_at} is the statement's time); every other column of the
-   * new record is what the store bound or a constant, so the record is made from those without
-   * reading its whole row back.
+   * key, then does nothing if it committed (and inserts if it rolled back). It returns the time the
+   * claim was made ({@code created_at}, the statement's time): every other column of the new record
+   * is a constant, a value the store bound, or that time plus one (the lease end, the expiry), so
+   * the record is made from those without reading its row back (a timestamp costs the driver more
+   * to decode than the rest of the claim to bind).
    */
   private static final String CLAIM =
       """
@@ -98,7 +99,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
           clock.now, clock.now, clock.now + ? * interval '1 millisecond'
       from clock
       on conflict (tenant, operation, idem_key) do nothing
-      returning locked_until, created_at, expires_at
+      returning created_at
       """;
 
   private static final String READ =
@@ -876,7 +877,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                 fingerprint,
                 RecordState.IN_PROGRESS,
                 1,
-                instant(rs, "locked_until"),
+                createdAt.plusMillis(lease.toMillis()),
                 null,
                 null,
                 Map.of(),
@@ -884,7 +885,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                 null,
                 createdAt,
                 createdAt,
-                instant(rs, "expires_at")));
+                createdAt.plusMillis(ttl.toMillis())));
       }
     } catch (SQLException e) {
       if (claimWait != null
