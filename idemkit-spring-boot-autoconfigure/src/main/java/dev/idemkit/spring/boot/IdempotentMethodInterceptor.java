@@ -111,12 +111,13 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
    */
   @Override
   public Object invoke(MethodInvocation invocation) throws Throwable {
-    Idempotent idempotent = handler(invocation.getMethod()).idempotent();
+    Handler handler = handler(invocation.getMethod());
+    Idempotent idempotent = handler.idempotent();
     HttpServletRequest request = currentRequest();
     if (!applies(idempotent, request)) {
       return invocation.proceed();
     }
-    Reading reading = read(invocation, idempotent, request);
+    Reading reading = read(invocation, handler, request);
     if (reading instanceof Reading.Refused refused) {
       return refused.answer();
     }
@@ -155,9 +156,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
    * (issued keys, quotas), in that order. Nothing here claims the key: a refused request leaves no
    * record.
    */
-  private Reading read(
-      MethodInvocation invocation, Idempotent idempotent, HttpServletRequest request) {
-    String operation = idempotent.operation();
+  private Reading read(MethodInvocation invocation, Handler handler, HttpServletRequest request) {
+    String operation = handler.idempotent().operation();
     List<String> values = Collections.list(request.getHeaders(KEY_HEADER));
     if (values.isEmpty()) {
       return refuse(
@@ -203,7 +203,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     }
 
     Fingerprint fingerprint;
-    Object command = handler(invocation.getMethod()).requestBody(invocation.getArguments());
+    Object command = handler.requestBody(invocation.getArguments());
     Map<String, String> pathVariables = pathVariables(request);
     String apiVersion = request.getHeader(properties.getApiVersionHeader());
     try {
@@ -219,10 +219,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
                   + ")."
                   + " Send numbers as decimal strings and text as valid Unicode."));
     }
-    Duration ttl = handler(invocation.getMethod()).ttl();
-    if (ttl == null) {
-      ttl = properties.getDefaultTtl();
-    }
+    Duration ttl = handler.ttl() != null ? handler.ttl() : properties.getDefaultTtl();
 
     // A record made under another recipe or key is compared under its own (contract §4
     // (docs/contract.md)).
