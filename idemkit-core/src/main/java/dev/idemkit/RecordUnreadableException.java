@@ -1,5 +1,7 @@
 package dev.idemkit;
 
+import java.util.Optional;
+
 /**
  * A record's stored answer (or recovery data) cannot be read: its tenant's data key was destroyed
  * (crypto-shredding), a master key is missing, the ciphertext does not authenticate, or a
@@ -25,11 +27,35 @@ public class RecordUnreadableException extends RuntimeException {
 
   private final transient ScopedKey id;
   private final Reason reason;
+  private final transient Fingerprint recorded;
 
   public RecordUnreadableException(ScopedKey id, Reason reason, String message, Throwable cause) {
+    this(id, reason, message, cause, null);
+  }
+
+  private RecordUnreadableException(
+      ScopedKey id, Reason reason, String message, Throwable cause, Fingerprint recorded) {
     super(message, cause);
     this.id = id;
     this.reason = reason;
+    this.recorded = recorded;
+  }
+
+  /**
+   * The same failure, naming the fingerprint the unreadable record was made with (it is stored in
+   * the clear): a request with a different command is then a mismatch, as it would be for a record
+   * that reads, and not this error (contract §2: a different fingerprint, in any state).
+   */
+  public RecordUnreadableException withRecordedFingerprint(Fingerprint fingerprint) {
+    RecordUnreadableException e =
+        new RecordUnreadableException(id, reason, getMessage(), getCause(), fingerprint);
+    e.setStackTrace(getStackTrace());
+    return e;
+  }
+
+  /** The fingerprint of the record that could not be read, when the store knows it. */
+  public Optional<Fingerprint> recordedFingerprint() {
+    return Optional.ofNullable(recorded);
   }
 
   public ScopedKey id() {

@@ -78,11 +78,21 @@ public final class IdempotencyEngine implements Idempotency {
   public Outcome execute(IdempotentRequest request, Operation operation) {
     long started = System.nanoTime();
     String name = request.id().operation();
-    Outcome outcome = replays.readFirst(name) ? answerFromRecord(request) : null;
-    if (outcome == null && operation instanceof LocalOperation local) {
-      outcome = executeLocal(request, local);
-    } else if (outcome == null) {
-      outcome = executePhased(request, (PhasedOperation<?>) operation);
+    Outcome outcome;
+    try {
+      outcome = replays.readFirst(name) ? answerFromRecord(request) : null;
+      if (outcome == null && operation instanceof LocalOperation local) {
+        outcome = executeLocal(request, local);
+      } else if (outcome == null) {
+        outcome = executePhased(request, (PhasedOperation<?>) operation);
+      }
+    } catch (RecordUnreadableException unreadable) {
+      // Nothing ran. The answer cannot be read, but a different command is a mismatch whatever
+      // the record holds: the fingerprint is stored in the clear.
+      if (unreadable.recordedFingerprint().map(request::sameCommandAs).orElse(true)) {
+        throw unreadable;
+      }
+      outcome = new Outcome.Mismatch();
     }
     replays.record(name, outcome instanceof Outcome.Replayed);
     Duration elapsed = Duration.ofNanos(System.nanoTime() - started);

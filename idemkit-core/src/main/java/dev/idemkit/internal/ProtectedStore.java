@@ -267,7 +267,7 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
           r.expiresAt());
     } catch (RecordUnreadableException e) {
       if (strict || now == null || !r.isExpiredAt(now)) {
-        throw e;
+        throw e.withRecordedFingerprint(r.fingerprint());
       }
       return new IdempotencyRecord(
           r.id(),

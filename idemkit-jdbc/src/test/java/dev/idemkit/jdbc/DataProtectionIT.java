@@ -182,6 +182,10 @@ class DataProtectionIT {
                 assertThat(e.isGone()).isTrue();
               });
     }
+    // A different command under the shredded key is refused as one, as for a record that reads:
+    // the fingerprint is stored in the clear (contract §2, any state).
+    assertThat(idempotency.execute(request(id, "6.00"), pay("{}")))
+        .isInstanceOf(Outcome.Mismatch.class);
     assertThat(executions).hasValue(2);
     assertThat(row(id).get("state")).isEqualTo("COMPLETED");
     // Another tenant is untouched; the shredded tenant's new operations get a new key.

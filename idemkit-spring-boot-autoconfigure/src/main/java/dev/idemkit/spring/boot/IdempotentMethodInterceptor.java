@@ -436,8 +436,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
               ? "This key's operation already ran, and what it created no longer exists. It is"
                   + " not run again; use a new key for a new operation."
               : "This key's operation already ran, and its stored answer was erased on purpose."
-                  + " It is not run again; look the result up by its id, or use a new key for a"
-                  + " new operation.");
+                  + " It is not run again; find what it created through the API (for example by"
+                  + " the reference you sent with it), or use a new key for a new operation.");
     }
     log.error("{}: stored answer unreadable ({}): {}", id, e.reason(), e.getMessage());
     return Problems.response(

@@ -28,6 +28,7 @@ import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import tools.jackson.databind.JsonNode;
@@ -120,6 +121,23 @@ class BadInputIT extends HttpTestSupport {
       assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
       orderId = JSON.readTree(created.body()).get("orderId").asString();
     }
+  }
+
+  @Test
+  void aKeyHttpRefusesOnAGetIsAMalformedRequestNotAMalformedKey() {
+    long recordsBefore = allRecords();
+    RawHttp.Reply r =
+        RawHttp.exchange(
+            port,
+            "GET",
+            "/v1/payments?merchantReference=x",
+            List.of("Authorization: Bearer " + TENANT_A, "Idempotency-Key: a\u0007b"),
+            null);
+
+    assertThat(r.status()).as(r.body()).isEqualTo(400);
+    assertThat(r.header("Content-Type")).startsWith("application/problem+json");
+    assertThat(r.body()).contains("\"errorCode\":\"MALFORMED_REQUEST\"");
+    assertThat(allRecords()).isEqualTo(recordsBefore);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -324,6 +342,15 @@ class BadInputIT extends HttpTestSupport {
                     + json(ref)
                     + ",\"tip\":\"1.00\"}"),
         paymentCase(
+            "body: the amount twice (the last one would charge 99.00)",
+            400,
+            "DUPLICATE_FIELD",
+            ref ->
+                "{\"accountId\":\"acc_1\",\"amount\":\"10.00\",\"currency\":\"EUR\","
+                    + "\"merchantReference\":"
+                    + json(ref)
+                    + ",\"amount\":\"99.00\"}"),
+        paymentCase(
             "body: missing accountId",
             400,
             VALIDATION_FAILED,
@@ -505,6 +532,15 @@ class BadInputIT extends HttpTestSupport {
                     k,
                     BadInputIT::confirmPath,
                     "{\"amount\":\"10.00\",\"currency\":\"EUR\",\"force\":true}")),
+        withFreshKey(
+            k ->
+                order(
+                    "confirm-payment: the currency twice",
+                    400,
+                    "DUPLICATE_FIELD",
+                    k,
+                    BadInputIT::confirmPath,
+                    "{\"amount\":\"10.00\",\"currency\":\"EUR\",\"currency\":\"USD\"}")),
         withFreshKey(
             k ->
                 order(

@@ -71,6 +71,11 @@ class DataProtectionIT extends HttpTestSupport {
       assertThat(retry.body()).contains("\"errorCode\":\"IDEMPOTENCY_RECORD_UNREADABLE\"");
       assertThat(retry.body()).doesNotContain(ref);
     }
+    // A different amount under the same key is a mismatch, shredded or not (never 410).
+    HttpResponse<String> different = post("/v1/payments", TENANT_SHRED, key, payment(ref, "31.00"));
+    assertThat(different.statusCode()).isEqualTo(422);
+    assertThat(different.body())
+        .contains("\"errorCode\":\"IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST\"");
     assertThat(paymentsFor(ref)).isEqualTo(1);
     assertThat(charges(paymentId)).contains("\"succeeded\":1");
     assertThat(state(key)).isEqualTo("COMPLETED");

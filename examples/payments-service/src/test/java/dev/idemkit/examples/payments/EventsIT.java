@@ -104,8 +104,9 @@ class EventsIT extends HttpTestSupport {
     assertThat(get("/v1/payments/" + paymentId + "/ledger-entries", TENANT_B).statusCode())
         .isEqualTo(404);
     assertThat(get("/v1/accounts/" + account + "/balance", TENANT_B).statusCode()).isEqualTo(404);
-    assertThat(get("/v1/receipts?paymentId=" + paymentId, TENANT_B).body())
-        .isEqualTo("{\"receipts\":[]}");
+    HttpResponse<String> foreignReceipts = get("/v1/receipts?paymentId=" + paymentId, TENANT_B);
+    assertThat(foreignReceipts.statusCode()).isEqualTo(404);
+    assertThat(foreignReceipts.body()).contains("PAYMENT_NOT_FOUND").doesNotContain(key);
   }
 
   @Test
@@ -167,7 +168,9 @@ class EventsIT extends HttpTestSupport {
             {"currency":"EUR","items":[{"sku":"book","quantity":2,"unitPrice":"10.00"}]}""");
     assertThat(order.statusCode()).as(order.body()).isEqualTo(201);
     String orderId = field(order.body(), "orderId");
-    assertThat(get("/v1/orders/" + orderId + "/shipment", TENANT_A).statusCode()).isEqualTo(404);
+    HttpResponse<String> notYet = get("/v1/orders/" + orderId + "/shipment", TENANT_A);
+    assertThat(notYet.statusCode()).isEqualTo(404);
+    assertThat(notYet.body()).contains("SHIPMENT_NOT_FOUND");
 
     String confirm = "{\"amount\":\"20.00\",\"currency\":\"EUR\"}";
     assertThat(
@@ -184,7 +187,12 @@ class EventsIT extends HttpTestSupport {
         () -> get("/v1/orders/" + orderId + "/shipment", TENANT_A).statusCode() == 200);
     assertThat(get("/v1/orders/" + orderId + "/shipment", TENANT_A).body())
         .contains("\"status\":\"REQUESTED\"");
-    assertThat(get("/v1/orders/" + orderId + "/shipment", TENANT_B).statusCode()).isEqualTo(404);
+    // Another tenant's order, like one that does not exist, is no order at all (not "not yet").
+    HttpResponse<String> foreign = get("/v1/orders/" + orderId + "/shipment", TENANT_B);
+    assertThat(foreign.statusCode()).isEqualTo(404);
+    assertThat(foreign.body()).contains("ORDER_NOT_FOUND");
+    assertThat(get("/v1/orders/" + UUID.randomUUID() + "/shipment", TENANT_A).body())
+        .contains("ORDER_NOT_FOUND");
     assertThat(
             jdbc.sql(
                     "select count(*) from idemkit_outbox where aggregate_id = ?"

@@ -36,6 +36,52 @@ class OperationsIT extends HttpTestSupport {
   }
 
   @Test
+  void everyErrorCodeInTheDocumentIsExplainedAndTheRealNotFoundAnswersAreListed() {
+    JsonNode paths = JsonMapper.shared().readTree(open("/v3/api-docs").body()).path("paths");
+    java.util.List<String> unexplained = new java.util.ArrayList<>();
+    java.util.List<String> idempotentWithout410 = new java.util.ArrayList<>();
+    for (var path : paths.properties()) {
+      for (var op : path.getValue().properties()) {
+        String where = op.getKey().toUpperCase(java.util.Locale.ROOT) + " " + path.getKey();
+        JsonNode responses = op.getValue().path("responses");
+        for (var response : responses.properties()) {
+          JsonNode examples =
+              response.getValue().path("content").path("application/problem+json").path("examples");
+          for (var example : examples.properties()) {
+            if (example.getValue().path("summary").asString("").equals(example.getKey())) {
+              unexplained.add(where + " " + response.getKey() + " " + example.getKey());
+            }
+          }
+        }
+        if (op.getValue().has("x-idempotency")
+            && !responses.path("410").toString().contains("IDEMPOTENCY_RECORD_UNREADABLE")) {
+          idempotentWithout410.add(where);
+        }
+      }
+    }
+    assertThat(unexplained).as("error codes documented by their bare name").isEmpty();
+    assertThat(idempotentWithout410).as("idempotent operations without their 410").isEmpty();
+    assertThat(
+            paths
+                .path("/v1/orders/{orderId}/shipment")
+                .path("get")
+                .path("responses")
+                .path("404")
+                .toString())
+        .contains("ORDER_NOT_FOUND", "SHIPMENT_NOT_FOUND");
+    assertThat(
+            paths
+                .path("/v1/payments/{paymentId}/ledger-entries")
+                .path("get")
+                .path("responses")
+                .path("404")
+                .toString())
+        .contains("PAYMENT_NOT_FOUND");
+    assertThat(paths.path("/v1/receipts").path("get").path("responses").path("404").toString())
+        .contains("PAYMENT_NOT_FOUND");
+  }
+
+  @Test
   void theDemoFaultHeadersRefusalIsDocumentedOnTheOperationsThatCallTheProvider() {
     JsonNode paths = JsonMapper.shared().readTree(open("/v3/api-docs").body()).path("paths");
 

@@ -168,6 +168,36 @@ class ProviderFailuresIT extends HttpTestSupport {
   }
 
   @Test
+  void afterADeclineANewKeyPaysTheSameMerchantReferenceOnce() {
+    String ref = "decline-then-pay-" + newKey();
+    HttpResponse<String> declined = pay(newKey(), ref, "decline");
+    assertThat(declined.statusCode()).isEqualTo(402);
+
+    String secondKey = newKey();
+    HttpResponse<String> paid = pay(secondKey, ref, null);
+    HttpResponse<String> third = pay(newKey(), ref, null);
+
+    assertThat(paid.statusCode()).as(paid.body()).isEqualTo(201);
+    assertThat(paid.body()).contains("\"status\":\"COMPLETED\"");
+    // The reference is held again by the charged payment: a third key finds it.
+    assertThat(third.statusCode()).as(third.body()).isEqualTo(409);
+    assertThat(third.body()).contains("PAYMENT_ALREADY_EXISTS");
+    assertThat(
+            jdbc.sql("select status from payment where merchant_reference = ? order by created_at")
+                .param(ref)
+                .query(String.class)
+                .list())
+        .containsExactly("DECLINED", "COMPLETED");
+    String paidId =
+        jdbc.sql("select id from payment where merchant_reference = ? and status = 'COMPLETED'")
+            .param(ref)
+            .query(String.class)
+            .single();
+    assertThat(charges(paidId)).contains("\"succeeded\":1");
+    assertThat(pay(secondKey, ref, null).body()).isEqualTo(paid.body());
+  }
+
+  @Test
   void whileLookupsAreRefusedTheRecordStaysUnknownAndIsNeverChargedTwice() throws Exception {
     String key = newKey();
     String ref = "lookup-" + key;

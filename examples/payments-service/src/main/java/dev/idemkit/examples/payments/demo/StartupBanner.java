@@ -38,11 +38,13 @@ public class StartupBanner {
         .adminApiKeys()
         .forEach(
             (key, who) ->
-                keys.append("\n    ").append(key).append("  -> operator, /v1/admin only"));
+                keys.append("\n    ")
+                    .append(key)
+                    .append("  -> operator: /v1/admin and /actuator (metrics)"));
     log.info(
         "\n  Payments service ready on http://localhost:{}\n  Database: {}\n  API keys (Authorization:"
             + " Bearer <key>):{}\n  OpenAPI: http://localhost:{}/v3/api-docs   health:"
-            + " /actuator/health   metrics: /actuator/prometheus",
+            + " /actuator/health   metrics: /actuator/prometheus (operator key)",
         port,
         database,
         keys,

@@ -3,6 +3,7 @@ package dev.idemkit.examples.payments.ledger;
 import dev.idemkit.examples.payments.payments.Money;
 import dev.idemkit.examples.payments.payments.PaymentRepository;
 import dev.idemkit.examples.payments.web.Errors;
+import dev.idemkit.examples.payments.web.ProblemAnswer;
 import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +28,7 @@ public class LedgerController {
 
   /** The entries booked for a payment: empty until the ledger consumed its PaymentCompleted. */
   @GetMapping("/v1/payments/{paymentId}/ledger-entries")
+  @ProblemAnswer(status = 404, errorCodes = "PAYMENT_NOT_FOUND")
   public Map<String, Object> entries(Principal tenant, @PathVariable UUID paymentId) {
     payments
         .find(tenant.getName(), paymentId)
@@ -53,11 +55,15 @@ public class LedgerController {
                   return e;
                 })
             .list();
-    return Map.of("paymentId", paymentId.toString(), "entries", entries);
+    Map<String, Object> answer = new LinkedHashMap<>();
+    answer.put("paymentId", paymentId.toString());
+    answer.put("entries", entries);
+    return answer;
   }
 
   /** Debits, credits and balance (credits − debits) of one account, per currency. */
   @GetMapping("/v1/accounts/{accountId}/balance")
+  @ProblemAnswer(status = 404, errorCodes = "ACCOUNT_NOT_FOUND")
   public Map<String, Object> balance(Principal tenant, @PathVariable String accountId) {
     List<Map<String, Object>> balances =
         jdbc.sql(
@@ -90,6 +96,9 @@ public class LedgerController {
       throw Errors.notFound(
           "ACCOUNT_NOT_FOUND", "No ledger entries for account " + accountId + ".");
     }
-    return Map.of("accountId", accountId, "balances", balances);
+    Map<String, Object> answer = new LinkedHashMap<>();
+    answer.put("accountId", accountId);
+    answer.put("balances", balances);
+    return answer;
   }
 }

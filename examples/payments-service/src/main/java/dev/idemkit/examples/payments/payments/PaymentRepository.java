@@ -57,7 +57,7 @@ public class PaymentRepository {
                     merchant_reference, channel, status, created_at, updated_at, idem_key)
                 values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 on conflict (tenant_id, account_id, merchant_reference)
-                    where status <> 'FAILED' do nothing
+                    where status not in ('FAILED', 'DECLINED') do nothing
                 """)
             .params(
                 id,
@@ -104,7 +104,8 @@ public class PaymentRepository {
     return jdbc.sql(
             """
             select id from payment
-            where tenant_id = ? and account_id = ? and merchant_reference = ? and status <> 'FAILED'
+            where tenant_id = ? and account_id = ? and merchant_reference = ?
+              and status not in ('FAILED', 'DECLINED')
             """)
         .params(tenant, accountId, reference)
         .query(String.class)

@@ -1,5 +1,8 @@
 package dev.idemkit.examples.payments.receipts;
 
+import dev.idemkit.examples.payments.payments.PaymentRepository;
+import dev.idemkit.examples.payments.web.Errors;
+import dev.idemkit.examples.payments.web.ProblemAnswer;
 import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -10,18 +13,27 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
-/** A tenant's receipts for a payment, with their mail's status: PENDING until sent, then SENT. */
+/**
+ * A tenant's receipts for a payment, with their mail's status: PENDING until sent, then SENT; 404
+ * {@code PAYMENT_NOT_FOUND} for a payment that is not the tenant's, as for its ledger entries.
+ */
 @RestController
 public class ReceiptsController {
 
   private final JdbcClient jdbc;
+  private final PaymentRepository payments;
 
-  public ReceiptsController(JdbcClient jdbc) {
+  public ReceiptsController(JdbcClient jdbc, PaymentRepository payments) {
     this.jdbc = jdbc;
+    this.payments = payments;
   }
 
   @GetMapping("/v1/receipts")
+  @ProblemAnswer(status = 404, errorCodes = "PAYMENT_NOT_FOUND")
   public Map<String, Object> receipts(Principal tenant, @RequestParam UUID paymentId) {
+    payments
+        .find(tenant.getName(), paymentId)
+        .orElseThrow(() -> Errors.notFound("PAYMENT_NOT_FOUND", "No payment " + paymentId + "."));
     List<Map<String, Object>> receipts =
         jdbc.sql(
                 """

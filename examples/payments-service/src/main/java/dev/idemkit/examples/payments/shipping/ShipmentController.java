@@ -1,6 +1,8 @@
 package dev.idemkit.examples.payments.shipping;
 
+import dev.idemkit.examples.payments.orders.OrderRepository;
 import dev.idemkit.examples.payments.web.Errors;
+import dev.idemkit.examples.payments.web.ProblemAnswer;
 import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -10,18 +12,29 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 
-/** An order's shipment: 404 until the shipping consumer has requested it. */
+/**
+ * An order's shipment: 404 {@code SHIPMENT_NOT_FOUND} until the shipping consumer has requested it;
+ * 404 {@code ORDER_NOT_FOUND} for an order that is not the tenant's.
+ */
 @RestController
 public class ShipmentController {
 
   private final JdbcClient jdbc;
+  private final OrderRepository orders;
 
-  public ShipmentController(JdbcClient jdbc) {
+  public ShipmentController(JdbcClient jdbc, OrderRepository orders) {
     this.jdbc = jdbc;
+    this.orders = orders;
   }
 
   @GetMapping("/v1/orders/{orderId}/shipment")
+  @ProblemAnswer(
+      status = 404,
+      errorCodes = {"ORDER_NOT_FOUND", "SHIPMENT_NOT_FOUND"})
   public Map<String, Object> shipment(Principal tenant, @PathVariable UUID orderId) {
+    orders
+        .find(tenant.getName(), orderId, false)
+        .orElseThrow(() -> Errors.notFound("ORDER_NOT_FOUND", "No order " + orderId + "."));
     return jdbc.sql(
             "select order_id, status, created_at from shipment where order_id = ? and tenant_id = ?")
         .params(orderId, tenant.getName())

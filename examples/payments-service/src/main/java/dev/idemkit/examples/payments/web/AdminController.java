@@ -104,6 +104,9 @@ public class AdminController extends OperatorEndpoints {
   @PostMapping(
       path = "/v1/admin/idempotency/records/{tenant}/{operation}/{key}/resolution",
       consumes = "application/json")
+  @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
+  @ProblemAnswer(status = 409, errorCodes = "RECORD_NOT_AWAITING_RESOLUTION")
+  @ProblemAnswer(status = 422, errorCodes = "RESOLUTION_INVALID")
   public Map<String, Object> resolve(
       Principal operator,
       @PathVariable String tenant,
@@ -151,6 +154,7 @@ public class AdminController extends OperatorEndpoints {
   }
 
   @GetMapping("/v1/admin/idempotency/records/{tenant}/{operation}/{key}")
+  @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
   public Map<String, Object> record(
       @PathVariable String tenant, @PathVariable String operation, @PathVariable String key) {
     ScopedKey id = scopedKey(tenant, operation, key);

@@ -75,9 +75,15 @@ public final class ApiDocumentation {
     TITLES.put("FORBIDDEN", "An operator key used outside /v1/admin, or a tenant key inside it");
     TITLES.put("RATE_LIMITED", "Too many requests for this tenant; retry after Retry-After");
     TITLES.put("REQUEST_HEADER_TOO_LARGE", "The request's headers are too large");
-    TITLES.put("INTERNAL_ERROR", "A failure on the service's side; retry with the same key");
+    TITLES.put(
+        "INTERNAL_ERROR",
+        "A failure on the service's side; retry (with the same key, where the operation takes"
+            + " one)");
+    TITLES.put("MALFORMED_PATH", "The path is not in its plain form (';', '.', '//', %2F, ...)");
+    TITLES.put("MISSING_QUERY_PARAMETER", "A required query parameter is absent");
     TITLES.put("VALIDATION_FAILED", "A field has an invalid value; the detail names it");
     TITLES.put("UNKNOWN_FIELD", "The body has a field this API version does not know");
+    TITLES.put("DUPLICATE_FIELD", "The body has the same field more than once");
     TITLES.put("WRONG_TYPE", "A field has the wrong JSON type");
     TITLES.put("INVALID_JSON", "The body is not valid JSON");
     TITLES.put("PAYLOAD_TOO_LARGE", "The body is larger than the service accepts");
@@ -113,6 +119,31 @@ public final class ApiDocumentation {
     TITLES.put("PAYMENT_NOT_FOUND", "No such payment of yours");
     TITLES.put("ORDER_NOT_FOUND", "No such order of yours");
     TITLES.put("AMOUNT_MISMATCH", "The amount or currency is not the order's total");
+    TITLES.put(
+        ErrorCode.IDEMPOTENCY_RECORD_UNREADABLE.code(),
+        "The first request ran, and its stored answer was erased (410) or cannot be read here"
+            + " (500); it is never run again");
+    TITLES.put(
+        ErrorCode.IDEMPOTENCY_QUOTA_EXCEEDED.code(),
+        "The tenant's quota of new keys or live records is used up; retry after Retry-After");
+    TITLES.put(
+        ErrorCode.IDEMPOTENCY_STORE_UNAVAILABLE.code(),
+        "The database cannot be reached; retry with the same key after Retry-After");
+    TITLES.put(
+        "PAYMENT_ABANDONED",
+        "The payment waited for a retry too long and was closed unpaid; pay with a new key");
+    TITLES.put("UNKNOWN_PROVIDER_FAULT", "The demo fault header names no known fault");
+    TITLES.put("SHIPMENT_NOT_FOUND", "No shipment yet: it is requested once the order is paid");
+    TITLES.put("ACCOUNT_NOT_FOUND", "No ledger entries for this account of yours");
+    TITLES.put("RECORD_NOT_FOUND", "No idempotency record for this scope");
+    TITLES.put(
+        "RECORD_NOT_AWAITING_RESOLUTION",
+        "Only a record whose external outcome is unknown takes a resolution");
+    TITLES.put("RESOLUTION_INVALID", "APPLIED needs an externalReference; NOT_APPLIED has none");
+    TITLES.put("PARKED_EVENT_NOT_FOUND", "No parked event with this id");
+    TITLES.put("CONSUMER_NOT_FOUND", "No consumer with this name");
+    TITLES.put("PARKED_MESSAGE_NOT_FOUND", "No parked message with this id at this consumer");
+    TITLES.put("PARKED_DELIVERY_NOT_FOUND", "No parked delivery with this key");
   }
 
   private ApiDocumentation() {}
@@ -202,7 +233,13 @@ public final class ApiDocumentation {
       problem(431, "REQUEST_HEADER_TOO_LARGE");
       problem(500, "INTERNAL_ERROR");
       if (has(RequestBody.class)) {
-        problem(400, "VALIDATION_FAILED", "UNKNOWN_FIELD", "WRONG_TYPE", "INVALID_JSON");
+        problem(
+            400,
+            "VALIDATION_FAILED",
+            "UNKNOWN_FIELD",
+            "DUPLICATE_FIELD",
+            "WRONG_TYPE",
+            "INVALID_JSON");
         problem(413, "PAYLOAD_TOO_LARGE");
         problem(415, "UNSUPPORTED_MEDIA_TYPE");
       }
@@ -299,7 +336,11 @@ public final class ApiDocumentation {
       problem(mismatchStatus, ErrorCode.IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST.code());
       problem(429, ErrorCode.IDEMPOTENCY_QUOTA_EXCEEDED.code());
       retryAfter.add("429");
-      problem(500, ErrorCode.IDEMPOTENCY_RESPONSE_TOO_LARGE.code());
+      problem(410, ErrorCode.IDEMPOTENCY_RECORD_UNREADABLE.code());
+      problem(
+          500,
+          ErrorCode.IDEMPOTENCY_RESPONSE_TOO_LARGE.code(),
+          ErrorCode.IDEMPOTENCY_RECORD_UNREADABLE.code());
       problem(
           503,
           ErrorCode.IDEMPOTENCY_STORE_UNAVAILABLE.code(),

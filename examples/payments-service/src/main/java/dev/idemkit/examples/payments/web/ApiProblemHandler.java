@@ -20,6 +20,7 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
 import org.springframework.web.servlet.resource.NoResourceFoundException;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.exc.StreamReadException;
 import tools.jackson.databind.exc.MismatchedInputException;
 import tools.jackson.databind.exc.UnrecognizedPropertyException;
 
@@ -74,6 +75,20 @@ public class ApiProblemHandler {
               + ". Remove it"
               + knownFields(unknown)
               + ".");
+    }
+    if (cause instanceof StreamReadException read
+        && read.getOriginalMessage() != null
+        && read.getOriginalMessage().startsWith("Duplicate ")) {
+      // StrictJson: Jackson names the field in quotes ("Duplicate Object property \"amount\"").
+      String message = read.getOriginalMessage();
+      int open = message.indexOf('"');
+      int close = message.lastIndexOf('"');
+      String field = open >= 0 && close > open ? message.substring(open, close + 1) : "a field";
+      return Problems.response(
+          400,
+          "DUPLICATE_FIELD",
+          "Duplicate field",
+          "The body has " + field + " more than once. Send each field once.");
     }
     if (cause instanceof MismatchedInputException mismatch) {
       if (mismatch.getPath().isEmpty()) {

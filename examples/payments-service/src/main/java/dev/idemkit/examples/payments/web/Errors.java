@@ -30,7 +30,9 @@ public final class Errors {
             "Payment declined",
             "The provider declined payment "
                 + paymentId
-                + ". Nothing was charged; use another means of payment with a new key.");
+                + ". Nothing was charged. To try again (after the payer fixed the cause), send"
+                + " the payment with a new key: a declined payment does not hold its merchant"
+                + " reference.");
     problem.setProperty("paymentId", paymentId.toString());
     return problem;
   }
@@ -52,7 +54,10 @@ public final class Errors {
                 + existingId
                 + " for merchant reference "
                 + request.merchantReference()
-                + ". Fetch it instead of paying again.");
+                + ". Fetch it (GET /v1/payments/"
+                + existingId
+                + ") instead of paying again; while it waits for the provider, retry the request"
+                + " with the key that created it.");
     problem.setProperty("existingPaymentId", existingId);
     return problem;
   }

@@ -76,6 +76,7 @@ public class EventsAdminController extends OperatorEndpoints {
   }
 
   @PostMapping("/v1/admin/events/outbox/parked/{eventId}/requeue")
+  @ProblemAnswer(status = 404, errorCodes = "PARKED_EVENT_NOT_FOUND")
   public Map<String, Object> requeueEvent(@PathVariable UUID eventId) throws SQLException {
     if (!outbox.requeue(eventId)) {
       throw Errors.notFound("PARKED_EVENT_NOT_FOUND", "No parked event " + eventId + ".");
@@ -124,6 +125,9 @@ public class EventsAdminController extends OperatorEndpoints {
   }
 
   @PostMapping("/v1/admin/events/inbox/{consumer}/parked/{messageId}/requeue")
+  @ProblemAnswer(
+      status = 404,
+      errorCodes = {"CONSUMER_NOT_FOUND", "PARKED_MESSAGE_NOT_FOUND"})
   public Map<String, Object> requeueMessage(
       @PathVariable String consumer, @PathVariable UUID messageId) throws SQLException {
     InboxConsumer c = consumers.byName().get(consumer);
@@ -146,6 +150,7 @@ public class EventsAdminController extends OperatorEndpoints {
   }
 
   @PostMapping("/v1/admin/events/deliveries/parked/{key}/requeue")
+  @ProblemAnswer(status = 404, errorCodes = "PARKED_DELIVERY_NOT_FOUND")
   public Map<String, Object> requeueDelivery(@PathVariable String key) throws SQLException {
     if (!deliveries.requeue(key)) {
       throw Errors.notFound("PARKED_DELIVERY_NOT_FOUND", "No parked delivery " + key + ".");

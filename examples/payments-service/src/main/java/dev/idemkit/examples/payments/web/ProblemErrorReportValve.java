@@ -27,7 +27,11 @@ public class ProblemErrorReportValve extends ErrorReportValve {
       return;
     }
     String message = failure == null ? "" : String.valueOf(failure.getMessage());
-    boolean badKey = message.contains("[Idempotency-Key:");
+    // A key on GET or HEAD is ignored (contract §2): a header HTTP does not allow is then a
+    // malformed request, not a malformed key.
+    String method = request.getMethod();
+    boolean badKey =
+        message.contains("[Idempotency-Key:") && !"GET".equals(method) && !"HEAD".equals(method);
     // Tomcat answers 400 to headers over server.max-http-request-header-size; HTTP says 431.
     boolean headersTooLarge = status == 400 && message.contains("Request header is too large");
     if (headersTooLarge) {
