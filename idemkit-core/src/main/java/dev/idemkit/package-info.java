@@ -12,8 +12,8 @@
  *       phases (external calls among them) each commit a recovery point, so a crashed or uncertain
  *       operation is resumed instead of run twice.
  *   <li>The answer is an {@link dev.idemkit.Outcome}, a sealed type to switch over: executed,
- *       replayed, rejected, in progress, outcome pending, or a key reused with another request.
- *       Expected answers are never exceptions.
+ *       replayed, rejected, in progress, outcome pending, a key reused with another request, or a
+ *       quota exceeded. Expected answers are never exceptions.
  *   <li>Values are records ({@code IdempotencyKey}, {@code Scope}, {@code Fingerprint}, {@link
  *       dev.idemkit.StoredResponse}); configuration is an immutable {@link
  *       dev.idemkit.IdempotencyConfig} made by its builder.

@@ -53,9 +53,6 @@ public final class IdempotencyEngine implements Idempotency {
   private final IdempotencyListener listener;
   private final LongSupplier ticker;
 
-  /** The Retry-After when a claim gave up waiting for another request's claim of the key. */
-  private static final Duration BUSY_RETRY_AFTER = Duration.ofSeconds(1);
-
   /** How long each operation recently took, for the Retry-After of in-progress answers. */
   private final RecentDurations durations = new RecentDurations();
 
@@ -126,7 +123,11 @@ public final class IdempotencyEngine implements Idempotency {
    */
   private Outcome busyAnswer(IdempotentRequest request) {
     Outcome finished = answerFromRecord(request);
-    return finished != null ? finished : new Outcome.InProgress(BUSY_RETRY_AFTER);
+    // The first request's claim is not committed yet: how long the operation recently took (90th
+    // percentile, at least 1 s), as for a record in progress, capped by a whole lease.
+    return finished != null
+        ? finished
+        : new Outcome.InProgress(durations.retryAfter(request.id().operation(), config.lease()));
   }
 
   /**

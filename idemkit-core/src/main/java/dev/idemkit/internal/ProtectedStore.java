@@ -181,8 +181,10 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
     String resourceId = r.resourceId();
     if (mode != ReplayMode.BODY) {
       resourceId = resourceId != null ? resourceId : lastSegment(r.headers().get("Location"));
-      if (resourceId == null) {
-        mode = ReplayMode.BODY; // nothing to refer to: keep the answer itself
+      if (resourceId == null && mode == ReplayMode.REFERENCE) {
+        mode = ReplayMode.BODY; // nothing to rebuild it from: keep the answer itself
+      } else if (resourceId == null) {
+        payload = new byte[0]; // OUTCOME keeps no body, whether or not it names a resource
       } else {
         payload =
             mode == ReplayMode.REFERENCE
@@ -337,7 +339,8 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
         Map<String, String> headers = new LinkedHashMap<>(stored.headers());
         headers.put("Content-Type", "application/json");
         byte[] body =
-            Json.write(Map.of("id", stored.resourceId())).getBytes(StandardCharsets.UTF_8);
+            (stored.resourceId() == null ? "{}" : Json.write(Map.of("id", stored.resourceId())))
+                .getBytes(StandardCharsets.UTF_8);
         return new StoredResponse(
             stored.status(), headers, body, stored.schemaVersion(), stored.resourceId());
       }

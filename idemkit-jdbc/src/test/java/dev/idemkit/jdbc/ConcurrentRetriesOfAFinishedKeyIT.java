@@ -76,4 +76,58 @@ class ConcurrentRetriesOfAFinishedKeyIT {
     assertThat(outcomes).allSatisfy(o -> assertThat(o).isInstanceOf(Outcome.Replayed.class));
     assertThat(runs).hasValue(1);
   }
+
+  @Test
+  void aRetryBusyOnAnUncommittedClaimIsToldHowLongTheOperationUsuallyTakes() throws Exception {
+    DataSource dataSource = TestDatabase.embedded().dataSource();
+    Idempotency idempotency =
+        Idempotency.create(
+            PostgresIdempotencyStore.builder(JdbcTransactions.of(dataSource))
+                .claimWait(Duration.ofMillis(200))
+                .build());
+    AtomicInteger retryRuns = new AtomicInteger();
+    LocalOperation counted =
+        ctx -> {
+          retryRuns.incrementAndGet();
+          return OperationResult.success(StoredResponse.of(201, Map.of(), new byte[0]));
+        };
+    // One earlier run of the operation took a little over 2 s.
+    LocalOperation twoSeconds =
+        ctx -> {
+          Thread.sleep(2_100);
+          return OperationResult.success(StoredResponse.of(201, Map.of(), new byte[0]));
+        };
+    assertThat(idempotency.execute(request("earlier"), twoSeconds))
+        .isInstanceOf(Outcome.Executed.class);
+
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch letGo = new CountDownLatch(1);
+    LocalOperation holding =
+        ctx -> {
+          held.countDown();
+          letGo.await();
+          return OperationResult.success(StoredResponse.of(201, Map.of(), new byte[0]));
+        };
+    IdempotentRequest now = request("now");
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    Future<Outcome> first = pool.submit(() -> idempotency.execute(now, holding));
+    held.await();
+    Outcome retry = idempotency.execute(now, counted);
+    letGo.countDown();
+
+    assertThat(first.get()).isInstanceOf(Outcome.Executed.class);
+    assertThat(retry)
+        .isInstanceOfSatisfying(
+            Outcome.InProgress.class,
+            busy -> assertThat(busy.retryAfter()).isEqualTo(Duration.ofSeconds(3)));
+    assertThat(retryRuns).as("the busy retry ran nothing").hasValue(0);
+    pool.shutdown();
+  }
+
+  private static IdempotentRequest request(String key) {
+    return new IdempotentRequest(
+        ScopedKey.of("tenant-busy", "create_slow", key + "-" + UUID.randomUUID()),
+        Fingerprint.of(Map.of("amount", "10.00")),
+        Duration.ofHours(1));
+  }
 }

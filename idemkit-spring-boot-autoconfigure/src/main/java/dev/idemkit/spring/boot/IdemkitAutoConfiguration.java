@@ -91,6 +91,18 @@ public class IdemkitAutoConfiguration {
     return new IdemkitSchemaInitializer(dataSource);
   }
 
+  /**
+   * With {@code idemkit.migrate-schema=false} the application applies the schema itself: a missing
+   * or older schema then stops the start, saying so, instead of failing every request.
+   */
+  @Bean
+  @ConditionalOnMissingBean({IdemkitSchemaInitializer.class, IdemkitSchemaCheck.class})
+  @DependsOnDatabaseInitialization
+  @ConditionalOnProperty(prefix = "idemkit", name = "migrate-schema", havingValue = "false")
+  public IdemkitSchemaCheck idemkitSchemaCheck(DataSource dataSource) {
+    return new IdemkitSchemaCheck(dataSource);
+  }
+
   @Bean
   @ConditionalOnMissingBean
   public Idempotency idempotency(
@@ -98,8 +110,11 @@ public class IdemkitAutoConfiguration {
       IdemkitProperties properties,
       ObjectProvider<IdempotencyListener> listeners,
       ObjectProvider<IdemkitSchemaInitializer> schema,
+      ObjectProvider<IdemkitSchemaCheck> schemaCheck,
       ObjectProvider<DataProtection> protection) {
-    schema.ifAvailable(s -> {}); // the schema exists before the first request can use it
+    // The schema exists (or its absence stopped the start) before the first request can use it.
+    schema.ifAvailable(s -> {});
+    schemaCheck.ifAvailable(s -> {});
     List<IdempotencyListener> all = listeners.orderedStream().toList();
     return Idempotency.create(
         protection.getIfAvailable(DataProtection::none).protect(store),
@@ -259,9 +274,10 @@ public class IdemkitAutoConfiguration {
     } else {
       throw new IllegalStateException(
           "idemkit.issued-keys.secret is not set. Set it to a random value of at least 16 bytes,"
-              + " the same on every instance (e.g. IDEMKIT_ISSUED_KEYS_SECRET), so that the keys"
-              + " POST /v1/idempotency-keys issues stay valid across restarts and instances. Only"
-              + " the embedded demo database makes one up.");
+              + " the same on every instance (e.g. IDEMKIT_ISSUED_KEYS_SECRET): it signs the keys"
+              + " the service issues (IssuedKeys), and checks every key in their form (ik_...) in"
+              + " every operation, so it is needed even if no operation is strict. Only the"
+              + " embedded demo database makes one up.");
     }
     return new IssuedKeys(
         bytes,
@@ -319,6 +335,20 @@ public class IdemkitAutoConfiguration {
   }
 
   /** Runs Idemkit's migrations once, at start-up. */
+  /** Checks, at start-up, that the schema the application applied itself is there and current. */
+  public static final class IdemkitSchemaCheck implements InitializingBean {
+    private final DataSource dataSource;
+
+    public IdemkitSchemaCheck(DataSource dataSource) {
+      this.dataSource = dataSource;
+    }
+
+    @Override
+    public void afterPropertiesSet() {
+      IdemkitSchema.requireCurrent(dataSource);
+    }
+  }
+
   public static final class IdemkitSchemaInitializer implements InitializingBean {
     private final DataSource dataSource;
 

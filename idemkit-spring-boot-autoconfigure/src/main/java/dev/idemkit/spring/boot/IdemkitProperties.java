@@ -343,6 +343,21 @@ public class IdemkitProperties {
     /** Operations that refuse keys the server did not issue (400 IDEMPOTENCY_KEY_NOT_ISSUED). */
     private List<String> strictOperations = new ArrayList<>();
 
+    /**
+     * Where clients get issued keys, named in the answers that refuse a key (the reference service
+     * serves {@code POST /v1/idempotency-keys}; issue keys with {@link
+     * dev.idemkit.spring.boot.IssuedKeys#issue}).
+     */
+    private String endpoint = "POST /v1/idempotency-keys";
+
+    public String getEndpoint() {
+      return endpoint;
+    }
+
+    public void setEndpoint(String endpoint) {
+      this.endpoint = endpoint;
+    }
+
     public String getSecretFile() {
       return secretFile;
     }

@@ -2,12 +2,15 @@ package dev.idemkit.spring.boot;
 
 import dev.idemkit.FingerprintRecipes;
 import dev.idemkit.Idempotency;
+import java.util.List;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.BeanInitializationException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -17,8 +20,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.core.env.Environment;
-import org.springframework.http.ResponseEntity;
+import org.springframework.stereotype.Controller;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 import tools.jackson.databind.json.JsonMapper;
@@ -75,27 +82,66 @@ public class IdemkitWebMvcAutoConfiguration {
   }
 
   /**
-   * Fails start-up, naming the method, if an {@link Idempotent} handler does not return a {@code
-   * ResponseEntity}: the stored answer is replayed as one, status and headers included.
+   * Fails start-up, naming each method and what is wrong with it ({@link IdempotentHandlerCheck}),
+   * if an {@link Idempotent} handler does not return a {@code ResponseEntity} (the stored answer is
+   * replayed as one, status and headers included), has a blank operation or an unreadable window,
+   * or takes an input the request's fingerprint would not hold.
    */
   @Bean
   public static SmartInitializingSingleton idempotentHandlerCheck(
-      ObjectProvider<RequestMappingHandlerMapping> mappings) {
-    return () ->
-        mappings
-            .orderedStream()
-            .flatMap(m -> m.getHandlerMethods().values().stream())
-            .filter(h -> h.hasMethodAnnotation(Idempotent.class))
-            .filter(h -> !ResponseEntity.class.isAssignableFrom(h.getMethod().getReturnType()))
-            .findFirst()
-            .ifPresent(
-                h -> {
-                  throw new IllegalStateException(
-                      "@Idempotent handler "
-                          + h.getMethod()
-                          + " must return ResponseEntity<...>: Idempotent answers are replayed"
-                          + " as ResponseEntity, status and headers included.");
-                });
+      ObjectProvider<RequestMappingHandlerMapping> mappings, ObjectProvider<JsonMapper> mapper) {
+    return () -> {
+      IdempotentHandlerCheck check =
+          new IdempotentHandlerCheck(mapper.getIfAvailable(JsonMapper::new));
+      List<String> problems =
+          mappings
+              .orderedStream()
+              .flatMap(m -> m.getHandlerMethods().values().stream())
+              .filter(h -> h.hasMethodAnnotation(Idempotent.class))
+              .distinct()
+              .flatMap(
+                  h ->
+                      check.problems(h).stream()
+                          .map(p -> "@Idempotent handler " + h.getMethod() + " " + p))
+              .toList();
+      if (!problems.isEmpty()) {
+        throw new IllegalStateException(String.join(";\n", problems) + ".");
+      }
+    };
+  }
+
+  /**
+   * Fails start-up if {@link Idempotent} marks a method of a bean that is not a controller: the
+   * annotation makes a Spring MVC handler idempotent, and anywhere else it would turn the method's
+   * result into an HTTP answer or do nothing. Code that is not a controller calls {@link
+   * Idempotency} itself.
+   */
+  @Bean
+  public static BeanPostProcessor idempotentOutsideControllersCheck() {
+    return new BeanPostProcessor() {
+      @Override
+      public Object postProcessBeforeInitialization(Object bean, String beanName) {
+        Class<?> type = ClassUtils.getUserClass(bean);
+        if (!AnnotationUtils.isCandidateClass(type, Idempotent.class)
+            || AnnotatedElementUtils.hasAnnotation(type, Controller.class)) {
+          return bean;
+        }
+        ReflectionUtils.doWithMethods(
+            type,
+            m -> {
+              throw new BeanInitializationException(
+                  "@Idempotent on "
+                      + m
+                      + " (bean '"
+                      + beanName
+                      + "'), which is not a controller: @Idempotent makes a Spring MVC handler"
+                      + " method idempotent. Elsewhere, inject Idempotency and call"
+                      + " execute(...) with the request's key and fingerprint.");
+            },
+            m -> AnnotatedElementUtils.hasAnnotation(m, Idempotent.class));
+        return bean;
+      }
+    };
   }
 
   /** Applies the interceptor to every method annotated {@link Idempotent}. */

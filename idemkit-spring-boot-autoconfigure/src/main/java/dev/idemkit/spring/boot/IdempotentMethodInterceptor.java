@@ -391,26 +391,30 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
    */
   private ResponseEntity<byte[]> checkIssuedKey(
       IdempotencyKey key, String tenant, String operation) {
+    String endpoint = properties.getIssuedKeys().getEndpoint();
     return switch (issuedKeys.check(key, tenant, operation)) {
       case VALID -> null;
       case NOT_VERIFIED ->
           notIssued(
-              "This key has the form of a key issued by POST /v1/idempotency-keys but is not one"
-                  + " issued for your account and this operation, in exactly the text it was"
+              "This key has the form of a key issued by "
+                  + endpoint
+                  + " but is not one issued for your account and this operation, in exactly the text it was"
                   + " issued. Send the key exactly as issued, or request a new one.");
       case EXPIRED ->
           idempotency.hasRecord(ScopedKey.of(tenant, operation, key.value()))
               ? null
               : notIssued(
-                  "This issued key expired before it was used. Request a new key from POST"
-                      + " /v1/idempotency-keys, then send the request with it.");
+                  "This issued key expired before it was used. Request a new key from "
+                      + endpoint
+                      + ", then send the request with it.");
       case NOT_ISSUED_FORM ->
           issuedKeys.isStrict(operation)
               ? notIssued(
                   "Operation "
                       + operation
-                      + " accepts only keys issued by POST /v1/idempotency-keys for your account"
-                      + " and this operation, before they expire. Request a key, then retry with"
+                      + " accepts only keys issued by "
+                      + endpoint
+                      + " for your account and this operation, before they expire. Request a key, then retry with"
                       + " it.")
               : null;
     };

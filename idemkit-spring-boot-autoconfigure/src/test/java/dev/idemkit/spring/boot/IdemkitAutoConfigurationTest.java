@@ -309,6 +309,34 @@ class IdemkitAutoConfigurationTest {
             });
   }
 
+  @Test
+  void withMigrationTurnedOffAMissingSchemaStopsTheStartSayingWhatToDo() throws Exception {
+    String schema = "unmigrated_" + UUID.randomUUID().toString().replace("-", "");
+    String url;
+    try (var c = database.dataSource().getConnection();
+        var s = c.createStatement()) {
+      s.execute("create schema " + schema);
+      url = c.getMetaData().getURL();
+    }
+    try (HikariDataSource empty = new HikariDataSource()) {
+      empty.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema);
+      empty.setUsername("postgres");
+      new ApplicationContextRunner()
+          .withConfiguration(TRANSACTIONS)
+          .withConfiguration(IDEMKIT)
+          .withPropertyValues(SECRET, "idemkit.migrate-schema=false")
+          .withBean(DataSource.class, () -> new DelegatingDataSource(empty))
+          .run(
+              context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure())
+                    .rootCause()
+                    .hasMessageContaining("Idemkit's tables are not in this database")
+                    .hasMessageContaining("idemkit.migrate-schema=true");
+              });
+    }
+  }
+
   // ---- turned off -------------------------------------------------------------------------
 
   @Test
@@ -534,6 +562,57 @@ class IdemkitAutoConfigurationTest {
   }
 
   @Test
+  void inputsTheFingerprintWouldNotHoldFailStartUpNamingEachOne() {
+    webRunner
+        .withUserConfiguration(UnfingerprintedController.class)
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .hasMessageContaining(UnfingerprintedController.class.getName() + ".byQuery(")
+                  .hasMessageContaining("@RequestParam amount")
+                  .hasMessageContaining("@RequestHeader currency")
+                  .hasMessageContaining("request parameter note (unannotated String)")
+                  .hasMessageContaining("body property \"cardNumber\" of Card")
+                  .hasMessageContaining("body property \"card.cvc\" of Wallet")
+                  .hasMessageContaining("not in the request's fingerprint")
+                  .hasMessageNotContaining("\"amount\" of Card")
+                  .hasMessageNotContaining("\"ignored\"")
+                  .hasMessageNotContaining(".versioned(");
+            });
+  }
+
+  @Test
+  void aBlankOperationOrAnUnreadableWindowFailsStartUp() {
+    webRunner
+        .withUserConfiguration(BadAnnotationController.class)
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .hasMessageContaining(".blank(")
+                  .hasMessageContaining("has a blank operation")
+                  .hasMessageContaining(".dayWindow(")
+                  .hasMessageContaining("ttl \"24h\", which is not an ISO-8601 duration");
+            });
+  }
+
+  @Test
+  void idempotentOnABeanThatIsNotAControllerFailsStartUp() {
+    webRunner
+        .withUserConfiguration(IdempotentService.class)
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .rootCause()
+                  .hasMessageContaining(IdempotentService.class.getName() + ".pay(")
+                  .hasMessageContaining("which is not a controller")
+                  .hasMessageContaining("inject Idempotency");
+            });
+  }
+
+  @Test
   void anIdempotentHandlerRunsOnceAndItsAnswerIsReplayed() {
     webRunner
         .withUserConfiguration(PaymentController.class)
@@ -673,6 +752,81 @@ class IdemkitAutoConfigurationTest {
     @Idempotent(operation = "plain")
     public Map<String, Object> create(@RequestBody CreatePayment command) {
       return Map.of("amount", command.amount());
+    }
+  }
+
+  record Card(
+      String amount,
+      @com.fasterxml.jackson.annotation.JsonProperty(
+              access = com.fasterxml.jackson.annotation.JsonProperty.Access.WRITE_ONLY)
+          String cardNumber,
+      @com.fasterxml.jackson.annotation.JsonIgnore String ignored) {}
+
+  /** A nested bean whose field has a setter only. */
+  static class CardSecret {
+    private String cvc;
+
+    public void setCvc(String cvc) {
+      this.cvc = cvc;
+    }
+  }
+
+  record Wallet(String owner, CardSecret card) {}
+
+  @RestController
+  static class UnfingerprintedController {
+    @PostMapping("/v1/query")
+    @Idempotent(operation = "by_query")
+    public ResponseEntity<String> byQuery(
+        @org.springframework.web.bind.annotation.RequestParam String amount,
+        @org.springframework.web.bind.annotation.RequestHeader("X-Currency") String currency,
+        String note) {
+      return ResponseEntity.ok(amount + currency + note);
+    }
+
+    @PostMapping("/v1/card")
+    @Idempotent(operation = "card")
+    public ResponseEntity<String> card(@RequestBody Card card) {
+      return ResponseEntity.ok(card.amount());
+    }
+
+    @PostMapping("/v1/wallet")
+    @Idempotent(operation = "wallet")
+    public ResponseEntity<String> wallet(@RequestBody Wallet wallet) {
+      return ResponseEntity.ok(wallet.owner());
+    }
+
+    /** The fingerprint holds the API version and the path: fine. */
+    @PostMapping("/v1/versioned/{id}")
+    @Idempotent(operation = "versioned")
+    public ResponseEntity<String> versioned(
+        @PathVariable String id,
+        @org.springframework.web.bind.annotation.RequestHeader("Api-Version") String version,
+        @RequestBody CreatePayment command) {
+      return ResponseEntity.ok(id + version);
+    }
+  }
+
+  @RestController
+  static class BadAnnotationController {
+    @PostMapping("/v1/blank")
+    @Idempotent(operation = " ")
+    public ResponseEntity<String> blank(@RequestBody CreatePayment command) {
+      return ResponseEntity.ok("");
+    }
+
+    @PostMapping("/v1/day")
+    @Idempotent(operation = "day", ttl = "24h")
+    public ResponseEntity<String> dayWindow(@RequestBody CreatePayment command) {
+      return ResponseEntity.ok("");
+    }
+  }
+
+  @org.springframework.stereotype.Service
+  static class IdempotentService {
+    @Idempotent(operation = "pay")
+    public String pay(String amount) {
+      return amount;
     }
   }
 

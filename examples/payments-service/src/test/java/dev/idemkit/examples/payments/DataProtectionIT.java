@@ -148,6 +148,7 @@ class DataProtectionIT extends HttpTestSupport {
   @Test
   void outcomeModeReplaysOnlyWhatWasCreated() {
     String key = newKey();
+    int before = TestWidgetsController.CREATED.get();
     HttpResponse<String> first = post("/v1/test/widgets", TENANT_A, key, "{}");
     HttpResponse<String> retry = post("/v1/test/widgets", TENANT_A, key, "{}");
 
@@ -157,7 +158,22 @@ class DataProtectionIT extends HttpTestSupport {
     assertThat(retry.statusCode()).isEqualTo(201);
     assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     assertThat(retry.body()).isEqualTo("{\"id\":\"" + widgetId + "\"}");
-    assertThat(TestWidgetsController.CREATED).hasValue(1);
+    assertThat(TestWidgetsController.CREATED).hasValue(before + 1);
+  }
+
+  @Test
+  void outcomeModeKeepsNoBodyEvenWhenTheAnswerNamesNoResource() {
+    String key = newKey();
+    int before = TestWidgetsController.CREATED.get();
+    HttpResponse<String> first = post("/v1/test/widgets/touch", TENANT_A, key, "{}");
+    HttpResponse<String> retry = post("/v1/test/widgets/touch", TENANT_A, key, "{}");
+
+    assertThat(first.statusCode()).isEqualTo(200);
+    assertThat(first.body()).contains("t0uch3d");
+    assertThat(retry.statusCode()).isEqualTo(200);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(retry.body()).isEqualTo("{}");
+    assertThat(TestWidgetsController.CREATED).hasValue(before + 1);
   }
 
   private Map<String, Object> record(String key) {

@@ -27,4 +27,12 @@ class TestWidgetsController {
     return ResponseEntity.created(URI.create("/v1/widgets/" + id))
         .body(Map.of("id", id, "secret", "s3cr3t"));
   }
+
+  /** The same operation answering without naming what it did: nothing to refer to. */
+  @PostMapping(path = "/v1/test/widgets/touch", consumes = "application/json")
+  @Idempotent(operation = "test_outcome")
+  public ResponseEntity<Map<String, String>> touch() {
+    CREATED.incrementAndGet();
+    return ResponseEntity.ok(Map.of("secret", "t0uch3d"));
+  }
 }
