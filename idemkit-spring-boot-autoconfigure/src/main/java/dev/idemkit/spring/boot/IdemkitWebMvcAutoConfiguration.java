@@ -89,10 +89,14 @@ public class IdemkitWebMvcAutoConfiguration {
    */
   @Bean
   public static SmartInitializingSingleton idempotentHandlerCheck(
-      ObjectProvider<RequestMappingHandlerMapping> mappings, ObjectProvider<JsonMapper> mapper) {
+      ObjectProvider<RequestMappingHandlerMapping> mappings,
+      ObjectProvider<JsonMapper> mapper,
+      ObjectProvider<IdemkitProperties> properties) {
     return () -> {
       IdempotentHandlerCheck check =
-          new IdempotentHandlerCheck(mapper.getIfAvailable(JsonMapper::new));
+          new IdempotentHandlerCheck(
+              mapper.getIfAvailable(JsonMapper::new),
+              properties.getIfAvailable(IdemkitProperties::new).getApiVersionHeader());
       List<String> problems =
           mappings
               .orderedStream()

@@ -40,13 +40,11 @@ import tools.jackson.databind.json.JsonMapper;
  * request. Above all: every input the handler takes from the request must be in the request's
  * fingerprint (contract §3, docs/contract.md), or a retry with the same key and another value would
  * be answered with the first answer. The fingerprint holds the operation, the path variables, the
- * {@code Api-Version} header and the body as Jackson writes it back ({@link RequestFingerprinter});
- * a query parameter, another header, a cookie or form field, or a body property Jackson reads but
- * does not write is not in it.
+ * API version header ({@code Api-Version}) and the body as Jackson writes it back ({@link
+ * RequestFingerprinter}); a query parameter, another header, a cookie or form field, or a body
+ * property Jackson reads but does not write is not in it.
  */
 final class IdempotentHandlerCheck {
-
-  private static final String API_VERSION = "Api-Version";
 
   /** Annotations whose parameter takes a value the fingerprint does not hold. */
   private static final List<Class<? extends Annotation>> UNFINGERPRINTED =
@@ -59,9 +57,15 @@ final class IdempotentHandlerCheck {
           RequestPart.class);
 
   private final JsonMapper mapper;
+  private final String apiVersionHeader;
 
-  IdempotentHandlerCheck(JsonMapper mapper) {
+  /**
+   * @param apiVersionHeader the header whose value the fingerprint holds ({@code
+   *     idemkit.api-version-header})
+   */
+  IdempotentHandlerCheck(JsonMapper mapper, String apiVersionHeader) {
     this.mapper = mapper;
+    this.apiVersionHeader = apiVersionHeader;
   }
 
   /** One sentence per problem of {@code handler}; empty when it is fine. */
@@ -122,14 +126,15 @@ final class IdempotentHandlerCheck {
   }
 
   /** How {@code parameter} takes a value the fingerprint does not hold, or null. */
-  private static String unfingerprinted(MethodParameter parameter) {
+  private String unfingerprinted(MethodParameter parameter) {
     for (Class<? extends Annotation> type : UNFINGERPRINTED) {
       Annotation a = parameter.getParameterAnnotation(type);
       if (a == null) {
         continue;
       }
       if (a instanceof RequestHeader h
-          && (API_VERSION.equalsIgnoreCase(h.value()) || API_VERSION.equalsIgnoreCase(h.name()))) {
+          && (apiVersionHeader.equalsIgnoreCase(h.value())
+              || apiVersionHeader.equalsIgnoreCase(h.name()))) {
         return null; // the fingerprint holds it
       }
       return "@" + type.getSimpleName() + " " + name(parameter);

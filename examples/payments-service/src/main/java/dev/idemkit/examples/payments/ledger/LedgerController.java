@@ -4,6 +4,8 @@ import dev.idemkit.examples.payments.payments.Money;
 import dev.idemkit.examples.payments.payments.PaymentRepository;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.examples.payments.web.ProblemAnswer;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.tags.Tag;
 import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,6 +17,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 
 /** A payment's ledger entries, and an account's balance; a tenant sees its own only. */
+@Tag(name = "ledger")
 @RestController
 public class LedgerController {
 
@@ -27,6 +30,7 @@ public class LedgerController {
   }
 
   /** The entries booked for a payment: empty until the ledger consumed its PaymentCompleted. */
+  @Operation(operationId = "listLedgerEntries", summary = "A payment's ledger entries")
   @GetMapping("/v1/payments/{paymentId}/ledger-entries")
   @ProblemAnswer(status = 404, errorCodes = "PAYMENT_NOT_FOUND")
   public Map<String, Object> entries(Principal tenant, @PathVariable UUID paymentId) {
@@ -62,6 +66,9 @@ public class LedgerController {
   }
 
   /** Debits, credits and balance (credits − debits) of one account, per currency. */
+  @Operation(
+      operationId = "getAccountBalance",
+      summary = "An account's debits, credits and balance")
   @GetMapping("/v1/accounts/{accountId}/balance")
   @ProblemAnswer(status = 404, errorCodes = "ACCOUNT_NOT_FOUND")
   public Map<String, Object> balance(Principal tenant, @PathVariable String accountId) {

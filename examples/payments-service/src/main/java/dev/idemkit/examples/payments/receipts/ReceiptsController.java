@@ -3,6 +3,8 @@ package dev.idemkit.examples.payments.receipts;
 import dev.idemkit.examples.payments.payments.PaymentRepository;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.examples.payments.web.ProblemAnswer;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.tags.Tag;
 import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,6 +19,7 @@ import org.springframework.web.bind.annotation.RestController;
  * A tenant's receipts for a payment, with their mail's status: PENDING until sent, then SENT; 404
  * {@code PAYMENT_NOT_FOUND} for a payment that is not the tenant's, as for its ledger entries.
  */
+@Tag(name = "receipts")
 @RestController
 public class ReceiptsController {
 
@@ -28,6 +31,7 @@ public class ReceiptsController {
     this.payments = payments;
   }
 
+  @Operation(operationId = "listReceipts", summary = "A payment's receipts and their mail's status")
   @GetMapping("/v1/receipts")
   @ProblemAnswer(status = 404, errorCodes = "PAYMENT_NOT_FOUND")
   public Map<String, Object> receipts(Principal tenant, @RequestParam UUID paymentId) {

@@ -3,6 +3,8 @@ package dev.idemkit.examples.payments.shipping;
 import dev.idemkit.examples.payments.orders.OrderRepository;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.examples.payments.web.ProblemAnswer;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.tags.Tag;
 import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -16,6 +18,7 @@ import org.springframework.web.bind.annotation.RestController;
  * An order's shipment: 404 {@code SHIPMENT_NOT_FOUND} until the shipping consumer has requested it;
  * 404 {@code ORDER_NOT_FOUND} for an order that is not the tenant's.
  */
+@Tag(name = "shipping")
 @RestController
 public class ShipmentController {
 
@@ -27,6 +30,7 @@ public class ShipmentController {
     this.orders = orders;
   }
 
+  @Operation(operationId = "getShipment", summary = "A paid order's shipment")
   @GetMapping("/v1/orders/{orderId}/shipment")
   @ProblemAnswer(
       status = 404,

@@ -8,6 +8,7 @@ import dev.idemkit.OperatorResolution;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.spi.IdempotencyStore;
+import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
@@ -55,12 +56,16 @@ public class AdminController extends OperatorEndpoints {
    * replicas and its backups. A retry of one of its keys then answers 410 {@code
    * IDEMPOTENCY_RECORD_UNREADABLE} and runs nothing. The tenant's new requests get a new key.
    */
+  @Operation(
+      operationId = "shredTenantDataKeys",
+      summary = "Destroy a tenant's data keys (crypto-shredding)")
   @DeleteMapping("/v1/admin/tenants/{tenant}/data-keys")
   public Map<String, Object> shred(@PathVariable String tenant) {
     return Map.of("tenant", tenant, "destroyedKeys", protection.shredTenant(tenant));
   }
 
   /** Gives the tenant a new data key for new answers; older answers still replay. */
+  @Operation(operationId = "rotateTenantDataKey", summary = "Rotate a tenant's data key")
   @PostMapping("/v1/admin/tenants/{tenant}/data-keys")
   public Map<String, Object> rotate(@PathVariable String tenant) {
     return Map.of("tenant", tenant, "keyId", protection.rotateTenantKey(tenant));
@@ -70,6 +75,9 @@ public class AdminController extends OperatorEndpoints {
    * The records needing recovery now, and those escalated to an operator (their outcome stayed
    * unknown after the last automatic attempt): resolve those with {@link #resolve}.
    */
+  @Operation(
+      operationId = "listRecoveryRecords",
+      summary = "Records due for recovery or escalated to an operator")
   @GetMapping("/v1/admin/idempotency/recovery")
   public Map<String, Object> needingRecovery(@RequestParam(defaultValue = "100") int limit) {
     int bounded = Math.min(Math.max(limit, 1), 1000);
@@ -101,6 +109,9 @@ public class AdminController extends OperatorEndpoints {
    * for recovery at once: the recovery worker, or the client's next retry, finishes it. Operators
    * only (admin API keys); the record's history keeps who and why.
    */
+  @Operation(
+      operationId = "resolveRecord",
+      summary = "Resolve a record whose external outcome is unknown")
   @PostMapping(
       path = "/v1/admin/idempotency/records/{tenant}/{operation}/{key}/resolution",
       consumes = "application/json")
@@ -153,6 +164,7 @@ public class AdminController extends OperatorEndpoints {
     return record(tenant, operation, key);
   }
 
+  @Operation(operationId = "getRecord", summary = "A record, its phases and history")
   @GetMapping("/v1/admin/idempotency/records/{tenant}/{operation}/{key}")
   @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
   public Map<String, Object> record(

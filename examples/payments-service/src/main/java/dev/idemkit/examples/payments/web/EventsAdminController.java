@@ -6,6 +6,7 @@ import dev.idemkit.outbox.EventEnvelope;
 import dev.idemkit.outbox.InboxConsumer;
 import dev.idemkit.outbox.Outbox;
 import dev.idemkit.outbox.spi.MessageReceiver.Received;
+import io.swagger.v3.oas.annotations.Operation;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -40,6 +41,7 @@ public class EventsAdminController extends OperatorEndpoints {
     this.deliveries = deliveries;
   }
 
+  @Operation(operationId = "getOutboxBacklog", summary = "The outbox's backlog")
   @GetMapping("/v1/admin/events/outbox")
   public Map<String, Object> backlog() throws SQLException {
     Outbox.Backlog b = outbox.backlog();
@@ -61,6 +63,7 @@ public class EventsAdminController extends OperatorEndpoints {
     return m;
   }
 
+  @Operation(operationId = "listParkedEvents", summary = "Parked events")
   @GetMapping("/v1/admin/events/outbox/parked")
   public Map<String, Object> parkedEvents(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
@@ -75,6 +78,7 @@ public class EventsAdminController extends OperatorEndpoints {
     return Map.of("events", events, "count", events.size());
   }
 
+  @Operation(operationId = "requeueParkedEvent", summary = "Re-queue a parked event")
   @PostMapping("/v1/admin/events/outbox/parked/{eventId}/requeue")
   @ProblemAnswer(status = 404, errorCodes = "PARKED_EVENT_NOT_FOUND")
   public Map<String, Object> requeueEvent(@PathVariable UUID eventId) throws SQLException {
@@ -84,6 +88,7 @@ public class EventsAdminController extends OperatorEndpoints {
     return Map.of("eventId", eventId.toString(), "status", "REQUEUED");
   }
 
+  @Operation(operationId = "listParkedMessages", summary = "Parked messages, per consumer")
   @GetMapping("/v1/admin/events/inbox/parked")
   public Map<String, Object> parkedMessages(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
@@ -105,6 +110,7 @@ public class EventsAdminController extends OperatorEndpoints {
    * Kafka, all of them), longest held first; each is applied once the message before it is (a
    * parked one: re-queue it).
    */
+  @Operation(operationId = "listHeldMessages", summary = "Messages held behind a sequence gap")
   @GetMapping("/v1/admin/events/inbox/held")
   public Map<String, Object> heldMessages(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
@@ -124,6 +130,7 @@ public class EventsAdminController extends OperatorEndpoints {
     return Map.of("messages", messages, "count", messages.size());
   }
 
+  @Operation(operationId = "requeueParkedMessage", summary = "Re-queue a parked message")
   @PostMapping("/v1/admin/events/inbox/{consumer}/parked/{messageId}/requeue")
   @ProblemAnswer(
       status = 404,
@@ -142,6 +149,7 @@ public class EventsAdminController extends OperatorEndpoints {
     return Map.of("messageId", messageId.toString(), "consumer", consumer, "outcome", outcome);
   }
 
+  @Operation(operationId = "listParkedDeliveries", summary = "Parked deliveries (mails)")
   @GetMapping("/v1/admin/events/deliveries/parked")
   public Map<String, Object> parkedDeliveries(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
@@ -149,6 +157,7 @@ public class EventsAdminController extends OperatorEndpoints {
     return Map.of("deliveries", parked, "count", parked.size());
   }
 
+  @Operation(operationId = "requeueParkedDelivery", summary = "Re-queue a parked delivery")
   @PostMapping("/v1/admin/events/deliveries/parked/{key}/requeue")
   @ProblemAnswer(status = 404, errorCodes = "PARKED_DELIVERY_NOT_FOUND")
   public Map<String, Object> requeueDelivery(@PathVariable String key) throws SQLException {
