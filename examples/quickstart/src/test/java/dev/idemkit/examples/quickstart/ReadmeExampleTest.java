@@ -68,7 +68,7 @@ class ReadmeExampleTest {
     } else if (outcome instanceof Outcome.InProgress inProgress) {
       return "409 Retry-After: " + inProgress.retryAfter().toSeconds();
     } else {
-      return "other: " + outcome;
+      return "other: " + outcome; // OutcomePending, Rejected, QuotaExceeded: see Outcome's Javadoc
     }
     // README:end
   }
