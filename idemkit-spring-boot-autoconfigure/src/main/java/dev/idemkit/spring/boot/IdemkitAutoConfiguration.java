@@ -334,7 +334,6 @@ public class IdemkitAutoConfiguration {
     }
   }
 
-  /** Runs Idemkit's migrations once, at start-up. */
   /** Checks, at start-up, that the schema the application applied itself is there and current. */
   public static final class IdemkitSchemaCheck implements InitializingBean {
     private final DataSource dataSource;
@@ -349,6 +348,7 @@ public class IdemkitAutoConfiguration {
     }
   }
 
+  /** Runs Idemkit's migrations once, at start-up. */
   public static final class IdemkitSchemaInitializer implements InitializingBean {
     private final DataSource dataSource;
 
