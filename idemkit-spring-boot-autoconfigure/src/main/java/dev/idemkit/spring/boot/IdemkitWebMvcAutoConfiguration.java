@@ -126,7 +126,9 @@ public class IdemkitWebMvcAutoConfiguration {
       @Override
       public Object postProcessBeforeInitialization(Object bean, String beanName) {
         Class<?> type = ClassUtils.getUserClass(bean);
-        if (!AnnotationUtils.isCandidateClass(type, Idempotent.class)
+        // Framework beans (most of a context) carry no @Idempotent: not walked method by method.
+        if (type.getName().startsWith("org.springframework.")
+            || !AnnotationUtils.isCandidateClass(type, Idempotent.class)
             || AnnotatedElementUtils.hasAnnotation(type, Controller.class)) {
           return bean;
         }
