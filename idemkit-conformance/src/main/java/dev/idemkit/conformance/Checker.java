@@ -70,7 +70,19 @@ final class Checker {
 
   Checker(Options options) {
     this.o = options;
-    this.profile = options.profile();
+    this.profile = options == null ? Profile.IETF : options.profile();
+  }
+
+  /** Every check id, in the order they run. */
+  static final List<String> IDS = new Checker(null).checks().stream().map(Check::id).toList();
+
+  /** Refuses {@code --only} ids that name no check (a typo would otherwise run nothing). */
+  static void requireKnown(java.util.Set<String> only) {
+    List<String> unknown = only.stream().filter(id -> !IDS.contains(id)).sorted().toList();
+    if (!unknown.isEmpty()) {
+      throw new IllegalArgumentException(
+          "--only names no check " + unknown + "; the checks are " + String.join(", ", IDS));
+    }
   }
 
   List<CheckResult> runAll(Consumer<CheckResult> progress) {
@@ -868,16 +880,25 @@ final class Checker {
     return effect.isEmpty() ? "" : "; " + effect;
   }
 
+  /** At most {@code n} chars of {@code text}, never half of a surrogate pair. */
+  static String prefix(String text, int n) {
+    int end = Math.min(n, text.length());
+    if (end > 0 && end < text.length() && Character.isHighSurrogate(text.charAt(end - 1))) {
+      end--;
+    }
+    return text.substring(0, end);
+  }
+
   private static String summary(byte[] body) {
     String text = new String(body, StandardCharsets.UTF_8).replaceAll("\\s+", " ");
-    return text.length() > 120 ? text.substring(0, 120) + "…" : text;
+    return text.length() > 120 ? prefix(text, 120) + "…" : text;
   }
 
   private static String describe(List<Map.Entry<String, String>> headers) {
     StringBuilder out = new StringBuilder();
     for (Map.Entry<String, String> h : headers) {
       String v = h.getValue();
-      String shown = v.length() > 40 ? v.substring(0, 20) + "…(" + v.length() + " chars)" : v;
+      String shown = v.length() > 40 ? prefix(v, 20) + "…(" + v.length() + " chars)" : v;
       StringBuilder printable = new StringBuilder();
       for (char c : shown.toCharArray()) {
         printable.append(

@@ -21,12 +21,22 @@ public final class ConformanceMain {
     Options options;
     try {
       options = Options.parse(args);
+      Checker.requireKnown(options.only());
+    } catch (Options.HelpRequested help) {
+      out.print(Options.USAGE);
+      return 0;
     } catch (Exception e) {
       if (e.getMessage() != null && !e.getMessage().isEmpty()) {
         err.println("idemkit-conformance: " + e.getMessage());
       }
       err.print(Options.USAGE);
       return 2;
+    }
+    if (!options.body().contains("{{unique}}")) {
+      err.println(
+          "idemkit-conformance: warning: --body has no {{unique}}: every check sends the same"
+              + " request, so a server that refuses duplicates by a business key will fail checks"
+              + " for that, not for its Idempotency-Key handling");
     }
     out.printf(
         "idemkit-conformance: profile %s against %s %s%s%n%n",

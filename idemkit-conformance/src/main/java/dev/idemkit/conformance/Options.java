@@ -63,7 +63,13 @@ record Options(
         --timeout-s N           per request (30)
         --json FILE             also write the report as JSON
         --junit FILE            also write it as JUnit XML
-        --only ID,ID            run only these checks
+        --only ID,ID            run only these checks (ids as in the report; an unknown id is a
+                                usage error)
+
+      A profile file (Java properties) may set: base (ietf or stripe), name, require-key,
+      missing-key-status, malformed-status, key-form (sf-string or bare), max-key-length,
+      mismatch-status, in-progress-status, replay-header, retry-after-required,
+      validation-errors-stored; any other name is a usage error.
 
       Exit status: 0 when no check failed, 1 when one did, 2 on a usage error.
       """;
@@ -94,7 +100,7 @@ record Options(
     for (int i = 0; i < args.length; i++) {
       String flag = args[i];
       if (flag.equals("--help") || flag.equals("-h")) {
-        throw new IllegalArgumentException("");
+        throw new HelpRequested();
       }
       if (i + 1 >= args.length) {
         throw new IllegalArgumentException(flag + " needs a value");
@@ -118,9 +124,9 @@ record Options(
         case "--effect-url" -> effectUrl = v;
         case "--effect-count" -> effectCount = v;
         case "--profile" -> profile = Profile.named(v);
-        case "--concurrency" -> concurrency = Integer.parseInt(v);
-        case "--inflight-delay-ms" -> inflightDelay = Duration.ofMillis(Long.parseLong(v));
-        case "--timeout-s" -> timeout = Duration.ofSeconds(Long.parseLong(v));
+        case "--concurrency" -> concurrency = (int) number(flag, v);
+        case "--inflight-delay-ms" -> inflightDelay = Duration.ofMillis(number(flag, v));
+        case "--timeout-s" -> timeout = Duration.ofSeconds(number(flag, v));
         case "--json" -> json = Path.of(v);
         case "--junit" -> junit = Path.of(v);
         case "--only" -> only = Set.of(v.split(","));
@@ -129,6 +135,13 @@ record Options(
     }
     if (baseUrl == null || path == null || body == null) {
       throw new IllegalArgumentException("--base-url, --path and --body are required");
+    }
+    if (!"http".equalsIgnoreCase(baseUrl.getScheme()) || baseUrl.getHost() == null) {
+      throw new IllegalArgumentException(
+          "--base-url must be an http:// URL with a host, e.g. http://localhost:8080 (not "
+              + baseUrl
+              + "); https is not supported: the checker speaks plain HTTP/1.1 on its own sockets,"
+              + " to send malformed headers no client library would");
     }
     if (concurrency < 2) {
       throw new IllegalArgumentException("--concurrency must be at least 2");
@@ -156,6 +169,25 @@ record Options(
         json,
         junit,
         only);
+  }
+
+  /** {@code --help}: the usage on standard output, exit status 0. */
+  static final class HelpRequested extends IllegalArgumentException {
+    HelpRequested() {
+      super("help");
+    }
+  }
+
+  private static long number(String flag, String v) {
+    try {
+      long n = Long.parseLong(v.trim());
+      if (n < 0) {
+        throw new NumberFormatException();
+      }
+      return n;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(flag + " takes a whole number, not '" + v + "'");
+    }
   }
 
   private static Map.Entry<String, String> header(String v) {

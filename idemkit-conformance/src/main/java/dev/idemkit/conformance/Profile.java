@@ -71,16 +71,57 @@ record Profile(
     return switch (spec) {
       case "ietf" -> IETF;
       case "stripe" -> STRIPE;
-      default -> custom(Path.of(spec));
+      default -> {
+        if (!Files.isRegularFile(Path.of(spec))) {
+          throw new IllegalArgumentException(
+              "--profile is ietf, stripe, or a properties file; no file " + spec);
+        }
+        yield custom(Path.of(spec));
+      }
     };
   }
+
+  /** The settings a profile file may have. */
+  static final java.util.List<String> KEYS =
+      java.util.List.of(
+          "base",
+          "name",
+          "require-key",
+          "missing-key-status",
+          "malformed-status",
+          "key-form",
+          "max-key-length",
+          "mismatch-status",
+          "in-progress-status",
+          "replay-header",
+          "retry-after-required",
+          "validation-errors-stored");
 
   static Profile custom(Path file) throws IOException {
     Properties p = new Properties();
     try (Reader in = Files.newBufferedReader(file)) {
       p.load(in);
     }
-    Profile base = "stripe".equals(p.getProperty("base", "ietf")) ? STRIPE : IETF;
+    for (String name : p.stringPropertyNames()) {
+      if (!KEYS.contains(name)) {
+        throw new IllegalArgumentException(
+            file
+                + ": unknown setting '"
+                + name
+                + "'; a profile may set "
+                + String.join(", ", KEYS));
+      }
+    }
+    String baseName = p.getProperty("base", "ietf").trim();
+    if (!baseName.equals("ietf") && !baseName.equals("stripe")) {
+      throw new IllegalArgumentException(file + ": base is ietf or stripe, not '" + baseName + "'");
+    }
+    String keyForm = p.getProperty("key-form", "").trim();
+    if (!keyForm.isEmpty() && !keyForm.equals("bare") && !keyForm.equals("sf-string")) {
+      throw new IllegalArgumentException(
+          file + ": key-form is sf-string or bare, not '" + keyForm + "'");
+    }
+    Profile base = baseName.equals("stripe") ? STRIPE : IETF;
     return new Profile(
         p.getProperty("name", file.getFileName().toString()),
         bool(p, "require-key", base.requireKey),
@@ -101,10 +142,19 @@ record Profile(
   }
 
   private static boolean bool(Properties p, String name, boolean fallback) {
-    return Boolean.parseBoolean(p.getProperty(name, String.valueOf(fallback)));
+    String v = p.getProperty(name, String.valueOf(fallback)).trim();
+    if (!v.equals("true") && !v.equals("false")) {
+      throw new IllegalArgumentException(name + " is true or false, not '" + v + "'");
+    }
+    return Boolean.parseBoolean(v);
   }
 
   private static int integer(Properties p, String name, int fallback) {
-    return Integer.parseInt(p.getProperty(name, String.valueOf(fallback)).trim());
+    String v = p.getProperty(name, String.valueOf(fallback)).trim();
+    try {
+      return Integer.parseInt(v);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + " takes a whole number, not '" + v + "'");
+    }
   }
 }

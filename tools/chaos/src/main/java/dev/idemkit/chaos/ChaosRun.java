@@ -132,20 +132,63 @@ public final class ChaosRun {
 
   private ChaosRun() {}
 
-  public static void main(String[] args) throws Exception {
+  static final String USAGE =
+      """
+      Usage: java -jar idemkit-chaos.jar [options]   (docs/proof.md)
+
+        --duration D            how long clients run, ISO-8601 (PT60S)
+        --clients N             client processes (threads), each retrying its own payments
+        --seed N                the nemesis' and clients' random seed
+        --nemesis B             true (default) or false: kill -9, pause, cut connections
+        --broken-store S        find-then-insert or no-fencing: a deliberately broken build
+        --request-timeout D     each client request's timeout, ISO-8601
+        --service-jar PATH      (examples/payments-service/target/payments-service.jar)
+        --out DIR               history and report files (target/chaos)
+
+      Exit status: 0 when the accounting holds, 1 when it does not, 2 on a usage error or when
+      the run could not start.
+      """;
+
+  /**
+   * Runs, then exits with the status (also when a start-up failure left threads running: the JVM
+   * must end for a script or CI to read the result).
+   */
+  public static void main(String[] args) {
+    int status;
+    try {
+      status = runMain(args);
+    } catch (IllegalArgumentException usage) {
+      System.err.println("chaos: " + usage.getMessage());
+      System.err.print(USAGE);
+      status = 2;
+    } catch (Exception e) {
+      System.err.println("chaos: the run could not complete: " + e);
+      status = 2;
+    }
+    System.exit(status);
+  }
+
+  private static int runMain(String[] args) throws Exception {
     Path jar = Path.of("examples/payments-service/target/payments-service.jar");
     Config config = Config.defaults(jar, Path.of("target", "chaos"));
-    for (int i = 0; i + 1 < args.length; i += 2) {
+    for (int i = 0; i < args.length; i += 2) {
+      if (args[i].equals("--help") || args[i].equals("-h")) {
+        System.out.print(USAGE);
+        return 0;
+      }
+      if (i + 1 >= args.length) {
+        throw new IllegalArgumentException(args[i] + " needs a value");
+      }
       String v = args[i + 1];
       config =
           switch (args[i]) {
-            case "--duration" -> config.withDuration(Duration.parse(v));
+            case "--duration" -> config.withDuration(duration(args[i], v));
             case "--clients" ->
                 new Config(
                     config.serviceJar(),
                     config.out(),
                     config.duration(),
-                    Integer.parseInt(v),
+                    positive(args[i], v),
                     config.nemesis(),
                     config.brokenStore(),
                     config.requestTimeout(),
@@ -159,7 +202,7 @@ public final class ChaosRun {
                     config.nemesis(),
                     config.brokenStore(),
                     config.requestTimeout(),
-                    Long.parseLong(v));
+                    number(args[i], v));
             case "--service-jar" ->
                 new Config(
                     Path.of(v),
@@ -180,18 +223,63 @@ public final class ChaosRun {
                     config.brokenStore(),
                     config.requestTimeout(),
                     config.seed());
-            case "--nemesis" -> config.withNemesis(Boolean.parseBoolean(v));
-            case "--broken-store" -> config.withBrokenStore(v, config.requestTimeout());
+            case "--nemesis" -> config.withNemesis(bool(args[i], v));
+            case "--broken-store" -> {
+              if (!v.equals("find-then-insert") && !v.equals("no-fencing")) {
+                throw new IllegalArgumentException(
+                    "--broken-store is find-then-insert or no-fencing, not " + v);
+              }
+              yield config.withBrokenStore(v, config.requestTimeout());
+            }
             case "--request-timeout" ->
-                config.withBrokenStore(config.brokenStore(), Duration.parse(v));
+                config.withBrokenStore(config.brokenStore(), duration(args[i], v));
             default -> throw new IllegalArgumentException("unknown option " + args[i]);
           };
+    }
+    if (!Files.isRegularFile(config.serviceJar())) {
+      throw new IllegalArgumentException(
+          "no service jar at "
+              + config.serviceJar().toAbsolutePath()
+              + ": build it (./mvnw -pl examples/payments-service -am package -DskipTests) or"
+              + " pass --service-jar");
     }
     boolean valid;
     try (Cluster cluster = new Cluster(config.serviceJar(), config.out().resolve("logs"), FAULTS)) {
       valid = run(cluster, config).accounting().valid();
     }
-    System.exit(valid ? 0 : 1);
+    return valid ? 0 : 1;
+  }
+
+  private static Duration duration(String flag, String v) {
+    try {
+      return Duration.parse(v);
+    } catch (java.time.format.DateTimeParseException e) {
+      throw new IllegalArgumentException(
+          flag + " takes an ISO-8601 duration such as PT45S or PT2M, not '" + v + "'");
+    }
+  }
+
+  private static long number(String flag, String v) {
+    try {
+      return Long.parseLong(v.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(flag + " takes a whole number, not '" + v + "'");
+    }
+  }
+
+  private static int positive(String flag, String v) {
+    long n = number(flag, v);
+    if (n < 1 || n > 1000) {
+      throw new IllegalArgumentException(flag + " takes a number from 1 to 1000, not " + v);
+    }
+    return (int) n;
+  }
+
+  private static boolean bool(String flag, String v) {
+    if (!v.equals("true") && !v.equals("false")) {
+      throw new IllegalArgumentException(flag + " is true or false, not '" + v + "'");
+    }
+    return Boolean.parseBoolean(v);
   }
 
   /** One run on a cluster whose database and provider may outlive it (instances do not). */
@@ -206,11 +294,14 @@ public final class ChaosRun {
       extra.add("--payments.demo.broken-store=" + config.brokenStore());
     }
     ExecutorService starts = Executors.newFixedThreadPool(2);
-    Future<?> a = starts.submit(() -> cluster.start("service-a-" + tag, extra));
-    Future<?> b = starts.submit(() -> cluster.start("service-b-" + tag, extra));
-    a.get();
-    b.get();
-    starts.shutdown();
+    try {
+      Future<?> a = starts.submit(() -> cluster.start("service-a-" + tag, extra));
+      Future<?> b = starts.submit(() -> cluster.start("service-b-" + tag, extra));
+      a.get();
+      b.get();
+    } finally {
+      starts.shutdownNow();
+    }
     List<IntSupplier> ports = new ArrayList<>();
     for (Cluster.Instance i : cluster.instances()) {
       ports.add(() -> i.port);

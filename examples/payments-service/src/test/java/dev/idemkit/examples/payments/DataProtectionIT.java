@@ -93,6 +93,67 @@ class DataProtectionIT extends HttpTestSupport {
   }
 
   @Test
+  void shreddingWaitsUntilNoRecordOfTheTenantStillNeedsItsRecoveryData() {
+    String tenant = "tenant_unsettled_" + UUID.randomUUID().toString().substring(0, 8);
+    assertThat(dataKeys(tenant, "POST").statusCode()).isEqualTo(200);
+    // A payment of the tenant whose outcome is still being recovered (its sealed recovery data
+    // holds the payment id).
+    jdbc.sql(
+            """
+            insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
+                fencing_token, locked_until, created_at, updated_at, expires_at, recovery_due)
+            values (?, 'create_payment', 'k-unsettled', 'v1:sha256:00', 'UNKNOWN_REQUIRES_RECOVERY',
+                1, now(), now(), now(), now() + interval '1 day', now() + interval '1 minute')
+            """)
+        .param(tenant)
+        .update();
+
+    HttpResponse<String> refused = dataKeys(tenant, "DELETE");
+
+    assertThat(refused.statusCode()).isEqualTo(409);
+    assertThat(refused.body())
+        .contains("\"errorCode\":\"TENANT_HAS_UNSETTLED_RECORDS\"")
+        .contains("1 record(s)");
+    assertThat(keysOf(tenant)).isEqualTo(1);
+
+    // Settled (here: recovered), the same request shreds.
+    jdbc.sql("update idemkit_record set state = 'COMPLETED', recovery_due = null where tenant = ?")
+        .param(tenant)
+        .update();
+    HttpResponse<String> shred = dataKeys(tenant, "DELETE");
+    assertThat(shred.statusCode()).isEqualTo(200);
+    assertThat(shred.body()).contains("\"destroyedKeys\":1");
+  }
+
+  @Test
+  void aTenantNoRecordCouldHaveGetsNoDataKey() {
+    for (String method : new String[] {"POST", "DELETE"}) {
+      for (String tenant : new String[] {"%20", "t".repeat(201)}) {
+        HttpResponse<String> r = dataKeys(tenant, method);
+        assertThat(r.statusCode()).as(method + " " + tenant).isEqualTo(400);
+        assertThat(r.body()).contains("\"errorCode\":\"INVALID_PATH_PARAMETER\"");
+      }
+    }
+    assertThat(keysOf(" ")).isZero();
+    assertThat(keysOf("t".repeat(201))).isZero();
+  }
+
+  private HttpResponse<String> dataKeys(String tenant, String method) {
+    return send(
+        HttpRequest.newBuilder(uri("/v1/admin/tenants/" + tenant + "/data-keys"))
+            .header("Authorization", "Bearer " + ADMIN)
+            .method(method, HttpRequest.BodyPublishers.noBody())
+            .build());
+  }
+
+  private long keysOf(String tenant) {
+    return jdbc.sql("select count(*) from idemkit_data_key where tenant = ?")
+        .param(tenant)
+        .query(Long.class)
+        .single();
+  }
+
+  @Test
   void bodyModeReplaysTheStoredBytes() {
     String key = newKey();
     String ref = "dp-body-" + UUID.randomUUID();

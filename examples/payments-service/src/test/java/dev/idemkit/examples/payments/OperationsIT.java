@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -129,6 +130,13 @@ class OperationsIT extends HttpTestSupport {
     assertThat(anonymous.body()).contains("AUTHENTICATION_REQUIRED").doesNotContain("idempotency_");
     assertThat(tenant.statusCode()).isEqualTo(403);
     assertThat(tenant.body()).doesNotContain("idempotency_");
+    // A key nobody issued is no identity at all: 401 with the challenge, as on the tenant API.
+    for (String path : List.of("/actuator/prometheus", "/v1/admin/idempotency/recovery")) {
+      HttpResponse<String> unknownKey = get(path, "sk_nobody_issued_this");
+      assertThat(unknownKey.statusCode()).as(path).isEqualTo(401);
+      assertThat(unknownKey.headers().firstValue("WWW-Authenticate")).as(path).hasValue("Bearer");
+      assertThat(unknownKey.body()).contains("AUTHENTICATION_REQUIRED").doesNotContain("records");
+    }
     assertThat(operator.statusCode()).isEqualTo(200);
     assertThat(operator.body()).contains("idempotency_");
     assertThat(open("/actuator").statusCode()).isEqualTo(401);

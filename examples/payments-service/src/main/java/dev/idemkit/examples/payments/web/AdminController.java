@@ -60,15 +60,47 @@ public class AdminController extends OperatorEndpoints {
       operationId = "shredTenantDataKeys",
       summary = "Destroy a tenant's data keys (crypto-shredding)")
   @DeleteMapping("/v1/admin/tenants/{tenant}/data-keys")
+  @ProblemAnswer(status = 409, errorCodes = "TENANT_HAS_UNSETTLED_RECORDS")
   public Map<String, Object> shred(@PathVariable String tenant) {
-    return Map.of("tenant", tenant, "destroyedKeys", protection.shredTenant(tenant));
+    String name = tenant(tenant);
+    // A record still due for recovery, or escalated and unresolved, needs its sealed recovery
+    // data to finish: shredded, it could never finish, and would hold its place in the tenant's
+    // live-record quota for good. Such records are settled first (resolved, or recovered).
+    long unsettled =
+        jdbc.sql(
+                """
+                select count(*) from idemkit_record
+                 where tenant = ?
+                   and (recovery_due is not null
+                        or (escalated_at is not null and state = 'UNKNOWN_REQUIRES_RECOVERY'))
+                """)
+            .param(name)
+            .query(Long.class)
+            .single();
+    if (unsettled > 0) {
+      throw new ErrorResponseException(
+          HttpStatus.CONFLICT,
+          Errors.problem(
+              HttpStatus.CONFLICT,
+              "TENANT_HAS_UNSETTLED_RECORDS",
+              "Tenant has unsettled records",
+              unsettled
+                  + " record(s) of tenant "
+                  + name
+                  + " are still being recovered or await an operator's resolution, and need"
+                  + " their recovery data to finish. Resolve them (GET"
+                  + " /v1/admin/idempotency/recovery lists them) or let recovery finish them,"
+                  + " then shred. No key was destroyed."),
+          null);
+    }
+    return Map.of("tenant", name, "destroyedKeys", protection.shredTenant(name));
   }
 
   /** Gives the tenant a new data key for new answers; older answers still replay. */
   @Operation(operationId = "rotateTenantDataKey", summary = "Rotate a tenant's data key")
   @PostMapping("/v1/admin/tenants/{tenant}/data-keys")
   public Map<String, Object> rotate(@PathVariable String tenant) {
-    return Map.of("tenant", tenant, "keyId", protection.rotateTenantKey(tenant));
+    return Map.of("tenant", tenant, "keyId", protection.rotateTenantKey(tenant(tenant)));
   }
 
   /**
@@ -189,6 +221,18 @@ public class AdminController extends OperatorEndpoints {
   }
 
   /** The scope named by the path, or a 400 if no record can have it (never a 500). */
+  /** A name a tenant can have (the rules of {@link Scope}), else 400 and nothing is done. */
+  private static String tenant(String tenant) {
+    try {
+      return Scope.of(tenant, "data_keys").tenant();
+    } catch (IllegalArgumentException e) {
+      throw Errors.badRequest(
+          "INVALID_PATH_PARAMETER",
+          "Invalid tenant",
+          "No tenant can be named this way: " + e.getMessage() + ".");
+    }
+  }
+
   private static ScopedKey scopedKey(String tenant, String operation, String key) {
     try {
       return new ScopedKey(Scope.of(tenant, operation), IdempotencyKey.of(key));

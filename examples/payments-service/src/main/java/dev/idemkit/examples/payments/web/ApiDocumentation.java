@@ -140,6 +140,9 @@ public final class ApiDocumentation {
         "RECORD_NOT_AWAITING_RESOLUTION",
         "Only a record whose external outcome is unknown takes a resolution");
     TITLES.put("RESOLUTION_INVALID", "APPLIED needs an externalReference; NOT_APPLIED has none");
+    TITLES.put(
+        "TENANT_HAS_UNSETTLED_RECORDS",
+        "Some of the tenant's records still need their recovery data: settle them, then shred");
     TITLES.put("PARKED_EVENT_NOT_FOUND", "No parked event with this id");
     TITLES.put("CONSUMER_NOT_FOUND", "No consumer with this name");
     TITLES.put("PARKED_MESSAGE_NOT_FOUND", "No parked message with this id at this consumer");

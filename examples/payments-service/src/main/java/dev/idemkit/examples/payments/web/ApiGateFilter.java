@@ -103,12 +103,24 @@ public class ApiGateFilter extends OncePerRequestFilter {
     String authorization = request.getHeader("Authorization");
     String operator = keyOwner(authorization, properties.adminApiKeys());
     if (operator != null || area == Area.OPERATORS) {
+      if (operator == null && keyOwner(authorization, properties.apiKeys()) == null) {
+        // No key, or one nobody issued: not authenticated (a tenant's key is authenticated, and
+        // forbidden below).
+        response.setHeader("WWW-Authenticate", "Bearer");
+        write(
+            response,
+            401,
+            ErrorCode.AUTHENTICATION_REQUIRED.code(),
+            "Authentication required",
+            "Operator and management endpoints take an admin API key.");
+        return;
+      }
       if (operator == null || area != Area.OPERATORS) {
         write(
             response,
-            authorization == null ? 401 : 403,
-            authorization == null ? ErrorCode.AUTHENTICATION_REQUIRED.code() : "FORBIDDEN",
-            authorization == null ? "Authentication required" : "Forbidden",
+            403,
+            "FORBIDDEN",
+            "Forbidden",
             area == Area.OPERATORS
                 ? "Operator and management endpoints take an admin API key."
                 : "Admin API keys are for /v1/admin and management only; use a tenant's API key.");
