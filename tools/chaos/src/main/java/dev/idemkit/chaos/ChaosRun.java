@@ -168,7 +168,7 @@ public final class ChaosRun {
     System.exit(status);
   }
 
-  private static int runMain(String[] args) throws Exception {
+  static int runMain(String[] args) throws Exception {
     Path jar = Path.of("examples/payments-service/target/payments-service.jar");
     Config config = Config.defaults(jar, Path.of("target", "chaos"));
     for (int i = 0; i < args.length; i += 2) {

@@ -1,0 +1,118 @@
+package dev.idemkit.conformance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The command line refuses what it cannot check before sending anything (exit status 2, one line
+ * saying why, then the usage), so that a typo in a CI job never turns into a green run of nothing
+ * or into failures blamed on the server.
+ */
+class UsageTest {
+
+  @TempDir Path dir;
+
+  record Result(int exit, String out, String err) {}
+
+  static Result run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int exit =
+        ConformanceMain.run(
+            args,
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(
+        exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  static String[] withRequired(String... more) {
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--base-url",
+                "http://127.0.0.1:9",
+                "--path",
+                "/x",
+                "--body",
+                "{\"a\":\"{{unique}}\"}"));
+    args.addAll(List.of(more));
+    return args.toArray(String[]::new);
+  }
+
+  @Test
+  void helpIsTheUsageOnStandardOutputAndSucceeds() {
+    for (String flag : new String[] {"--help", "-h"}) {
+      Result r = run(flag);
+      assertThat(r.exit()).isZero();
+      assertThat(r.out()).startsWith("Usage: java -jar idemkit-conformance.jar").contains("--only");
+      assertThat(r.err()).isEmpty();
+    }
+  }
+
+  @Test
+  void anUnknownCheckIdIsAUsageErrorNotAnEmptyGreenRun() {
+    Result r = run(withRequired("--only", "key.mising,replay.completed"));
+
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.err()).contains("--only names no check [key.mising]").contains("key.missing");
+    assertThat(r.out()).doesNotContain("passed");
+    assertThat(Checker.IDS).contains("key.missing", "replay.completed", "lost-answer.retry");
+  }
+
+  @Test
+  void aProfileFileWithAnUnknownSettingOrBaseIsRefused() throws Exception {
+    Path typo =
+        Files.writeString(dir.resolve("typo.properties"), "base=ietf\nmismatch_status=409\n");
+    Path base = Files.writeString(dir.resolve("base.properties"), "base=ietff\n");
+    Path bool = Files.writeString(dir.resolve("bool.properties"), "require-key=yes\n");
+
+    assertThat(run(withRequired("--profile", typo.toString())))
+        .satisfies(r -> assertThat(r.exit()).isEqualTo(2))
+        .satisfies(r -> assertThat(r.err()).contains("unknown setting 'mismatch_status'"));
+    assertThat(run(withRequired("--profile", base.toString())).err())
+        .contains("base is ietf or stripe, not 'ietff'");
+    assertThat(run(withRequired("--profile", bool.toString())).err())
+        .contains("require-key is true or false, not 'yes'");
+    assertThat(run(withRequired("--profile", "IETF")).err())
+        .contains("--profile is ietf, stripe, or a properties file; no file IETF");
+  }
+
+  @Test
+  void aBaseUrlTheCheckerCannotSpeakToIsRefusedUpFront() {
+    for (String url : new String[] {"localhost:8080", "https://localhost:8443", "http://"}) {
+      Result r = run("--base-url", url, "--path", "/x", "--body", "{}");
+      assertThat(r.exit()).as(url).isEqualTo(2);
+      assertThat(r.err()).as(url).contains("--base-url must be an http:// URL");
+    }
+  }
+
+  @Test
+  void aBadNumberNamesItsOption() {
+    Result r = run(withRequired("--concurrency", "abc"));
+
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.err()).contains("--concurrency takes a whole number, not 'abc'");
+  }
+
+  @Test
+  void aShortenedTextNeverEndsInHalfACharacter() {
+    String text = "x" + "\uD83D\uDE00".repeat(100);
+
+    String cut = Checker.prefix(text, 120);
+
+    assertThat(cut).hasSizeLessThanOrEqualTo(120);
+    assertThat(Character.isHighSurrogate(cut.charAt(cut.length() - 1))).isFalse();
+    assertThat(StandardCharsets.UTF_8.newEncoder().canEncode(cut)).isTrue();
+    assertThat(Checker.prefix("short", 120)).isEqualTo("short");
+  }
+}

@@ -1,0 +1,40 @@
+package dev.idemkit.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The chaos run's command line: a usage error is refused before anything starts (no database, no
+ * instance), with a message naming the option; {@code main} turns it into exit status 2, apart from
+ * 1, which says the accounting failed.
+ */
+class UsageTest {
+
+  @Test
+  void helpAnswersWithoutRunning() throws Exception {
+    assertThat(ChaosRun.runMain(new String[] {"--help"})).isZero();
+    assertThat(ChaosRun.USAGE).contains("--broken-store", "--duration", "Exit status");
+  }
+
+  @Test
+  void badOptionsAreRefusedBeforeAnythingStarts() {
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--duration", "45s"}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("--duration takes an ISO-8601 duration");
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--clients"}))
+        .hasMessage("--clients needs a value");
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--clients", "x"}))
+        .hasMessageContaining("--clients takes a whole number");
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--broken-store", "typo"}))
+        .hasMessageContaining("find-then-insert or no-fencing");
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis", "yes"}))
+        .hasMessageContaining("true or false");
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--frobnicate", "1"}))
+        .hasMessageContaining("unknown option --frobnicate");
+    assertThatThrownBy(
+            () -> ChaosRun.runMain(new String[] {"--service-jar", "/nonexistent/service.jar"}))
+        .hasMessageContaining("no service jar at /nonexistent/service.jar");
+  }
+}
