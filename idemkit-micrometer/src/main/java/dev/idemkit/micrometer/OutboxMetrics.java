@@ -28,6 +28,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
@@ -57,6 +58,9 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
   private final ReentrantLock refreshing = new ReentrantLock();
   private volatile Sample last;
   private volatile MeterRegistry registry;
+
+  /** Consumers whose counters exist from the start ({@link #expect}). */
+  private final List<InboxConsumer> expected = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private record Sample(
       double backlog,
@@ -102,26 +106,28 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
    */
   public static OutboxMetrics of(Outbox outbox, List<InboxConsumer> consumers) {
     List<InboxConsumer> all = List.copyOf(consumers);
-    return new OutboxMetrics(
-        outbox::backlog,
-        () -> {
-          long n = 0;
-          for (InboxConsumer c : all) {
-            n += c.parkedCount();
-          }
-          return n;
-        },
-        () -> {
-          long n = 0;
-          for (InboxConsumer c : all) {
-            if (c.inSequence()) {
-              n += c.heldSummary().count();
-            }
-          }
-          return n;
-        },
-        Clock.systemUTC(),
-        IdempotencyMetrics.DEFAULT_REFRESH_INTERVAL);
+    OutboxMetrics metrics =
+        new OutboxMetrics(
+            outbox::backlog,
+            () -> {
+              long n = 0;
+              for (InboxConsumer c : all) {
+                n += c.parkedCount();
+              }
+              return n;
+            },
+            () -> {
+              long n = 0;
+              for (InboxConsumer c : all) {
+                if (c.inSequence()) {
+                  n += c.heldSummary().count();
+                }
+              }
+              return n;
+            },
+            Clock.systemUTC(),
+            IdempotencyMetrics.DEFAULT_REFRESH_INTERVAL);
+    return metrics.expect(all);
   }
 
   @Override
@@ -144,6 +150,7 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
           .register(registry);
     }
     this.registry = registry;
+    registerAtZero(registry);
   }
 
   private Sample sample() {
@@ -188,6 +195,41 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
       return fresh;
     } finally {
       refreshing.unlock();
+    }
+  }
+
+  /**
+   * Registers {@code consumers}' counters at 0 now (or when bound), so that a rate over them reads
+   * 0 before their first message rather than "no data". Returns this.
+   */
+  public OutboxMetrics expect(Collection<InboxConsumer> consumers) {
+    for (InboxConsumer c : consumers) {
+      expected.add(c);
+    }
+    MeterRegistry r = registry;
+    if (r != null) {
+      registerAtZero(r);
+    }
+    return this;
+  }
+
+  private void registerAtZero(MeterRegistry r) {
+    Counter.builder(PUBLISHED).register(r);
+    Counter.builder(PUBLISH_FAILED).register(r);
+    for (InboxConsumer c : expected) {
+      List<String> names =
+          c.inSequence()
+              ? List.of(
+                  CONSUMED,
+                  DUPLICATES_SKIPPED,
+                  CONSUME_FAILED,
+                  GAP_HELD,
+                  GAP_RELEASED,
+                  STALE_SKIPPED)
+              : List.of(CONSUMED, DUPLICATES_SKIPPED, CONSUME_FAILED);
+      for (String name : names) {
+        Counter.builder(name).tags(TAG_CONSUMER, c.consumerName()).register(r);
+      }
     }
   }
 

@@ -50,6 +50,46 @@ class OutboxMetricsTest {
   }
 
   @Test
+  void everyCounterExistsAtZeroBeforeItsFirstEvent() {
+    javax.sql.DataSource unused =
+        (javax.sql.DataSource)
+            java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {javax.sql.DataSource.class},
+                (proxy, method, args) -> {
+                  throw new UnsupportedOperationException("no database in this test");
+                });
+    dev.idemkit.outbox.InboxConsumer ledger =
+        dev.idemkit.outbox.InboxConsumer.builder("ledger", unused, (tx, m) -> {})
+            .redeliveryHorizon(Duration.ofDays(7))
+            .retention(Duration.ofDays(14))
+            .build();
+
+    metrics.bindTo(registry);
+    metrics.expect(java.util.List.of(ledger));
+
+    assertThat(registry.get(OutboxMetricNames.PUBLISHED).counter().count()).isZero();
+    assertThat(registry.get(OutboxMetricNames.PUBLISH_FAILED).counter().count()).isZero();
+    for (String name :
+        new String[] {
+          OutboxMetricNames.CONSUMED,
+          OutboxMetricNames.DUPLICATES_SKIPPED,
+          OutboxMetricNames.CONSUME_FAILED
+        }) {
+      assertThat(registry.get(name).tag("consumer", "ledger").counter().count()).as(name).isZero();
+    }
+    // The same counters then count.
+    metrics.consumeFailed("ledger");
+    assertThat(
+            registry
+                .get(OutboxMetricNames.CONSUME_FAILED)
+                .tag("consumer", "ledger")
+                .counter()
+                .count())
+        .isEqualTo(1);
+  }
+
+  @Test
   void aFailingQueryReportsNaN() {
     OutboxMetrics failing =
         new OutboxMetrics(

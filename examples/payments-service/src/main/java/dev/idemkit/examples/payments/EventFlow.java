@@ -84,6 +84,7 @@ public class EventFlow {
                           "payment",
                           "order")
                       .inbox()));
+      metrics.expect(byName.values());
       return new Consumers(byName);
     }
     handlers.forEach(
@@ -99,6 +100,8 @@ public class EventFlow {
                     .redeliveryHorizon(events.redeliveryHorizon())
                     .listener(metrics)
                     .build()));
+    // Their counters exist from the start, at 0: a rate over them reads 0, not "no data".
+    metrics.expect(byName.values());
     return new Consumers(byName);
   }
 

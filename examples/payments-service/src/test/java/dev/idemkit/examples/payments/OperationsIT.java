@@ -118,6 +118,28 @@ class OperationsIT extends HttpTestSupport {
         .contains("idempotency_expired_retry_count_total")
         .contains("idempotency_unknown_state_count_total")
         .doesNotContain("tenant_demo_a");
+    // The events' failure counters exist before any failure (0), so a rate over them reads 0.
+    for (String consumer : List.of("ledger", "receipts", "shipping")) {
+      assertThat(metrics)
+          .containsPattern("inbox_consume_failed_count_total\\{[^}]*consumer=\"" + consumer + "\"")
+          .containsPattern(
+              "inbox_duplicates_skipped_count_total\\{[^}]*consumer=\"" + consumer + "\"");
+    }
+    assertThat(metrics).contains("outbox_publish_failed_count_total");
+  }
+
+  @Test
+  void aQueryParameterOfTheWrongTypeIsNamedAsOne() {
+    for (String limit : List.of("abc", "99999999999")) {
+      HttpResponse<String> r =
+          get("/v1/admin/idempotency/recovery?limit=" + limit, ProviderFailuresIT.ADMIN);
+      assertThat(r.statusCode()).as(limit).isEqualTo(400);
+      assertThat(r.body())
+          .as(limit)
+          .contains("\"errorCode\":\"INVALID_QUERY_PARAMETER\"")
+          .contains("limit must be a whole number")
+          .doesNotContain("path");
+    }
   }
 
   @Test

@@ -89,6 +89,7 @@ public final class ApiDocumentation {
     TITLES.put("PAYLOAD_TOO_LARGE", "The body is larger than the service accepts");
     TITLES.put("UNSUPPORTED_MEDIA_TYPE", "The body is not application/json");
     TITLES.put("INVALID_PATH_PARAMETER", "A path id is not a UUID");
+    TITLES.put("INVALID_QUERY_PARAMETER", "A query parameter is not of its type (a number, an id)");
     TITLES.put(
         ErrorCode.IDEMPOTENCY_KEY_MISSING.code(),
         "The endpoint requires an Idempotency-Key header");
@@ -251,6 +252,9 @@ public final class ApiDocumentation {
       }
       if (hasRequiredQueryParameter()) {
         problem(400, "MISSING_QUERY_PARAMETER");
+      }
+      if (hasTypedQueryParameter()) {
+        problem(400, "INVALID_QUERY_PARAMETER");
       }
       List<String> business = new ArrayList<>();
       for (ProblemAnswer answer :
@@ -422,6 +426,16 @@ public final class ApiDocumentation {
       ApiResponses sorted = new ApiResponses();
       new TreeMap<>(all).forEach(sorted::addApiResponse);
       operation.setResponses(sorted);
+    }
+
+    private boolean hasTypedQueryParameter() {
+      for (MethodParameter parameter : handler.getMethodParameters()) {
+        if (parameter.hasParameterAnnotation(RequestParam.class)
+            && parameter.getParameterType() != String.class) {
+          return true;
+        }
+      }
+      return false;
     }
 
     private boolean hasRequiredQueryParameter() {

@@ -106,13 +106,7 @@ public class ApiGateFilter extends OncePerRequestFilter {
       if (operator == null && keyOwner(authorization, properties.apiKeys()) == null) {
         // No key, or one nobody issued: not authenticated (a tenant's key is authenticated, and
         // forbidden below).
-        response.setHeader("WWW-Authenticate", "Bearer");
-        write(
-            response,
-            401,
-            ErrorCode.AUTHENTICATION_REQUIRED.code(),
-            "Authentication required",
-            "Operator and management endpoints take an admin API key.");
+        unauthenticated(response, "Operator and management endpoints take an admin API key.");
         return;
       }
       if (operator == null || area != Area.OPERATORS) {
@@ -131,13 +125,7 @@ public class ApiGateFilter extends OncePerRequestFilter {
     }
     String tenant = keyOwner(authorization, properties.apiKeys());
     if (tenant == null) {
-      response.setHeader("WWW-Authenticate", "Bearer");
-      write(
-          response,
-          401,
-          ErrorCode.AUTHENTICATION_REQUIRED.code(),
-          "Authentication required",
-          "Send Authorization: Bearer <your API key>.");
+      unauthenticated(response, "Send Authorization: Bearer <your API key>.");
       return;
     }
     if (!allowed(tenant)) {
@@ -229,6 +217,14 @@ public class ApiGateFilter extends OncePerRequestFilter {
 
   private String tooLarge() {
     return "Request bodies are limited to " + properties.maxBodyBytes() + " bytes.";
+  }
+
+  /** 401 with the Bearer challenge: no key, or one nobody issued. */
+  private static void unauthenticated(HttpServletResponse response, String detail)
+      throws IOException {
+    response.setHeader("WWW-Authenticate", "Bearer");
+    write(
+        response, 401, ErrorCode.AUTHENTICATION_REQUIRED.code(), "Authentication required", detail);
   }
 
   private static String keyOwner(String authorization, Map<String, String> keys) {

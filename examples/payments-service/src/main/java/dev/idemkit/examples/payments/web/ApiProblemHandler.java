@@ -140,6 +140,22 @@ public class ApiProblemHandler {
 
   @ExceptionHandler(MethodArgumentTypeMismatchException.class)
   ResponseEntity<byte[]> badPath(MethodArgumentTypeMismatchException e) {
+    if (e.getParameter()
+        .hasParameterAnnotation(org.springframework.web.bind.annotation.RequestParam.class)) {
+      Class<?> type = e.getRequiredType();
+      return Problems.response(
+          400,
+          "INVALID_QUERY_PARAMETER",
+          "Invalid query parameter",
+          e.getName()
+              + " must be "
+              + (type == null
+                  ? "of another form"
+                  : type == int.class || type == Integer.class || type == long.class
+                      ? "a whole number"
+                      : "a " + type.getSimpleName())
+              + ".");
+    }
     return Problems.response(
         400,
         "INVALID_PATH_PARAMETER",
