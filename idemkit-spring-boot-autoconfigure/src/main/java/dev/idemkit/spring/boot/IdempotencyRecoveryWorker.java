@@ -4,6 +4,7 @@ import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.Outcome;
+import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.RecoveryBackoff;
@@ -114,6 +115,18 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
         }
       } catch (LostOwnershipException e) {
         log.info("Recovery of {} lost its lease to another owner", record.id());
+      } catch (RecordUnreadableException e) {
+        // Its recovery data cannot be opened (a destroyed or missing key, or tampering): trying
+        // again every pass cannot help. It is spaced out like an unknown outcome, and waits for an
+        // operator after the last attempt.
+        failed++;
+        log.warn(
+            "Recovery of {} cannot read the record ({}): {}; retried later, and left to an operator"
+                + " after the last attempt",
+            record.id(),
+            e.reason(),
+            e.getMessage());
+        backOff(record);
       } catch (RuntimeException e) {
         failed++;
         log.warn(

@@ -9,9 +9,12 @@ import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.OperationResult;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.RecordState;
+import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.IdempotencyListener;
+import dev.idemkit.spi.Ownership;
 import dev.idemkit.testing.InMemoryIdempotencyStore;
 import dev.idemkit.testing.MutableClock;
 import java.time.Duration;
@@ -69,5 +72,54 @@ class IdempotencyRecoveryWorkerTest {
 
     assertThat(pass.recovered()).isEqualTo(1);
     assertThat(store.find(resumable).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+  }
+
+  @Test
+  void aRecordWhoseRecoveryDataCannotBeReadIsSpacedOutThenLeftToAnOperator() throws Exception {
+    ScopedKey id = ScopedKey.of("tenant-shredded", "create_payment", "k-unreadable");
+    ClaimAttempt claimed =
+        store.inTransaction(
+            tx ->
+                store.claim(tx, id, Fingerprint.of(Map.of("n", "1")), LEASE, Duration.ofHours(24)));
+    IdempotencyRecord record = ((ClaimAttempt.Inserted) claimed).record();
+    Ownership owner = new Ownership(id, record.fencingToken(), record.lockedUntil());
+    store.inTransaction(
+        tx -> {
+          store.suspend(tx, owner, RecordState.UNKNOWN_REQUIRES_RECOVERY);
+          return null;
+        });
+    RecoverableOperation unreadable =
+        new RecoverableOperation() {
+          @Override
+          public String operation() {
+            return "create_payment";
+          }
+
+          @Override
+          public PhasedOperation<?> resume(IdempotencyRecord r) {
+            throw new RecordUnreadableException(
+                r.id(), RecordUnreadableException.Reason.KEY_DESTROYED, "key destroyed", null);
+          }
+        };
+    IdemkitProperties.Recovery backoff = new IdemkitProperties.Recovery();
+    backoff.setBackoff(Duration.ofSeconds(10));
+    backoff.setMaxAttempts(3);
+    IdempotencyRecoveryWorker worker =
+        new IdempotencyRecoveryWorker(
+            idempotency,
+            store,
+            List.of(unreadable),
+            Duration.ofSeconds(1),
+            10,
+            backoff,
+            IdempotencyListener.NONE);
+
+    assertThat(worker.recoverOnce().failed()).isEqualTo(1);
+    // Not tried again on every pass: the next attempt waits for the back-off.
+    assertThat(worker.recoverOnce().found()).isZero();
+    clock.advance(Duration.ofSeconds(11));
+    assertThat(worker.recoverOnce().found()).isEqualTo(1);
+    assertThat(store.find(id).orElseThrow().state())
+        .isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
   }
 }

@@ -127,21 +127,44 @@ final class Cluster implements AutoCloseable {
       user = "postgres";
       password = "";
     }
-    try (Connection c = admin();
-        Statement s = c.createStatement()) {
-      s.execute("create database " + paymentsDb);
-      s.execute("create database " + providerDb);
-      s.execute("create database " + mailDb);
+    ProviderSimulator startedProvider = null;
+    AutoCloseable startedMail = null;
+    try {
+      try (Connection c = admin();
+          Statement s = c.createStatement()) {
+        s.execute("create database " + paymentsDb);
+        s.execute("create database " + providerDb);
+        s.execute("create database " + mailDb);
+      }
+      startedProvider =
+          ProviderSimulator.start(
+              ProviderSimulator.Config.defaults(0)
+                  .withProbabilities(faults)
+                  .withLatency(Duration.ofMillis(300))
+                  .withLateAnswer(Duration.ofSeconds(4)),
+              dataSource(providerDb));
+      startedMail = startMailSimulator(serviceJar, MAIL_FAULTS, dataSource(mailDb));
+      mailPort = (Integer) startedMail.getClass().getMethod("port").invoke(startedMail);
+    } catch (Exception | Error e) {
+      // A cluster that could not start leaves nothing behind: simulators, databases, server.
+      for (AutoCloseable started : new AutoCloseable[] {startedMail, startedProvider}) {
+        if (started != null) {
+          try {
+            started.close();
+          } catch (Exception closing) {
+            e.addSuppressed(closing);
+          }
+        }
+      }
+      try {
+        dropDatabases();
+      } catch (Exception dropping) {
+        e.addSuppressed(dropping);
+      }
+      throw e;
     }
-    provider =
-        ProviderSimulator.start(
-            ProviderSimulator.Config.defaults(0)
-                .withProbabilities(faults)
-                .withLatency(Duration.ofMillis(300))
-                .withLateAnswer(Duration.ofSeconds(4)),
-            dataSource(providerDb));
-    mail = startMailSimulator(serviceJar, MAIL_FAULTS, dataSource(mailDb));
-    mailPort = (Integer) mail.getClass().getMethod("port").invoke(mail);
+    provider = startedProvider;
+    mail = startedMail;
   }
 
   /**
@@ -342,6 +365,11 @@ final class Cluster implements AutoCloseable {
     stopInstances();
     provider.close();
     mail.close();
+    dropDatabases();
+  }
+
+  /** The run's databases, or the embedded server with its directory. */
+  private void dropDatabases() throws Exception {
     if (embedded != null) {
       embedded.close();
       try (Stream<Path> files = Files.walk(embeddedDir)) {
