@@ -65,8 +65,11 @@ class KafkaBrokerFaultIT {
         brokerDown.countDown();
         long appliedWhileDown = applications(consumerName).size();
         try {
+          // Up to two minutes: a round in flight at the stop ends only after the producer's
+          // delivery timeout (20 s) or the relay's acknowledgement timeout (30 s), and the
+          // producer's own metadata and coordinator timeouts can add to it on a loaded machine.
           await(
-              Duration.ofSeconds(60),
+              Duration.ofSeconds(120),
               "the relay failing to send while the broker is down",
               () -> {
                 if (writerFailed.get() != null) {
@@ -95,7 +98,9 @@ class KafkaBrokerFaultIT {
                           + type
                           + "' and sent_at is null")
                   + ", writer alive "
-                  + writer.isAlive(),
+                  + writer.isAlive()
+                  + "; relay threads: "
+                  + relayStacks(),
               timedOut.getCause() != null ? timedOut.getCause() : timedOut);
         }
         assertThat(applications(consumerName).size()).isEqualTo(appliedWhileDown);
@@ -126,5 +131,22 @@ class KafkaBrokerFaultIT {
                     + type
                     + "' and (sent_at is null or parked_at is not null)"))
         .isZero();
+  }
+
+  /** Where the relay's threads (and the producer's) are, for a timed-out wait. */
+  private static String relayStacks() {
+    StringBuilder out = new StringBuilder();
+    Thread.getAllStackTraces()
+        .forEach(
+            (thread, stack) -> {
+              String name = thread.getName();
+              if (name.contains("outbox") || name.contains("relay") || name.contains("producer")) {
+                out.append("\n  ").append(name).append(" ").append(thread.getState());
+                for (int i = 0; i < Math.min(12, stack.length); i++) {
+                  out.append("\n    at ").append(stack[i]);
+                }
+              }
+            });
+    return out.toString();
   }
 }

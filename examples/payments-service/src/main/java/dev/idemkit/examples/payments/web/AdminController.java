@@ -220,7 +220,6 @@ public class AdminController extends OperatorEndpoints {
     return answer;
   }
 
-  /** The scope named by the path, or a 400 if no record can have it (never a 500). */
   /** A name a tenant can have (the rules of {@link Scope}), else 400 and nothing is done. */
   private static String tenant(String tenant) {
     try {
@@ -233,6 +232,7 @@ public class AdminController extends OperatorEndpoints {
     }
   }
 
+  /** The scope named by the path, or a 400 if no record can have it (never a 500). */
   private static ScopedKey scopedKey(String tenant, String operation, String key) {
     try {
       return new ScopedKey(Scope.of(tenant, operation), IdempotencyKey.of(key));

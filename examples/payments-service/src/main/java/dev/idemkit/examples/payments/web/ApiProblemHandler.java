@@ -151,7 +151,10 @@ public class ApiProblemHandler {
               + " must be "
               + (type == null
                   ? "of another form"
-                  : type == int.class || type == Integer.class || type == long.class
+                  : type == int.class
+                          || type == Integer.class
+                          || type == long.class
+                          || type == Long.class
                       ? "a whole number"
                       : "a " + type.getSimpleName())
               + ".");
