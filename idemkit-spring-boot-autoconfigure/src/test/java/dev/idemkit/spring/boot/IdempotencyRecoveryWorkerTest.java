@@ -31,6 +31,22 @@ class IdempotencyRecoveryWorkerTest {
   private final Idempotency idempotency =
       Idempotency.create(store, IdempotencyConfig.builder().lease(LEASE).build());
 
+  /** The recoverer of {@code create_payment} that resumes a record as {@code resume} says. */
+  private static RecoverableOperation createPayment(
+      java.util.function.Function<IdempotencyRecord, PhasedOperation<?>> resume) {
+    return new RecoverableOperation() {
+      @Override
+      public String operation() {
+        return "create_payment";
+      }
+
+      @Override
+      public PhasedOperation<?> resume(IdempotencyRecord record) {
+        return resume.apply(record);
+      }
+    };
+  }
+
   /** A claim whose owner died at once: IN_PROGRESS, lease running out. */
   private void abandon(ScopedKey id) throws Exception {
     ClaimAttempt claimed =
@@ -50,20 +66,13 @@ class IdempotencyRecoveryWorkerTest {
     abandon(resumable);
     clock.advance(LEASE.plusSeconds(1));
     RecoverableOperation payments =
-        new RecoverableOperation() {
-          @Override
-          public String operation() {
-            return "create_payment";
-          }
-
-          @Override
-          public PhasedOperation<?> resume(IdempotencyRecord record) {
-            return PhasedOperation.builder()
-                .complete(
-                    (ctx, d) ->
-                        OperationResult.success(StoredResponse.of(201, Map.of(), "{}".getBytes())));
-          }
-        };
+        createPayment(
+            record ->
+                PhasedOperation.builder()
+                    .complete(
+                        (ctx, d) ->
+                            OperationResult.success(
+                                StoredResponse.of(201, Map.of(), "{}".getBytes()))));
     IdempotencyRecoveryWorker worker =
         new IdempotencyRecoveryWorker(
             idempotency, store, List.of(payments), Duration.ofSeconds(1), 3);
@@ -89,18 +98,11 @@ class IdempotencyRecoveryWorkerTest {
           return null;
         });
     RecoverableOperation unreadable =
-        new RecoverableOperation() {
-          @Override
-          public String operation() {
-            return "create_payment";
-          }
-
-          @Override
-          public PhasedOperation<?> resume(IdempotencyRecord r) {
-            throw new RecordUnreadableException(
-                r.id(), RecordUnreadableException.Reason.KEY_DESTROYED, "key destroyed", null);
-          }
-        };
+        createPayment(
+            r -> {
+              throw new RecordUnreadableException(
+                  r.id(), RecordUnreadableException.Reason.KEY_DESTROYED, "key destroyed", null);
+            });
     IdemkitProperties.Recovery backoff = new IdemkitProperties.Recovery();
     backoff.setBackoff(Duration.ofSeconds(10));
     backoff.setMaxAttempts(3);

@@ -16,6 +16,7 @@ import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.MissingPathVariableException;
 import org.springframework.web.bind.MissingServletRequestParameterException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
 import org.springframework.web.servlet.resource.NoResourceFoundException;
@@ -140,8 +141,7 @@ public class ApiProblemHandler {
 
   @ExceptionHandler(MethodArgumentTypeMismatchException.class)
   ResponseEntity<byte[]> badPath(MethodArgumentTypeMismatchException e) {
-    if (e.getParameter()
-        .hasParameterAnnotation(org.springframework.web.bind.annotation.RequestParam.class)) {
+    if (e.getParameter().hasParameterAnnotation(RequestParam.class)) {
       Class<?> type = e.getRequiredType();
       return Problems.response(
           400,
