@@ -119,7 +119,7 @@ public record IdempotencyKey(String value) {
         throw new InvalidIdempotencyKeyException(HEADER + " " + problem);
       }
     }
-    return new IdempotencyKey(headerValue.substring(start, end));
+    return headerKey(headerValue.substring(start, end));
   }
 
   private static IdempotencyKey fromQuoted(String header, int open, int end) {
@@ -170,13 +170,36 @@ public record IdempotencyKey(String value) {
       throw new InvalidIdempotencyKeyException(
           HEADER + " has unexpected characters after the closing quote, at position " + (rest + 1));
     }
-    return new IdempotencyKey(key.toString());
+    return headerKey(key.toString());
   }
 
   /** Returns the key itself. */
   @Override
   public String toString() {
     return value;
+  }
+
+  /**
+   * The key read from a header. Servlet containers hand header bytes over one character per byte
+   * (ISO-8859-1), so a UTF-8 character such as {@code é} arrives as two characters, the first
+   * {@code U+00C3}: naming that code point would name a character the client never sent. A byte
+   * outside ASCII is named as a byte instead.
+   */
+  private static IdempotencyKey headerKey(String key) {
+    for (int i = 0; i < key.length() && key.length() <= MAX_LENGTH; i++) {
+      char c = key.charAt(i);
+      if (c >= 0x80 && c <= 0xFF) {
+        throw new InvalidIdempotencyKeyException(
+            String.format(
+                Locale.ROOT,
+                "%s has a non-ASCII byte 0x%02X at position %d; a key is visible ASCII characters"
+                    + " (0x21-0x7E) only",
+                HEADER,
+                (int) c,
+                i + 1));
+      }
+    }
+    return new IdempotencyKey(key);
   }
 
   private static boolean isOws(char c) {

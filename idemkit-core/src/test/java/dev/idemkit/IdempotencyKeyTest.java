@@ -3,6 +3,7 @@ package dev.idemkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -70,6 +71,23 @@ class IdempotencyKeyTest {
   }
 
   @Test
+  void namesAHeadersNonAsciiByteAsAByte() {
+    // "café" sent as UTF-8 and read by the container one character per byte: "cafÃ©".
+    String asReceived =
+        new String("caf\u00e9".getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
+    assertThatThrownBy(() -> IdempotencyKey.fromHeader(asReceived))
+        .isInstanceOf(InvalidIdempotencyKeyException.class)
+        .hasMessage(
+            "Idempotency-Key header has a non-ASCII byte 0xC3 at position 4; a key is visible"
+                + " ASCII characters (0x21-0x7E) only");
+    assertThatThrownBy(() -> IdempotencyKey.fromHeader("\"" + asReceived + "\""))
+        .hasMessageStartingWith("Idempotency-Key header has a non-ASCII byte 0xC3 at position 4;");
+    // A header value decoded beyond one byte per character still names the code point.
+    assertThatThrownBy(() -> IdempotencyKey.fromHeader("caf\u0153"))
+        .hasMessageContaining("position 4: U+0153 (non-ASCII character)");
+  }
+
+  @Test
   void exceptionCarriesAStableErrorCode() {
     assertThatThrownBy(() -> IdempotencyKey.of(""))
         .isInstanceOfSatisfying(
@@ -123,7 +141,7 @@ class IdempotencyKeyTest {
         "`a b`          | Idempotency-Key header has whitespace inside the key at position 2",
         "`a\tb`         | Idempotency-Key header has whitespace inside the key at position 2",
         "`\"a b\"`      | idempotency key has a disallowed character at position 2: U+0020 (space)",
-        "caf\u00e9      | idempotency key has a disallowed character at position 4: U+00E9",
+        "caf\u00e9      | Idempotency-Key header has a non-ASCII byte 0xE9 at position 4",
         "`\u0001`       | idempotency key has a disallowed character at position 1: U+0001",
       })
   void rejectsMalformedHeaders(String header, String message) {

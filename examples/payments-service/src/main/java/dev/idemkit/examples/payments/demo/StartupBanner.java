@@ -41,13 +41,23 @@ public class StartupBanner {
                 keys.append("\n    ")
                     .append(key)
                     .append("  -> operator: /v1/admin and /actuator (metrics)"));
+    // Health and metrics move to management.server.port when it is set apart from the API's; the
+    // API gate does not run there, so no key is asked for.
+    String managementPort = environment.getProperty("local.management.port", port);
+    boolean apart = !managementPort.equals(port);
+    String actuator =
+        (apart ? "http://localhost:" + managementPort : "")
+            + environment.getProperty("management.endpoints.web.base-path", "/actuator");
     log.info(
         "\n  Payments service ready on http://localhost:{}\n  Database: {}\n  API keys (Authorization:"
             + " Bearer <key>):{}\n  OpenAPI: http://localhost:{}/v3/api-docs   health:"
-            + " /actuator/health   metrics: /actuator/prometheus (operator key)",
+            + " {}/health   metrics: {}/prometheus{}",
         port,
         database,
         keys,
-        port);
+        port,
+        actuator,
+        actuator,
+        apart ? " (management port)" : " (operator key)");
   }
 }
