@@ -31,8 +31,10 @@ public interface Idempotency {
    * Runs {@code operation} for {@code request} at most once per scoped key and fingerprint, and
    * answers as the contract's table says: executed, replayed, in progress, mismatch, pending.
    *
-   * @throws OperationFailedException if the operation failed unexpectedly (the record is left so
-   *     that a retry runs again or resumes)
+   * @throws OperationFailedException if the operation ended without an answer: it failed
+   *     unexpectedly, or an external call said {@link CallResult.NotApplied} (nothing happened on
+   *     the far side). {@link OperationFailedException#recordState()} says how the record was left:
+   *     a retry runs again or resumes.
    * @throws LostOwnershipException if another owner took over while this one ran
    */
   Outcome execute(IdempotentRequest request, Operation operation);

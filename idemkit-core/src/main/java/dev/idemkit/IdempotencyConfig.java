@@ -17,6 +17,10 @@ import java.util.function.LongSupplier;
  * @param quotas per-tenant limits on new keys ({@link Quotas#NONE}: none)
  * @param ticker nanoseconds of a monotonic clock, for durations measured in this JVM (when a lease
  *     is due for renewal); {@code System::nanoTime} unless a test drives it
+ * @param recoverySchedule when a retry that finds an outcome still unknown may try again, and when
+ *     the record is left to an operator; {@code null} (the default): a retry tries again as soon as
+ *     the record is free and says {@code outcomePendingRetryAfter}, and only a recovery worker
+ *     spaces attempts out (a Spring Boot application gets the starter's {@code idemkit.recovery.*})
  */
 public record IdempotencyConfig(
     Duration lease,
@@ -24,7 +28,8 @@ public record IdempotencyConfig(
     Duration outcomePendingRetryAfter,
     IdempotencyListener listener,
     Quotas quotas,
-    LongSupplier ticker) {
+    LongSupplier ticker,
+    RecoverySchedule recoverySchedule) {
 
   public IdempotencyConfig {
     requirePositive("lease", lease);
@@ -54,6 +59,7 @@ public record IdempotencyConfig(
     private IdempotencyListener listener = IdempotencyListener.NONE;
     private LongSupplier ticker = System::nanoTime;
     private Quotas quotas = Quotas.NONE;
+    private RecoverySchedule recoverySchedule;
 
     private Builder() {}
 
@@ -89,9 +95,18 @@ public record IdempotencyConfig(
       return this;
     }
 
+    /**
+     * Spaces out the attempts on an outcome that stays unknown and escalates it, whoever attempts:
+     * see {@link RecoverySchedule}. Give a recovery worker the same schedule.
+     */
+    public Builder recoverySchedule(RecoverySchedule schedule) {
+      this.recoverySchedule = schedule;
+      return this;
+    }
+
     public IdempotencyConfig build() {
       return new IdempotencyConfig(
-          lease, defaultTtl, outcomePendingRetryAfter, listener, quotas, ticker);
+          lease, defaultTtl, outcomePendingRetryAfter, listener, quotas, ticker, recoverySchedule);
     }
   }
 }

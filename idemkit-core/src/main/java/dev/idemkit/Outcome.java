@@ -5,8 +5,11 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The answer to one idempotent request. Callers switch over it; every expected answer is a case
- * here, never an exception or a flag.
+ * The answer to one idempotent request. Callers switch over it; every answer the record holds or
+ * the contract gives is a case here, never an exception or a flag. A request that ends without an
+ * answer throws {@link OperationFailedException} instead: an unexpected failure, or an external
+ * call that said {@link CallResult.NotApplied} (nothing happened on the far side, so there is
+ * nothing to answer yet; the record is left for a retry to run the call again).
  */
 public sealed interface Outcome {
 

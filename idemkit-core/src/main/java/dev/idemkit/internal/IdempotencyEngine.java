@@ -19,6 +19,7 @@ import dev.idemkit.PhasedOperation;
 import dev.idemkit.QuotaExceededException;
 import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;
+import dev.idemkit.RecoverySchedule;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
@@ -26,6 +27,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.Takeover;
@@ -41,6 +43,8 @@ import java.util.function.LongSupplier;
 
 /** The engine behind {@link Idempotency}. Not API. */
 public final class IdempotencyEngine implements Idempotency {
+
+  private static final System.Logger LOG = System.getLogger(IdempotencyEngine.class.getName());
 
   /**
    * How often one request re-reads after losing a race for the same record. Each lost race means
@@ -197,7 +201,7 @@ public final class IdempotencyEngine implements Idempotency {
     if (acquired == null) {
       return Optional.empty();
     }
-    Outcome outcome = new PhaseRun<>(id, acquired.claim(), operation).resume();
+    Outcome outcome = new PhaseRun<>(id, acquired.claim(), operation, false).resume();
     listener.onOutcome(id, outcome, Duration.ofNanos(System.nanoTime() - started));
     return Optional.of(outcome);
   }
@@ -289,7 +293,7 @@ public final class IdempotencyEngine implements Idempotency {
                 if (acquired.answer() != null) {
                   return acquired.answer();
                 }
-                PhaseRun<?> run = new PhaseRun<>(id, acquired.claim(), operation);
+                PhaseRun<?> run = new PhaseRun<>(id, acquired.claim(), operation, true);
                 owned.add(run);
                 if (run.pendingExternal != null) {
                   return null; // the takeover commits alone; the far side is asked first
@@ -339,12 +343,23 @@ public final class IdempotencyEngine implements Idempotency {
     /** When the current lease was last set (claim, takeover or renewal), on the engine's ticker. */
     private long leaseSetAt;
 
+    /**
+     * A client's request runs this (not a recovery worker, which spaces out its own attempts): an
+     * attempt of its that leaves the outcome unknown follows the record's recovery schedule.
+     */
+    private final boolean forRequest;
+
+    /** Recovery attempts counted on the record when this run took it. */
+    private final int attemptsBefore;
+
     private String recoveryPoint;
     private String pendingExternal;
     private D data;
 
-    PhaseRun(ScopedKey id, Claim claim, PhasedOperation<D> operation) {
+    PhaseRun(ScopedKey id, Claim claim, PhasedOperation<D> operation, boolean forRequest) {
       this.id = id;
+      this.forRequest = forRequest;
+      this.attemptsBefore = claim.recoveryAttempts();
       this.operation = operation;
       this.owner = claim.ownership();
       this.leaseSetAt = ticker.getAsLong();
@@ -534,7 +549,45 @@ public final class IdempotencyEngine implements Idempotency {
             return null;
           });
       listener.onUnknownState(id);
-      return Optional.of(new Outcome.OutcomePending(config.outcomePendingRetryAfter()));
+      return Optional.of(new Outcome.OutcomePending(retryAfterUnknown()));
+    }
+
+    /**
+     * The outcome is still unknown after this run's attempt (the record now counts {@code
+     * attemptsBefore + 1}). A request's recovery attempt, one after the first request's, follows
+     * the record's schedule as a worker's would: the next attempt waits, or the record is left to
+     * an operator, and the caller is told to wait as long. Without a schedule, or on the first
+     * request (whose recovery is due at once), the configured {@code outcomePendingRetryAfter}.
+     */
+    private Duration retryAfterUnknown() {
+      RecoverySchedule schedule = config.recoverySchedule();
+      int attempts = attemptsBefore + 1;
+      if (!forRequest || schedule == null || attempts < 2) {
+        return config.outcomePendingRetryAfter();
+      }
+      RecoveryBackoff done;
+      try {
+        done =
+            store.backOffRecovery(
+                id, schedule.firstDelay(), schedule.maxDelay(), schedule.maxAttempts());
+      } catch (RuntimeException e) {
+        // The outcome is as pending as before; the recovery worker spaces the next attempt out.
+        LOG.log(System.Logger.Level.DEBUG, "Could not space out the next recovery of " + id, e);
+        return config.outcomePendingRetryAfter();
+      }
+      if (done == RecoveryBackoff.ESCALATED) {
+        listener.onEscalated(id);
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "{0}: the outcome of external step {1} is still unknown after {2} recovery attempts;"
+                + " automatic recovery stopped. An operator must resolve it (applied, with the"
+                + " external reference, or not applied).",
+            id,
+            pendingExternal,
+            schedule.maxAttempts());
+      }
+      Duration wait = schedule.delayAfter(attempts);
+      return Duration.ofSeconds(Math.max(1, (wait.toMillis() + 999) / 1000));
     }
 
     private OperationFailedException failed(RecordState left, Throwable cause) {
@@ -691,10 +744,11 @@ public final class IdempotencyEngine implements Idempotency {
       String recoveryPoint,
       String pendingExternal,
       Map<String, String> data,
-      boolean resumed) {
+      boolean resumed,
+      int recoveryAttempts) {
 
     static Claim fresh(IdempotencyRecord record) {
-      return new Claim(Ownership.of(record), null, null, new HashMap<>(), false);
+      return new Claim(Ownership.of(record), null, null, new HashMap<>(), false, 0);
     }
 
     static Claim resumed(IdempotencyRecord record) {
@@ -703,7 +757,8 @@ public final class IdempotencyEngine implements Idempotency {
           record.recoveryPoint(),
           record.pendingExternal(),
           new HashMap<>(record.recoveryData()),
-          true);
+          true,
+          record.recoveryAttempts());
     }
   }
 

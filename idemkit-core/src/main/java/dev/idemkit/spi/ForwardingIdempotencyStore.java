@@ -9,6 +9,7 @@ import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -131,6 +132,11 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   public RecoveryBackoff backOffRecovery(
       ScopedKey id, Duration firstDelay, Duration maxDelay, int maxAttempts) {
     return delegate.backOffRecovery(id, firstDelay, maxDelay, maxAttempts);
+  }
+
+  @Override
+  public Optional<Instant> oldestUnfinishedSince() {
+    return delegate.oldestUnfinishedSince();
   }
 
   @Override

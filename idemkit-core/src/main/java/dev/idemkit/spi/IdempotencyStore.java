@@ -10,6 +10,7 @@ import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -197,6 +198,17 @@ public interface IdempotencyStore {
       ScopedKey id, Duration firstDelay, Duration maxDelay, int maxAttempts) {
     throw new UnsupportedOperationException(
         getClass().getSimpleName() + " does not support recovery backoff");
+  }
+
+  /**
+   * When the oldest unfinished record was claimed: the earliest {@code createdAt} of the records in
+   * progress (committed, whoever holds them) or awaiting recovery (an unknown outcome, in its
+   * backoff or escalated to an operator); empty when there is none. What the gauge {@code
+   * idempotency.in_progress.age.max} shows. The default asks {@link #findNeedingRecovery(int)}, so
+   * it sees only records whose recovery is due now; a store should answer for all of them.
+   */
+  default Optional<Instant> oldestUnfinishedSince() {
+    return findNeedingRecovery(1).stream().findFirst().map(IdempotencyRecord::createdAt);
   }
 
   /** Records waiting for an operator (escalated, outcome still unknown), oldest first. */

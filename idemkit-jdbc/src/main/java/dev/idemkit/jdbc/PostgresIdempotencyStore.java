@@ -32,6 +32,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -494,6 +495,20 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       select escalated_at is not null as escalated,
           previously_escalated_at is not null as was_escalated
       from changed
+      """;
+
+  /**
+   * When the oldest unfinished record was claimed. The condition is the live index's predicate
+   * ({@code idemkit_record_live_tenant_ix}, V11), which every committed record in progress or
+   * awaiting recovery meets (each write that leaves a record live sets {@code recovery_due}, an
+   * escalation sets {@code escalated_at}), so the scan reads that small index, not the table.
+   */
+  private static final String OLDEST_UNFINISHED =
+      """
+      select cast(extract(epoch from min(r.created_at)) * 1000000 as bigint) as created_at_us
+      from idemkit_record r
+      where (r.recovery_due is not null or r.escalated_at is not null)
+        and r.state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
       """;
 
   private static final String ESCALATED =
@@ -1197,6 +1212,23 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                           ? RecoveryBackoff.ESCALATED
                           : RecoveryBackoff.DEFERRED;
                     }
+                  }
+                }));
+  }
+
+  @Override
+  public Optional<Instant> oldestUnfinishedSince() {
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(OLDEST_UNFINISHED);
+                      ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    long micros = rs.getLong(1);
+                    return rs.wasNull()
+                        ? Optional.<Instant>empty()
+                        : Optional.of(Instant.EPOCH.plus(micros, ChronoUnit.MICROS));
                   }
                 }));
   }

@@ -309,6 +309,37 @@ class RecordLifeIT {
 
   // ---- helpers --------------------------------------------------------------------------------
 
+  /**
+   * What the gauge idempotency.in_progress.age.max reads: the oldest record not finished, whether
+   * its recovery is due, waiting out its backoff, or escalated to an operator.
+   */
+  @Test
+  void theOldestUnfinishedRecordIncludesRecordsInBackoffAndEscalated() throws Exception {
+    assertThat(store.oldestUnfinishedSince()).isEmpty();
+    ScopedKey escalated = ScopedKey.of(tenant, "create_payment", "k-oldest-escalated");
+    leaveUnknown(escalated);
+    Instant escalatedSince = store.find(escalated).orElseThrow().createdAt();
+    clock.advance(Duration.ofSeconds(5));
+    ScopedKey waiting = ScopedKey.of(tenant, "create_payment", "k-oldest-waiting");
+    leaveUnknown(waiting);
+    clock.advance(Duration.ofSeconds(5));
+    execute(ScopedKey.of(tenant, "create_payment", "k-oldest-done"), "1.00", "{}");
+
+    store.backOffRecovery(escalated, Duration.ofSeconds(1), Duration.ofSeconds(1), 1);
+    store.backOffRecovery(waiting, Duration.ofMinutes(10), Duration.ofMinutes(10), 8);
+    assertThat(store.findEscalated(100)).extracting(r -> r.id()).containsExactly(escalated);
+    assertThat(needingRecovery()).as("neither is due now").isEmpty();
+
+    assertThat(store.oldestUnfinishedSince()).contains(escalatedSince);
+
+    store.resolve(escalated, OperatorResolution.notApplied(), "admin:alice", "no charge");
+    idempotency.recover(escalated, charge((ctx, d) -> CallResult.applied(d)));
+    assertThat(store.find(escalated).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+
+    assertThat(store.oldestUnfinishedSince())
+        .contains(store.find(waiting).orElseThrow().createdAt());
+  }
+
   private long untilDone(Duration body, Duration metadata) {
     IdempotencyStore instance = PostgresIdempotencyStore.create(dataSource);
     long dropped = 0;

@@ -9,8 +9,8 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -31,14 +31,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * Events the engine reports before the binding are not recorded.
  *
  * <p><b>The gauge.</b> A time gauge (in the registry's base time unit, seconds for most): the age
- * of a record that needs recovery (its owner died, or a downstream outcome is unknown), from {@link
- * IdempotencyStore#findNeedingRecovery(int) findNeedingRecovery(1)}: the first record in the
- * store's recovery order (the lease that ran out longest ago), which in practice is the oldest one.
- * 0 when no record needs recovery; {@code NaN} when the store could not be asked (the gauge never
- * throws). Age is measured from the record's {@link IdempotencyRecord#createdAt() createdAt}, when
- * its key was claimed: how long the client has been waiting for a final answer. {@code updatedAt}
- * would restart at every renewal and every failed recovery attempt, and so hide a record stuck in a
- * loop of failed recoveries, which is what the gauge is for.
+ * of the oldest unfinished record, from {@link IdempotencyStore#oldestUnfinishedSince()}: a record
+ * in progress (its owner at work, or dead with its lease still running) or awaiting recovery (an
+ * unknown outcome, between attempts or escalated to an operator). A healthy service reads about as
+ * long as its slowest operation takes; a record that is stuck keeps the gauge growing until it is
+ * finished or resolved. 0 when no record is unfinished; {@code NaN} when the store could not be
+ * asked (the gauge never throws). Age is measured from the record's {@link
+ * IdempotencyRecord#createdAt() createdAt}, when its key was claimed: how long the client has been
+ * waiting for a final answer. {@code updatedAt} would restart at every renewal and every failed
+ * recovery attempt, and so hide a record stuck in a loop of failed recoveries, which is what the
+ * gauge is for.
  *
  * <p>A scrape must never hammer the database: the value is computed at most once per refresh
  * interval (10 s by default) and read from a cache in between, so the gauge lags by up to that
@@ -117,16 +119,16 @@ public final class IdempotencyMetrics implements MeterBinder {
             IdempotencyMetricNames.IN_PROGRESS_AGE_MAX,
             this,
             TimeUnit.SECONDS,
-            IdempotencyMetrics::oldestNeedingRecoveryAgeSeconds)
+            IdempotencyMetrics::oldestUnfinishedAgeSeconds)
         .description(
-            "Age since it was claimed of the oldest record that needs recovery; 0 when none does")
+            "Age since it was claimed of the oldest record in progress or awaiting recovery; 0 when none is")
         // Held strongly: a gauge's weak reference would read NaN once a caller drops this object.
         .strongReference(true)
         .register(registry);
   }
 
-  /** The gauge's value: cached, 0 when nothing needs recovery, NaN when the store failed. */
-  double oldestNeedingRecoveryAgeSeconds() {
+  /** The gauge's value: cached, 0 when nothing is unfinished, NaN when the store failed. */
+  double oldestUnfinishedAgeSeconds() {
     Instant now = clock.instant();
     Sample sample = last;
     if (isFresh(sample, now)) {
@@ -156,17 +158,17 @@ public final class IdempotencyMetrics implements MeterBinder {
   }
 
   private double computeAgeSeconds(Instant now) {
-    List<IdempotencyRecord> oldest;
+    Optional<Instant> oldest;
     try {
-      oldest = store.findNeedingRecovery(1);
+      oldest = store.oldestUnfinishedSince();
     } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.DEBUG, "Could not find records needing recovery", e);
+      LOG.log(System.Logger.Level.DEBUG, "Could not find the oldest unfinished record", e);
       return Double.NaN;
     }
     if (oldest == null || oldest.isEmpty()) {
       return 0;
     }
-    Duration age = Duration.between(oldest.get(0).createdAt(), now);
+    Duration age = Duration.between(oldest.get(), now);
     if (age.isNegative()) {
       return 0;
     }

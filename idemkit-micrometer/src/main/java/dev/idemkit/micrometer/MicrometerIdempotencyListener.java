@@ -1,6 +1,7 @@
 package dev.idemkit.micrometer;
 
 import static dev.idemkit.micrometer.IdempotencyMetricNames.CONFLICT_DIFFERENT_REQUEST_COUNT;
+import static dev.idemkit.micrometer.IdempotencyMetricNames.ESCALATED_COUNT;
 import static dev.idemkit.micrometer.IdempotencyMetricNames.EXPIRED_RETRY_COUNT;
 import static dev.idemkit.micrometer.IdempotencyMetricNames.FAILURE_COUNT;
 import static dev.idemkit.micrometer.IdempotencyMetricNames.LOST_OWNERSHIP_COUNT;
@@ -220,10 +221,7 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener,
   public void onEscalated(ScopedKey id) {
     for (Recorder r : recorders) {
       try {
-        Counter.builder(IdempotencyMetricNames.ESCALATED_COUNT)
-            .tag(TAG_OPERATION, id.operation())
-            .register(r.registry)
-            .increment();
+        r.meters(id).escalations.increment();
       } catch (RuntimeException e) {
         dropped(e);
       }
@@ -317,6 +315,7 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener,
     final Counter expiredRetries;
     final Counter unknownStates;
     final Counter lostOwnerships;
+    final Counter escalations;
     private final AtomicReferenceArray<Timer> timers = new AtomicReferenceArray<>(OUTCOMES.length);
     private final AtomicReferenceArray<Counter> takeovers =
         new AtomicReferenceArray<>(TAKEOVER_KINDS.length);
@@ -346,6 +345,11 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener,
           counter(
               LOST_OWNERSHIP_COUNT,
               "Owners that found their record taken over; their write was rolled back",
+              tags);
+      this.escalations =
+          counter(
+              ESCALATED_COUNT,
+              "Unknown outcomes left to an operator after the last recovery attempt",
               tags);
     }
 

@@ -27,8 +27,8 @@ import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
@@ -64,13 +64,28 @@ class IdempotencyMetricsTest {
   }
 
   @Test
-  void theGaugeReportsTheAgeOfAnAbandonedClaimOnceItsLeaseRanOut() throws Exception {
+  void theGaugeReportsTheAgeOfARecordInProgressWhileItsOwnerHoldsItAndAfter() throws Exception {
     abandonClaim(ScopedKey.of("tenant-a", "create_payment", "k-abandoned"));
-    assertThat(ageGauge().value()).as("the owner still holds the lease").isZero();
+    clock.advance(Duration.ofSeconds(12));
+    assertThat(ageGauge().value()).as("the owner still holds the lease").isEqualTo(12.0);
 
-    clock.advance(LEASE.plusSeconds(5));
+    clock.advance(LEASE);
 
-    assertThat(ageGauge().value()).isEqualTo(35.0);
+    assertThat(ageGauge().value()).as("the lease ran out").isEqualTo(42.0);
+  }
+
+  @Test
+  void aFinishedRecordLeavesTheGauge() throws Exception {
+    ScopedKey id = ScopedKey.of("tenant-a", "create_payment", "k-finished");
+    Ownership owner = claim(id);
+    clock.advance(Duration.ofSeconds(20));
+    store.inTransaction(
+        tx -> {
+          store.finish(tx, owner, RecordState.COMPLETED, response());
+          return null;
+        });
+
+    assertThat(ageGauge().value()).isZero();
   }
 
   @Test
@@ -114,7 +129,7 @@ class IdempotencyMetricsTest {
     store.failing = true;
 
     assertThat(ageGauge().value()).isNaN();
-    assertThatCode(() -> metrics.oldestNeedingRecoveryAgeSeconds()).doesNotThrowAnyException();
+    assertThatCode(() -> metrics.oldestUnfinishedAgeSeconds()).doesNotThrowAnyException();
     assertThat(ageGauge().value()).isNaN();
     assertThat(store.recoveryQueries).as("a failure is cached too").hasValue(1);
 
@@ -193,7 +208,7 @@ class IdempotencyMetricsTest {
     return StoredResponse.of(201, Map.of(), "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
   }
 
-  /** The in-memory store, counting recovery queries and failing them on demand. */
+  /** The in-memory store, counting the gauge's queries and failing them on demand. */
   private static final class CountingStore extends ForwardingIdempotencyStore {
     final AtomicInteger recoveryQueries = new AtomicInteger();
     volatile boolean failing;
@@ -203,12 +218,12 @@ class IdempotencyMetricsTest {
     }
 
     @Override
-    public List<IdempotencyRecord> findNeedingRecovery(int limit) {
+    public Optional<Instant> oldestUnfinishedSince() {
       recoveryQueries.incrementAndGet();
       if (failing) {
         throw new IllegalStateException("connection refused");
       }
-      return delegate().findNeedingRecovery(limit);
+      return delegate().oldestUnfinishedSince();
     }
   }
 }

@@ -20,6 +20,7 @@ import dev.idemkit.PhaseData;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
+import dev.idemkit.RecoverySchedule;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
@@ -763,6 +764,69 @@ public abstract class IdempotencyStoreContract {
     assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
     assertThat(store.backOffRecovery(id, backoff, Duration.ofHours(1), 5))
         .isEqualTo(RecoveryBackoff.ALREADY_ESCALATED);
+    assertThat(provider.calls).as("never called twice").hasValue(1);
+  }
+
+  /**
+   * With a recovery schedule, a client's retries follow it as a worker does: a retry's attempt that
+   * leaves the outcome unknown makes the next one wait (and says so in Retry-After), retries in
+   * between attempt nothing, and the record is escalated after the same number of attempts, not
+   * sooner because a client retried often. Skipped for a store without recovery backoff.
+   */
+  @Test
+  void clientRetriesFollowTheRecoveryScheduleAndCannotUseUpItsAttempts() throws Exception {
+    Duration first = Duration.ofSeconds(10);
+    try {
+      store.backOffRecovery(key("k-schedule-none"), first, Duration.ofHours(1), 4);
+    } catch (UnsupportedOperationException e) {
+      org.junit.jupiter.api.Assumptions.abort("no recovery backoff in this store");
+    }
+    Idempotency scheduled =
+        Idempotency.create(
+            store,
+            IdempotencyConfig.builder()
+                .lease(LEASE)
+                .defaultTtl(TTL)
+                .listener(listener)
+                .ticker(ticker::get)
+                .recoverySchedule(new RecoverySchedule(first, Duration.ofHours(1), 4))
+                .build());
+    ScopedKey id = key("k-schedule");
+    Provider provider = new Provider();
+    provider.lookupsReachTheRecords.set(false);
+    PhasedOperation<Payment> op = provider.payment(id, () -> {}, answerLost());
+    IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
+
+    assertThat(scheduled.execute(request, op)).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
+
+    List<Duration> waits = new ArrayList<>();
+    for (int attempt = 2; attempt <= 3; attempt++) {
+      Outcome answer = scheduled.execute(request, op);
+      assertThat(answer).isInstanceOf(Outcome.OutcomePending.class);
+      Duration wait = ((Outcome.OutcomePending) answer).retryAfter();
+      waits.add(wait);
+      assertThat(record(id).recoveryAttempts()).isEqualTo(attempt);
+      for (int retry = 0; retry < 4; retry++) {
+        clock.advance(wait.dividedBy(5));
+        assertThat(scheduled.execute(request, op))
+            .as("a retry inside the wait")
+            .isInstanceOf(Outcome.OutcomePending.class);
+      }
+      assertThat(record(id).recoveryAttempts())
+          .as("retries inside the wait attempt nothing")
+          .isEqualTo(attempt);
+      assertThat(needingRecovery()).doesNotContain(id);
+      clock.advance(wait.dividedBy(5));
+    }
+    assertThat(waits).containsExactly(first, first.multipliedBy(2));
+
+    assertThat(scheduled.execute(request, op)).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(record(id).recoveryAttempts()).isEqualTo(4);
+    assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
+    assertThat(listener.count("escalated")).isEqualTo(1);
+    clock.advance(Duration.ofDays(1));
+    assertThat(needingRecovery()).as("escalated: no automatic recovery").doesNotContain(id);
     assertThat(provider.calls).as("never called twice").hasValue(1);
   }
 

@@ -345,6 +345,19 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
+  public Optional<Instant> oldestUnfinishedSince() {
+    lock.lock();
+    try {
+      return records.values().stream()
+          .filter(r -> r.state().isLive())
+          .map(IdempotencyRecord::createdAt)
+          .min(Comparator.naturalOrder());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
   public List<IdempotencyRecord> findEscalated(int limit) {
     lock.lock();
     try {

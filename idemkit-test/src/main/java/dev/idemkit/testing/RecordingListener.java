@@ -44,6 +44,11 @@ public final class RecordingListener implements IdempotencyListener {
   }
 
   @Override
+  public void onEscalated(ScopedKey id) {
+    add("escalated");
+  }
+
+  @Override
   public void onLostOwnership(ScopedKey id) {
     add("lostOwnership");
   }

@@ -6,6 +6,7 @@ import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyConfig;
 import dev.idemkit.JsonFieldRedactor;
 import dev.idemkit.Quotas;
+import dev.idemkit.RecoverySchedule;
 import dev.idemkit.ReplayMode;
 import dev.idemkit.StaticKeyProvider;
 import dev.idemkit.jdbc.IdemkitSchema;
@@ -127,7 +128,21 @@ public class IdemkitAutoConfiguration {
                 new Quotas(
                     properties.getQuota().getNewKeysPerMinutePerTenant(),
                     properties.getQuota().getLiveRecordsPerTenant()))
+            // The recovery worker's schedule holds for a client's retries too.
+            .recoverySchedule(recoverySchedule(properties.getRecovery()))
             .build());
+  }
+
+  private static RecoverySchedule recoverySchedule(IdemkitProperties.Recovery recovery) {
+    try {
+      return new RecoverySchedule(
+          recovery.getBackoff(), recovery.getMaxBackoff(), recovery.getMaxAttempts());
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new IllegalStateException(
+          "idemkit.recovery.backoff, max-backoff and max-attempts make no schedule: "
+              + e.getMessage(),
+          e);
+    }
   }
 
   /**
