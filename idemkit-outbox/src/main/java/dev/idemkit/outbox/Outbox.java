@@ -91,22 +91,72 @@ public final class Outbox {
        where event_id = ? and parked_at is not null and sent_at is null
       """;
 
+  /**
+   * The default {@link Builder#maxPayloadBytes limit} on a payload: 900 KiB, leaving room for the
+   * envelope's headers and key under Kafka's default 1 MiB record size ({@code max.request.size},
+   * the broker's {@code message.max.bytes}).
+   */
+  public static final int DEFAULT_MAX_PAYLOAD_BYTES = 900 * 1024;
+
   private final DataSource dataSource;
   private final Clock clock;
+  private final int maxPayloadBytes;
 
-  private Outbox(DataSource dataSource, Clock clock) {
+  private Outbox(DataSource dataSource, Clock clock, int maxPayloadBytes) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.maxPayloadBytes = maxPayloadBytes;
   }
 
   /** An outbox on {@code dataSource} (its tables applied with {@link OutboxSchema#migrate}). */
   public static Outbox create(DataSource dataSource) {
-    return new Outbox(dataSource, Clock.systemUTC());
+    return builder(dataSource).build();
   }
 
   /** The same with an injected clock (occurred-at, re-queue times). */
   public static Outbox create(DataSource dataSource, Clock clock) {
-    return new Outbox(dataSource, clock);
+    return builder(dataSource).clock(clock).build();
+  }
+
+  /** An outbox on {@code dataSource} with settings of its own. */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(dataSource);
+  }
+
+  /** Settings of an {@link Outbox}; each has a default. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private Clock clock = Clock.systemUTC();
+    private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    /** The clock for occurred-at and re-queue times (default: system UTC). */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * The largest payload {@link Outbox#append} accepts, in UTF-8 bytes (default {@value
+     * Outbox#DEFAULT_MAX_PAYLOAD_BYTES}). Keep it below what the transport can carry (on Kafka, the
+     * producer's {@code max.request.size} and the topic's {@code max.message.bytes}, less room for
+     * headers): a larger event would be stored, then fail and be parked by the relay, holding back
+     * its aggregate's later events.
+     */
+    public Builder maxPayloadBytes(int maxPayloadBytes) {
+      if (maxPayloadBytes <= 0) {
+        throw new IllegalArgumentException("maxPayloadBytes must be positive");
+      }
+      this.maxPayloadBytes = maxPayloadBytes;
+      return this;
+    }
+
+    public Outbox build() {
+      return new Outbox(dataSource, clock, maxPayloadBytes);
+    }
   }
 
   /** What {@link #append} did. */
@@ -122,10 +172,13 @@ public final class Outbox {
    * short, and append an aggregate's events from one transaction at a time (they are serialized
    * anyway).
    *
+   * @throws IllegalArgumentException if the payload is larger than {@link Builder#maxPayloadBytes};
+   *     nothing is stored ({@link NewEvent} checks the rest when built)
    * @throws IllegalStateException if the id is already taken by an event of another aggregate or
    *     type (two different events given the same cause key)
    */
   public Appended append(Connection transaction, NewEvent event) throws SQLException {
+    requireSendableSize(event.payload());
     if (transaction.getAutoCommit()) {
       throw new IllegalStateException(
           "Outbox.append needs the caller's transaction (auto-commit is on): the event must commit"
@@ -185,6 +238,47 @@ public final class Outbox {
               + ": give each event a cause key of its own");
     }
     return new Appended(existing, true);
+  }
+
+  /**
+   * Refuses a payload over the limit. Counts UTF-8 bytes only when the characters alone cannot
+   * settle it (at most three bytes per UTF-16 char), so a usual payload costs two comparisons.
+   */
+  private void requireSendableSize(String payload) {
+    int chars = payload.length();
+    if ((long) chars * 3 <= maxPayloadBytes) {
+      return;
+    }
+    long bytes = utf8Length(payload);
+    if (bytes > maxPayloadBytes) {
+      throw new IllegalArgumentException(
+          "payload is "
+              + bytes
+              + " bytes (UTF-8); this outbox accepts at most "
+              + maxPayloadBytes
+              + " (Outbox.Builder.maxPayloadBytes): store a large document elsewhere and send a"
+              + " reference to it");
+    }
+  }
+
+  private static long utf8Length(String s) {
+    long n = 0;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < 0x80) {
+        n += 1;
+      } else if (c < 0x800) {
+        n += 2;
+      } else if (Character.isHighSurrogate(c)
+          && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
+        n += 4;
+        i++;
+      } else {
+        n += 3;
+      }
+    }
+    return n;
   }
 
   private static EventEnvelope find(Connection c, UUID id) throws SQLException {
