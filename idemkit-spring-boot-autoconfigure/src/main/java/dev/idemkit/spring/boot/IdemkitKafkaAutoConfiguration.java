@@ -21,12 +21,13 @@ import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitializat
 import org.springframework.context.annotation.Bean;
 
 /**
- * The outbox and inbox on Kafka, when {@code idemkit.events.kafka.bootstrap-servers} is set and
- * {@code idemkit-kafka} is on the class path: the relay's {@link EventTransport} becomes a {@link
- * KafkaTransport}, and inbox consumers are started as Kafka consumer groups by {@link
- * KafkaConsumers}. Without the property nothing here applies and the embedded transport stays.
- * Ordered before the events auto-configuration, whose embedded transport backs off when an {@link
- * EventTransport} bean exists.
+ * The Kafka side of the outbox and inbox, when {@code idemkit.events.kafka.bootstrap-servers} is
+ * set and {@code idemkit-kafka} is on the class path: an {@link EventTransport} bean (a {@link
+ * KafkaTransport}) for the application's relay, the Kafka consumer's tables, and {@link
+ * KafkaConsumers}, which starts a consumer group each time the application calls {@link
+ * KafkaConsumers#start} and closes them at shutdown. It builds no {@code Outbox}, no {@code
+ * OutboxRelay} and starts no consumer: the application wires those (docs/events.md, "In a Spring
+ * Boot service"). Without the property nothing here applies and no transport is created.
  */
 @AutoConfiguration(
     after = DataSourceAutoConfiguration.class,
