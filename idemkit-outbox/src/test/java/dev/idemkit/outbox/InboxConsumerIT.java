@@ -11,6 +11,7 @@ import dev.idemkit.outbox.spi.MessageReceiver.Received;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
@@ -211,6 +212,84 @@ class InboxConsumerIT {
     assertThat(ledger.receive(m)).isEqualTo(Received.DUPLICATE);
     assertThat(ledger.parkedCount()).isZero();
     assertThat(ledgerRows("ledger")).isEqualTo(1);
+  }
+
+  /**
+   * On the embedded transport, a consumer that parks a message acknowledges it: the relay marks the
+   * event sent and the aggregate's next event goes ahead. Without {@code inSequence} the consumer
+   * applies it although the one before it is parked.
+   */
+  @Test
+  void onTheEmbeddedTransportAMessageParkedInTheInboxLetsItsAggregatesLaterEventsBeApplied()
+      throws Exception {
+    InboxConsumer ledger = parkingFirstEventOfP1(consumer("ledger", poisonFirstOfP1()));
+
+    assertThat(TestPostgres.count("select count(*) from idemkit_outbox where sent_at is null"))
+        .as("both events sent")
+        .isZero();
+    assertThat(ledger.parkedCount()).isEqualTo(1);
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from test_ledger where consumer = 'ledger' and amount = 2"))
+        .as("sequence 2 applied while sequence 1 is parked")
+        .isEqualTo(1);
+    assertThat(ledgerRows("ledger")).isEqualTo(1);
+  }
+
+  /**
+   * The same with {@code inSequence}: the relay still goes on (a held message is acknowledged), but
+   * the consumer holds the aggregate's later event until the parked one is re-queued.
+   */
+  @Test
+  void onTheEmbeddedTransportInSequenceALaterEventIsHeldBehindAParkedOne() throws Exception {
+    InboxConsumer ledger =
+        parkingFirstEventOfP1(
+            consumer("ledger", poisonFirstOfP1()).inSequence(SequenceStart.FROM_ONE));
+
+    assertThat(TestPostgres.count("select count(*) from idemkit_outbox where sent_at is null"))
+        .as("both events sent")
+        .isZero();
+    assertThat(ledgerRows("ledger")).as("sequence 2 held, not applied").isZero();
+    assertThat(ledger.heldSummary().count()).isEqualTo(1);
+
+    poisoned.set(false);
+    assertThat(ledger.requeue(firstOfP1)).isEqualTo(Received.APPLIED);
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from test_ledger where consumer = 'ledger'"
+                    + " and applied_order = (select min(applied_order) from test_ledger)"
+                    + " and amount = 1"))
+        .as("sequence 1 applied first")
+        .isEqualTo(1);
+    assertThat(ledgerRows("ledger")).isEqualTo(2);
+  }
+
+  private final AtomicBoolean poisoned = new AtomicBoolean(true);
+  private UUID firstOfP1;
+
+  private MessageHandler poisonFirstOfP1() {
+    return ledger("ledger", e -> poisoned.get() && e.sequence() == 1);
+  }
+
+  /**
+   * Appends two events of p1 and relays them on the embedded transport to a consumer (2 attempts)
+   * whose handler fails on the first until it parks; answers the consumer.
+   */
+  private InboxConsumer parkingFirstEventOfP1(InboxConsumer.Builder builder) throws Exception {
+    firstOfP1 = appendCommitted(outbox, paymentCompleted("p1", 1)).event().eventId();
+    appendCommitted(
+        outbox, new NewEvent("PaymentRefunded", "tenant-a", "payment", "p1", "refund:p1", "{}"));
+    InboxConsumer consumer = builder.maxAttempts(2).build();
+    OutboxRelay relay =
+        OutboxRelay.builder(ds, EmbeddedTransport.create(Duration.ofDays(1)).subscribe(consumer))
+            .clock(clock)
+            .maxAttempts(10)
+            .build();
+    for (int i = 0; i < 4; i++) {
+      relay.relayOnce();
+      clock.advance(Duration.ofMinutes(1));
+    }
+    return consumer;
   }
 
   @Test
