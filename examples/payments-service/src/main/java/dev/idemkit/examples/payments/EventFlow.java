@@ -46,9 +46,9 @@ public class EventFlow {
    */
   @Bean
   @DependsOnDatabaseInitialization
-  public Outbox outbox(DataSource dataSource) {
+  public Outbox outbox(DataSource dataSource, EventsProperties events) {
     OutboxSchema.migrate(dataSource);
-    return Outbox.create(dataSource);
+    return Outbox.builder(dataSource).maxPayloadBytes(events.maxPayloadBytes()).build();
   }
 
   @Bean

@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments;
 
+import dev.idemkit.outbox.Outbox;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -22,6 +23,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param aggregateWindow unsent events of one aggregate a relay round may carry (default: 1 on the
  *     embedded transport; 8 on Kafka, whose consumers apply each aggregate's events in sequence and
  *     hold one that comes early)
+ * @param maxPayloadBytes the largest event payload the outbox accepts, in UTF-8 bytes (default
+ *     {@link Outbox#DEFAULT_MAX_PAYLOAD_BYTES}, 900 KiB: under Kafka's default 1 MiB record with
+ *     room for the headers); a larger one is refused at append
  * @param faults demo fault injection, off by default
  */
 @ConfigurationProperties("payments.events")
@@ -37,6 +41,7 @@ public record EventsProperties(
     Duration redeliveryHorizon,
     Integer deliveryMaxAttempts,
     Integer aggregateWindow,
+    Integer maxPayloadBytes,
     Faults faults) {
 
   public EventsProperties {
@@ -50,6 +55,7 @@ public record EventsProperties(
     inboxRetention = inboxRetention == null ? Duration.ofDays(14) : inboxRetention;
     redeliveryHorizon = redeliveryHorizon == null ? Duration.ofDays(7) : redeliveryHorizon;
     deliveryMaxAttempts = deliveryMaxAttempts == null ? 10 : deliveryMaxAttempts;
+    maxPayloadBytes = maxPayloadBytes == null ? Outbox.DEFAULT_MAX_PAYLOAD_BYTES : maxPayloadBytes;
     faults = faults == null ? new Faults(0, 0) : faults;
     // aggregateWindow stays null when unset: EventFlow picks it by transport.
   }
