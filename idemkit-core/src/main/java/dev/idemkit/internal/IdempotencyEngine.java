@@ -815,7 +815,9 @@ public final class IdempotencyEngine implements Idempotency {
             return Acquired.answer(
                 new Outcome.InProgress(
                     durations.retryAfter(
-                        id.operation(), Duration.between(now, record.lockedUntil()))));
+                        id.operation(),
+                        Duration.between(now, record.lockedUntil()),
+                        Duration.between(record.updatedAt(), now))));
           }
           kind = Takeover.RESUME_ABANDONED;
         }

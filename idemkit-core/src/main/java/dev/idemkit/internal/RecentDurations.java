@@ -34,9 +34,21 @@ final class RecentDurations {
    * takes, between one second and {@code leaseLeft} (rounded up).
    */
   Duration retryAfter(String operation, Duration leaseLeft) {
+    return retryAfter(operation, leaseLeft, Duration.ZERO);
+  }
+
+  /**
+   * The same for an owner that has held the record for {@code runningFor} since its lease was last
+   * set: once it has run longer than the operation usually takes, the wait is as long again as it
+   * has run. An owner that died (its lease still running, nobody can take over before it ends) then
+   * gets retries at about 1, 2, 4, 8 … seconds, which reach the end of a 30-second lease in a
+   * handful of attempts instead of using a client's attempts up at one a second; a slow owner that
+   * is alive is asked again at the same pace.
+   */
+  Duration retryAfter(String operation, Duration leaseLeft, Duration runningFor) {
     Ring ring = rings.get(operation);
     long typicalNanos = ring == null ? 0 : ring.percentile(0.9);
-    long seconds = Math.max(1, ceilSeconds(typicalNanos));
+    long seconds = Math.max(1, ceilSeconds(Math.max(typicalNanos, runningFor.toNanos())));
     long leaseSeconds = Math.max(MIN.toSeconds(), ceilSeconds(leaseLeft.toNanos()));
     return Duration.ofSeconds(Math.min(seconds, leaseSeconds));
   }

@@ -45,6 +45,35 @@ class RecentDurationsTest {
   }
 
   @Test
+  void anOwnerRunningLongerThanUsualIsAskedAgainAfterAsLongAgain() {
+    for (int i = 0; i < 20; i++) {
+      durations.record("create_payment", Duration.ofMillis(300));
+    }
+    assertThat(
+            durations.retryAfter("create_payment", Duration.ofSeconds(29), Duration.ofMillis(400)))
+        .isEqualTo(Duration.ofSeconds(1));
+    assertThat(
+            durations.retryAfter(
+                "create_payment", Duration.ofSeconds(26), Duration.ofMillis(3_500)))
+        .isEqualTo(Duration.ofSeconds(4));
+    assertThat(
+            durations.retryAfter("create_payment", Duration.ofSeconds(14), Duration.ofSeconds(16)))
+        .as("never past the lease: a takeover is possible then")
+        .isEqualTo(Duration.ofSeconds(14));
+    // A dead owner's 30 s lease: the retries' waits double and meet its end in six attempts.
+    Duration running = Duration.ZERO;
+    int retries = 0;
+    while (running.compareTo(Duration.ofSeconds(30)) < 0) {
+      running =
+          running.plus(
+              durations.retryAfter(
+                  "create_payment", Duration.ofSeconds(30).minus(running), running));
+      retries++;
+    }
+    assertThat(retries).isLessThanOrEqualTo(6);
+  }
+
+  @Test
   void withNoRunSeenYetOneSecond() {
     assertThat(durations.retryAfter("new", Duration.ofSeconds(30)))
         .isEqualTo(Duration.ofSeconds(1));

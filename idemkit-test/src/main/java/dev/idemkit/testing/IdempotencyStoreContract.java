@@ -380,6 +380,28 @@ public abstract class IdempotencyStoreContract {
     assertThat(((Outcome.InProgress) outcome).retryAfter()).isEqualTo(Duration.ofSeconds(1));
   }
 
+  /**
+   * An owner that has held the record longer than the operation usually takes (dead, or slow) is
+   * asked again after as long as it has run, up to the lease's end: a client's retries reach a
+   * takeover in a few attempts instead of using them up at one a second.
+   */
+  @Test
+  void anOverdueOwnerIsAskedAgainAfterAsLongAsItHasRunUpToItsLease() throws Exception {
+    ScopedKey id = key("k-busy-overdue");
+    abandonedClaim(id, command("10.00"));
+    clock.advance(Duration.ofSeconds(5));
+
+    Outcome outcome = execute(id, command("10.00"), pay(id, "{}"));
+    assertThat(((Outcome.InProgress) outcome).retryAfter()).isEqualTo(Duration.ofSeconds(5));
+
+    clock.advance(Duration.ofSeconds(20));
+    outcome = execute(id, command("10.00"), pay(id, "{}"));
+    assertThat(((Outcome.InProgress) outcome).retryAfter())
+        .as("what is left of the 30 s lease")
+        .isEqualTo(Duration.ofSeconds(5));
+    assertThat(payments(id)).isZero();
+  }
+
   /** Phase data of the suite's typed operations. */
   public record Payment(String paymentId, String chargeId) {}
 
