@@ -55,6 +55,7 @@ public final class KafkaTransport implements EventTransport {
   @Override
   public List<CompletionStage<Void>> send(List<EventEnvelope> events) {
     List<CompletionStage<Void>> acks = new ArrayList<>(events.size());
+    Thread caller = Thread.currentThread();
     RuntimeException unavailable = null;
     for (EventEnvelope e : events) {
       CompletableFuture<Void> ack = new CompletableFuture<>();
@@ -65,11 +66,17 @@ public final class KafkaTransport implements EventTransport {
         ack.completeExceptionally(unavailable);
         continue;
       }
+      Exception[] failedInSend = new Exception[1];
       try {
         producer.send(
             record(topics.topicFor(e.aggregateType()), e),
             (metadata, error) -> {
-              // Runs on the producer's I/O thread once the broker answered (or gave up).
+              // Runs on the producer's I/O thread once the broker answered (or gave up), or, for a
+              // failure before the record was queued (Kafka 4: metadata not available within
+              // max.block.ms), on this thread inside send(), which then returns normally.
+              if (error != null && Thread.currentThread() == caller) {
+                failedInSend[0] = error;
+              }
               if (error == null) {
                 ack.complete(null);
               } else {
@@ -77,12 +84,14 @@ public final class KafkaTransport implements EventTransport {
               }
             });
       } catch (RuntimeException error) {
-        // Metadata not available within max.block.ms (broker down), producer closed, bad record.
+        // Producer closed, record too large or not serializable (older clients also threw the
+        // metadata timeout here).
         ack.completeExceptionally(error);
-        if (error instanceof org.apache.kafka.common.errors.TimeoutException
-            || error instanceof IllegalStateException) {
-          unavailable = error;
-        }
+        failedInSend[0] = error;
+      }
+      if (failedInSend[0] instanceof org.apache.kafka.common.errors.TimeoutException
+          || failedInSend[0] instanceof IllegalStateException) {
+        unavailable = (RuntimeException) failedInSend[0];
       }
     }
     return acks;

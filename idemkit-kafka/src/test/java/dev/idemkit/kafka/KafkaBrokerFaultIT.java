@@ -133,6 +133,46 @@ class KafkaBrokerFaultIT {
         .isZero();
   }
 
+  /**
+   * A broker that is down when a round starts: the producer waits max.block.ms (5 s) for the first
+   * event's metadata, which Kafka 4 reports through the send's callback, not by throwing; the
+   * batch's other 19 events then fail at once, so the round (and its transaction, which holds the
+   * batch's row locks) ends after about one max.block.ms, not 20 of them.
+   */
+  @Test
+  void aRoundWithTheBrokerDownEndsAfterOneMetadataWaitNotOnePerEvent() throws Exception {
+    String type = unique("refund");
+    List<String> aggregates = IntStream.range(0, 20).mapToObj(i -> "r" + i).toList();
+    try (KafkaBroker broker = KafkaBroker.start()) {
+      String bootstrap = broker.bootstrapServers();
+      broker.stop();
+      append(type, aggregates, "while-down");
+      try (KafkaTransport transport = Fixture.transport(bootstrap);
+          OutboxRelay relay = Fixture.relay(transport).batchSize(20).build()) {
+        long started = System.nanoTime();
+        OutboxRelay.Round round = relay.relayOnce();
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+
+        assertThat(round.picked()).isEqualTo(20);
+        assertThat(round.failed()).isEqualTo(20);
+        assertThat(took).isLessThan(Duration.ofSeconds(15)); // 20 × 5 s = 100 s before the fix
+      }
+      // Read on another connection: the round's marks are committed, so its transaction is over.
+      assertThat(
+              count(
+                  "select count(*) from idemkit_outbox where aggregate_type = '"
+                      + type
+                      + "' and sent_at is null and attempts = 1 and last_error is not null"))
+          .isEqualTo(20);
+      assertThat(
+              count(
+                  "select count(*) from idemkit_outbox where aggregate_type = '"
+                      + type
+                      + "' and sent_at is not null"))
+          .isZero();
+    }
+  }
+
   /** Where the relay's threads (and the producer's) are, for a timed-out wait. */
   private static String relayStacks() {
     StringBuilder out = new StringBuilder();

@@ -335,6 +335,10 @@ public final class OutboxRelay implements AutoCloseable {
   private String[] awaitAcknowledgements(List<EventEnvelope> batch) {
     String[] errors = new String[batch.size()];
     List<CompletionStage<Void>> acks;
+    // The timeout counts from the hand-over, not from send()'s return: a transport whose send()
+    // blocks (a Kafka producer waiting for metadata) must not stretch the round, and so the
+    // transaction that holds the batch's row locks, beyond it.
+    long deadline = System.nanoTime() + ackTimeout.toNanos();
     try {
       acks = transport.send(List.copyOf(batch));
       if (acks == null || acks.size() != batch.size()) {
@@ -350,7 +354,6 @@ public final class OutboxRelay implements AutoCloseable {
       java.util.Arrays.fill(errors, describe(e));
       return errors;
     }
-    long deadline = System.nanoTime() + ackTimeout.toNanos();
     for (int i = 0; i < acks.size(); i++) {
       CompletableFuture<Void> ack = acks.get(i).toCompletableFuture();
       try {
