@@ -33,8 +33,12 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
@@ -450,12 +454,45 @@ public final class KafkaEventConsumer implements AutoCloseable {
       return this;
     }
 
-    /** Any other consumer setting; auto-commit stays off (offsets follow the inbox). */
+    /**
+     * Any other consumer setting ({@code session.timeout.ms}, security, …), checked at once against
+     * Kafka's definition of it. What the guarantees rest on cannot be changed: auto-commit stays
+     * off (offsets follow the inbox), the group is the consumer's name (one group per consumer),
+     * and a group with no committed offset starts at the earliest record (else a new consumer would
+     * skip the events already on the topic).
+     *
+     * @throws IllegalArgumentException for a value Kafka would refuse, or one of those settings
+     */
     public Builder property(String name, Object value) {
-      if (name.equals(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG)
-          && !"false".equals(String.valueOf(value))) {
+      String text = String.valueOf(value);
+      if (name.equals(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG) && !"false".equals(text)) {
         throw new IllegalArgumentException(
             "enable.auto.commit would commit offsets before the inbox committed; refused");
+      }
+      if (name.equals(ConsumerConfig.GROUP_ID_CONFIG) && !this.name.equals(text)) {
+        throw new IllegalArgumentException(
+            "group.id="
+                + text
+                + " refused: each consumer's group is the consumer's name, set by Idemkit (a group"
+                + " shared by two consumers would split their events between them)");
+      }
+      if (name.equals(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG) && !"earliest".equals(text)) {
+        throw new IllegalArgumentException(
+            "auto.offset.reset="
+                + text
+                + " would let a new consumer skip the events already on its topics; refused"
+                + " (only earliest)");
+      }
+      ConfigDef.ConfigKey key = ConsumerConfig.configDef().configKeys().get(name);
+      if (key != null) {
+        try {
+          Object parsed = ConfigDef.parseType(name, value, key.type);
+          if (key.validator != null) {
+            key.validator.ensureValid(name, parsed);
+          }
+        } catch (ConfigException e) {
+          throw new IllegalArgumentException(e.getMessage(), e);
+        }
       }
       properties.put(name, value);
       return this;
@@ -483,11 +520,41 @@ public final class KafkaEventConsumer implements AutoCloseable {
      *
      * @throws IllegalStateException if no aggregate type was named, or the inbox's retention does
      *     not exceed the redelivery horizon
+     * @throws IllegalArgumentException if an aggregate type's topic is not a valid Kafka topic
+     *     name, or the consumer settings together are not valid (what the polling thread would
+     *     otherwise die of after start-up)
      */
     public KafkaEventConsumer build() {
       if (aggregateTypes.isEmpty()) {
         throw new IllegalStateException(
             "Kafka consumer " + name + ": name the aggregate types it reads (aggregateTypes)");
+      }
+      for (String type : aggregateTypes) {
+        String topic = topicNaming.topicFor(type);
+        try {
+          Topic.validate(topic);
+        } catch (InvalidTopicException e) {
+          throw new IllegalArgumentException(
+              "Kafka consumer "
+                  + name
+                  + ": the topic of aggregate type "
+                  + type
+                  + " ('"
+                  + topic
+                  + "') is not a valid Kafka topic name: "
+                  + e.getMessage(),
+              e);
+        }
+      }
+      Properties all = new Properties();
+      all.putAll(properties);
+      all.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+      all.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+      try {
+        new ConsumerConfig(all); // what KafkaConsumer checks when the polling thread starts
+      } catch (ConfigException e) {
+        throw new IllegalArgumentException(
+            "Kafka consumer " + name + ": invalid consumer setting: " + e.getMessage(), e);
       }
       return new KafkaEventConsumer(this);
     }

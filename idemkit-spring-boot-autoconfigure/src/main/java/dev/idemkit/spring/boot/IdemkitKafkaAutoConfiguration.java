@@ -9,6 +9,8 @@ import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.spi.EventTransport;
 import java.util.List;
 import javax.sql.DataSource;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.internals.Topic;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -74,6 +76,8 @@ public class IdemkitKafkaAutoConfiguration {
       ObjectProvider<KafkaSchemaInitializer> schema,
       ObjectProvider<OutboxListener> listeners) {
     schema.ifAvailable(s -> {}); // the tables exist before a consumer starts
+    checkConsumerSettings(properties, dataSource);
+    topics(properties); // a bad topic name fails here, not in a consumer's thread later
     return new KafkaConsumers(
         properties.getBootstrapServers(),
         dataSource,
@@ -102,7 +106,52 @@ public class IdemkitKafkaAutoConfiguration {
     };
   }
 
+  /**
+   * Checks {@code idemkit.events.kafka.consumer.*} now, as the producer settings are checked when
+   * the transport is built: a value Kafka refuses would otherwise only kill a consumer's polling
+   * thread after the application started, with nothing consumed.
+   */
+  private static void checkConsumerSettings(
+      IdemkitKafkaProperties properties, DataSource dataSource) {
+    KafkaEventConsumer.Builder probe =
+        KafkaEventConsumer.builder(
+            properties.getBootstrapServers(), "idemkit-settings-check", dataSource, (tx, m) -> {});
+    properties
+        .getConsumer()
+        .forEach(
+            (name, value) -> {
+              try {
+                probe.property(name, value);
+              } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(
+                    "idemkit.events.kafka.consumer." + name + ": " + e.getMessage(), e);
+              }
+            });
+  }
+
+  /**
+   * The topic naming of {@code idemkit.events.kafka.topic-prefix} and {@code
+   * idemkit.events.kafka.topics.*}; an explicit topic name Kafka would refuse (empty, too long,
+   * characters other than letters, digits, '.', '_' and '-') fails start-up, naming the property.
+   */
   static TopicNaming topics(IdemkitKafkaProperties properties) {
+    properties
+        .getTopics()
+        .forEach(
+            (type, topic) -> {
+              try {
+                Topic.validate(topic == null ? "" : topic);
+              } catch (InvalidTopicException e) {
+                throw new IllegalStateException(
+                    "idemkit.events.kafka.topics."
+                        + type
+                        + "='"
+                        + topic
+                        + "' is not a valid Kafka topic name: "
+                        + e.getMessage(),
+                    e);
+              }
+            });
     return TopicNaming.mapped(
         properties.getTopics(), TopicNaming.prefixed(properties.getTopicPrefix()));
   }

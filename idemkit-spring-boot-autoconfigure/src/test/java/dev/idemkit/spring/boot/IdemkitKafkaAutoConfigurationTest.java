@@ -96,6 +96,59 @@ class IdemkitKafkaAutoConfigurationTest {
         .run(context -> assertThat(context).hasFailed());
   }
 
+  /**
+   * Consumer settings Kafka would refuse, and the ones the inbox's guarantees rest on, stop
+   * start-up with the property's name, as producer settings do, instead of killing a consumer's
+   * polling thread (or warning for ever) after the application started.
+   */
+  @Test
+  void badConsumerSettingsAndTopicNamesStopStartUpNamingTheProperty() {
+    assertStartUpFailsNaming(
+        "idemkit.events.kafka.consumer.max.poll.records=abc",
+        "idemkit.events.kafka.consumer.max.poll.records");
+    assertStartUpFailsNaming(
+        "idemkit.events.kafka.consumer.group.id=shared", "idemkit.events.kafka.consumer.group.id");
+    assertStartUpFailsNaming(
+        "idemkit.events.kafka.consumer.auto.offset.reset=latest",
+        "idemkit.events.kafka.consumer.auto.offset.reset");
+    assertStartUpFailsNaming(
+        "idemkit.events.kafka.topics.widget=", "idemkit.events.kafka.topics.widget");
+    assertStartUpFailsNaming(
+        "idemkit.events.kafka.topics.widget=bad topic!", "idemkit.events.kafka.topics.widget");
+  }
+
+  @Test
+  void validConsumerSettingsAndTopicNamesStart() {
+    runner
+        .withPropertyValues(
+            "idemkit.events.kafka.bootstrap-servers=127.0.0.1:1",
+            "idemkit.events.kafka.consumer.max.poll.records=50",
+            "idemkit.events.kafka.consumer.auto.offset.reset=earliest",
+            "idemkit.events.kafka.topics.widget=shop.widgets_v2")
+        .withBean(DataSource.class, () -> new DelegatingDataSource(database.dataSource()))
+        .run(context -> assertThat(context).hasNotFailed().hasSingleBean(KafkaConsumers.class));
+  }
+
+  private void assertStartUpFailsNaming(String setting, String property) {
+    runner
+        .withPropertyValues("idemkit.events.kafka.bootstrap-servers=127.0.0.1:1", setting)
+        .withBean(DataSource.class, () -> new DelegatingDataSource(database.dataSource()))
+        .run(
+            context -> {
+              assertThat(context).as(setting).hasFailed();
+              assertThat(context.getStartupFailure()).as(setting).rootCause().isNotNull();
+              assertThat(messages(context.getStartupFailure())).as(setting).contains(property);
+            });
+  }
+
+  private static String messages(Throwable t) {
+    StringBuilder all = new StringBuilder();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      all.append(c.getMessage()).append('\n');
+    }
+    return all.toString();
+  }
+
   @Test
   void anApplicationsOwnTransportWins() {
     runner
