@@ -493,16 +493,25 @@ public final class OutboxRelay implements AutoCloseable {
       return this;
     }
 
-    /** Wait after the first failure, doubling up to {@code max} (default 1 s, 5 min). */
+    /**
+     * Wait after the first failure, doubling up to {@code max} (default 1 s, 5 min).
+     *
+     * @throws IllegalArgumentException if either is zero or negative (a failing event would be
+     *     retried at once, round after round)
+     */
     public Builder backoff(Duration initial, Duration max) {
-      this.initialBackoff = Objects.requireNonNull(initial);
-      this.maxBackoff = Objects.requireNonNull(max);
+      this.initialBackoff = positive(initial, "initial backoff");
+      this.maxBackoff = positive(max, "max backoff");
       return this;
     }
 
-    /** How long a round waits for the transport's acknowledgements (default 30 s). */
+    /**
+     * How long a round waits for the transport's acknowledgements (default 30 s).
+     *
+     * @throws IllegalArgumentException if zero or negative (no event could ever be acknowledged)
+     */
     public Builder ackTimeout(Duration ackTimeout) {
-      this.ackTimeout = Objects.requireNonNull(ackTimeout);
+      this.ackTimeout = positive(ackTimeout, "ackTimeout");
       return this;
     }
 
@@ -549,6 +558,14 @@ public final class OutboxRelay implements AutoCloseable {
 
     public OutboxRelay build() {
       return new OutboxRelay(this);
+    }
+
+    private static Duration positive(Duration d, String name) {
+      Objects.requireNonNull(d, name);
+      if (d.isZero() || d.isNegative()) {
+        throw new IllegalArgumentException(name + " must be positive, was " + d);
+      }
+      return d;
     }
 
     private static int positive(int v, String name) {

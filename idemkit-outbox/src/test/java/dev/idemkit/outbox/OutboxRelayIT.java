@@ -221,7 +221,7 @@ class OutboxRelayIT {
   private void runRelaysUntilDrained(RecordingTransport transport, int relays) throws Exception {
     OutboxRelay relay =
         relay(transport)
-            .backoff(Duration.ZERO, Duration.ZERO)
+            .backoff(Duration.ofMillis(1), Duration.ofMillis(1))
             .batchSize(50)
             .maxAttempts(Integer.MAX_VALUE)
             .build();
@@ -235,6 +235,7 @@ class OutboxRelayIT {
                 go.await();
                 while (unsent() > 0) {
                   relay.relayOnce();
+                  clock.advance(Duration.ofMillis(1)); // a failed event is due again
                 }
                 return null;
               }));
