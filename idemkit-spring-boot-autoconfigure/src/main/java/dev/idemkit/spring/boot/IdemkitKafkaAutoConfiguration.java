@@ -30,11 +30,11 @@ import org.springframework.context.annotation.Bean;
  * KafkaConsumers#start} and closes them at shutdown. It builds no {@code Outbox}, no {@code
  * OutboxRelay} and starts no consumer: the application wires those (docs/events.md, "In a Spring
  * Boot service"). Without the property nothing here applies and no transport is created.
+ * An application's own {@link EventTransport} bean wins over the Kafka one.
  */
 @AutoConfiguration(
     after = DataSourceAutoConfiguration.class,
-    afterName = "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
-    beforeName = "dev.idemkit.spring.boot.IdemkitEventsAutoConfiguration")
+    afterName = "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration")
 @ConditionalOnClass({KafkaTransport.class, EventTransport.class})
 @ConditionalOnProperty(prefix = "idemkit.events.kafka", name = "bootstrap-servers")
 @EnableConfigurationProperties(IdemkitKafkaProperties.class)
