@@ -31,9 +31,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * writes it a second time with the same event id, which consumers' inboxes skip. Kafka's
  * idempotence only removes duplicates within one producer session; the inbox removes the rest.
  *
- * <p>{@link #send} never blocks for long: {@code max.block.ms} is bounded (default 5 s) so that a
- * broker that is down fails the round quickly instead of holding the relay's locks; once one event
- * of a batch waited that long in vain, the batch's later events fail at once.
+ * <p>{@link #send} blocks for about one {@code max.block.ms} (default 5 s) at most per batch, so a
+ * broker that is down fails the round quickly instead of holding the relay's row locks: the
+ * producer waits up to that long for a topic's metadata, and Kafka 4 reports the timeout through
+ * the send's callback (within {@code send()}, without throwing); once one event of a batch failed
+ * that way (or the producer is closed), the batch's later events fail at once with the same error.
+ * A record that was queued (its topic's metadata was known) while the broker is down fails after
+ * {@code delivery.timeout.ms} (default 20 s), within the relay's acknowledgement timeout.
  */
 public final class KafkaTransport implements EventTransport {
 
