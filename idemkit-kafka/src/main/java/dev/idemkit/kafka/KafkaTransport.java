@@ -2,9 +2,11 @@ package dev.idemkit.kafka;
 
 import dev.idemkit.outbox.EventEnvelope;
 import dev.idemkit.outbox.spi.EventTransport;
+import dev.idemkit.outbox.spi.TransportUnavailableException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -15,6 +17,9 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -27,26 +32,35 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * <p>The producer is idempotent with {@code acks=all}: an event's stage completes only from the
  * send's callback, once every in-sync replica has it; the relay marks it sent only then. A failed
  * or timed-out send completes the stage exceptionally and the event stays unsent (the relay tries
- * again with backoff). A send that timed out may still have reached the broker: the retry then
- * writes it a second time with the same event id, which consumers' inboxes skip. Kafka's
- * idempotence only removes duplicates within one producer session; the inbox removes the rest.
+ * again with backoff). When the producer has no connection to any broker, the failure is the
+ * cluster's outage, not the event's: the stage fails with a {@link TransportUnavailableException}
+ * ("no connection to any Kafka broker …"), which the relay retries without counting toward parking
+ * the event; a topic the cluster does not know (auto-creation off) fails that topic's events only,
+ * and counts. A send that timed out may still have reached the broker: the retry then writes it a
+ * second time with the same event id, which consumers' inboxes skip. Kafka's idempotence only
+ * removes duplicates within one producer session; the inbox removes the rest.
  *
- * <p>{@link #send} blocks for about one {@code max.block.ms} (default 5 s) at most per batch, so a
- * broker that is down fails the round quickly instead of holding the relay's row locks: the
- * producer waits up to that long for a topic's metadata, and Kafka 4 reports the timeout through
- * the send's callback (within {@code send()}, without throwing); once one event of a batch failed
- * that way (or the producer is closed), the batch's later events fail at once with the same error.
- * A record that was queued (its topic's metadata was known) while the broker is down fails after
- * {@code delivery.timeout.ms} (default 20 s), within the relay's acknowledgement timeout.
+ * <p>When the cluster is down {@link #send} blocks for about one {@code max.block.ms} (default 5 s)
+ * per batch, so the round fails quickly instead of holding the relay's row locks: the producer
+ * waits up to that long for a topic's metadata, and Kafka 4 reports the timeout through the send's
+ * callback (within {@code send()}, without throwing); once one event of a batch failed that way
+ * with no broker reachable (or the producer is closed), the batch's later events fail at once with
+ * the same error. (If the cluster answers but does not know a topic, each such topic of the batch
+ * waits once, and its later events fail at once.) A record that was queued (its topic's metadata
+ * was known) while the broker is down fails after {@code delivery.timeout.ms} (default 20 s),
+ * within the relay's acknowledgement timeout.
  */
 public final class KafkaTransport implements EventTransport {
 
   private final Producer<String, String> producer;
   private final TopicNaming topics;
   private final Duration redeliveryHorizon;
+  private final String bootstrapServers;
 
   private KafkaTransport(Producer<String, String> producer, Builder b) {
     this.producer = producer;
+    this.bootstrapServers =
+        String.valueOf(b.properties.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG));
     this.topics = b.topics;
     this.redeliveryHorizon = b.redeliveryHorizon;
   }
@@ -61,44 +75,91 @@ public final class KafkaTransport implements EventTransport {
     List<CompletionStage<Void>> acks = new ArrayList<>(events.size());
     Thread caller = Thread.currentThread();
     RuntimeException unavailable = null;
+    Map<String, Exception> topicUnknown = new HashMap<>();
     for (EventEnvelope e : events) {
       CompletableFuture<Void> ack = new CompletableFuture<>();
       acks.add(ack);
+      String topic = topics.topicFor(e.aggregateType());
       if (unavailable != null) {
         // The cluster did not answer within max.block.ms for an earlier event of this batch:
         // fail the rest at once rather than wait that long for each.
         ack.completeExceptionally(unavailable);
         continue;
       }
+      if (topicUnknown.containsKey(topic)) {
+        ack.completeExceptionally(topicUnknown.get(topic)); // same topic, same wait in vain
+        continue;
+      }
       Exception[] failedInSend = new Exception[1];
       try {
         producer.send(
-            record(topics.topicFor(e.aggregateType()), e),
+            record(topic, e),
             (metadata, error) -> {
-              // Runs on the producer's I/O thread once the broker answered (or gave up), or, for a
-              // failure before the record was queued (Kafka 4: metadata not available within
-              // max.block.ms), on this thread inside send(), which then returns normally.
-              if (error != null && Thread.currentThread() == caller) {
+              if (Thread.currentThread() == caller) {
+                // A failure before the record was queued (Kafka 4: metadata not available within
+                // max.block.ms), reported inside send(), which then returns normally: handled
+                // below, on this thread.
                 failedInSend[0] = error;
-              }
-              if (error == null) {
-                ack.complete(null);
+              } else if (error == null) {
+                ack.complete(null); // the producer's I/O thread: the broker acknowledged
               } else {
-                ack.completeExceptionally(error);
+                ack.completeExceptionally(classify(error)); // or the producer gave up
               }
             });
       } catch (RuntimeException error) {
         // Producer closed, record too large or not serializable (older clients also threw the
         // metadata timeout here).
-        ack.completeExceptionally(error);
         failedInSend[0] = error;
       }
-      if (failedInSend[0] instanceof org.apache.kafka.common.errors.TimeoutException
-          || failedInSend[0] instanceof IllegalStateException) {
-        unavailable = (RuntimeException) failedInSend[0];
+      Exception error = failedInSend[0];
+      if (error == null) {
+        continue;
+      }
+      if (error instanceof IllegalStateException) {
+        unavailable = new TransportUnavailableException("Kafka producer closed", error);
+        ack.completeExceptionally(unavailable);
+      } else if (error instanceof org.apache.kafka.common.errors.TimeoutException) {
+        if (clusterUnreachable()) {
+          unavailable = unreachable(error);
+          ack.completeExceptionally(unavailable);
+        } else {
+          // The cluster answers but does not know the topic (not created, auto-creation off):
+          // this topic's events fail, and count; the batch's other topics are still sent.
+          topicUnknown.put(topic, error);
+          ack.completeExceptionally(error);
+        }
+      } else {
+        ack.completeExceptionally(error);
       }
     }
     return acks;
+  }
+
+  /**
+   * A failure the producer reported later: the cluster's outage ({@link
+   * TransportUnavailableException}: retried without counting toward parking) when it is a retriable
+   * error (delivery timeout, network) and the producer has no connection to any broker; otherwise
+   * the event's own failure.
+   */
+  private Exception classify(Exception error) {
+    return error instanceof RetriableException && clusterUnreachable() ? unreachable(error) : error;
+  }
+
+  private TransportUnavailableException unreachable(Exception error) {
+    return new TransportUnavailableException(
+        "no connection to any Kafka broker (" + bootstrapServers + "): " + error.getMessage(),
+        error);
+  }
+
+  /** Whether the producer has no open connection to any broker (its {@code connection-count}). */
+  private boolean clusterUnreachable() {
+    for (Map.Entry<MetricName, ? extends Metric> m : producer.metrics().entrySet()) {
+      if (m.getKey().name().equals("connection-count")
+          && m.getKey().group().equals("producer-metrics")) {
+        return m.getValue().metricValue() instanceof Number n && n.doubleValue() == 0;
+      }
+    }
+    return false;
   }
 
   /** The record an event travels as: key = aggregate id, value = payload, envelope as headers. */

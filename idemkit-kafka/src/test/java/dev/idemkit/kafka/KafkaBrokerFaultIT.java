@@ -75,10 +75,12 @@ class KafkaBrokerFaultIT {
                 if (writerFailed.get() != null) {
                   throw new AssertionError("the writer failed", writerFailed.get());
                 }
+                // The cluster's outage, not the events': recorded, but no attempt counted.
                 return count(
                         "select count(*) from idemkit_outbox where aggregate_type = '"
                             + type
-                            + "' and sent_at is null and attempts > 0")
+                            + "' and sent_at is null and attempts = 0"
+                            + " and last_error like 'transport unavailable: %'")
                     > 0;
               });
         } catch (AssertionError timedOut) {
@@ -137,7 +139,9 @@ class KafkaBrokerFaultIT {
    * A broker that is down when a round starts: the producer waits max.block.ms (5 s) for the first
    * event's metadata, which Kafka 4 reports through the send's callback, not by throwing; the
    * batch's other 19 events then fail at once, so the round (and its transaction, which holds the
-   * batch's row locks) ends after about one max.block.ms, not 20 of them.
+   * batch's row locks) ends after about one max.block.ms, not 20 of them. The failure is the
+   * cluster's outage, not the events': even with one attempt allowed, nothing is parked and no
+   * attempt counted, and the error says the broker is unreachable.
    */
   @Test
   void aRoundWithTheBrokerDownEndsAfterOneMetadataWaitNotOnePerEvent() throws Exception {
@@ -148,13 +152,14 @@ class KafkaBrokerFaultIT {
       broker.stop();
       append(type, aggregates, "while-down");
       try (KafkaTransport transport = Fixture.transport(bootstrap);
-          OutboxRelay relay = Fixture.relay(transport).batchSize(20).build()) {
+          OutboxRelay relay = Fixture.relay(transport).batchSize(20).maxAttempts(1).build()) {
         long started = System.nanoTime();
         OutboxRelay.Round round = relay.relayOnce();
         Duration took = Duration.ofNanos(System.nanoTime() - started);
 
         assertThat(round.picked()).isEqualTo(20);
         assertThat(round.failed()).isEqualTo(20);
+        assertThat(round.parked()).isZero();
         assertThat(took).isLessThan(Duration.ofSeconds(15)); // 20 × 5 s = 100 s before the fix
       }
       // Read on another connection: the round's marks are committed, so its transaction is over.
@@ -162,7 +167,9 @@ class KafkaBrokerFaultIT {
               count(
                   "select count(*) from idemkit_outbox where aggregate_type = '"
                       + type
-                      + "' and sent_at is null and attempts = 1 and last_error is not null"))
+                      + "' and sent_at is null and parked_at is null and attempts = 0"
+                      + " and last_error like 'transport unavailable: no connection to any Kafka"
+                      + " broker%'"))
           .isEqualTo(20);
       assertThat(
               count(

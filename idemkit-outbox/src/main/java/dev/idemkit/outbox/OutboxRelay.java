@@ -1,6 +1,7 @@
 package dev.idemkit.outbox;
 
 import dev.idemkit.outbox.spi.EventTransport;
+import dev.idemkit.outbox.spi.TransportUnavailableException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -112,19 +113,22 @@ public final class OutboxRelay implements AutoCloseable {
       """;
 
   /**
-   * Marks a round's events in one statement: the acknowledged ones sent, the others failed (one
-   * more attempt, the error, the next attempt's time; parked at the last allowed attempt).
+   * Marks a round's events in one statement: the acknowledged ones sent, the others failed (the
+   * error, the next attempt's time; one more attempt, and parked at the last allowed one, unless
+   * the failure was the transport's, {@code counts} false: see {@link
+   * dev.idemkit.outbox.spi.TransportUnavailableException}).
    */
   private static final String MARK =
       """
       update idemkit_outbox o
          set sent_at = case when u.error is null then ?::timestamptz end,
              last_error = u.error,
-             attempts = case when u.error is null then o.attempts else o.attempts + 1 end,
+             attempts = case when u.counts then o.attempts + 1 else o.attempts end,
              next_attempt_at = coalesce(u.next_attempt_at::timestamptz, o.next_attempt_at),
-             parked_at = case when u.error is not null and o.attempts + 1 >= ?
+             parked_at = case when u.counts and o.attempts + 1 >= ?
                               then ?::timestamptz end
-        from unnest(?::uuid[], ?::text[], ?::text[]) as u(event_id, error, next_attempt_at)
+        from unnest(?::uuid[], ?::text[], ?::text[], ?::boolean[])
+             as u(event_id, error, next_attempt_at, counts)
        where o.event_id = u.event_id
       """;
 
@@ -160,6 +164,14 @@ public final class OutboxRelay implements AutoCloseable {
   private final OutboxListener listener;
   private final List<Thread> workers = new ArrayList<>();
   private volatile boolean running;
+
+  /**
+   * Rounds in a row (of this relay, any thread) that met a transport outage; the next backoff of an
+   * event the outage failed doubles with it. Reset by a round in which something was acknowledged.
+   * Threads race on it harmlessly: it only spaces retries out.
+   */
+  private final java.util.concurrent.atomic.AtomicInteger outageRounds =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   private OutboxRelay(Builder b) {
     this.dataSource = b.dataSource;
@@ -240,16 +252,36 @@ public final class OutboxRelay implements AutoCloseable {
     if (aggregateWindow > 1 && batch.size() < batchSize) {
       addFollowers(c, now, batch, attempts);
     }
-    String[] errors = awaitAcknowledgements(batch);
+    Throwable[] errors = awaitAcknowledgements(batch);
     Instant markedAt = clock.instant();
+    boolean outage = false;
+    boolean acknowledged = false;
+    for (Throwable error : errors) {
+      outage |= error instanceof TransportUnavailableException;
+      acknowledged |= error == null;
+    }
+    int outageRound = acknowledged ? 0 : outage ? outageRounds.incrementAndGet() : 0;
+    if (acknowledged) {
+      outageRounds.set(0);
+    }
     UUID[] ids = new UUID[batch.size()];
+    String[] messages = new String[batch.size()];
     String[] nextAttempts = new String[batch.size()]; // ISO-8601, read as timestamptz
+    Boolean[] counts = new Boolean[batch.size()];
     int failed = 0;
     int parked = 0;
     for (int i = 0; i < batch.size(); i++) {
       ids[i] = batch.get(i).eventId();
-      if (errors[i] != null) {
+      counts[i] = false;
+      if (errors[i] instanceof TransportUnavailableException) {
+        // Not the event's fault: back off, but the attempt does not count toward parking.
         failed++;
+        messages[i] = truncate("transport unavailable: " + errors[i].getMessage());
+        nextAttempts[i] = markedAt.plus(backoff(Math.max(1, outageRound))).toString();
+      } else if (errors[i] != null) {
+        failed++;
+        counts[i] = true;
+        messages[i] = describe(errors[i]);
         int attempt = attempts.get(i) + 1;
         if (attempt >= maxAttempts) {
           parked++;
@@ -262,8 +294,9 @@ public final class OutboxRelay implements AutoCloseable {
       s.setInt(2, maxAttempts);
       s.setObject(3, Outbox.utc(markedAt));
       s.setArray(4, c.createArrayOf("uuid", ids));
-      s.setArray(5, c.createArrayOf("text", errors));
+      s.setArray(5, c.createArrayOf("text", messages));
       s.setArray(6, c.createArrayOf("text", nextAttempts));
+      s.setArray(7, c.createArrayOf("boolean", counts));
       s.executeUpdate();
     }
     return new Round(batch.size(), batch.size() - failed, failed, parked);
@@ -332,8 +365,8 @@ public final class OutboxRelay implements AutoCloseable {
   }
 
   /** Sends the batch; answers, per event, null if acknowledged, else why not. */
-  private String[] awaitAcknowledgements(List<EventEnvelope> batch) {
-    String[] errors = new String[batch.size()];
+  private Throwable[] awaitAcknowledgements(List<EventEnvelope> batch) {
+    Throwable[] errors = new Throwable[batch.size()];
     List<CompletionStage<Void>> acks;
     // The timeout counts from the hand-over, not from send()'s return: a transport whose send()
     // blocks (a Kafka producer waiting for metadata) must not stretch the round, and so the
@@ -351,7 +384,7 @@ public final class OutboxRelay implements AutoCloseable {
       }
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "Transport failed to send a batch of " + batch.size(), e);
-      java.util.Arrays.fill(errors, describe(e));
+      java.util.Arrays.fill(errors, e);
       return errors;
     }
     for (int i = 0; i < acks.size(); i++) {
@@ -359,21 +392,28 @@ public final class OutboxRelay implements AutoCloseable {
       try {
         ack.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (ExecutionException e) {
-        errors[i] = describe(e.getCause());
+        errors[i] = e.getCause();
       } catch (TimeoutException e) {
-        errors[i] = "not acknowledged within " + ackTimeout;
+        errors[i] = new TimeoutException("not acknowledged within " + ackTimeout);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        errors[i] = "relay interrupted";
+        errors[i] = new InterruptedException("relay interrupted");
       } catch (RuntimeException e) {
-        errors[i] = describe(e);
+        errors[i] = e;
       }
     }
     return errors;
   }
 
   private static String describe(Throwable t) {
-    String m = t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
+    if (t instanceof TimeoutException || t instanceof InterruptedException) {
+      return t.getMessage(); // the relay's own: not acknowledged in time, interrupted
+    }
+    return truncate(
+        t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage()));
+  }
+
+  private static String truncate(String m) {
     return m.length() > 1000 ? m.substring(0, 1000) : m;
   }
 

@@ -146,6 +146,73 @@ class OutboxRelayIT {
   }
 
   /**
+   * A transport-wide outage is not a poison event: with 3 attempts allowed, ten rounds of a
+   * transport that reports itself unavailable park nothing and count no attempt; the error says
+   * what happened; the waits grow from round to round; once the transport is back every event goes,
+   * in order, and only the event's own failures count again.
+   */
+  @Test
+  void aTransportOutageBacksOffWithoutUsingUpAttemptsOrParking() throws Exception {
+    UUID first = appendCommitted(outbox, paymentCompleted("p1", 1)).event().eventId();
+    UUID second =
+        appendCommitted(
+                outbox,
+                new NewEvent("PaymentRefunded", "tenant-a", "payment", "p1", "refund:p1", "{}"))
+            .event()
+            .eventId();
+    UUID other = appendCommitted(outbox, paymentCompleted("p2", 2)).event().eventId();
+    RecordingTransport transport = new RecordingTransport();
+    transport.down(true);
+    OutboxRelay relay = relay(transport).maxAttempts(3).build();
+
+    List<Duration> waits = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      OutboxRelay.Round round = relay.relayOnce();
+      assertThat(round.picked()).isEqualTo(2);
+      assertThat(round.parked()).isZero();
+      waits.add(
+          Duration.between(
+              clock.instant(),
+              TestPostgres.timestamp(
+                  "select next_attempt_at from idemkit_outbox where event_id = '" + first + "'")));
+      clock.advance(Duration.ofMinutes(1)); // past the longest wait (60 s)
+    }
+    assertThat(waits.subList(0, 4))
+        .containsExactly(
+            Duration.ofSeconds(1),
+            Duration.ofSeconds(2),
+            Duration.ofSeconds(4),
+            Duration.ofSeconds(8));
+    assertThat(waits.get(9)).isEqualTo(Duration.ofSeconds(60));
+    assertThat(transport.sends.get(first)).hasValue(10);
+    assertThat(outbox.backlog().parked()).isZero();
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from idemkit_outbox where attempts = 0 and sent_at is null"))
+        .isEqualTo(3);
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from idemkit_outbox where event_id in (?, ?)"
+                    + " and last_error = 'transport unavailable: no connection to the broker'",
+                first,
+                other))
+        .isEqualTo(2);
+
+    transport.down(false);
+    transport.failWhen(e -> e.eventId().equals(other));
+    relay.relayOnce();
+    relay.relayOnce();
+    assertThat(transport.sends.get(second)).hasValue(1);
+    assertThat(transport.violations).isEmpty();
+    assertThat(unsent()).isEqualTo(1);
+    assertThat(
+            TestPostgres.count(
+                "select attempts from idemkit_outbox where event_id = '" + other + "'"))
+        .as("the event's own failure counts")
+        .isEqualTo(1);
+  }
+
+  /**
    * The transaction that began first (and wrote the earliest occurred-at) commits last, after 20
    * later ones were committed and sent by a running relay: its event is still sent.
    */

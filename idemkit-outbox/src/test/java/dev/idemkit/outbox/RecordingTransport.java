@@ -39,6 +39,13 @@ class RecordingTransport implements EventTransport {
     this.fails = fails;
   }
 
+  /** While down, every event fails as the transport's outage (and is recorded as sent to it). */
+  private volatile boolean down;
+
+  void down(boolean down) {
+    this.down = down;
+  }
+
   @Override
   public List<CompletionStage<Void>> send(List<EventEnvelope> events) {
     List<CompletionStage<Void>> acks = new ArrayList<>();
@@ -50,7 +57,12 @@ class RecordingTransport implements EventTransport {
         violations.add(
             e.aggregateId() + "#" + e.sequence() + " sent while #" + acked + " was the last acked");
       }
-      if (fails.test(e)) {
+      if (down) {
+        acks.add(
+            CompletableFuture.failedFuture(
+                new dev.idemkit.outbox.spi.TransportUnavailableException(
+                    "no connection to the broker")));
+      } else if (fails.test(e)) {
         acks.add(CompletableFuture.failedFuture(new IllegalStateException("broker down")));
       } else {
         lastAcked.put(e.aggregateId(), e.sequence());

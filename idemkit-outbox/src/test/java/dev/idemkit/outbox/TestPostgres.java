@@ -119,6 +119,18 @@ final class TestPostgres {
     }
   }
 
+  /** The one timestamptz the query answers. */
+  static java.time.Instant timestamp(String sql) {
+    try (Connection c = dataSource().getConnection();
+        PreparedStatement s = c.prepareStatement(sql);
+        ResultSet rs = s.executeQuery()) {
+      rs.next();
+      return rs.getObject(1, java.time.OffsetDateTime.class).toInstant();
+    } catch (Exception e) {
+      throw new IllegalStateException(sql, e);
+    }
+  }
+
   private static void deleteQuietly(Path p) {
     try (Stream<Path> s = Files.walk(p)) {
       s.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());

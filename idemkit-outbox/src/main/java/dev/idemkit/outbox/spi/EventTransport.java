@@ -29,7 +29,9 @@ import java.util.concurrent.CompletionStage;
  *   <li><b>Asynchronous acknowledgement per event.</b> {@link #send} returns at once with one stage
  *       per event; the relay waits for them up to its acknowledgement timeout, marks the
  *       acknowledged ones sent and retries the rest (failed, or not acknowledged in time) with
- *       backoff.
+ *       backoff. A failure counts toward parking the event after the relay's last attempt, unless
+ *       it is a {@link TransportUnavailableException}: the transport's outage, not the event's
+ *       fault.
  *   <li><b>Acknowledged means durable.</b> Complete a stage only when the event can no longer be
  *       lost by the transport (Kafka: the broker acknowledged with {@code acks=all}; embedded:
  *       every consumer's inbox committed it).
@@ -47,8 +49,12 @@ public interface EventTransport extends AutoCloseable {
    *
    * @return one stage per event, in the order of {@code events}: completes normally once the
    *     transport acknowledged that event durably; exceptionally if it could not be sent (its
-   *     message is recorded on the outbox row for operators). Should not throw; if it does, the
-   *     whole batch counts as failed.
+   *     message is recorded on the outbox row for operators): with a {@link
+   *     TransportUnavailableException} when the transport as a whole cannot send (broker
+   *     unreachable), which the relay retries without counting toward parking the event, with any
+   *     other exception when it is the event's failure, which counts. Should not throw; if it does,
+   *     the whole batch counts as failed (as the transport's outage if the exception is a {@code
+   *     TransportUnavailableException}).
    */
   List<CompletionStage<Void>> send(List<EventEnvelope> events);
 
