@@ -396,6 +396,11 @@ public final class KafkaEventConsumer implements AutoCloseable {
       properties.put(ConsumerConfig.CLIENT_ID_CONFIG, "idemkit-" + name);
     }
 
+    /** The consumer's name (its consumer group and its inbox name), for per-consumer settings. */
+    public String name() {
+      return name;
+    }
+
     /** Reads the events of these aggregate types (their topics, by the {@link #topics} naming). */
     public Builder aggregateTypes(String... types) {
       aggregateTypes.addAll(List.of(types));
@@ -408,7 +413,11 @@ public final class KafkaEventConsumer implements AutoCloseable {
       return this;
     }
 
-    /** What is expected first of an aggregate with no record (default {@code FROM_ONE}). */
+    /**
+     * What is expected first of an aggregate with no record (default {@code FROM_ONE}). {@code
+     * FIRST_SEEN} for a consumer that applied events on the embedded transport before: their
+     * aggregates' next events would otherwise be held for ever (see {@link SequenceStart}).
+     */
     public Builder sequenceStart(SequenceStart sequenceStart) {
       this.sequenceStart = Objects.requireNonNull(sequenceStart);
       return this;

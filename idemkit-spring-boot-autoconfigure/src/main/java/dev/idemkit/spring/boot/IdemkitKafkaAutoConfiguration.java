@@ -86,6 +86,7 @@ public class IdemkitKafkaAutoConfiguration {
               .redeliveryHorizon(properties.getRedeliveryHorizon())
               .inboxRetention(properties.getInboxRetention())
               .maxAttempts(properties.getMaxAttempts())
+              .sequenceStart(properties.consumer(b.name()).getFirstSequence())
               .listener(CompositeOutboxListener.of(listeners.orderedStream().toList()));
           properties.getConsumer().forEach(b::property);
           return b;

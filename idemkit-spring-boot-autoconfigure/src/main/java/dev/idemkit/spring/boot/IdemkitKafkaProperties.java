@@ -1,5 +1,6 @@
 package dev.idemkit.spring.boot;
 
+import dev.idemkit.outbox.SequenceStart;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -42,6 +43,9 @@ public class IdemkitKafkaProperties {
 
   /** Extra consumer settings ({@code session.timeout.ms}, security, …); auto-commit stays off. */
   private Map<String, String> consumer = new LinkedHashMap<>();
+
+  /** Per consumer name: {@code idemkit.events.kafka.consumers.<name>.first-sequence}. */
+  private Map<String, ConsumerSettings> consumers = new LinkedHashMap<>();
 
   public String getBootstrapServers() {
     return bootstrapServers;
@@ -105,5 +109,43 @@ public class IdemkitKafkaProperties {
 
   public void setConsumer(Map<String, String> consumer) {
     this.consumer = consumer;
+  }
+
+  public Map<String, ConsumerSettings> getConsumers() {
+    return consumers;
+  }
+
+  public void setConsumers(Map<String, ConsumerSettings> consumers) {
+    this.consumers = consumers;
+  }
+
+  /** The settings of the consumer named {@code name} (defaults if none were given). */
+  ConsumerSettings consumer(String name) {
+    return consumers.getOrDefault(name, new ConsumerSettings());
+  }
+
+  /** {@code idemkit.events.kafka.consumers.<name>.*}: one consumer's own settings. */
+  public static class ConsumerSettings {
+
+    /**
+     * What the consumer expects first of an aggregate it has no sequence record of: {@code
+     * from-one} (sequence 1; later ones are held until it came) or {@code first-seen} (whatever
+     * comes first). Use {@code first-seen} for a consumer that joins a stream whose beginning it
+     * will never read from Kafka: one that ran on the embedded transport before (its aggregates'
+     * earlier events were applied there, never sent to Kafka, so {@code from-one} would hold their
+     * next events for ever), or one whose topics' early events are past retention. With the relay's
+     * aggregate window above 1, a {@code first-seen} consumer may apply a new aggregate's second
+     * event before its first, which it then skips as stale: keep the window at 1 while such a
+     * consumer meets new aggregates, or switch it back to {@code from-one} once it has caught up.
+     */
+    private SequenceStart firstSequence = SequenceStart.FROM_ONE;
+
+    public SequenceStart getFirstSequence() {
+      return firstSequence;
+    }
+
+    public void setFirstSequence(SequenceStart firstSequence) {
+      this.firstSequence = firstSequence;
+    }
   }
 }

@@ -208,6 +208,60 @@ class IdemkitKafkaAutoConfigurationTest {
   }
 
   /**
+   * A consumer that applied an aggregate's events 1 to 4 on the embedded transport (not in
+   * sequence, so no sequence record) and moves to Kafka, where only event 5 comes: started with
+   * {@code consumers.<name>.first-sequence=first-seen} it applies 5 (and then 6 in sequence); left
+   * at the default it holds 5 for ever, applying nothing.
+   */
+  @Test
+  void aConsumerMovedFromTheEmbeddedTransportCanStartAtTheFirstEventItSees() {
+    String moved = "shipping-" + UUID.randomUUID().toString().substring(0, 8);
+    String stayed = "shipping-" + UUID.randomUUID().toString().substring(0, 8);
+    List<EventEnvelope> a1 = new java.util.ArrayList<>();
+    for (long seq = 1; seq <= 6; seq++) {
+      a1.add(
+          new EventEnvelope(
+              UUID.randomUUID(),
+              "Shipped",
+              "tenant-a",
+              "order",
+              "a1-" + moved,
+              seq,
+              Instant.now(),
+              "{}"));
+    }
+    for (String name : List.of(moved, stayed)) {
+      dev.idemkit.outbox.InboxConsumer embedded =
+          dev.idemkit.outbox.InboxConsumer.builder(name, database.dataSource(), (tx, m) -> {})
+              .redeliveryHorizon(Duration.ofDays(1))
+              .build();
+      assertThat(embedded.receive(a1.subList(0, 4))).containsOnly(Received.APPLIED);
+    }
+    List<Long> appliedByMoved = new CopyOnWriteArrayList<>();
+    List<Long> appliedByStayed = new CopyOnWriteArrayList<>();
+    runner
+        .withPropertyValues(
+            "idemkit.events.kafka.bootstrap-servers=127.0.0.1:1",
+            "idemkit.events.kafka.consumers." + moved + ".first-sequence=first-seen")
+        .withBean(DataSource.class, () -> new DelegatingDataSource(database.dataSource()))
+        .run(
+            context -> {
+              KafkaConsumers consumers = context.getBean(KafkaConsumers.class);
+              KafkaEventConsumer onKafka =
+                  consumers.start(moved, (tx, m) -> appliedByMoved.add(m.sequence()), "order");
+              KafkaEventConsumer defaulted =
+                  consumers.start(stayed, (tx, m) -> appliedByStayed.add(m.sequence()), "order");
+
+              assertThat(onKafka.inbox().receive(a1.get(4))).isEqualTo(Received.APPLIED);
+              assertThat(onKafka.inbox().receive(a1.get(5))).isEqualTo(Received.APPLIED);
+              assertThat(defaulted.inbox().receive(a1.get(4))).isEqualTo(Received.HELD);
+              assertThat(defaulted.inbox().releaseHeld()).isZero();
+            });
+    assertThat(appliedByMoved).containsExactly(5L, 6L);
+    assertThat(appliedByStayed).isEmpty();
+  }
+
+  /**
    * The inbox cleanup covers the Kafka consumers the starter starts, with their retention from
    * {@code idemkit.events.kafka.inbox-retention}: an id applied five days ago goes after a
    * retention of four, one applied three and a half days ago stays.
