@@ -414,9 +414,11 @@ public final class KafkaEventConsumer implements AutoCloseable {
     }
 
     /**
-     * What is expected first of an aggregate with no record (default {@code FROM_ONE}). {@code
-     * FIRST_SEEN} for a consumer that applied events on the embedded transport before: their
-     * aggregates' next events would otherwise be held for ever (see {@link SequenceStart}).
+     * What is expected first of an aggregate with no record (default {@code FROM_ONE}, which goes
+     * on from what the inbox already processed of the aggregate, for events still in this
+     * database's outbox). {@code FIRST_SEEN} for a consumer whose earlier events the inbox cannot
+     * place (applied on the embedded transport before the outbox's retention, another database's):
+     * their aggregates' next events would otherwise be held for ever (see {@link SequenceStart}).
      */
     public Builder sequenceStart(SequenceStart sequenceStart) {
       this.sequenceStart = Objects.requireNonNull(sequenceStart);

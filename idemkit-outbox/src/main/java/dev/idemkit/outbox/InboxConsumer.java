@@ -110,6 +110,27 @@ public final class InboxConsumer implements MessageReceiver {
       returning aggregate_type, aggregate_id, last_sequence
       """;
 
+  /**
+   * The highest sequence this consumer processed, by id in its inbox, of each of these aggregates,
+   * read through the outbox of this database (which holds each event's aggregate and sequence until
+   * the sent-event retention deletes it): what a consumer that applied them without keeping
+   * sequences (on the embedded transport, not in sequence) has already applied. Per aggregate: the
+   * unique (aggregate, sequence) index, then the inbox's primary key per event.
+   */
+  private static final String APPLIED_WITHOUT_SEQUENCE =
+      """
+      select o.aggregate_type, o.aggregate_id, max(o.sequence)
+        from unnest(?::text[], ?::text[]) as u(aggregate_type, aggregate_id)
+        join idemkit_outbox o
+          on o.aggregate_type = u.aggregate_type
+         and o.aggregate_id = u.aggregate_id
+        join idemkit_inbox i
+          on i.consumer_name = ?
+         and i.message_id = o.event_id
+         and i.status = 'PROCESSED'
+       group by o.aggregate_type, o.aggregate_id
+      """;
+
   private static final String ADVANCE =
       """
       update idemkit_inbox_sequence s set last_sequence = u.last_sequence, applied_at = ?
@@ -521,12 +542,17 @@ public final class InboxConsumer implements MessageReceiver {
       Connection c, List<EventEnvelope> messages, OffsetDateTime now, Received[] out, Tally tally)
       throws SQLException {
     Map<AggregateKey, Long> last = lockSequences(c, messages, now);
+    Map<AggregateKey, Long> advanced = new LinkedHashMap<>();
+    if (sequenceStart == SequenceStart.FROM_ONE) {
+      Map<AggregateKey, Long> adopted = appliedWithoutSequence(c, messages, last);
+      last.putAll(adopted);
+      advanced.putAll(adopted); // recorded, so held messages are released from there too
+    }
     List<UUID> ids = new ArrayList<>(messages.size());
     for (EventEnvelope m : messages) {
       ids.add(m.eventId());
     }
     Map<UUID, String> status = statuses(c, ids);
-    Map<AggregateKey, Long> advanced = new LinkedHashMap<>();
     List<EventEnvelope> toClaim = new ArrayList<>();
     List<EventEnvelope> toApply = new ArrayList<>();
     List<EventEnvelope> toHold = new ArrayList<>();
@@ -659,6 +685,49 @@ public final class InboxConsumer implements MessageReceiver {
       }
     }
     return last;
+  }
+
+  /**
+   * For the batch's aggregates that have no sequence yet and whose first message here is not
+   * sequence 1: the last sequence this consumer already applied without keeping sequences (see
+   * {@link #APPLIED_WITHOUT_SEQUENCE}), for those it has any of. Without it, a consumer moved from
+   * the embedded transport to Kafka would hold such an aggregate's next event for ever, waiting for
+   * a sequence 1 it applied long ago and Kafka never carried. Runs under the aggregates' locks
+   * ({@link #lockSequences}), so two deliveries cannot both adopt and apply.
+   */
+  private Map<AggregateKey, Long> appliedWithoutSequence(
+      Connection c, List<EventEnvelope> messages, Map<AggregateKey, Long> last)
+      throws SQLException {
+    Map<AggregateKey, Long> lowest = new LinkedHashMap<>();
+    for (EventEnvelope m : messages) {
+      AggregateKey k = AggregateKey.of(m);
+      if (last.get(k) == null) {
+        lowest.merge(k, m.sequence(), Math::min);
+      }
+    }
+    lowest.values().removeIf(sequence -> sequence <= 1);
+    Map<AggregateKey, Long> adopted = new HashMap<>();
+    if (lowest.isEmpty()) {
+      return adopted;
+    }
+    String[] types = new String[lowest.size()];
+    String[] ids = new String[lowest.size()];
+    int n = 0;
+    for (AggregateKey k : lowest.keySet()) {
+      types[n] = k.type();
+      ids[n++] = k.id();
+    }
+    try (PreparedStatement s = c.prepareStatement(APPLIED_WITHOUT_SEQUENCE)) {
+      s.setArray(1, c.createArrayOf("text", types));
+      s.setArray(2, c.createArrayOf("text", ids));
+      s.setString(3, name);
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          adopted.put(new AggregateKey(rs.getString(1), rs.getString(2)), rs.getLong(3));
+        }
+      }
+    }
+    return adopted;
   }
 
   private void advance(Connection c, Map<AggregateKey, Long> advanced, OffsetDateTime now)

@@ -47,6 +47,92 @@ class InboxInSequenceIT {
         .inSequence(SequenceStart.FROM_ONE);
   }
 
+  /**
+   * A consumer that applied an aggregate's events 1 to 4 without keeping sequences (on the embedded
+   * transport) and then applies in sequence from one (on Kafka, where only 5 and 6 come): its inbox
+   * already has 1 to 4, so it applies 5 and 6 at once and skips 3 as stale, instead of holding 5
+   * for ever waiting for a 1 that will not come. A consumer that applied none of them still holds
+   * 5.
+   */
+  @Test
+  void aConsumerThatAppliedEarlierEventsWithoutSequencesGoesOnFromTheLastOneItsInboxHas()
+      throws Exception {
+    Outbox outbox = Outbox.create(ds, clock);
+    List<EventEnvelope> a1 = new ArrayList<>();
+    for (int i = 1; i <= 6; i++) {
+      a1.add(
+          Fixtures.appendCommitted(
+                  outbox, new NewEvent("Shipped", "tenant-a", "order", "a1", "ship:a1:" + i, "{}"))
+              .event());
+    }
+    List<Long> applied = new CopyOnWriteArrayList<>();
+    InboxConsumer embedded =
+        InboxConsumer.builder("shipping", ds, (tx, m) -> applied.add(m.sequence()))
+            .clock(clock)
+            .redeliveryHorizon(Duration.ofDays(1))
+            .retention(Duration.ofDays(2))
+            .build();
+    assertThat(embedded.receive(a1.subList(0, 4))).containsOnly(Received.APPLIED);
+
+    InboxConsumer onKafka =
+        InboxConsumer.builder("shipping", ds, (tx, m) -> applied.add(m.sequence()))
+            .clock(clock)
+            .redeliveryHorizon(Duration.ofDays(1))
+            .retention(Duration.ofDays(2))
+            .inSequence(SequenceStart.FROM_ONE)
+            .build();
+    assertThat(onKafka.receive(a1.get(4))).isEqualTo(Received.APPLIED);
+    assertThat(onKafka.receive(a1.get(5))).isEqualTo(Received.APPLIED);
+    assertThat(onKafka.receive(a1.get(2))).isEqualTo(Received.DUPLICATE);
+    assertThat(applied).containsExactly(1L, 2L, 3L, 4L, 5L, 6L);
+
+    List<Long> appliedByNewcomer = new CopyOnWriteArrayList<>();
+    InboxConsumer newcomer =
+        InboxConsumer.builder("audit", ds, (tx, m) -> appliedByNewcomer.add(m.sequence()))
+            .clock(clock)
+            .redeliveryHorizon(Duration.ofDays(1))
+            .retention(Duration.ofDays(2))
+            .inSequence(SequenceStart.FROM_ONE)
+            .build();
+    assertThat(newcomer.receive(a1.get(4))).isEqualTo(Received.HELD);
+    assertThat(appliedByNewcomer).isEmpty();
+  }
+
+  /**
+   * The same, with the events arriving out of order: 6 before 5 is held behind the adopted 4, and
+   * applied once 5 is.
+   */
+  @Test
+  void anEventAheadOfTheAdoptedSequenceIsHeldAndReleasedInOrder() throws Exception {
+    Outbox outbox = Outbox.create(ds, clock);
+    List<EventEnvelope> a2 = new ArrayList<>();
+    for (int i = 1; i <= 6; i++) {
+      a2.add(
+          Fixtures.appendCommitted(
+                  outbox, new NewEvent("Shipped", "tenant-a", "order", "a2", "ship:a2:" + i, "{}"))
+              .event());
+    }
+    List<Long> applied = new CopyOnWriteArrayList<>();
+    InboxConsumer.builder("shipping", ds, (tx, m) -> applied.add(m.sequence()))
+        .clock(clock)
+        .redeliveryHorizon(Duration.ofDays(1))
+        .retention(Duration.ofDays(2))
+        .build()
+        .receive(a2.subList(0, 4));
+    InboxConsumer onKafka =
+        InboxConsumer.builder("shipping", ds, (tx, m) -> applied.add(m.sequence()))
+            .clock(clock)
+            .redeliveryHorizon(Duration.ofDays(1))
+            .retention(Duration.ofDays(2))
+            .inSequence(SequenceStart.FROM_ONE)
+            .build();
+
+    assertThat(onKafka.receive(a2.get(5))).isEqualTo(Received.HELD);
+    assertThat(onKafka.receive(a2.get(4))).isEqualTo(Received.APPLIED);
+    assertThat(onKafka.releaseHeld()).isEqualTo(1);
+    assertThat(applied).containsExactly(1L, 2L, 3L, 4L, 5L, 6L);
+  }
+
   private static EventEnvelope event(String aggregate, long sequence) {
     return event(aggregate, sequence, UUID.randomUUID());
   }

@@ -130,13 +130,16 @@ public class IdemkitKafkaProperties {
     /**
      * What the consumer expects first of an aggregate it has no sequence record of: {@code
      * from-one} (sequence 1; later ones are held until it came) or {@code first-seen} (whatever
-     * comes first). Use {@code first-seen} for a consumer that joins a stream whose beginning it
-     * will never read from Kafka: one that ran on the embedded transport before (its aggregates'
-     * earlier events were applied there, never sent to Kafka, so {@code from-one} would hold their
-     * next events for ever), or one whose topics' early events are past retention. With the relay's
-     * aggregate window above 1, a {@code first-seen} consumer may apply a new aggregate's second
-     * event before its first, which it then skips as stale: keep the window at 1 while such a
-     * consumer meets new aggregates, or switch it back to {@code from-one} once it has caught up.
+     * comes first). A {@code from-one} consumer that ran on the embedded transport before goes on
+     * from what its inbox processed there, for events still in this database's outbox (see
+     * docs/events.md). Use {@code first-seen} for a consumer that joins a stream whose beginning it
+     * will never read from Kafka and its inbox cannot place: events applied on the embedded
+     * transport longer ago than the outbox keeps sent events, another service's events, or topics
+     * whose early events are past retention ({@code from-one} would hold their aggregates' next
+     * events for ever). With the relay's aggregate window above 1, a {@code first-seen} consumer
+     * may apply a new aggregate's second event before its first, which it then skips as stale: keep
+     * the window at 1 while such a consumer meets new aggregates, or switch it back to {@code
+     * from-one} once it has caught up.
      */
     private SequenceStart firstSequence = SequenceStart.FROM_ONE;
 
