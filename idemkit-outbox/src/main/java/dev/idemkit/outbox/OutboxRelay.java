@@ -19,6 +19,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
@@ -170,8 +171,7 @@ public final class OutboxRelay implements AutoCloseable {
    * event the outage failed doubles with it. Reset by a round in which something was acknowledged.
    * Threads race on it harmlessly: it only spaces retries out.
    */
-  private final java.util.concurrent.atomic.AtomicInteger outageRounds =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger outageRounds = new AtomicInteger();
 
   private OutboxRelay(Builder b) {
     this.dataSource = b.dataSource;

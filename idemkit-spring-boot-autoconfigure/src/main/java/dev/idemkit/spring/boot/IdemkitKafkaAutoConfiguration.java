@@ -29,8 +29,8 @@ import org.springframework.context.annotation.Bean;
  * KafkaConsumers}, which starts a consumer group each time the application calls {@link
  * KafkaConsumers#start} and closes them at shutdown. It builds no {@code Outbox}, no {@code
  * OutboxRelay} and starts no consumer: the application wires those (docs/events.md, "In a Spring
- * Boot service"). Without the property nothing here applies and no transport is created.
- * An application's own {@link EventTransport} bean wins over the Kafka one.
+ * Boot service"). Without the property nothing here applies and no transport is created. An
+ * application's own {@link EventTransport} bean wins over the Kafka one.
  */
 @AutoConfiguration(
     after = DataSourceAutoConfiguration.class,
