@@ -114,8 +114,10 @@ public final class InboxConsumer implements MessageReceiver {
    * The highest sequence this consumer processed, by id in its inbox, of each of these aggregates,
    * read through the outbox of this database (which holds each event's aggregate and sequence until
    * the sent-event retention deletes it): what a consumer that applied them without keeping
-   * sequences (on the embedded transport, not in sequence) has already applied. Per aggregate: the
-   * unique (aggregate, sequence) index, then the inbox's primary key per event.
+   * sequences (on the embedded transport, not in sequence) has already applied. No index serves the
+   * outbox side (sent events are indexed by time only), so this reads the outbox's events: it runs
+   * only for an aggregate new to this consumer whose first message is not its first event, once per
+   * such aggregate (the sequence row it records then answers).
    */
   private static final String APPLIED_WITHOUT_SEQUENCE =
       """
