@@ -242,6 +242,9 @@ class RecordLifeIT {
 
     assertThat(refused).isInstanceOf(Outcome.QuotaExceeded.class);
     assertThat(((Outcome.QuotaExceeded) refused).quota()).isEqualTo("live_records");
+    assertThat(((Outcome.QuotaExceeded) refused).retryAfter())
+        .as("the escalated record alone fills the place: it waits for an operator")
+        .isEqualTo(Duration.ofSeconds(60));
     assertThat(store.find(next)).as("a refused key stores nothing").isEmpty();
 
     assertThat(

@@ -499,7 +499,21 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
               .count();
       if (live > quotas.liveRecords()) {
         return Optional.of(
-            new Outcome.QuotaExceeded("live_records", quotas.liveRecords(), Duration.ofSeconds(5)));
+            new Outcome.QuotaExceeded(
+                "live_records",
+                quotas.liveRecords(),
+                // Escalated records alone fill the places: only an operator's resolution frees one.
+                Duration.ofSeconds(
+                    records.values().stream()
+                                .filter(
+                                    r ->
+                                        r.id().tenant().equals(id.tenant())
+                                            && r.state() == RecordState.UNKNOWN_REQUIRES_RECOVERY
+                                            && escalated.contains(r.id()))
+                                .count()
+                            >= quotas.liveRecords()
+                        ? 60
+                        : 5)));
       }
     }
     newKeys.put(counter, used + 1);

@@ -508,7 +508,10 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
             ? "Your account has "
                 + refused.limit()
                 + " operations in progress or awaiting recovery, the most it may have. Retry"
-                + " after Retry-After seconds, when some have finished."
+                + " after Retry-After seconds, when some have finished"
+                + (refused.retryAfter().toSeconds() >= 60
+                    ? " (they are all waiting for an operator to resolve their outcome)."
+                    : ".")
             : "Your account used its "
                 + refused.limit()
                 + " new idempotency keys for this minute. Retry with the same key after"
