@@ -40,11 +40,15 @@ class InboxInSequenceIT {
   }
 
   private InboxConsumer.Builder consumer(MessageHandler handler) {
-    return InboxConsumer.builder("ledger", ds, handler)
+    return consumer("ledger", handler).inSequence(SequenceStart.FROM_ONE);
+  }
+
+  /** A consumer named {@code name}, not in sequence unless the caller says so. */
+  private InboxConsumer.Builder consumer(String name, MessageHandler handler) {
+    return InboxConsumer.builder(name, ds, handler)
         .clock(clock)
         .redeliveryHorizon(Duration.ofDays(1))
-        .retention(Duration.ofDays(2))
-        .inSequence(SequenceStart.FROM_ONE);
+        .retention(Duration.ofDays(2));
   }
 
   /**
@@ -66,19 +70,11 @@ class InboxInSequenceIT {
               .event());
     }
     List<Long> applied = new CopyOnWriteArrayList<>();
-    InboxConsumer embedded =
-        InboxConsumer.builder("shipping", ds, (tx, m) -> applied.add(m.sequence()))
-            .clock(clock)
-            .redeliveryHorizon(Duration.ofDays(1))
-            .retention(Duration.ofDays(2))
-            .build();
+    InboxConsumer embedded = consumer("shipping", (tx, m) -> applied.add(m.sequence())).build();
     assertThat(embedded.receive(a1.subList(0, 4))).containsOnly(Received.APPLIED);
 
     InboxConsumer onKafka =
-        InboxConsumer.builder("shipping", ds, (tx, m) -> applied.add(m.sequence()))
-            .clock(clock)
-            .redeliveryHorizon(Duration.ofDays(1))
-            .retention(Duration.ofDays(2))
+        consumer("shipping", (tx, m) -> applied.add(m.sequence()))
             .inSequence(SequenceStart.FROM_ONE)
             .build();
     assertThat(onKafka.receive(a1.get(4))).isEqualTo(Received.APPLIED);
@@ -88,10 +84,7 @@ class InboxInSequenceIT {
 
     List<Long> appliedByNewcomer = new CopyOnWriteArrayList<>();
     InboxConsumer newcomer =
-        InboxConsumer.builder("audit", ds, (tx, m) -> appliedByNewcomer.add(m.sequence()))
-            .clock(clock)
-            .redeliveryHorizon(Duration.ofDays(1))
-            .retention(Duration.ofDays(2))
+        consumer("audit", (tx, m) -> appliedByNewcomer.add(m.sequence()))
             .inSequence(SequenceStart.FROM_ONE)
             .build();
     assertThat(newcomer.receive(a1.get(4))).isEqualTo(Received.HELD);
@@ -113,17 +106,9 @@ class InboxInSequenceIT {
               .event());
     }
     List<Long> applied = new CopyOnWriteArrayList<>();
-    InboxConsumer.builder("shipping", ds, (tx, m) -> applied.add(m.sequence()))
-        .clock(clock)
-        .redeliveryHorizon(Duration.ofDays(1))
-        .retention(Duration.ofDays(2))
-        .build()
-        .receive(a2.subList(0, 4));
+    consumer("shipping", (tx, m) -> applied.add(m.sequence())).build().receive(a2.subList(0, 4));
     InboxConsumer onKafka =
-        InboxConsumer.builder("shipping", ds, (tx, m) -> applied.add(m.sequence()))
-            .clock(clock)
-            .redeliveryHorizon(Duration.ofDays(1))
-            .retention(Duration.ofDays(2))
+        consumer("shipping", (tx, m) -> applied.add(m.sequence()))
             .inSequence(SequenceStart.FROM_ONE)
             .build();
 
