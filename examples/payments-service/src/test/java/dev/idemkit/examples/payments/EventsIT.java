@@ -157,6 +157,44 @@ class EventsIT extends HttpTestSupport {
     assertThat(mailCount(key)).isEqualTo("{\"delivered\":1,\"requests\":2}");
   }
 
+  /**
+   * A receipt whose mail was parked shows {@code PARKED}, not {@code PENDING}, to its tenant; once
+   * an operator re-queues it, it is sent once. The park is planted right after the mail service's
+   * first 503 (the sender parks after {@code delivery-max-attempts}, ten by default, which
+   * DeliveriesIT proves), before the sender's retry a second later.
+   */
+  @Test
+  void aParkedReceiptSaysSoAndIsSentOnceWhenReQueued() throws Exception {
+    mail.simulator().failNext(MailSimulator.Fault.UNAVAILABLE, 1);
+    HttpResponse<String> paid = pay("acc_" + UUID.randomUUID(), null);
+    String paymentId = field(paid.body(), "paymentId");
+    String key = "receipt_payment_" + paymentId;
+    await(
+        "the mail's first attempt failed, and the delivery is parked",
+        () ->
+            jdbc.sql(
+                        """
+                        update idemkit_delivery set status = 'PARKED'
+                         where delivery_key = ? and status = 'PENDING' and attempts = 1
+                        """)
+                    .param(key)
+                    .update()
+                == 1);
+
+    String receipts = get("/v1/receipts?paymentId=" + paymentId, TENANT_A).body();
+    assertThat(receipts).contains("\"status\":\"PARKED\"", "\"attempts\":1");
+    assertThat(mail.simulator().requests(key)).isZero();
+
+    assertThat(
+            post("/v1/admin/events/deliveries/parked/" + key + "/requeue", ADMIN, null, "{}")
+                .statusCode())
+        .isEqualTo(200);
+    await(
+        "the re-queued receipt is sent",
+        () -> get("/v1/receipts?paymentId=" + paymentId, TENANT_A).body().contains("SENT"));
+    assertThat(mailCount(key)).isEqualTo("{\"delivered\":1,\"requests\":1}");
+  }
+
   @Test
   void aPaidOrderGetsOneShipmentWhateverTheConfirmations() throws Exception {
     HttpResponse<String> order =

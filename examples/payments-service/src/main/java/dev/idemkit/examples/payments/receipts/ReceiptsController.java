@@ -16,7 +16,10 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * A tenant's receipts for a payment, with their mail's status: PENDING until sent, then SENT; 404
+ * A tenant's receipts for a payment, with their mail's status: {@code PENDING} until sent (the
+ * deliveries tried so far in {@code attempts}), then {@code SENT}; {@code PARKED} when the mail
+ * failed as often as the sender tries ({@code payments.events.delivery-max-attempts}) and waits for
+ * an operator to re-queue it ({@code POST /v1/admin/events/deliveries/parked/{key}/requeue}). 404
  * {@code PAYMENT_NOT_FOUND} for a payment that is not the tenant's, as for its ledger entries.
  */
 @Tag(name = "receipts")
@@ -41,7 +44,7 @@ public class ReceiptsController {
     List<Map<String, Object>> receipts =
         jdbc.sql(
                 """
-                select r.payment_id, r.delivery_key, r.created_at, d.status, d.delivered_at
+                select r.payment_id, r.delivery_key, r.created_at, d.status, d.attempts, d.delivered_at
                   from receipt r
                   left join idemkit_delivery d on d.delivery_key = r.delivery_key
                  where r.payment_id = ? and r.tenant_id = ?
@@ -52,7 +55,8 @@ public class ReceiptsController {
                   Map<String, Object> r = new LinkedHashMap<>();
                   r.put("paymentId", rs.getString("payment_id"));
                   r.put("deliveryKey", rs.getString("delivery_key"));
-                  r.put("status", "DELIVERED".equals(rs.getString("status")) ? "SENT" : "PENDING");
+                  r.put("status", receiptStatus(rs.getString("status")));
+                  r.put("attempts", rs.getInt("attempts"));
                   r.put("createdAt", rs.getTimestamp("created_at").toInstant().toString());
                   var sent = rs.getTimestamp("delivered_at");
                   r.put("sentAt", sent == null ? null : sent.toInstant().toString());
@@ -60,5 +64,13 @@ public class ReceiptsController {
                 })
             .list();
     return Map.of("receipts", receipts);
+  }
+
+  /** The receipt's status from its delivery's: the mail is sent, waiting to be, or parked. */
+  private static String receiptStatus(String deliveryStatus) {
+    if ("DELIVERED".equals(deliveryStatus)) {
+      return "SENT";
+    }
+    return "PARKED".equals(deliveryStatus) ? "PARKED" : "PENDING";
   }
 }
