@@ -19,7 +19,9 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -32,11 +34,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * <p>The producer is idempotent with {@code acks=all}: an event's stage completes only from the
  * send's callback, once every in-sync replica has it; the relay marks it sent only then. A failed
  * or timed-out send completes the stage exceptionally and the event stays unsent (the relay tries
- * again with backoff). When the producer has no connection to any broker, the failure is the
- * cluster's outage, not the event's: the stage fails with a {@link TransportUnavailableException}
- * ("no connection to any Kafka broker …"), which the relay retries without counting toward parking
- * the event; a topic the cluster does not know (auto-creation off) fails that topic's events only,
- * and counts. A send that timed out may still have reached the broker: the retry then writes it a
+ * again with backoff). When the producer has no connection to any broker, or the event's partition
+ * cannot take writes now (its leader gone, too few in-sync replicas; a partial outage), the failure
+ * is the cluster's, not the event's: the stage fails with a {@link TransportUnavailableException}
+ * ("no connection to any Kafka broker …", "partition not writable …"), which the relay retries
+ * without counting toward parking the event; a topic the cluster does not know (auto-creation off)
+ * fails that topic's events only, and counts, as does a record the cluster refuses (too large, not
+ * authorized). A send that timed out may still have reached the broker: the retry then writes it a
  * second time with the same event id, which consumers' inboxes skip. Kafka's idempotence only
  * removes duplicates within one producer session; the inbox removes the rest.
  *
@@ -57,7 +61,7 @@ public final class KafkaTransport implements EventTransport {
   private final Duration redeliveryHorizon;
   private final String bootstrapServers;
 
-  private KafkaTransport(Producer<String, String> producer, Builder b) {
+  KafkaTransport(Producer<String, String> producer, Builder b) {
     this.producer = producer;
     this.bootstrapServers =
         String.valueOf(b.properties.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG));
@@ -136,13 +140,26 @@ public final class KafkaTransport implements EventTransport {
   }
 
   /**
-   * A failure the producer reported later: the cluster's outage ({@link
-   * TransportUnavailableException}: retried without counting toward parking) when it is a retriable
-   * error (delivery timeout, network) and the producer has no connection to any broker; otherwise
-   * the event's own failure.
+   * A failure the producer reported once it gave up on a queued record: the cluster's, not the
+   * event's ({@link TransportUnavailableException}: retried without counting toward parking), when
+   * it is retriable: no broker reachable at all, or the record's partition not writable now (its
+   * leader gone or unreachable, fewer in-sync replicas than {@code min.insync.replicas}, the
+   * delivery timeout), which the same record can pass once the cluster is whole. A topic the
+   * cluster no longer knows and a record that arrived corrupt are the event's failures and count,
+   * as every non-retriable error does (too large, not authorized, invalid).
    */
   private Exception classify(Exception error) {
-    return error instanceof RetriableException && clusterUnreachable() ? unreachable(error) : error;
+    if (!(error instanceof RetriableException)
+        || error instanceof UnknownTopicOrPartitionException
+        || error instanceof CorruptRecordException) {
+      return error;
+    }
+    if (clusterUnreachable()) {
+      return unreachable(error);
+    }
+    return new TransportUnavailableException(
+        "partition not writable (" + error.getClass().getSimpleName() + "): " + error.getMessage(),
+        error);
   }
 
   private TransportUnavailableException unreachable(Exception error) {
