@@ -142,9 +142,17 @@ public final class KafkaBroker implements AutoCloseable {
 
   /** Creates a topic (if absent) with {@code partitions} partitions and one replica. */
   public void createTopic(String topic, int partitions) {
+    createTopic(topic, partitions, Map.of());
+  }
+
+  /**
+   * Creates a topic (if absent) with {@code partitions} partitions, one replica and these topic
+   * settings ({@code retention.ms}, {@code cleanup.policy}, …); an existing topic keeps its own.
+   */
+  public void createTopic(String topic, int partitions, Map<String, String> settings) {
     try (Admin admin = admin()) {
       admin
-          .createTopics(List.of(new NewTopic(topic, partitions, (short) 1)))
+          .createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(settings)))
           .all()
           .get(30, SECONDS);
     } catch (ExecutionException e) {
