@@ -30,7 +30,12 @@ public final class KafkaConsumers implements AutoCloseable {
     this.settings = settings;
   }
 
-  /** Starts the consumer {@code name} of {@code aggregateTypes}' events, applying with handler. */
+  /**
+   * Starts the consumer {@code name} of {@code aggregateTypes}' events, applying with handler.
+   *
+   * @throws IllegalStateException if the consumer refuses to start: a topic keeps records for as
+   *     long as its inbox retention or longer, or for ever (see {@link KafkaEventConsumer#start})
+   */
   public KafkaEventConsumer start(String name, MessageHandler handler, String... aggregateTypes) {
     KafkaEventConsumer consumer =
         settings

@@ -62,6 +62,14 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *   <li><b>Held messages</b> are applied once their gap closes: every {@code heldRetryInterval}
  *       this consumer calls {@link InboxConsumer#releaseHeld}; {@link #requeue} does at once.
  *   <li>Records that are not Idemkit events (missing or malformed headers) are skipped and counted.
+ *   <li><b>The inbox outlives the topics' retention.</b> A record can be delivered again for as
+ *       long as its topic keeps it (the group reads from the earliest offset once its committed
+ *       offsets expired or were reset), and one that comes after the inbox forgot its id is applied
+ *       twice. So {@link #start} reads the topics' {@code retention.ms} and {@code cleanup.policy}
+ *       from the cluster and refuses to start unless the inbox retention exceeds every one; a topic
+ *       that keeps records for ever ({@code retention.ms=-1}, {@code compact}) is refused unless
+ *       {@link Builder#acceptUnboundedRetention accepted}. See {@link Builder#redeliveryHorizon}
+ *       for what happens when the cluster cannot tell.
  * </ul>
  *
  * <p>One thread polls (Kafka consumers are single-threaded); run several instances (threads or
@@ -79,6 +87,10 @@ public final class KafkaEventConsumer implements AutoCloseable {
   private final Duration maxBackoff;
   private final Duration heldRetryInterval;
   private final Duration pollTimeout;
+  private final Duration inboxRetention;
+  private final Duration redeliveryHorizon;
+  private final boolean acceptUnboundedRetention;
+  private final Duration retentionCheckTimeout;
   private final Clock clock;
   private final KafkaConsumerListener listener;
 
@@ -107,6 +119,10 @@ public final class KafkaEventConsumer implements AutoCloseable {
     this.maxBackoff = b.maxBackoff;
     this.heldRetryInterval = b.heldRetryInterval;
     this.pollTimeout = b.pollTimeout;
+    this.inboxRetention = b.inboxRetention;
+    this.redeliveryHorizon = b.redeliveryHorizon;
+    this.acceptUnboundedRetention = b.acceptUnboundedRetention;
+    this.retentionCheckTimeout = b.retentionCheckTimeout;
   }
 
   /**
@@ -128,11 +144,31 @@ public final class KafkaEventConsumer implements AutoCloseable {
     return inbox;
   }
 
-  /** Starts the polling thread. */
+  /**
+   * Checks the topics' retention on the cluster, then starts the polling thread. The check asks the
+   * cluster for every subscribed topic's {@code retention.ms} and {@code cleanup.policy} (for a
+   * topic not created yet, the broker's defaults), waiting up to {@link
+   * Builder#retentionCheckTimeout} (default 5 s); what it cannot learn in that time (cluster down,
+   * DescribeConfigs not authorized) it takes to be the configured {@link
+   * Builder#redeliveryHorizon}, with a warning, and starts.
+   *
+   * @throws IllegalStateException (and polls nothing) if a topic keeps records for as long as the
+   *     inbox retention or longer, or for ever ({@code retention.ms=-1}, a {@code cleanup.policy}
+   *     without {@code delete}) and {@link Builder#acceptUnboundedRetention} was not set: the
+   *     message names the topic, its setting, the inbox retention and the setting to change
+   */
   public synchronized KafkaEventConsumer start() {
     if (running) {
       return this;
     }
+    // Under this object's lock for up to retentionCheckTimeout: a close() meanwhile waits, then
+    // finds nothing running; a refusal leaves the consumer as it was, not started.
+    RetentionCheck.verify(
+        name,
+        inboxRetention,
+        redeliveryHorizon,
+        acceptUnboundedRetention,
+        RetentionCheck.read(consumerProperties, topics, retentionCheckTimeout));
     running = true;
     thread = new Thread(this::run, "idemkit-kafka-consumer-" + name);
     thread.setDaemon(true);
@@ -373,6 +409,8 @@ public final class KafkaEventConsumer implements AutoCloseable {
     private int maxAttempts = 5;
     private Duration inboxRetention = Duration.ofDays(14);
     private Duration redeliveryHorizon = Duration.ofDays(7);
+    private boolean acceptUnboundedRetention;
+    private Duration retentionCheckTimeout = Duration.ofSeconds(5);
     private Duration initialBackoff = Duration.ofMillis(200);
     private Duration maxBackoff = Duration.ofSeconds(10);
     private Duration heldRetryInterval = Duration.ofSeconds(1);
@@ -431,18 +469,52 @@ public final class KafkaEventConsumer implements AutoCloseable {
       return this;
     }
 
-    /** How long the inbox remembers applied ids (default 14 days). */
+    /**
+     * How long the inbox remembers applied ids (default 14 days). Must exceed every subscribed
+     * topic's retention on the cluster ({@link #start} refuses otherwise) and the configured {@link
+     * #redeliveryHorizon} ({@link #build} refuses otherwise).
+     */
     public Builder inboxRetention(Duration retention) {
       this.inboxRetention = Objects.requireNonNull(retention);
       return this;
     }
 
     /**
-     * The topics' retention: how long after a first delivery a message may come again (default 7
-     * days, {@link KafkaTransport}'s). The inbox's retention must exceed it.
+     * The redelivery horizon assumed for a topic whose retention the cluster cannot tell at {@link
+     * KafkaEventConsumer#start start} (not reachable within {@link #retentionCheckTimeout},
+     * DescribeConfigs not authorized, or a topic not created yet whose broker's defaults cannot be
+     * read), logged as a warning; default 7 days, Kafka's default {@code retention.ms}. Set it to
+     * the topics' retention. The inbox's retention must exceed it ({@link #build} refuses
+     * otherwise). When the cluster answers, its topics' retention decides, longer or shorter.
      */
     public Builder redeliveryHorizon(Duration redeliveryHorizon) {
       this.redeliveryHorizon = Objects.requireNonNull(redeliveryHorizon);
+      return this;
+    }
+
+    /**
+     * Starts even if a subscribed topic keeps records for ever ({@code retention.ms=-1}, or a
+     * {@code cleanup.policy} without {@code delete}, such as {@code compact}), which {@link
+     * KafkaEventConsumer#start} otherwise refuses (default {@code false}): such a record may be
+     * delivered again after the inbox forgot it and be applied twice. Accept it only where that
+     * cannot happen, e.g. the group's committed offsets are never lost ({@code
+     * offsets.retention.minutes} after the group was last empty) nor reset to the earliest. Topics
+     * with a finite retention are still checked.
+     */
+    public Builder acceptUnboundedRetention(boolean accept) {
+      this.acceptUnboundedRetention = accept;
+      return this;
+    }
+
+    /**
+     * How long {@link KafkaEventConsumer#start} waits for the cluster to tell the topics' retention
+     * (default 5 s) before it assumes the configured {@link #redeliveryHorizon} and starts.
+     */
+    public Builder retentionCheckTimeout(Duration timeout) {
+      if (Objects.requireNonNull(timeout).isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("retentionCheckTimeout must be positive: " + timeout);
+      }
+      this.retentionCheckTimeout = timeout;
       return this;
     }
 
@@ -530,7 +602,8 @@ public final class KafkaEventConsumer implements AutoCloseable {
      * The consumer (not started).
      *
      * @throws IllegalStateException if no aggregate type was named, or the inbox's retention does
-     *     not exceed the redelivery horizon
+     *     not exceed the configured redelivery horizon (the topics' retention on the cluster is
+     *     checked by {@link KafkaEventConsumer#start})
      * @throws IllegalArgumentException if an aggregate type's topic is not a valid Kafka topic
      *     name, or the consumer settings together are not valid (what the polling thread would
      *     otherwise die of after start-up)

@@ -226,9 +226,11 @@ public final class KafkaTransport implements EventTransport {
     }
 
     /**
-     * How long a consumer may still receive an event again after its first delivery: the topics'
-     * retention (default 7 days, Kafka's default {@code retention.ms}). Consumers' inboxes must
-     * remember ids for longer.
+     * What {@link #redeliveryHorizon()} answers: how long a consumer may still receive an event
+     * again after its first delivery, the topics' retention as configured here (default 7 days,
+     * Kafka's default {@code retention.ms}). {@link KafkaEventConsumer} does not rely on it: it
+     * reads its topics' retention from the cluster when it starts (see {@link
+     * KafkaEventConsumer#start}).
      */
     public Builder redeliveryHorizon(Duration redeliveryHorizon) {
       this.redeliveryHorizon = Objects.requireNonNull(redeliveryHorizon);
