@@ -7,6 +7,7 @@ import dev.idemkit.kafka.KafkaTransport;
 import dev.idemkit.kafka.TopicNaming;
 import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.spi.EventTransport;
+import java.time.Duration;
 import java.util.List;
 import javax.sql.DataSource;
 import org.apache.kafka.common.errors.InvalidTopicException;
@@ -27,10 +28,12 @@ import org.springframework.context.annotation.Bean;
  * set and {@code idemkit-kafka} is on the class path: an {@link EventTransport} bean (a {@link
  * KafkaTransport}) for the application's relay, the Kafka consumer's tables, and {@link
  * KafkaConsumers}, which starts a consumer group each time the application calls {@link
- * KafkaConsumers#start} and closes them at shutdown. It builds no {@code Outbox}, no {@code
- * OutboxRelay} and starts no consumer: the application wires those (docs/events.md, "In a Spring
- * Boot service"). Without the property nothing here applies and no transport is created. An
- * application's own {@link EventTransport} bean wins over the Kafka one.
+ * KafkaConsumers#start} and closes them at shutdown; a consumer whose topics keep records as long
+ * as its inbox retention or longer refuses to start ({@link KafkaEventConsumer#start}), and so does
+ * the application. It builds no {@code Outbox}, no {@code OutboxRelay} and starts no consumer: the
+ * application wires those (docs/events.md, "In a Spring Boot service"). Without the property
+ * nothing here applies and no transport is created. An application's own {@link EventTransport}
+ * bean wins over the Kafka one.
  */
 @AutoConfiguration(
     after = DataSourceAutoConfiguration.class,
@@ -77,6 +80,11 @@ public class IdemkitKafkaAutoConfiguration {
       ObjectProvider<OutboxListener> listeners) {
     schema.ifAvailable(s -> {}); // the tables exist before a consumer starts
     checkConsumerSettings(properties, dataSource);
+    Duration timeout = properties.getRetentionCheckTimeout();
+    if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalStateException(
+          "idemkit.events.kafka.retention-check-timeout must be positive: " + timeout);
+    }
     topics(properties); // a bad topic name fails here, not in a consumer's thread later
     return new KafkaConsumers(
         properties.getBootstrapServers(),
@@ -85,6 +93,8 @@ public class IdemkitKafkaAutoConfiguration {
           b.topics(topics(properties))
               .redeliveryHorizon(properties.getRedeliveryHorizon())
               .inboxRetention(properties.getInboxRetention())
+              .acceptUnboundedRetention(properties.isAcceptUnboundedRetention())
+              .retentionCheckTimeout(properties.getRetentionCheckTimeout())
               .maxAttempts(properties.getMaxAttempts())
               .sequenceStart(properties.consumer(b.name()).getFirstSequence())
               .listener(CompositeOutboxListener.of(listeners.orderedStream().toList()));

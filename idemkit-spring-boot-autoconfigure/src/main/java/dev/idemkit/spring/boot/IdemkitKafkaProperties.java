@@ -23,17 +23,36 @@ public class IdemkitKafkaProperties {
   private Map<String, String> topics = new LinkedHashMap<>();
 
   /**
-   * How long a message may be delivered again after its first delivery: the topics' retention.
-   * Every inbox's retention must exceed it.
+   * How long a message may be delivered again after its first delivery: the topics' retention, as
+   * far as the application knows it. The transport answers it as its redelivery horizon, and a
+   * consumer assumes it for a topic whose retention the cluster cannot tell when the consumer
+   * starts (not reachable within retention-check-timeout, DescribeConfigs not authorized), with a
+   * warning; when the cluster answers, its topics' retention.ms decides. Every inbox's retention
+   * must exceed it.
    */
   private Duration redeliveryHorizon = Duration.ofDays(7);
 
   /**
    * How long a consumer's inbox remembers the ids it applied, after which the inbox cleanup
-   * (idemkit.inbox.cleanup.*) deletes them. Must exceed the redelivery horizon: a consumer refuses
-   * to start otherwise.
+   * (idemkit.inbox.cleanup.*) deletes them. Must exceed the retention.ms of every topic the
+   * consumer reads, as the cluster tells it at start, and the redelivery horizon: a consumer
+   * refuses to start otherwise.
    */
   private Duration inboxRetention = Duration.ofDays(14);
+
+  /**
+   * Lets consumers start on topics that keep records for ever (retention.ms=-1, or a cleanup.policy
+   * without delete, such as compact), which they otherwise refuse: such a record may be delivered
+   * again after the inbox forgot it and be applied twice. Set it only if that cannot happen, e.g.
+   * the groups' committed offsets are never lost nor reset to the earliest.
+   */
+  private boolean acceptUnboundedRetention;
+
+  /**
+   * How long a consumer's start waits for the cluster to tell its topics' retention before it
+   * assumes the redelivery horizon and starts.
+   */
+  private Duration retentionCheckTimeout = Duration.ofSeconds(5);
 
   /** A consumer's message is parked in its inbox after this many failed attempts. */
   private int maxAttempts = 5;
@@ -85,6 +104,22 @@ public class IdemkitKafkaProperties {
 
   public void setInboxRetention(Duration inboxRetention) {
     this.inboxRetention = inboxRetention;
+  }
+
+  public boolean isAcceptUnboundedRetention() {
+    return acceptUnboundedRetention;
+  }
+
+  public void setAcceptUnboundedRetention(boolean acceptUnboundedRetention) {
+    this.acceptUnboundedRetention = acceptUnboundedRetention;
+  }
+
+  public Duration getRetentionCheckTimeout() {
+    return retentionCheckTimeout;
+  }
+
+  public void setRetentionCheckTimeout(Duration retentionCheckTimeout) {
+    this.retentionCheckTimeout = retentionCheckTimeout;
   }
 
   public int getMaxAttempts() {

@@ -58,9 +58,12 @@ class IdemkitKafkaAutoConfigurationTest {
     }
   }
 
+  // No broker answers at 127.0.0.1:1: a consumer's start waits this long for its topics' retention,
+  // then assumes the redelivery horizon (KafkaConsumersRetentionIT checks it on a real broker).
   private final ApplicationContextRunner runner =
       new ApplicationContextRunner()
-          .withConfiguration(AutoConfigurations.of(IdemkitKafkaAutoConfiguration.class));
+          .withConfiguration(AutoConfigurations.of(IdemkitKafkaAutoConfiguration.class))
+          .withPropertyValues("idemkit.events.kafka.retention-check-timeout=PT0.2S");
 
   @Test
   void withoutBootstrapServersNothingKafkaIsWiredAndTheEmbeddedTransportStays() {
@@ -115,6 +118,9 @@ class IdemkitKafkaAutoConfigurationTest {
         "idemkit.events.kafka.topics.widget=", "idemkit.events.kafka.topics.widget");
     assertStartUpFailsNaming(
         "idemkit.events.kafka.topics.widget=bad topic!", "idemkit.events.kafka.topics.widget");
+    assertStartUpFailsNaming(
+        "idemkit.events.kafka.retention-check-timeout=0s",
+        "idemkit.events.kafka.retention-check-timeout");
   }
 
   @Test
