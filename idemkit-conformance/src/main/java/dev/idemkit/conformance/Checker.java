@@ -2,15 +2,18 @@ package dev.idemkit.conformance;
 
 import dev.idemkit.client.internal.Json;
 import dev.idemkit.conformance.CheckResult.Status;
+import dev.idemkit.conformance.Profile.Answer;
 import dev.idemkit.conformance.RawHttp.Request;
 import dev.idemkit.conformance.RawHttp.Response;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -60,6 +63,16 @@ final class Checker {
     }
   }
 
+  /**
+   * The checker cannot do what it was asked (the API takes no connection, the effect URL does not
+   * count): no verdict about the API can be given, and none is.
+   */
+  static final class ConfigurationError extends Exception {
+    ConfigurationError(String message) {
+      super(message);
+    }
+  }
+
   private final Options o;
   private final Profile profile;
   private final String run = Long.toString(System.currentTimeMillis(), 36);
@@ -85,7 +98,43 @@ final class Checker {
     }
   }
 
-  List<CheckResult> runAll(Consumer<CheckResult> progress) {
+  /**
+   * Makes sure, before any request is sent to the endpoint, that the checker can judge it: the base
+   * URL takes a connection (nothing is sent on it), and the effect URL, if any, answers a count,
+   * zero for a value no request has used.
+   */
+  void preflight() throws ConfigurationError {
+    try (Socket connected = RawHttp.open(o.baseUrl(), o.timeout())) {
+      // Reachable; nothing is sent.
+    } catch (IOException e) {
+      throw new ConfigurationError(
+          "cannot connect to --base-url "
+              + o.baseUrl()
+              + ": "
+              + reason(e)
+              + "; check the URL and that the API is running there");
+    }
+    if (o.effectUrl() != null) {
+      String fresh = unique();
+      long n = effects(fresh);
+      if (n != 0) {
+        throw new ConfigurationError(
+            "--effect-url "
+                + resolve(fill(o.effectUrl(), fresh))
+                + " counts "
+                + n
+                + " for a {{unique}} no request has used yet; it must count only what was"
+                + " created with that value");
+      }
+    }
+  }
+
+  /**
+   * Runs the checks, handing each verdict to {@code progress} as it comes.
+   *
+   * @throws ConfigurationError when the effect URL stops counting: the run stops there
+   */
+  List<CheckResult> runAll(Consumer<CheckResult> progress) throws ConfigurationError {
     List<CheckResult> results = new ArrayList<>();
     for (Check check : checks()) {
       if (!o.only().isEmpty() && !o.only().contains(check.id())) {
@@ -95,6 +144,8 @@ final class Checker {
       Verdict verdict;
       try {
         verdict = check.scenario().run();
+      } catch (ConfigurationError e) {
+        throw new ConfigurationError("the run stopped at " + check.id() + ": " + e.getMessage());
       } catch (Exception e) {
         verdict = Verdict.fail("the check could not complete: " + e);
       }
@@ -174,7 +225,7 @@ final class Checker {
         new Check(
             "mismatch.body",
             "The key reused with a different request is refused ("
-                + profile.mismatchStatus()
+                + profile.mismatchAnswer()
                 + "), never replayed or run.",
             this::mismatchBody),
         new Check(
@@ -183,15 +234,15 @@ final class Checker {
             this::mismatchPath),
         new Check(
             "concurrent.duplicates",
-            "N identical requests released together run once: one effect, others "
+            "N identical requests released together run once: one effect, others in progress ("
                 + profile.inProgressStatus()
-                + " or the same answer.",
+                + ") or the same answer.",
             this::concurrentDuplicates),
         new Check(
             "inflight.duplicate",
-            "A retry while the first request still runs gets "
+            "A retry while the first request still runs is in progress ("
                 + profile.inProgressStatus()
-                + " (or waits and replays), never a second run.",
+                + ") or waits and replays, never a second run.",
             this::inflightDuplicate),
         new Check(
             "inflight.mismatch",
@@ -357,10 +408,12 @@ final class Checker {
     if (other.success() && Arrays.equals(first.body(), other.body())) {
       return Verdict.fail("a different request was silently answered with the first one's answer");
     }
-    if (other.status() != profile.mismatchStatus()) {
+    // The first request has completed: a status shared with in-progress answers is a mismatch here.
+    Answer answer = profile.classify(other);
+    if (answer != Answer.MISMATCH && answer != Answer.IN_PROGRESS_OR_MISMATCH) {
       return Verdict.fail(
           "expected "
-              + profile.mismatchStatus()
+              + profile.mismatchAnswer()
               + ", got "
               + other.summary()
               + effectSuffix(effect));
@@ -394,35 +447,45 @@ final class Checker {
     List<Map.Entry<String, String>> key = freshKey();
     Request request = request(u, key, o.auth(), o.body(), o.path(), List.of());
     List<Response> answers = releaseTogether(request, o.concurrency());
-    List<String> problems = new ArrayList<>();
+    // The same wrong answer to several of the N is one problem, counted.
+    Map<String, Integer> problems = new LinkedHashMap<>();
     byte[] executed = null;
     int successes = 0;
     int inProgress = 0;
+    int undecided = 0;
     for (Response r : answers) {
-      if (r.success()) {
-        successes++;
-        if (executed == null) {
-          executed = r.body();
-        } else if (!Arrays.equals(executed, r.body())) {
-          problems.add(
-              "two different successful answers: " + summary(executed) + " and " + r.summary());
+      switch (profile.classify(r)) {
+        case SUCCESS -> {
+          successes++;
+          if (executed == null) {
+            executed = r.body();
+          } else if (!Arrays.equals(executed, r.body())) {
+            problems.merge(
+                "two different successful answers: " + summary(executed) + " and " + r.summary(),
+                1,
+                Integer::sum);
+          }
         }
-      } else if (r.status() == profile.inProgressStatus()) {
-        inProgress++;
-        conflicts.add(r);
-      } else {
-        problems.add("unexpected " + r.summary());
+        case IN_PROGRESS -> {
+          inProgress++;
+          conflicts.add(r);
+        }
+        case IN_PROGRESS_OR_MISMATCH -> undecided++;
+        case MISMATCH ->
+            problems.merge(
+                "an identical request refused as a mismatch: " + r.summary(), 1, Integer::sum);
+        case OTHER -> problems.merge(r.summary() + notInProgress(r), 1, Integer::sum);
       }
     }
     Response settled = settle(request);
     if (!settled.success()) {
-      problems.add("after the race, the retry still failed: " + settled.summary());
+      problems.put("after the race, the retry still failed: " + settled.summary(), 1);
     } else if (executed != null && !Arrays.equals(executed, settled.body())) {
-      problems.add("the retry after the race got another answer: " + settled.summary());
+      problems.put("the retry after the race got another answer: " + settled.summary(), 1);
     }
     String effect = effectNote(u, 1);
     if (!effect.isEmpty()) {
-      problems.add(effect);
+      problems.put(effect, 1);
     }
     String seen =
         o.concurrency()
@@ -430,10 +493,14 @@ final class Checker {
             + successes
             + " success, "
             + inProgress
-            + " in progress";
-    return problems.isEmpty()
-        ? Verdict.pass(seen + countedNote())
-        : Verdict.fail(seen + "; " + String.join("; ", problems));
+            + " in progress"
+            + (undecided > 0 ? ", " + undecided + " in progress or mismatch" : "");
+    if (!problems.isEmpty()) {
+      List<String> counted = new ArrayList<>();
+      problems.forEach((problem, n) -> counted.add(n > 1 ? n + " × " + problem : problem));
+      return Verdict.fail(seen + "; " + String.join("; ", counted));
+    }
+    return undecided > 0 ? inconclusive(seen) : Verdict.pass(seen + countedNote());
   }
 
   private Verdict inflightDuplicate() throws Exception {
@@ -466,23 +533,28 @@ final class Checker {
       Response first = firstCall.get(o.timeout().toMillis(), TimeUnit.MILLISECONDS);
       String effect = effectNote(u, 1);
       String seen = "second request: " + second.summary();
-      if (second.status() == profile.inProgressStatus()) {
+      Answer answer = profile.classify(second);
+      if (answer == Answer.IN_PROGRESS) {
         conflicts.add(second);
         return effect.isEmpty()
-            ? Verdict.pass(seen + (mismatch ? " (in progress, not the mismatch status)" : ""))
+            ? Verdict.pass(seen + (mismatch ? " (in progress, not the mismatch answer)" : ""))
             : Verdict.fail(seen + "; " + effect);
       }
+      if (answer == Answer.IN_PROGRESS_OR_MISMATCH) {
+        return effect.isEmpty() ? inconclusive(seen) : Verdict.fail(seen + "; " + effect);
+      }
       if (mismatch) {
-        if (second.status() == profile.mismatchStatus() && effect.isEmpty()) {
-          return Verdict.pass(seen);
+        if (answer == Answer.MISMATCH) {
+          return effect.isEmpty() ? Verdict.pass(seen) : Verdict.fail(seen + "; " + effect);
         }
         return Verdict.fail(
             "expected "
-                + profile.mismatchStatus()
-                + " or "
+                + profile.mismatchAnswer()
+                + " or in progress ("
                 + profile.inProgressStatus()
-                + "; "
+                + "); "
                 + seen
+                + notInProgress(second)
                 + effectSuffix(effect));
       }
       if (second.success()) {
@@ -499,10 +571,11 @@ final class Checker {
                 + effectSuffix(effect));
       }
       return Verdict.fail(
-          "expected "
+          "expected in progress ("
               + profile.inProgressStatus()
-              + " or a replay; "
+              + ") or a replay; "
               + seen
+              + notInProgress(second)
               + effectSuffix(effect));
     } finally {
       pool.shutdownNow();
@@ -513,6 +586,7 @@ final class Checker {
     if (conflicts.isEmpty()) {
       return Verdict.skip("no in-progress answer was seen by the race checks");
     }
+    // Only answers classified as in progress are here: a business 409 owes no Retry-After.
     List<String> missing = new ArrayList<>();
     for (Response r : conflicts) {
       Optional<String> value = r.header("Retry-After");
@@ -566,11 +640,22 @@ final class Checker {
           what + ": the second principal got the first principal's answer: " + other.summary());
     } else if (isReplayMarked(other)) {
       problems.add(what + ": the second principal's answer is marked as a replay");
-    } else if (other.status() == profile.inProgressStatus()
-        || (other.status() == profile.mismatchStatus() && profile.mismatchStatus() != 400)) {
+    } else if (revealsKey(other)) {
       problems.add(what + ": the answer reveals the first principal's key: " + other.summary());
     }
     return problems;
+  }
+
+  /**
+   * An in-progress or reused-key answer to another principal says the key exists. A bare 400 for a
+   * reused key (no code) cannot be told from any other 400, so it is not counted.
+   */
+  private boolean revealsKey(Response other) {
+    return switch (profile.classify(other)) {
+      case IN_PROGRESS, IN_PROGRESS_OR_MISMATCH -> true;
+      case MISMATCH -> !profile.mismatchCode().isNone() || profile.mismatchStatus() != 400;
+      case SUCCESS, OTHER -> false;
+    };
   }
 
   private Verdict errorReplay() throws Exception {
@@ -780,12 +865,33 @@ final class Checker {
     long deadline = System.nanoTime() + o.timeout().toNanos();
     while (true) {
       Response r = send(request);
-      if (r.status() != profile.inProgressStatus() || System.nanoTime() > deadline) {
+      Answer answer = profile.classify(r);
+      boolean waitable = answer == Answer.IN_PROGRESS || answer == Answer.IN_PROGRESS_OR_MISMATCH;
+      if (!waitable || System.nanoTime() > deadline) {
         return r;
       }
-      conflicts.add(r);
+      if (answer == Answer.IN_PROGRESS) {
+        conflicts.add(r);
+      }
       Thread.sleep(250);
     }
+  }
+
+  /** For a report: an answer with the in-progress status that is not the profile's answer. */
+  private String notInProgress(Response r) {
+    return r.status() == profile.inProgressStatus()
+        ? ": not an in-progress answer (" + profile.name() + ": " + profile.inProgressAnswer() + ")"
+        : "";
+  }
+
+  /** A race whose answers the profile cannot classify: said so, neither passed nor failed. */
+  private Verdict inconclusive(String seen) {
+    return Verdict.skip(
+        "inconclusive: "
+            + seen
+            + "; "
+            + profile.ambiguity().orElse("the profile cannot tell these answers apart")
+            + " (set one in the profile file)");
   }
 
   private String unique() {
@@ -841,10 +947,11 @@ final class Checker {
   }
 
   /**
-   * The effect count for {@code unique}. A failure names the effect URL: it is the user's own
-   * oracle, not the endpoint under test, and must not be mistaken for the endpoint's answer.
+   * The effect count for {@code unique}. The effect URL is the user's own oracle, not the endpoint
+   * under test: anything but a count is a {@link ConfigurationError} that names it, never a verdict
+   * about the endpoint.
    */
-  private long effects(String unique) throws Exception {
+  private long effects(String unique) throws ConfigurationError {
     List<Map.Entry<String, String>> headers = new ArrayList<>();
     if (o.auth() != null) {
       headers.add(Map.entry("Authorization", o.auth()));
@@ -855,16 +962,45 @@ final class Checker {
     try {
       r = send(new Request("GET", url, headers, new byte[0]));
     } catch (IOException e) {
-      throw new IOException("the effect URL " + url + " gave no answer: " + e.getMessage(), e);
+      throw new ConfigurationError("--effect-url " + url + " gave no answer: " + reason(e));
     }
+    String answered = "--effect-url " + url + " answered " + r.summary();
     if (!r.success()) {
-      throw new IOException("the effect URL " + url + " answered " + r.summary());
+      throw new ConfigurationError(
+          answered
+              + "; it must answer 2xx with a count"
+              + (r.status() == 401 || r.status() == 403
+                  ? " (it is asked with --auth's Authorization header)"
+                  : ""));
     }
-    return EffectCount.of(Json.parse(r.bodyText()), o.effectCount());
+    Object document;
+    try {
+      document = Json.parse(r.bodyText());
+    } catch (IllegalArgumentException e) {
+      throw new ConfigurationError(answered + ", which is not JSON");
+    }
+    try {
+      return EffectCount.of(document, o.effectCount());
+    } catch (IllegalArgumentException e) {
+      throw new ConfigurationError(
+          answered
+              + ": "
+              + e.getMessage()
+              + (o.effectCount().isEmpty()
+                  ? "; say where its count is with --effect-count (e.g. count, data.length)"
+                  : " (--effect-count " + o.effectCount() + ")"));
+    }
   }
 
-  /** Empty when the effect count is as expected or cannot be counted; else what was wrong. */
-  private String effectNote(String unique, long expected) throws Exception {
+  private static String reason(IOException e) {
+    if (e instanceof UnknownHostException) {
+      return "unknown host " + e.getMessage();
+    }
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+  }
+
+  /** Empty when the effect count is as expected; else what was wrong. */
+  private String effectNote(String unique, long expected) throws ConfigurationError {
     if (o.effectUrl() == null) {
       return "";
     }

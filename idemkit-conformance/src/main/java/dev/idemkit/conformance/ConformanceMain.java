@@ -16,7 +16,11 @@ public final class ConformanceMain {
     System.exit(run(args, System.out, System.err));
   }
 
-  /** Runs the checker; returns the exit status (0 all good, 1 a check failed, 2 usage). */
+  /**
+   * Runs the checker; returns the exit status: 0 no check failed, 1 a check failed, 2 nothing (or
+   * not everything) could be judged: a usage error, an API that takes no connection, an effect URL
+   * that does not count, a report that could not be written.
+   */
   static int run(String[] args, PrintStream out, PrintStream err) {
     Options options;
     try {
@@ -38,16 +42,42 @@ public final class ConformanceMain {
               + " request, so a server that refuses duplicates by a business key will fail checks"
               + " for that, not for its Idempotency-Key handling");
     }
+    options
+        .profile()
+        .ambiguity()
+        .ifPresent(
+            why ->
+                err.println(
+                    "idemkit-conformance: warning: "
+                        + why
+                        + ": the race checks will say inconclusive where they see one; set"
+                        + " in-progress-code or mismatch-code in the profile file"));
+    Checker checker = new Checker(options);
+    try {
+      checker.preflight();
+    } catch (Checker.ConfigurationError e) {
+      err.println("idemkit-conformance: " + e.getMessage());
+      err.println("idemkit-conformance: no check ran (exit status 2)");
+      return 2;
+    }
     out.printf(
         "idemkit-conformance: profile %s against %s %s%s%n%n",
         options.profile().name(), options.method(), options.baseUrl(), options.path());
-    List<CheckResult> results =
-        new Checker(options)
-            .runAll(
-                r -> {
-                  out.print(Reports.line(r));
-                  out.flush();
-                });
+    List<CheckResult> results;
+    try {
+      results =
+          checker.runAll(
+              r -> {
+                out.print(Reports.line(r));
+                out.flush();
+              });
+    } catch (Checker.ConfigurationError e) {
+      err.println("idemkit-conformance: " + e.getMessage());
+      err.println(
+          "idemkit-conformance: the verdicts above stand; the rest were not judged and no report"
+              + " was written (exit status 2)");
+      return 2;
+    }
     out.print(Reports.summary(options, results));
     try {
       if (options.jsonReport() != null) {

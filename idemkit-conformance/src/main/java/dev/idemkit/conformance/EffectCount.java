@@ -1,7 +1,6 @@
 package dev.idemkit.conformance;
 
 import java.util.List;
-import java.util.Map;
 
 /** The number of effects in the effect URL's answer, found by a dotted path (--effect-count). */
 final class EffectCount {
@@ -14,20 +13,9 @@ final class EffectCount {
    * by its size.
    */
   static long of(Object document, String path) {
-    Object node = document;
-    if (path != null && !path.isEmpty()) {
-      for (String part : path.split("\\.")) {
-        if (node instanceof Map<?, ?> map && map.containsKey(part)) {
-          node = map.get(part);
-        } else if (node instanceof List<?> list && "length".equals(part)) {
-          node = list.size();
-        } else if (node instanceof List<?> list && part.matches("\\d+")) {
-          node = list.get(Integer.parseInt(part));
-        } else {
-          throw new IllegalArgumentException("no '" + part + "' in the effect answer");
-        }
-      }
-    }
+    Object node =
+        JsonPath.find(document, path)
+            .orElseThrow(() -> new IllegalArgumentException("no '" + path + "' in it"));
     if (node instanceof List<?> list) {
       return list.size();
     }
@@ -38,6 +26,7 @@ final class EffectCount {
       return Long.parseLong(s);
     }
     throw new IllegalArgumentException(
-        "the effect answer's '" + path + "' is not a count: " + node);
+        (path == null || path.isEmpty() ? "it is" : "its '" + path + "' is")
+            + " not a count (an array or a number)");
   }
 }

@@ -53,8 +53,10 @@ record Options(
         --auth V                the Authorization header of the first principal
         --auth2 V               the Authorization header of a second principal
         --header 'N: V'         an extra header on every request (repeatable)
-        --effect-url T          a GET URL (absolute or under the base URL) counting the resources
-                                {{unique}} created, e.g. '/v1/payments?merchantReference={{unique}}'
+        --effect-url T          a GET URL (a path under the base URL, or http://…) counting the
+                                resources {{unique}} created, e.g.
+                                '/v1/payments?merchantReference={{unique}}', with --auth; asked
+                                once before any check, where it must answer a count of 0
         --effect-count PATH     where the count is in its JSON answer: 'count', 'data.length'
                                 (default: the answer is an array, or a number)
         --profile P             ietf (default), stripe, or a properties file (base=ietf, …)
@@ -68,10 +70,16 @@ record Options(
 
       A profile file (Java properties) may set: base (ietf or stripe), name, require-key,
       missing-key-status, malformed-status, key-form (sf-string or bare), max-key-length,
-      mismatch-status, in-progress-status, replay-header, retry-after-required,
-      validation-errors-stored; any other name is a usage error.
+      mismatch-status, in-progress-status, in-progress-problem (true: the in-progress answer
+      is application/problem+json or has a Link rel=describedby), in-progress-code and
+      mismatch-code (PATH=VALUE in the answer's JSON, e.g. error.code=idempotency_key_in_use),
+      replay-header, retry-after-required, validation-errors-stored; any other name is a
+      usage error.
 
-      Exit status: 0 when no check failed, 1 when one did, 2 on a usage error.
+      Exit status: 0 when no check failed, 1 when one did, 2 when the checks could not be
+      judged as asked: a usage error, a --base-url that takes no connection, an --effect-url
+      that does not answer a count (asked before any check; if it stops later, the run stops
+      there), or a report that could not be written.
       """;
 
   static Options parse(String[] args) throws Exception {
@@ -101,6 +109,16 @@ record Options(
       String flag = args[i];
       if (flag.equals("--help") || flag.equals("-h")) {
         throw new HelpRequested();
+      }
+      if (!USAGE.contains("\n  " + flag + " ")) {
+        throw new IllegalArgumentException(
+            "unknown option "
+                + flag
+                + (flag.startsWith("--") && flag.contains("=")
+                    ? "; give the value as the next argument: "
+                        + flag.substring(0, flag.indexOf('='))
+                        + " VALUE"
+                    : ""));
       }
       if (i + 1 >= args.length) {
         throw new IllegalArgumentException(flag + " needs a value");
@@ -146,6 +164,26 @@ record Options(
     if (concurrency < 2) {
       throw new IllegalArgumentException("--concurrency must be at least 2");
     }
+    if (timeout.isZero()) {
+      throw new IllegalArgumentException("--timeout-s must be at least 1");
+    }
+    requirePath("--path", path);
+    if (otherPath != null) {
+      requirePath("--other-path", otherPath);
+    }
+    if (effectUrl != null) {
+      if (!effectUrl.contains("{{unique}}")) {
+        throw new IllegalArgumentException(
+            "--effect-url must contain {{unique}}: it counts what one check's requests created,"
+                + " e.g. '/v1/payments?merchantReference={{unique}}'");
+      }
+      if (!effectUrl.startsWith("/") && !effectUrl.startsWith("http://")) {
+        throw new IllegalArgumentException(
+            "--effect-url is a path under --base-url (starting with /) or an http:// URL, not "
+                + effectUrl
+                + (effectUrl.startsWith("https://") ? " (https is not supported)" : ""));
+      }
+    }
     return new Options(
         baseUrl,
         method,
@@ -175,6 +213,13 @@ record Options(
   static final class HelpRequested extends IllegalArgumentException {
     HelpRequested() {
       super("help");
+    }
+  }
+
+  private static void requirePath(String flag, String path) {
+    if (!path.startsWith("/")) {
+      throw new IllegalArgumentException(
+          flag + " is a path under --base-url starting with /, e.g. /v1/payments, not " + path);
     }
   }
 

@@ -1,9 +1,14 @@
 package dev.idemkit.conformance;
 
+import dev.idemkit.client.internal.Json;
+import dev.idemkit.conformance.RawHttp.Response;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
 import java.util.Properties;
 
 /**
@@ -20,6 +25,13 @@ import java.util.Properties;
  * @param maxKeyLength the longest key the server must accept ({@code max-key-length})
  * @param mismatchStatus the status for a key reused with another request ({@code mismatch-status})
  * @param inProgressStatus the status while the first request runs ({@code in-progress-status})
+ * @param inProgressProblem whether an in-progress answer is a problem, as in the draft: {@code
+ *     application/problem+json} or a {@code Link} with {@code rel="describedby"} ({@code
+ *     in-progress-problem})
+ * @param inProgressCode what in the body marks an in-progress answer, if anything ({@code
+ *     in-progress-code=PATH=VALUE})
+ * @param mismatchCode what in the body marks a reused-key answer, if anything ({@code
+ *     mismatch-code=PATH=VALUE})
  * @param replayHeader a header every replay carries, as {@code Name: value}, or empty ({@code
  *     replay-header})
  * @param retryAfterRequired whether an in-progress answer must say when to retry ({@code
@@ -36,22 +48,87 @@ record Profile(
     int maxKeyLength,
     int mismatchStatus,
     int inProgressStatus,
+    boolean inProgressProblem,
+    Code inProgressCode,
+    Code mismatchCode,
     String replayHeader,
     boolean retryAfterRequired,
     boolean validationErrorsStored) {
 
   /**
+   * A value in an answer's JSON body that says what the answer is, such as {@code
+   * error.code=idempotency_key_in_use}; {@link #NONE} when the profile names none.
+   */
+  record Code(String path, String value) {
+
+    static final Code NONE = new Code("", "");
+
+    static Code parse(String setting, String spec) {
+      if (spec.isEmpty()) {
+        return NONE;
+      }
+      int eq = spec.indexOf('=');
+      if (eq <= 0 || eq == spec.length() - 1) {
+        throw new IllegalArgumentException(
+            setting
+                + " is PATH=VALUE, a field of the answer's JSON body and its value (e.g."
+                + " errorCode=IDEMPOTENCY_REQUEST_IN_PROGRESS or error.code=idempotency_key_in_use),"
+                + " not '"
+                + spec
+                + "'");
+      }
+      return new Code(spec.substring(0, eq).trim(), spec.substring(eq + 1).trim());
+    }
+
+    boolean isNone() {
+      return path.isEmpty();
+    }
+
+    /** Whether the answer's body has this value at this path; always, for {@link #NONE}. */
+    boolean matches(Response r) {
+      if (isNone()) {
+        return true;
+      }
+      try {
+        return JsonPath.find(Json.parse(r.bodyText()), path)
+            .map(v -> String.valueOf(v).equals(value))
+            .orElse(false);
+      } catch (RuntimeException notJson) {
+        return false;
+      }
+    }
+
+    @Override
+    public String toString() {
+      return isNone() ? "" : path + "=" + value;
+    }
+  }
+
+  /** What an answer to a request with a key is, by this profile's statuses and codes. */
+  enum Answer {
+    SUCCESS,
+    IN_PROGRESS,
+    MISMATCH,
+    /** The profile gives both the same status and nothing to tell them apart by. */
+    IN_PROGRESS_OR_MISMATCH,
+    OTHER
+  }
+
+  /**
    * draft-ietf-httpapi-idempotency-key-header: the key is an sf-string; a missing or malformed key
-   * is a 400, a reused key with another payload a 422, a request still being processed a 409. The
-   * draft names no replay header, so none is required (its presence is reported).
+   * is a 400, a reused key with another payload a 422, a request still being processed a 409 with a
+   * problem description (application/problem+json, or a {@code Link} to documentation). The draft
+   * names no problem type or code of its own, and no replay header, so none is required (a replay
+   * header's presence is reported).
    */
   static final Profile IETF =
-      new Profile("ietf", true, 400, 400, true, 255, 422, 409, "", true, false);
+      new Profile(
+          "ietf", true, 400, 400, true, 255, 422, 409, true, Code.NONE, Code.NONE, "", true, false);
 
   /**
    * Stripe: the key is optional and bare (at most 255 characters), a replay carries {@code
-   * Idempotent-Replayed: true}, reused keys with other parameters are a 400 (idempotency_error),
-   * concurrent use a 409.
+   * Idempotent-Replayed: true}, reused keys with other parameters are a 400 of type {@code
+   * idempotency_error}, concurrent use a 409 with code {@code idempotency_key_in_use}.
    */
   static final Profile STRIPE =
       new Profile(
@@ -63,9 +140,79 @@ record Profile(
           255,
           400,
           409,
+          false,
+          new Code("error.code", "idempotency_key_in_use"),
+          new Code("error.type", "idempotency_error"),
           "Idempotent-Replayed: true",
           false,
           false);
+
+  /**
+   * Classifies an answer. An in-progress answer has the in-progress status and, where the profile
+   * says so, the problem form and the in-progress code; a mismatch has the mismatch status and the
+   * mismatch code. When one status serves both, only a code can tell them apart.
+   */
+  Answer classify(Response r) {
+    if (r.success()) {
+      return Answer.SUCCESS;
+    }
+    boolean inProgress =
+        r.status() == inProgressStatus
+            && inProgressCode.matches(r)
+            && (!inProgressProblem || isProblem(r));
+    boolean mismatch = r.status() == mismatchStatus && mismatchCode.matches(r);
+    if (inProgress && mismatch) {
+      if (!inProgressCode.isNone() && mismatchCode.isNone()) {
+        return Answer.IN_PROGRESS;
+      }
+      if (!mismatchCode.isNone() && inProgressCode.isNone()) {
+        return Answer.MISMATCH;
+      }
+      return Answer.IN_PROGRESS_OR_MISMATCH;
+    }
+    return inProgress ? Answer.IN_PROGRESS : mismatch ? Answer.MISMATCH : Answer.OTHER;
+  }
+
+  /** Empty when every answer can be classified; else why an in-progress one cannot. */
+  Optional<String> ambiguity() {
+    if (inProgressStatus != mismatchStatus
+        || (inProgressCode.isNone() != mismatchCode.isNone())
+        || (!inProgressCode.isNone() && !inProgressCode.equals(mismatchCode))) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "the "
+            + name
+            + " profile has "
+            + inProgressStatus
+            + " both for a request in progress and for a key reused with another request, and no"
+            + " in-progress-code or mismatch-code that tells them apart");
+  }
+
+  /** The in-progress answer this profile expects, for reports. */
+  String inProgressAnswer() {
+    return inProgressStatus
+        + (inProgressProblem ? " as application/problem+json or with Link rel=describedby" : "")
+        + (inProgressCode.isNone()
+            ? ""
+            : (inProgressProblem ? ", " : " ") + "with " + inProgressCode);
+  }
+
+  /** The reused-key answer this profile expects, for reports. */
+  String mismatchAnswer() {
+    return mismatchStatus + (mismatchCode.isNone() ? "" : " with " + mismatchCode);
+  }
+
+  /** The draft's error forms: a problem body, or a Link to documentation. */
+  private static boolean isProblem(Response r) {
+    String type = r.header("Content-Type").orElse("").toLowerCase(Locale.ROOT);
+    boolean problemJson = type.split(";")[0].trim().equals("application/problem+json");
+    boolean described =
+        r.headers().stream()
+            .filter(h -> h.getKey().equalsIgnoreCase("Link"))
+            .anyMatch(h -> h.getValue().toLowerCase(Locale.ROOT).matches(".*rel=\"?describedby.*"));
+    return problemJson || described;
+  }
 
   static Profile named(String spec) throws IOException {
     return switch (spec) {
@@ -82,8 +229,8 @@ record Profile(
   }
 
   /** The settings a profile file may have. */
-  static final java.util.List<String> KEYS =
-      java.util.List.of(
+  static final List<String> KEYS =
+      List.of(
           "base",
           "name",
           "require-key",
@@ -93,6 +240,9 @@ record Profile(
           "max-key-length",
           "mismatch-status",
           "in-progress-status",
+          "in-progress-problem",
+          "in-progress-code",
+          "mismatch-code",
           "replay-header",
           "retry-after-required",
           "validation-errors-stored");
@@ -131,6 +281,12 @@ record Profile(
         integer(p, "max-key-length", base.maxKeyLength),
         integer(p, "mismatch-status", base.mismatchStatus),
         integer(p, "in-progress-status", base.inProgressStatus),
+        bool(p, "in-progress-problem", base.inProgressProblem),
+        Code.parse(
+            "in-progress-code",
+            p.getProperty("in-progress-code", base.inProgressCode.toString()).trim()),
+        Code.parse(
+            "mismatch-code", p.getProperty("mismatch-code", base.mismatchCode.toString()).trim()),
         p.getProperty("replay-header", base.replayHeader).trim(),
         bool(p, "retry-after-required", base.retryAfterRequired),
         bool(p, "validation-errors-stored", base.validationErrorsStored));

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -36,14 +37,23 @@ final class FlawedServer implements AutoCloseable {
     /** Keys are global, not per principal: another tenant's key replays that tenant's answer. */
     KEYS_NOT_SCOPED_BY_PRINCIPAL,
     /** Stores the key only when the operation completes: a retry meanwhile runs it again. */
-    IN_PROGRESS_NOT_DETECTED
+    IN_PROGRESS_NOT_DETECTED,
+    /**
+     * Looks the key up, runs the operation and stores the key with its answer, so a duplicate that
+     * arrives meanwhile slips past the look-up; the business table's unique reference (per
+     * principal) then stops its second run, and the client gets that table's 409: a business
+     * conflict, not an in-progress answer. One effect, but the duplicate never learns the answer of
+     * the operation it retried.
+     */
+    BUSINESS_CONFLICT_ON_DUPLICATE
   }
 
   /** Whose rules the server follows where the IETF draft and Stripe differ. */
   enum Semantics {
     /**
      * draft-ietf-httpapi-idempotency-key-header: the key is required and an sf-string (a bare token
-     * is also taken); reused with another request, 422; in progress, 409 with Retry-After.
+     * is also taken); reused with another request, 422; in progress, a 409 problem ({@code
+     * application/problem+json}) with Retry-After.
      */
     IETF,
     /**
@@ -51,7 +61,12 @@ final class FlawedServer implements AutoCloseable {
      * and all; reused with other parameters, 400 idempotency_error; in progress, 409
      * idempotency_key_in_use, without Retry-After.
      */
-    STRIPE
+    STRIPE,
+    /**
+     * The draft's, except that a key reused with another request is a 409 too (as some APIs answer
+     * it): both 409s are problems, told apart only by their {@code errorCode}.
+     */
+    CONFLICT_FOR_MISMATCH
   }
 
   private static final class Record {
@@ -73,7 +88,15 @@ final class FlawedServer implements AutoCloseable {
   private final ExecutorService pool = Executors.newFixedThreadPool(32);
   private final Map<String, Record> records = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
+
+  /**
+   * The business table's unique (principal, reference), for {@link
+   * Flaw#BUSINESS_CONFLICT_ON_DUPLICATE}.
+   */
+  private final Set<String> references = ConcurrentHashMap.newKeySet();
+
   private final AtomicInteger ids = new AtomicInteger();
+  private final AtomicInteger posts = new AtomicInteger();
 
   FlawedServer(Flaw flaw, long workMillis) throws IOException {
     this(flaw, Semantics.IETF, workMillis);
@@ -93,6 +116,11 @@ final class FlawedServer implements AutoCloseable {
     return "http://127.0.0.1:" + server.getAddress().getPort();
   }
 
+  /** How many requests the idempotent endpoints received, keyed or not. */
+  int posts() {
+    return posts.get();
+  }
+
   private void handle(HttpExchange ex) throws IOException {
     try (ex) {
       String path = ex.getRequestURI().getPath();
@@ -107,13 +135,14 @@ final class FlawedServer implements AutoCloseable {
         answer(ex, 404, "{\"error\":\"not found\"}", null, false);
         return;
       }
+      posts.incrementAndGet();
       String principal = ex.getRequestHeaders().getFirst("Authorization");
       if (principal == null) {
         answer(ex, 401, "{\"error\":\"unauthenticated\"}", null, false);
         return;
       }
       List<String> keys = ex.getRequestHeaders().get("Idempotency-Key");
-      if (keys == null && semantics == Semantics.IETF) {
+      if (keys == null && semantics != Semantics.STRIPE) {
         answer(ex, 400, "{\"errorCode\":\"IDEMPOTENCY_KEY_MISSING\"}", null, false);
         return;
       }
@@ -148,6 +177,8 @@ final class FlawedServer implements AutoCloseable {
         if (flaw != Flaw.NO_FINGERPRINT && !existing.fingerprint.equals(fingerprint)) {
           if (semantics == Semantics.STRIPE) {
             answer(ex, 400, "{\"error\":{\"type\":\"idempotency_error\"}}", null, false);
+          } else if (semantics == Semantics.CONFLICT_FOR_MISMATCH) {
+            problem(ex, 409, "IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST");
           } else {
             answer(
                 ex,
@@ -165,7 +196,7 @@ final class FlawedServer implements AutoCloseable {
               false);
         } else if (!existing.done) {
           ex.getResponseHeaders().add("Retry-After", "1");
-          answer(ex, 409, "{\"errorCode\":\"IDEMPOTENCY_REQUEST_IN_PROGRESS\"}", null, false);
+          problem(ex, 409, "IDEMPOTENCY_REQUEST_IN_PROGRESS");
         } else {
           byte[] replay =
               flaw == Flaw.REPLAYS_DIFFERENT_BYTES && existing.status == 201
@@ -185,6 +216,11 @@ final class FlawedServer implements AutoCloseable {
       if ("decline".equals(amount)) {
         mine.status = 402;
         mine.body = "{\"errorCode\":\"PAYMENT_DECLINED\"}".getBytes(StandardCharsets.UTF_8);
+      } else if (flaw == Flaw.BUSINESS_CONFLICT_ON_DUPLICATE
+          && !references.add(principal + "|" + ref)) {
+        // The unique violation rolls the whole request back: no effect, no key stored.
+        answer(ex, 409, "{\"errorCode\":\"REFERENCE_ALREADY_USED\"}", null, false);
+        return;
       } else {
         effects.computeIfAbsent((String) ref, r -> new AtomicInteger()).incrementAndGet();
         mine.item = "it_" + ids.incrementAndGet();
@@ -192,7 +228,8 @@ final class FlawedServer implements AutoCloseable {
         mine.body = render(mine.item, (String) ref, (String) amount);
       }
       mine.done = true;
-      if (flaw == Flaw.IN_PROGRESS_NOT_DETECTED && !key.isEmpty()) {
+      if ((flaw == Flaw.IN_PROGRESS_NOT_DETECTED || flaw == Flaw.BUSINESS_CONFLICT_ON_DUPLICATE)
+          && !key.isEmpty()) {
         records.put(scope, mine);
       }
       answer(ex, mine.status, mine.body, mine.status == 201 ? "/items/" + mine.item : null, false);
@@ -213,7 +250,7 @@ final class FlawedServer implements AutoCloseable {
         records.put(scope, mine);
         return null;
       }
-      case IN_PROGRESS_NOT_DETECTED -> {
+      case IN_PROGRESS_NOT_DETECTED, BUSINESS_CONFLICT_ON_DUPLICATE -> {
         Record found = records.get(scope);
         return found != null && found.done ? found : null;
       }
@@ -264,6 +301,20 @@ final class FlawedServer implements AutoCloseable {
       }
     }
     return v;
+  }
+
+  /** The draft's form of an idempotency error: a problem (RFC 9457) with the server's code. */
+  private static void problem(HttpExchange ex, int status, String errorCode) throws IOException {
+    byte[] body =
+        ("{\"type\":\"https://api.example.test/problems/idempotency\",\"status\":"
+                + status
+                + ",\"errorCode\":\""
+                + errorCode
+                + "\"}")
+            .getBytes(StandardCharsets.UTF_8);
+    ex.getResponseHeaders().add("Content-Type", "application/problem+json");
+    ex.sendResponseHeaders(status, body.length);
+    ex.getResponseBody().write(body);
   }
 
   private static void answer(

@@ -2,13 +2,13 @@ package dev.idemkit.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idemkit.client.internal.Json;
 import dev.idemkit.conformance.BrokenServersTest.Run;
 import dev.idemkit.conformance.FlawedServer.Flaw;
 import dev.idemkit.conformance.FlawedServer.Semantics;
+import dev.idemkit.conformance.Profile.Answer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -23,6 +23,37 @@ class ProfilesTest {
 
   @TempDir Path reports;
 
+  private static RawHttp.Response answer(String head, String body) throws Exception {
+    String wire = "HTTP/1.1 " + head + "\r\nContent-Length: " + body.length() + "\r\n\r\n" + body;
+    return RawHttp.parse(wire.getBytes(StandardCharsets.ISO_8859_1), System.nanoTime());
+  }
+
+  @Test
+  void anInProgressAnswerIsTheProfilesStatusInTheProfilesForm() throws Exception {
+    String problem = "409 Conflict\r\nContent-Type: application/problem+json; charset=utf-8";
+    String linked = "409 Conflict\r\nLink: <https://api.test/idem>; rel=\"describedby\"";
+    String plain = "409 Conflict\r\nContent-Type: application/json";
+    String stripeInUse = "{\"error\":{\"code\":\"idempotency_key_in_use\"}}";
+
+    // The draft's two forms of a problem description, and a 409 in neither.
+    assertThat(Profile.IETF.classify(answer(problem, "{}"))).isEqualTo(Answer.IN_PROGRESS);
+    assertThat(Profile.IETF.classify(answer(linked, ""))).isEqualTo(Answer.IN_PROGRESS);
+    assertThat(Profile.IETF.classify(answer(plain, "{\"error\":\"duplicate\"}")))
+        .isEqualTo(Answer.OTHER);
+    assertThat(Profile.IETF.classify(answer("422 ", "{}"))).isEqualTo(Answer.MISMATCH);
+    // Stripe's 409 is known by its code; its 400 reuse answer by its type.
+    assertThat(Profile.STRIPE.classify(answer(plain, stripeInUse))).isEqualTo(Answer.IN_PROGRESS);
+    assertThat(Profile.STRIPE.classify(answer(plain, "{\"error\":{\"code\":\"taken\"}}")))
+        .isEqualTo(Answer.OTHER);
+    assertThat(
+            Profile.STRIPE.classify(answer("400 ", "{\"error\":{\"type\":\"idempotency_error\"}}")))
+        .isEqualTo(Answer.MISMATCH);
+    assertThat(
+            Profile.STRIPE.classify(
+                answer("400 ", "{\"error\":{\"type\":\"invalid_request_error\"}}")))
+        .isEqualTo(Answer.OTHER);
+  }
+
   @Test
   void aServerWithStripesSemanticsPassesTheStripeProfile() throws Exception {
     try (FlawedServer stripe = new FlawedServer(Flaw.NONE, Semantics.STRIPE, 300)) {
@@ -30,7 +61,7 @@ class ProfilesTest {
 
       assertThat(run.exit()).as(run.stdout()).isZero();
       assertThat(run.failed()).isEmpty();
-      Map<String, String> status = statusById(run);
+      Map<String, String> status = run.statuses();
       // The draft's sf-string expectations are not applied to literal keys.
       assertThat(status)
           .containsEntry("key.bad-quoting", "SKIP")
@@ -59,8 +90,8 @@ class ProfilesTest {
               "errors.validation-not-stored",
               "lost-answer.retry");
       // Stripe's replay marker is required, and was there; a reused key is Stripe's 400.
-      assertThat(detail(run, "replay.completed")).endsWith("marked Idempotent-Replayed: true");
-      assertThat(detail(run, "mismatch.body")).startsWith("400 ").contains("idempotency_error");
+      assertThat(run.detail("replay.completed")).endsWith("marked Idempotent-Replayed: true");
+      assertThat(run.detail("mismatch.body")).startsWith("400 ").contains("idempotency_error");
       assertThat(run.stdout()).contains("profile stripe");
     }
   }
@@ -84,8 +115,12 @@ class ProfilesTest {
               // 400 for a reused key, the draft's is 422
               "mismatch.body",
               "inflight.mismatch",
-              // no Retry-After on the 409
-              "conflict.retry-after");
+              // its 409 for a key in use is no problem description (application/json, no Link)
+              "concurrent.duplicates",
+              "inflight.duplicate");
+      assertThat(run.detail("inflight.duplicate")).contains("not an in-progress answer");
+      // So no in-progress answer was seen, and Retry-After is not judged.
+      assertThat(run.statuses()).containsEntry("conflict.retry-after", "SKIP");
     }
   }
 
@@ -109,7 +144,7 @@ class ProfilesTest {
       assertThat(run.failed()).isEmpty();
       assertThat(run.passed()).hasSize(20);
       assertThat(run.stdout()).contains("profile ietf-marked");
-      assertThat(detail(run, "replay.completed")).endsWith("marked Idempotent-Replayed: true");
+      assertThat(run.detail("replay.completed")).endsWith("marked Idempotent-Replayed: true");
     }
   }
 
@@ -138,30 +173,85 @@ class ProfilesTest {
               // replays without X-Acme-Replay: yes
               "replay.completed",
               "lost-answer.retry");
-      assertThat(detail(run, "mismatch.body")).startsWith("expected 409, got 422");
-      assertThat(detail(run, "replay.completed")).contains("no replay marker 'X-Acme-Replay: yes'");
+      assertThat(run.detail("mismatch.body")).startsWith("expected 409, got 422");
+      assertThat(run.detail("replay.completed")).contains("no replay marker 'X-Acme-Replay: yes'");
     }
   }
 
-  private static Map<String, String> statusById(Run run) {
-    Map<String, String> statuses = new LinkedHashMap<>();
-    for (Map<String, Object> check : checks(run)) {
-      statuses.put((String) check.get("id"), (String) check.get("status"));
+  /**
+   * An API that answers a reused key with a 409 too: a profile file that says so and names the two
+   * answers' codes passes it, and fails a server whose duplicates get a business 409 (neither
+   * code), which a status alone would have read as "in progress".
+   */
+  @Test
+  void whenInProgressAndMismatchShareAStatusTheirCodesTellThemApart() throws Exception {
+    Path codes = reports.resolve("codes.properties");
+    Files.writeString(
+        codes,
+        """
+        base=ietf
+        name=conflict-codes
+        mismatch-status=409
+        in-progress-code=errorCode=IDEMPOTENCY_REQUEST_IN_PROGRESS
+        mismatch-code=errorCode=IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST
+        """);
+    List<String> profile = List.of("--profile", codes.toString());
+    try (FlawedServer correct = new FlawedServer(Flaw.NONE, Semantics.CONFLICT_FOR_MISMATCH, 300)) {
+      Run run = BrokenServersTest.check(correct, reports, "codes-pass", profile);
+
+      assertThat(run.exit()).as(run.stdout()).isZero();
+      assertThat(run.passed()).hasSize(20);
+      assertThat(run.stderr()).doesNotContain("warning");
+      assertThat(run.detail("concurrent.duplicates")).contains("7 in progress");
+      assertThat(run.detail("inflight.mismatch"))
+          .startsWith("second request: 409 ")
+          .contains("IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST");
     }
-    return statuses;
+    try (FlawedServer broken =
+        new FlawedServer(
+            Flaw.BUSINESS_CONFLICT_ON_DUPLICATE, Semantics.CONFLICT_FOR_MISMATCH, 300)) {
+      Run run = BrokenServersTest.check(broken, reports, "codes-fail", profile);
+
+      assertThat(run.exit()).isEqualTo(1);
+      assertThat(run.failed())
+          .containsExactlyInAnyOrder(
+              "concurrent.duplicates", "inflight.duplicate", "inflight.mismatch");
+      assertThat(run.detail("concurrent.duplicates"))
+          .contains("REFERENCE_ALREADY_USED")
+          .contains("not an in-progress answer");
+    }
   }
 
-  private static String detail(Run run, String id) {
-    for (Map<String, Object> check : checks(run)) {
-      if (id.equals(check.get("id"))) {
-        return (String) check.get("detail");
+  /**
+   * The same API under a profile that gives 409 to both and no code: the checker cannot tell an
+   * in-progress answer from a mismatch, warns at the start, and says "inconclusive" in each race
+   * check instead of passing it.
+   */
+  @Test
+  void whenNothingTellsInProgressFromMismatchTheRaceChecksSayInconclusive() throws Exception {
+    Path bare = reports.resolve("bare.properties");
+    Files.writeString(bare, "base=ietf\nname=conflict-bare\nmismatch-status=409\n");
+    try (FlawedServer server = new FlawedServer(Flaw.NONE, Semantics.CONFLICT_FOR_MISMATCH, 300)) {
+      Run run =
+          BrokenServersTest.check(
+              server, reports, "codes-none", List.of("--profile", bare.toString()));
+
+      assertThat(run.failed()).isEmpty();
+      assertThat(run.exit()).isZero();
+      assertThat(run.stderr())
+          .contains(
+              "warning: the conflict-bare profile has 409 both for a request in progress and for a"
+                  + " key reused with another request");
+      for (String id :
+          List.of("concurrent.duplicates", "inflight.duplicate", "inflight.mismatch")) {
+        assertThat(run.statuses()).containsEntry(id, "SKIP");
+        assertThat(run.detail(id))
+            .as(id)
+            .startsWith("inconclusive: ")
+            .contains("no in-progress-code or mismatch-code that tells them apart");
       }
+      // After completion a 409 can only be the mismatch.
+      assertThat(run.statuses()).containsEntry("mismatch.body", "PASS");
     }
-    throw new AssertionError("no check " + id + " in the report");
-  }
-
-  @SuppressWarnings("unchecked")
-  private static List<Map<String, Object>> checks(Run run) {
-    return (List<Map<String, Object>>) ((Map<String, Object>) Json.parse(run.json())).get("checks");
   }
 }

@@ -97,6 +97,53 @@ class UsageTest {
   }
 
   @Test
+  void pathsAndTheEffectUrlAreCheckedBeforeAnythingIsSent() {
+    assertThat(run("--base-url", "http://127.0.0.1:9", "--path", "v1/x", "--body", "{}").err())
+        .contains("--path is a path under --base-url starting with /, e.g. /v1/payments, not v1/x");
+    assertThat(run(withRequired("--other-path", "v1/orders")).err())
+        .contains("--other-path is a path under --base-url starting with /");
+    assertThat(run(withRequired("--effect-url", "/v1/payments?ref=fixed")).err())
+        .contains("--effect-url must contain {{unique}}");
+    assertThat(run(withRequired("--effect-url", "https://h/x?r={{unique}}")).err())
+        .contains("--effect-url is a path under --base-url (starting with /) or an http:// URL")
+        .contains("(https is not supported)");
+    for (String[] args :
+        List.of(
+            withRequired("--other-path", "v1/orders"),
+            withRequired("--effect-url", "/v1/payments?ref=fixed"),
+            withRequired("--timeout-s", "0"))) {
+      assertThat(run(args).exit()).isEqualTo(2);
+    }
+    assertThat(run(withRequired("--timeout-s", "0")).err())
+        .contains("--timeout-s must be at least 1");
+  }
+
+  @Test
+  void anUnknownOptionIsNamedAsOneWhereverItStands() {
+    Result last = run(withRequired("--bogus"));
+    Result joined = run(withRequired("--json=report.json"));
+
+    assertThat(last.exit()).isEqualTo(2);
+    assertThat(last.err()).contains("unknown option --bogus").doesNotContain("needs a value");
+    assertThat(joined.exit()).isEqualTo(2);
+    assertThat(joined.err())
+        .contains(
+            "unknown option --json=report.json; give the value as the next argument: --json"
+                + " VALUE");
+    assertThat(run(withRequired("--json")).err()).contains("--json needs a value");
+  }
+
+  @Test
+  void aProfileCodeIsPathEqualsValue() throws Exception {
+    Path bad = Files.writeString(dir.resolve("code.properties"), "in-progress-code=errorCode\n");
+
+    Result r = run(withRequired("--profile", bad.toString()));
+
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.err()).contains("in-progress-code is PATH=VALUE").contains("not 'errorCode'");
+  }
+
+  @Test
   void aBadNumberNamesItsOption() {
     Result r = run(withRequired("--concurrency", "abc"));
 
