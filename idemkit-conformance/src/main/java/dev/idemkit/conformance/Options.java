@@ -147,7 +147,7 @@ record Options(
         case "--timeout-s" -> timeout = Duration.ofSeconds(number(flag, v));
         case "--json" -> json = Path.of(v);
         case "--junit" -> junit = Path.of(v);
-        case "--only" -> only = Set.of(v.split(","));
+        case "--only" -> only = Set.copyOf(List.of(v.trim().split("\\s*,\\s*")));
         default -> throw new IllegalArgumentException("unknown option " + flag);
       }
     }

@@ -67,6 +67,10 @@ class UsageTest {
     assertThat(r.err()).contains("--only names no check [key.mising]").contains("key.missing");
     assertThat(r.out()).doesNotContain("passed");
     assertThat(Checker.IDS).contains("key.missing", "replay.completed", "lost-answer.retry");
+    // Spaces after the commas are not part of an id.
+    assertThat(run(withRequired("--only", "key.missing, replay.completed")).err())
+        .doesNotContain("names no check")
+        .contains("cannot connect to --base-url http://127.0.0.1:9");
   }
 
   @Test
