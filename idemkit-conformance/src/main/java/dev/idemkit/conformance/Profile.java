@@ -116,14 +116,16 @@ record Profile(
 
   /**
    * draft-ietf-httpapi-idempotency-key-header: the key is an sf-string; a missing or malformed key
-   * is a 400, a reused key with another payload a 422, a request still being processed a 409 with a
-   * problem description (application/problem+json, or a {@code Link} to documentation). The draft
-   * names no problem type or code of its own, and no replay header, so none is required (a replay
-   * header's presence is reported).
+   * is a 400, a reused key with another payload a 422, a request still being processed a 409. The
+   * draft says these answers SHOULD describe the problem (a body with a link to documentation, or a
+   * {@code Link} header) but names no type or code of its own, so any 409 is read as in progress (a
+   * profile file can demand more: {@code in-progress-problem=true}, {@code in-progress-code}). It
+   * names no replay header either, so none is required (a replay header's presence is reported).
    */
   static final Profile IETF =
       new Profile(
-          "ietf", true, 400, 400, true, 255, 422, 409, true, Code.NONE, Code.NONE, "", true, false);
+          "ietf", true, 400, 400, true, 255, 422, 409, false, Code.NONE, Code.NONE, "", true,
+          false);
 
   /**
    * Stripe: the key is optional and bare (at most 255 characters), a replay carries {@code

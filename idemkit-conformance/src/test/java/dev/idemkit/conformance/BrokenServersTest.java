@@ -137,12 +137,24 @@ class BrokenServersTest {
 
   /**
    * A duplicate that slips past a find-then-insert and is stopped by the business table's unique
-   * reference gets that table's 409: one effect, but not an in-progress answer, so the client
-   * retrying never learns the answer of its operation. The race checks must not count it as one.
+   * reference gets that table's 409: one effect, but not an in-progress answer, so the client may
+   * take its operation for refused. Under plain {@code ietf} any 409 is the draft's in-progress
+   * status, and the server is caught by the missing {@code Retry-After}; a profile that demands the
+   * draft's problem description (or an in-progress code, ProfilesTest) tells the business 409
+   * apart, and the race checks fail it.
    */
   @Test
   void aBusinessConflictForADuplicateIsNotAnInProgressAnswer() throws Exception {
-    Run run = check(Flaw.BUSINESS_CONFLICT_ON_DUPLICATE);
+    Run plain = check(Flaw.BUSINESS_CONFLICT_ON_DUPLICATE);
+    assertThat(plain.exit()).isEqualTo(1);
+    assertThat(plain.failed()).containsExactly("conflict.retry-after");
+
+    Path file = reports.resolve("ietf-problem.properties");
+    Files.writeString(file, "base=ietf\nname=ietf-problem\nin-progress-problem=true\n");
+    Run run;
+    try (FlawedServer server = new FlawedServer(Flaw.BUSINESS_CONFLICT_ON_DUPLICATE, 300)) {
+      run = check(server, reports, "business-conflict", List.of("--profile", file.toString()));
+    }
 
     assertThat(run.exit()).isEqualTo(1);
     assertThat(run.failed())

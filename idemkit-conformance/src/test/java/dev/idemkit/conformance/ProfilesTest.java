@@ -35,12 +35,20 @@ class ProfilesTest {
     String plain = "409 Conflict\r\nContent-Type: application/json";
     String stripeInUse = "{\"error\":{\"code\":\"idempotency_key_in_use\"}}";
 
-    // The draft's two forms of a problem description, and a 409 in neither.
+    // The draft only says its answers SHOULD describe the problem: any 409 is in progress.
     assertThat(Profile.IETF.classify(answer(problem, "{}"))).isEqualTo(Answer.IN_PROGRESS);
     assertThat(Profile.IETF.classify(answer(linked, ""))).isEqualTo(Answer.IN_PROGRESS);
     assertThat(Profile.IETF.classify(answer(plain, "{\"error\":\"duplicate\"}")))
-        .isEqualTo(Answer.OTHER);
+        .isEqualTo(Answer.IN_PROGRESS);
     assertThat(Profile.IETF.classify(answer("422 ", "{}"))).isEqualTo(Answer.MISMATCH);
+    // A profile that demands the draft's forms: a problem body or a Link, not a 409 in neither.
+    Path file = reports.resolve("problem.properties");
+    Files.writeString(file, "base=ietf\nin-progress-problem=true\n");
+    Profile problems = Profile.custom(file);
+    assertThat(problems.classify(answer(problem, "{}"))).isEqualTo(Answer.IN_PROGRESS);
+    assertThat(problems.classify(answer(linked, ""))).isEqualTo(Answer.IN_PROGRESS);
+    assertThat(problems.classify(answer(plain, "{\"error\":\"duplicate\"}")))
+        .isEqualTo(Answer.OTHER);
     // Stripe's 409 is known by its code; its 400 reuse answer by its type.
     assertThat(Profile.STRIPE.classify(answer(plain, stripeInUse))).isEqualTo(Answer.IN_PROGRESS);
     assertThat(Profile.STRIPE.classify(answer(plain, "{\"error\":{\"code\":\"taken\"}}")))
@@ -115,12 +123,13 @@ class ProfilesTest {
               // 400 for a reused key, the draft's is 422
               "mismatch.body",
               "inflight.mismatch",
-              // its 409 for a key in use is no problem description (application/json, no Link)
-              "concurrent.duplicates",
-              "inflight.duplicate");
-      assertThat(run.detail("inflight.duplicate")).contains("not an in-progress answer");
-      // So no in-progress answer was seen, and Retry-After is not judged.
-      assertThat(run.statuses()).containsEntry("conflict.retry-after", "SKIP");
+              // its 409 for a key in use says nothing of when to retry
+              "conflict.retry-after");
+      // That 409 is the draft's in-progress status, whatever its body.
+      assertThat(run.detail("inflight.duplicate")).contains("409");
+      assertThat(run.statuses())
+          .containsEntry("concurrent.duplicates", "PASS")
+          .containsEntry("inflight.duplicate", "PASS");
     }
   }
 
