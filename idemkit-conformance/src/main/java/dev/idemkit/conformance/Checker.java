@@ -705,11 +705,16 @@ final class Checker {
     Request request = request(u, key, o.auth(), o.body(), o.path(), List.of());
     Response lost;
     try (LossyProxy proxy = new LossyProxy(o.baseUrl(), o.timeout())) {
+      // Sent to the proxy, but for the server: its Host, so a server that routes by host name
+      // (virtual hosts behind one address) gets it where the checker's other requests go.
+      List<Map.Entry<String, String>> headers = new ArrayList<>();
+      headers.add(Map.entry("Host", RawHttp.host(request.uri())));
+      headers.addAll(request.headers());
       Request viaProxy =
           new Request(
               request.method(),
               proxy.uri().resolve(request.uri().getRawPath() + query(request.uri())),
-              request.headers(),
+              headers,
               request.body());
       try {
         Response reached = send(viaProxy);

@@ -27,7 +27,10 @@ final class RawHttp {
 
   private RawHttp() {}
 
-  /** A request; {@code headers} may name a header twice. */
+  /**
+   * A request; {@code headers} may name a header twice. Its {@code Host} is the URI's unless {@code
+   * headers} names one (a request sent through a proxy keeps the server's).
+   */
   record Request(String method, URI uri, List<Map.Entry<String, String>> headers, byte[] body) {
 
     /** The bytes on the wire. */
@@ -39,7 +42,9 @@ final class RawHttp {
       }
       StringBuilder head = new StringBuilder();
       head.append(method).append(' ').append(target).append(" HTTP/1.1\r\n");
-      head.append("Host: ").append(uri.getHost()).append(':').append(port(uri)).append("\r\n");
+      if (headers.stream().noneMatch(h -> h.getKey().equalsIgnoreCase("Host"))) {
+        head.append("Host: ").append(host(uri)).append("\r\n");
+      }
       for (Map.Entry<String, String> h : headers) {
         head.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n");
       }
@@ -78,6 +83,11 @@ final class RawHttp {
       String text = bodyText().replaceAll("\\s+", " ");
       return status + " " + (text.length() > 160 ? text.substring(0, 160) + "…" : text);
     }
+  }
+
+  /** The {@code Host} header's value for {@code uri}: {@code host:port}. */
+  static String host(URI uri) {
+    return uri.getHost() + ':' + port(uri);
   }
 
   static int port(URI uri) {

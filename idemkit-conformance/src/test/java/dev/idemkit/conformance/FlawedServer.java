@@ -123,6 +123,13 @@ final class FlawedServer implements AutoCloseable {
 
   private void handle(HttpExchange ex) throws IOException {
     try (ex) {
+      // Served only under its own host name, as a virtual host behind a shared address is: a
+      // request for another host (e.g. the checker's proxy's) is misdirected.
+      String host = baseUrl().substring("http://".length());
+      if (!host.equals(ex.getRequestHeaders().getFirst("Host"))) {
+        answer(ex, 421, "{\"error\":\"misdirected request\"}", null, false);
+        return;
+      }
       String path = ex.getRequestURI().getPath();
       if ("GET".equals(ex.getRequestMethod()) && path.equals("/effects")) {
         String ref = ex.getRequestURI().getQuery().substring("ref=".length());

@@ -57,6 +57,23 @@ class RawHttpTest {
   }
 
   @Test
+  void aRequestCarriesItsUrisHostUnlessItNamesItsOwn() {
+    java.net.URI proxy = java.net.URI.create("http://127.0.0.1:7001/v1/p");
+    RawHttp.Request plain = new RawHttp.Request("GET", proxy, java.util.List.of(), new byte[0]);
+    RawHttp.Request forServer =
+        new RawHttp.Request(
+            "GET",
+            proxy,
+            java.util.List.of(java.util.Map.entry("Host", "api.test:8080")),
+            new byte[0]);
+
+    assertThat(new String(plain.bytes(), StandardCharsets.ISO_8859_1))
+        .contains("\r\nHost: 127.0.0.1:7001\r\n");
+    String wire = new String(forServer.bytes(), StandardCharsets.ISO_8859_1);
+    assertThat(wire).contains("\r\nHost: api.test:8080\r\n").doesNotContain("7001");
+  }
+
+  @Test
   void effectCountsAreReadByPath() {
     Object doc = Json.parse("{\"count\":2,\"data\":[{\"n\":\"7\"},{}],\"x\":1.5}");
 
