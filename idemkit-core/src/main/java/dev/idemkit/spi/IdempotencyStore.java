@@ -175,9 +175,11 @@ public interface IdempotencyStore {
    * One batch of each cleanup walk, each its own short transaction that skips rows another holds:
    * drops the stored response of up to {@code batchSize} records expired at least {@code
    * bodyRetention} ago (their metadata stays), then deletes up to {@code batchSize} records whose
-   * body is dropped and which expired at least {@code metadataRetention} ago, with their history.
-   * Never touches a live record ({@code IN_PROGRESS}, {@code UNKNOWN_REQUIRES_RECOVERY}); any
-   * number of instances may run it at once, and no row is dropped twice.
+   * body is dropped and which expired at least {@code metadataRetention} ago, with their history,
+   * and the history of earlier operations of keys reused after their window once the reuse is
+   * {@code metadataRetention} old (the record lives on, so its history would not go with it). Never
+   * touches a live record ({@code IN_PROGRESS}, {@code UNKNOWN_REQUIRES_RECOVERY}); any number of
+   * instances may run it at once, and no row is dropped twice.
    */
   default CleanupResult cleanupBatch(
       Duration bodyRetention, Duration metadataRetention, int batchSize) {

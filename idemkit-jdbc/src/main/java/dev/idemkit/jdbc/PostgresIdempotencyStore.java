@@ -446,6 +446,39 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       select count(*) from deleted
       """;
 
+  /**
+   * One batch of deleting the history of earlier operations of reused keys: a key reused after its
+   * window keeps the previous operation's history under the same key, ending with a {@code
+   * REPLACED_EXPIRED} row ({@link #REPLACE_EXPIRED_KEEPING_HISTORY}), and its record lives on, so
+   * {@link #DELETE_METADATA} never reaches those rows. They go once the replacement is older than
+   * the metadata retention (the replacement came at or after the earlier operation's expiry, so its
+   * metadata is kept at least as long as a record's). Walks {@code
+   * idemkit_record_history_replaced_ix} in its own order; the history of the current operation,
+   * written after its replacement row, has higher ids and stays.
+   *
+   * <p>Two instances meet here: {@code skip locked} hands each other replacement rows and other
+   * rows to delete, so neither waits for the other (a key replaced twice has rows both walks
+   * reach); a row one of them skipped is deleted by the one that holds it.
+   */
+  private static final String DELETE_REPLACED_HISTORY =
+      """
+      with batch as (
+        select id, tenant, operation, idem_key from idemkit_record_history
+        where event = 'REPLACED_EXPIRED'
+          and at <= coalesce(cast(? as timestamptz), statement_timestamp())
+                    - ? * interval '1 millisecond'
+        order by at
+        limit ?
+        for update skip locked),
+      doomed as (
+        select h.id from idemkit_record_history h, batch b
+        where h.tenant = b.tenant and h.operation = b.operation and h.idem_key = b.idem_key
+          and h.id <= b.id
+        for update of h skip locked)
+      delete from idemkit_record_history h using doomed d
+      where h.id = d.id
+      """;
+
   /** Past minutes' counters of new keys, at most an hour of them kept. */
   private static final String DELETE_OLD_KEY_COUNTERS =
       """
@@ -1176,6 +1209,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                       rs.next();
                       deleted = rs.getLong(1);
                     }
+                  }
+                  try (PreparedStatement ps = c.prepareStatement(DELETE_REPLACED_HISTORY)) {
+                    ps.setString(1, now);
+                    ps.setLong(2, metadataRetention.toMillis());
+                    ps.setInt(3, batchSize);
+                    ps.executeUpdate();
                   }
                   try (PreparedStatement ps = c.prepareStatement(DELETE_OLD_KEY_COUNTERS)) {
                     ps.setString(1, now);

@@ -179,6 +179,81 @@ class RecordLifeIT {
   }
 
   @Test
+  void aKeyReusedAgainAndAgainLosesEarlierOperationsHistoryAfterTheMetadataRetention()
+      throws Exception {
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-reused-often");
+    ScopedKey other = ScopedKey.of(tenant, "create_payment", "k-reused-once");
+    Duration metadata = Duration.ofMinutes(30);
+    assertThat(execute(id, "1.00", "{}")).isInstanceOf(Outcome.Executed.class);
+    clock.advance(TTL.plusMinutes(1));
+    assertThat(execute(id, "2.00", "{}")).isInstanceOf(Outcome.Executed.class);
+    assertThat(execute(other, "5.00", "{}")).isInstanceOf(Outcome.Executed.class);
+    clock.advance(TTL.plusMinutes(1));
+    assertThat(execute(other, "6.00", "{}")).isInstanceOf(Outcome.Executed.class);
+    clock.advance(Duration.ofMinutes(10));
+    assertThat(execute(id, "3.00", "{}")).isInstanceOf(Outcome.Executed.class);
+
+    store.cleanup(Duration.ZERO, metadata, 10);
+
+    // The record lives on (its key is in use), so its history never went with it: the first
+    // operation's was kept for ever. It goes once its replacement is older than the retention.
+    assertThat(store.find(id).orElseThrow().fingerprint()).isEqualTo(command("3.00"));
+    List<Map<String, Object>> left = history(id);
+    assertThat(left)
+        .as("the first operation's replacement row gone; the second's rows and the current's kept")
+        .extracting(h -> h.get("event"))
+        .containsExactly("FINISH", "REPLACED_EXPIRED", "FINISH");
+    assertThat(left.get(1)).containsEntry("fingerprint", command("2.00").toString());
+    assertThat(left).noneMatch(h -> command("1.00").toString().equals(h.get("fingerprint")));
+    assertThat(history(other))
+        .as("a replacement 10 minutes old, inside the retention")
+        .extracting(h -> h.get("event"))
+        .containsExactly("REPLACED_EXPIRED", "FINISH");
+
+    clock.advance(metadata);
+    store.cleanup(Duration.ZERO, metadata, 10);
+    assertThat(history(id)).extracting(h -> h.get("event")).containsExactly("FINISH");
+    assertThat(history(other)).extracting(h -> h.get("event")).containsExactly("FINISH");
+    assertThat(store.find(id)).isPresent();
+  }
+
+  @Test
+  void manyInstancesDeleteReplacedHistoryWithoutWaitingOnEachOther() throws Exception {
+    int keys = 2000;
+    insertRecords("reused", keys, "COMPLETED", "+1 hour");
+    // Each key: an operation replaced twice (both replacements past the retention), then the
+    // current operation's row.
+    sql(
+        "insert into idemkit_record_history (tenant, operation, idem_key, event, state,"
+            + " fencing_token, at)"
+            + " select tenant, operation, idem_key, e.event, 'COMPLETED', e.n,"
+            + "   now() - interval '3 days' + e.n * interval '1 minute'"
+            + " from idemkit_record, (values (1, 'FINISH'), (2, 'REPLACED_EXPIRED'),"
+            + "   (3, 'FINISH'), (4, 'REPLACED_EXPIRED'), (5, 'FINISH')) e(n, event)"
+            + " where tenant = '"
+            + tenant
+            + "' order by idem_key, e.n");
+    sql(
+        "update idemkit_record_history set at = now() where tenant = '"
+            + tenant
+            + "' and fencing_token = 5");
+
+    race(
+        8,
+        () -> {
+          IdempotencyStore instance = PostgresIdempotencyStore.create(dataSource);
+          for (int i = 0; i < 100; i++) {
+            instance.cleanupBatch(Duration.ZERO, Duration.ofDays(1), 100);
+          }
+          return null;
+        });
+
+    assertThat(historyCount("fencing_token < 5")).as("earlier operations' history").isZero();
+    assertThat(historyCount("fencing_token = 5")).as("current operations'").isEqualTo(keys);
+    assertThat(count("true")).isEqualTo(keys);
+  }
+
+  @Test
   void recoveryBacksOffExponentiallyThenEscalatesOnce() throws Exception {
     ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-unknown");
     leaveUnknown(id);

@@ -99,7 +99,8 @@ public class IdemkitProperties {
 
     /**
      * How long a record's metadata (scope, fingerprint, resource id, times) and its history are
-     * kept after the window ended; never before the body is dropped.
+     * kept after the window ended; never before the body is dropped. The history of an earlier
+     * operation of a key reused after its window is kept as long after the reuse.
      */
     private Duration metadataRetention = Duration.ofDays(7);
 
