@@ -45,8 +45,10 @@ public class IdemkitProperties {
   private String apiVersionHeader = "Api-Version";
 
   /**
-   * Statuses of handler errors (Spring ErrorResponse exceptions) stored and replayed as
-   * deterministic business rejections. Others (validation, auth, 5xx) leave no record.
+   * Failure statuses of a handler's answer (returned, or thrown as a Spring ErrorResponse) stored
+   * and replayed as deterministic business rejections; any other is answered once and leaves no
+   * record. An operation's @Idempotent(replayedStatuses) replaces this list for it. Not used by
+   * phased operations, whose steps decide what is stored.
    */
   private Set<Integer> replayableStatuses = new LinkedHashSet<>(List.of(402, 404, 409, 410, 422));
 

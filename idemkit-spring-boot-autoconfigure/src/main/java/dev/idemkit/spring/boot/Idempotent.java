@@ -49,7 +49,8 @@ public @interface Idempotent {
    * window, whether the handler returns them or throws them (a Spring {@code ErrorResponse}): a
    * deterministic refusal such as a 402 decline. Any other failure status is answered once and not
    * stored (its transaction is rolled back), so a retry runs again: say a transient 409 conflict on
-   * the state of another resource. Empty: {@code idemkit.replayable-statuses}.
+   * the state of another resource. Empty: {@code idemkit.replayable-statuses}. Not for a {@link
+   * #phased()} operation, whose steps decide what is stored: start-up fails if it names any.
    */
   int[] replayedStatuses() default {};
 

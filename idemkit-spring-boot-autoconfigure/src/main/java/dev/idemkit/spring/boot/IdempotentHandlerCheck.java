@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.time.ZoneId;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -93,6 +94,15 @@ final class IdempotentHandlerCheck {
                 + idempotent.ttl()
                 + "\", which is not an ISO-8601 duration (e.g. \"PT24H\", \"P7D\")");
       }
+    }
+    if (idempotent.phased() && idempotent.replayedStatuses().length > 0) {
+      problems.add(
+          "is phased and names replayedStatuses "
+              + Arrays.toString(idempotent.replayedStatuses())
+              + ", which only a handler that answers itself follows: a phased operation's steps"
+              + " decide (an answer a step returns is stored and replayed for the window; a step"
+              + " that throws before the first call leaves nothing, and the retry runs again)."
+              + " Remove replayedStatuses");
     }
     for (MethodParameter parameter : handler.getMethodParameters()) {
       String unfingerprinted = unfingerprinted(parameter);

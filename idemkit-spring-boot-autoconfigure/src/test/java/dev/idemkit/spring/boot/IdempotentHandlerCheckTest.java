@@ -113,6 +113,16 @@ class IdempotentHandlerCheckTest {
       return null;
     }
 
+    @Idempotent(operation = "charge", phased = true, replayedStatuses = 402)
+    public ResponseEntity<Object> phasedWithReplayPolicy() {
+      return null;
+    }
+
+    @Idempotent(operation = "reserve", replayedStatuses = 402)
+    public ResponseEntity<String> localWithReplayPolicy() {
+      return null;
+    }
+
     @Idempotent(operation = "header")
     public ResponseEntity<String> header(@RequestHeader("X-Request-Id") String requestId) {
       return null;
@@ -137,6 +147,15 @@ class IdempotentHandlerCheckTest {
     assertThat(problems("list")).isEmpty();
     // Ignored on input as well as on output: never part of the request.
     assertThat(problems("ignored")).isEmpty();
+  }
+
+  @Test
+  void aReplayPolicyOnAPhasedOperationWhichWouldNotFollowItIsNamed() {
+    assertThat(problems("phasedWithReplayPolicy"))
+        .singleElement()
+        .asString()
+        .contains("is phased and names replayedStatuses [402]");
+    assertThat(problems("localWithReplayPolicy")).isEmpty();
   }
 
   @Test
