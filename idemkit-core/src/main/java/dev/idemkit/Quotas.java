@@ -18,7 +18,12 @@ public record Quotas(int newKeysPerMinute, int liveRecords) {
 
   public Quotas {
     if (newKeysPerMinute < 0 || liveRecords < 0) {
-      throw new IllegalArgumentException("Quotas are 0 (no limit) or positive: " + this);
+      // Not "+ this": in a compact constructor the fields are not assigned yet, so it read 0, 0.
+      throw new IllegalArgumentException(
+          "Quotas are 0 (no limit) or positive: newKeysPerMinute="
+              + newKeysPerMinute
+              + ", liveRecords="
+              + liveRecords);
     }
   }
 

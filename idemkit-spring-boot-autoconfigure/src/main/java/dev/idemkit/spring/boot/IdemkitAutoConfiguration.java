@@ -124,13 +124,24 @@ public class IdemkitAutoConfiguration {
             .defaultTtl(properties.getDefaultTtl())
             .outcomePendingRetryAfter(properties.getOutcomePendingRetryAfter())
             .listener(CompositeListener.of(all))
-            .quotas(
-                new Quotas(
-                    properties.getQuota().getNewKeysPerMinutePerTenant(),
-                    properties.getQuota().getLiveRecordsPerTenant()))
+            .quotas(quotas(properties.getQuota()))
             // The recovery worker's schedule holds for a client's retries too.
             .recoverySchedule(recoverySchedule(properties.getRecovery()))
             .build());
+  }
+
+  private static Quotas quotas(IdemkitProperties.Quota quota) {
+    try {
+      return new Quotas(quota.getNewKeysPerMinutePerTenant(), quota.getLiveRecordsPerTenant());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException(
+          "idemkit.quota.new-keys-per-minute-per-tenant ("
+              + quota.getNewKeysPerMinutePerTenant()
+              + ") and live-records-per-tenant ("
+              + quota.getLiveRecordsPerTenant()
+              + ") are 0 (no limit) or positive",
+          e);
+    }
   }
 
   private static RecoverySchedule recoverySchedule(IdemkitProperties.Recovery recovery) {

@@ -36,6 +36,24 @@ public class IdempotencyCleanupWorker implements SmartLifecycle {
     if (settings.getBatchSize() < 1) {
       throw new IllegalArgumentException("idemkit.cleanup.batch-size must be positive");
     }
+    // Refused here rather than at the first run: a negative retention or pause failed every run
+    // with a WARN line while the application went on without cleanup, and a zero interval
+    // stopped the start with the scheduler's bare IllegalArgumentException.
+    if (settings.getInterval().isNegative() || settings.getInterval().isZero()) {
+      throw new IllegalArgumentException(
+          "idemkit.cleanup.interval must be positive: " + settings.getInterval());
+    }
+    if (settings.getPause().isNegative()) {
+      throw new IllegalArgumentException(
+          "idemkit.cleanup.pause cannot be negative: " + settings.getPause());
+    }
+    if (settings.getBodyRetention().isNegative() || settings.getMetadataRetention().isNegative()) {
+      throw new IllegalArgumentException(
+          "idemkit.cleanup.body-retention and metadata-retention cannot be negative: "
+              + settings.getBodyRetention()
+              + ", "
+              + settings.getMetadataRetention());
+    }
     if (settings.getMetadataRetention().compareTo(settings.getBodyRetention()) < 0) {
       log.warn(
           "idemkit.cleanup.metadata-retention ({}) is shorter than body-retention ({}): records"

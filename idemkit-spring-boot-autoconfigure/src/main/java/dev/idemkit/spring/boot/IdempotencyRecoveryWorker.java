@@ -69,6 +69,15 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
       int batchSize,
       IdemkitProperties.Recovery backoff,
       IdempotencyListener listener) {
+    // A zero batch size found no record on any pass (recovery silently off), a zero interval
+    // stopped the start with the scheduler's bare IllegalArgumentException.
+    if (interval.isNegative() || interval.isZero()) {
+      throw new IllegalArgumentException("idemkit.recovery.interval must be positive: " + interval);
+    }
+    if (batchSize < 1) {
+      throw new IllegalArgumentException(
+          "idemkit.recovery.batch-size must be positive: " + batchSize);
+    }
     this.backoff = backoff;
     this.listener = listener;
     this.idempotency = idempotency;

@@ -468,6 +468,32 @@ class IdemkitAutoConfigurationTest {
   }
 
   @Test
+  void recordLifeSettingsThatCannotWorkFailStartUpNamingTheProperty() {
+    Map<String, String> refused =
+        Map.of(
+            "idemkit.cleanup.body-retention=-PT1H", "idemkit.cleanup.body-retention",
+            "idemkit.cleanup.metadata-retention=-P1D", "metadata-retention cannot be negative",
+            "idemkit.cleanup.pause=-1s", "idemkit.cleanup.pause cannot be negative",
+            "idemkit.cleanup.interval=0s", "idemkit.cleanup.interval must be positive",
+            "idemkit.recovery.interval=0s", "idemkit.recovery.interval must be positive",
+            "idemkit.recovery.batch-size=0", "idemkit.recovery.batch-size must be positive",
+            "idemkit.quota.live-records-per-tenant=-1", "live-records-per-tenant (-1)",
+            "idemkit.quota.new-keys-per-minute-per-tenant=-5",
+                "new-keys-per-minute-per-tenant (-5)");
+    refused.forEach(
+        (property, message) ->
+            runner
+                .withPropertyValues(property)
+                .run(
+                    context -> {
+                      assertThat(context).as(property).hasFailed();
+                      assertThat(context.getStartupFailure())
+                          .as(property)
+                          .hasStackTraceContaining(message);
+                    }));
+  }
+
+  @Test
   void outsideTheEmbeddedDemoAMissingSecretStopsTheStart() {
     new ApplicationContextRunner()
         .withConfiguration(TRANSACTIONS)
