@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idemkit.examples.payments.demo.EmbeddedProvider;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -181,5 +183,36 @@ class EscalationIT extends HttpTestSupport {
         resolve(key, ADMIN, "{\"outcome\":\"NOT_APPLIED\",\"reason\":\"twice\"}");
     assertThat(again.statusCode()).as("a finished record takes no resolution").isEqualTo(409);
     assertThat(again.body()).contains("RECORD_NOT_AWAITING_RESOLUTION");
+  }
+
+  /**
+   * A key is any visible ASCII text; one holding '/' or '%' cannot be a path segment (the gate
+   * refuses it), so its record is read and resolved with the key in the query.
+   */
+  @Test
+  void aRecordWhoseKeyAPathCannotCarryIsReadAndResolvedWithTheKeyInTheQuery() throws Exception {
+    String key = "orders/" + newKey() + "/50%";
+    String ref = "esc-slash-" + newKey();
+    escalatedPayment(key, ref);
+    String base = "/v1/admin/idempotency/records/tenant_demo_a/create_payment";
+    String query = "?key=" + URLEncoder.encode(key, StandardCharsets.UTF_8);
+
+    HttpResponse<String> inPath =
+        get(base + "/" + key.replace("%", "%25").replace("/", "%2F"), ADMIN);
+    assertThat(inPath.statusCode()).as("the path form cannot carry it").isEqualTo(400);
+    HttpResponse<String> read = get(base + query, ADMIN);
+    assertThat(read.statusCode()).as(read.body()).isEqualTo(200);
+    assertThat(read.body()).contains("UNKNOWN_REQUIRES_RECOVERY").contains("\"ESCALATED\"");
+    String verdict = "{\"outcome\":\"NOT_APPLIED\",\"reason\":\"no charge found\"}";
+    assertThat(post(base + "/resolution" + query, TENANT_A, null, verdict).statusCode())
+        .as("tenant keys are refused")
+        .isEqualTo(403);
+
+    HttpResponse<String> resolved = post(base + "/resolution" + query, ADMIN, null, verdict);
+
+    assertThat(resolved.statusCode()).as(resolved.body()).isEqualTo(200);
+    assertThat(resolved.body()).contains("OPERATOR_RESOLVED_NOT_APPLIED");
+    eventually(() -> state(key).equals("COMPLETED"));
+    assertThat(pay(key, ref, null).statusCode()).isEqualTo(201);
   }
 }

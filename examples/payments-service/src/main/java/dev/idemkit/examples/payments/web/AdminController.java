@@ -196,6 +196,42 @@ public class AdminController extends OperatorEndpoints {
     return record(tenant, operation, key);
   }
 
+  /**
+   * {@link #resolve} for a key that a path cannot carry: a key is any visible ASCII text, and one
+   * holding {@code /}, {@code \}, {@code %} or {@code ;} (or being {@code .} or {@code ..}) is
+   * refused by the gate as a path segment (400 {@code MALFORMED_PATH}), so its record could not be
+   * resolved at all. Here the key is the query parameter {@code key}, percent-encoded.
+   */
+  @Operation(
+      operationId = "resolveRecordByKeyParameter",
+      summary = "Resolve a record whose key a path cannot carry (key in the query)")
+  @PostMapping(
+      path = "/v1/admin/idempotency/records/{tenant}/{operation}/resolution",
+      params = "key",
+      consumes = "application/json")
+  @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
+  @ProblemAnswer(status = 409, errorCodes = "RECORD_NOT_AWAITING_RESOLUTION")
+  @ProblemAnswer(status = 422, errorCodes = "RESOLUTION_INVALID")
+  public Map<String, Object> resolveByKeyParameter(
+      Principal operator,
+      @PathVariable String tenant,
+      @PathVariable String operation,
+      @RequestParam String key,
+      @Valid @RequestBody Resolution request) {
+    return resolve(operator, tenant, operation, key, request);
+  }
+
+  /** {@link #record} for a key that a path cannot carry (see {@link #resolveByKeyParameter}). */
+  @Operation(
+      operationId = "getRecordByKeyParameter",
+      summary = "A record whose key a path cannot carry (key in the query)")
+  @GetMapping(path = "/v1/admin/idempotency/records/{tenant}/{operation}", params = "key")
+  @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
+  public Map<String, Object> recordByKeyParameter(
+      @PathVariable String tenant, @PathVariable String operation, @RequestParam String key) {
+    return record(tenant, operation, key);
+  }
+
   @Operation(operationId = "getRecord", summary = "A record, its phases and history")
   @GetMapping("/v1/admin/idempotency/records/{tenant}/{operation}/{key}")
   @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
