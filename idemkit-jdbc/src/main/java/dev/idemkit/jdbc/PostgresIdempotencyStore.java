@@ -493,8 +493,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * this a no-op. {@code previous} is the row as it was, to tell a new escalation from an old one.
    * The attempts count the first request's (its suspend counted one): after the recovery worker's
    * first attempt ({@code recovery_attempts} = 2) the wait is {@code backoff}, then twice as long
-   * each time. An escalated record stays unknown; client retries are told to wait {@code maxDelay}
-   * between their own recovery attempts.
+   * each time. An escalated record stays unknown; a client's retry may still attempt its recovery,
+   * each attempt after the next wait of the same schedule (at most {@code maxDelay}).
    */
   private static final String BACK_OFF_RECOVERY =
       """

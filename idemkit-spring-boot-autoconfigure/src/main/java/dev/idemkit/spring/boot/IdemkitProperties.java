@@ -216,7 +216,8 @@ public class IdemkitProperties {
      * no limit. Records escalated to an operator count: their outcome is unresolved, so they hold
      * their place until an operator resolves them (a tenant whose provider keeps losing answers
      * cannot pile up unknown outcomes past the limit). Checked in the new key's claim transaction,
-     * exact across instances; a refusal's Retry-After is 5 seconds.
+     * exact across instances; a refusal's Retry-After is 5 seconds, or 60 when the tenant's
+     * escalated records alone fill its places (only an operator frees those).
      */
     private int liveRecordsPerTenant = 0;
 
