@@ -557,12 +557,15 @@ public final class IdempotencyEngine implements Idempotency {
      * attemptsBefore + 1}). A request's recovery attempt, one after the first request's, follows
      * the record's schedule as a worker's would: the next attempt waits, or the record is left to
      * an operator, and the caller is told to wait as long. Without a schedule, or on the first
-     * request (whose recovery is due at once), the configured {@code outcomePendingRetryAfter}.
+     * request (whose recovery is due at once, unless the schedule allows one attempt only), the
+     * configured {@code outcomePendingRetryAfter}.
      */
     private Duration retryAfterUnknown() {
       RecoverySchedule schedule = config.recoverySchedule();
       int attempts = attemptsBefore + 1;
-      if (!forRequest || schedule == null || attempts < 2) {
+      // The first request's attempt is due for recovery at once, unless it was the last one
+      // allowed (a limit of one attempt): then it is escalated here like any later attempt.
+      if (!forRequest || schedule == null || (attempts < 2 && attempts < schedule.maxAttempts())) {
         return config.outcomePendingRetryAfter();
       }
       RecoveryBackoff done;

@@ -852,6 +852,43 @@ public abstract class IdempotencyStoreContract {
     assertThat(provider.calls).as("never called twice").hasValue(1);
   }
 
+  /**
+   * With a limit of one attempt, the first request's own attempt is the last: its unknown outcome
+   * goes to an operator at once, with no automatic attempt after it. Skipped for a store without
+   * recovery backoff.
+   */
+  @Test
+  void aLimitOfOneAttemptEscalatesTheFirstRequestsUnknownOutcomeAtOnce() throws Exception {
+    Duration first = Duration.ofSeconds(10);
+    try {
+      store.backOffRecovery(key("k-one-none"), first, Duration.ofHours(1), 1);
+    } catch (UnsupportedOperationException e) {
+      org.junit.jupiter.api.Assumptions.abort("no recovery backoff in this store");
+    }
+    Idempotency scheduled =
+        Idempotency.create(
+            store,
+            IdempotencyConfig.builder()
+                .lease(LEASE)
+                .defaultTtl(TTL)
+                .listener(listener)
+                .ticker(ticker::get)
+                .recoverySchedule(new RecoverySchedule(first, Duration.ofHours(1), 1))
+                .build());
+    ScopedKey id = key("k-one-attempt");
+    Provider provider = new Provider();
+    provider.lookupsReachTheRecords.set(false);
+    PhasedOperation<Payment> op = provider.payment(id, () -> {}, answerLost());
+
+    Outcome answer = scheduled.execute(new IdempotentRequest(id, command("10.00"), TTL), op);
+
+    assertThat(answer).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(record(id).recoveryAttempts()).isEqualTo(1);
+    assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
+    assertThat(listener.count("escalated")).isEqualTo(1);
+    assertThat(needingRecovery()).as("no automatic attempt after the limit").doesNotContain(id);
+  }
+
   private List<ScopedKey> needingRecovery() {
     return store.findNeedingRecovery(100_000).stream().map(IdempotencyRecord::id).toList();
   }
