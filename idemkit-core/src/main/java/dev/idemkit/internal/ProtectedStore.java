@@ -3,6 +3,7 @@ package dev.idemkit.internal;
 import dev.idemkit.DataProtection;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
+import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.RecordUnreadableException.Reason;
@@ -48,7 +49,8 @@ import javax.crypto.spec.GCMParameterSpec;
  * associated data binds it to its record (tenant, operation, key, status, schema version, resource
  * id, headers), so a body moved to another record, or a changed status, fails to open. Bodies
  * without the envelope (stored before protection was on) are read as they are. Sealed recovery data
- * is one entry {@code "~sealed": "ik1:<key id>:<base64>"}.
+ * is one entry {@code "~sealed": "ik1:<key id>:<base64>"}; an operator's external reference, which
+ * the store writes beside it, is sealed the same way in its own entry.
  */
 public final class ProtectedStore extends ForwardingIdempotencyStore {
 
@@ -120,6 +122,26 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
   public void finish(
       StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
     delegate().finish(tx, owner, state, seal(tx, owner.id(), state, response));
+  }
+
+  /**
+   * An operator's verdict goes into the recovery data beside what was sealed (the store adds it in
+   * SQL): the external reference that comes with it (a provider's charge id) is sealed here first,
+   * as the rest of the recovery data is, and opened again when the record is read.
+   */
+  @Override
+  public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
+    OperatorResolution stored = resolution;
+    if (keys != null && resolution.applied()) {
+      TenantKeyring.DataKey key = keys.current(null, id.tenant());
+      stored =
+          OperatorResolution.applied(
+              sealValue(
+                  key,
+                  referenceAad(id, key.id()),
+                  resolution.externalReference().getBytes(StandardCharsets.UTF_8)));
+    }
+    return delegate().resolve(id, stored, actor, reason);
   }
 
   @Override
@@ -224,20 +246,20 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
       return data;
     }
     TenantKeyring.DataKey key = keys.current(tx, id.tenant());
+    return Map.of(
+        SEALED_DATA,
+        sealValue(key, dataAad(id, key.id()), Json.write(data).getBytes(StandardCharsets.UTF_8)));
+  }
+
+  /** {@code ik1:<key id>:<base64 of IV and ciphertext>}. */
+  private static String sealValue(TenantKeyring.DataKey key, byte[] aad, byte[] plain) {
     byte[] iv = new byte[IV_BYTES];
     RANDOM.nextBytes(iv);
-    byte[] sealed =
-        crypt(
-            Cipher.ENCRYPT_MODE,
-            key,
-            iv,
-            dataAad(id, key.id()),
-            Json.write(data).getBytes(StandardCharsets.UTF_8));
+    byte[] sealed = crypt(Cipher.ENCRYPT_MODE, key, iv, aad, plain);
     byte[] both = new byte[IV_BYTES + sealed.length];
     System.arraycopy(iv, 0, both, 0, IV_BYTES);
     System.arraycopy(sealed, 0, both, IV_BYTES, sealed.length);
-    return Map.of(
-        SEALED_DATA, DATA_PREFIX + key.id() + ":" + Base64.getEncoder().encodeToString(both));
+    return DATA_PREFIX + key.id() + ":" + Base64.getEncoder().encodeToString(both);
   }
 
   // ---- on the way out ---------------------------------------------------------------------
@@ -402,11 +424,44 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
 
   private Map<String, String> openData(
       StoreTransaction tx, ScopedKey id, Map<String, String> data) {
+    Map<String, String> opened = data;
     String sealed = data.get(SEALED_DATA);
-    if (sealed == null || !sealed.startsWith(DATA_PREFIX)) {
-      return data;
+    if (sealed != null && sealed.startsWith(DATA_PREFIX)) {
+      opened = Json.readStringMap(openValue(tx, id, sealed, keyId -> dataAad(id, keyId)));
+      if (data.size() > 1) {
+        // Entries written beside the sealed ones without this store (an operator's resolution,
+        // which the store adds in SQL) are read as they are, on top of what was sealed.
+        Map<String, String> merged = new LinkedHashMap<>(opened);
+        data.forEach(
+            (name, value) -> {
+              if (!SEALED_DATA.equals(name)) {
+                merged.put(name, value);
+              }
+            });
+        opened = merged;
+      }
     }
+    String reference = opened.get(OperatorResolution.REFERENCE_KEY);
+    if (keys != null && reference != null && reference.startsWith(DATA_PREFIX)) {
+      Map<String, String> withReference = new LinkedHashMap<>(opened);
+      withReference.put(
+          OperatorResolution.REFERENCE_KEY,
+          openValue(tx, id, reference, keyId -> referenceAad(id, keyId)));
+      opened = withReference;
+    }
+    return opened;
+  }
+
+  /** Opens what {@link #sealValue} made. */
+  private String openValue(
+      StoreTransaction tx,
+      ScopedKey id,
+      String sealed,
+      java.util.function.Function<String, byte[]> aad) {
     int colon = sealed.indexOf(':', DATA_PREFIX.length());
+    if (colon < 0) {
+      throw tampered(id, new IllegalArgumentException("no key id"));
+    }
     String keyId = sealed.substring(DATA_PREFIX.length(), colon);
     byte[] both;
     try {
@@ -414,28 +469,18 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
     } catch (IllegalArgumentException e) {
       throw tampered(id, e);
     }
+    if (both.length < IV_BYTES) {
+      throw tampered(id, new IllegalArgumentException("too short"));
+    }
     TenantKeyring.DataKey key = key(tx, id, keyId);
     byte[] plain =
         open(
             id,
             key,
             Arrays.copyOf(both, IV_BYTES),
-            dataAad(id, keyId),
+            aad.apply(keyId),
             Arrays.copyOfRange(both, IV_BYTES, both.length));
-    Map<String, String> opened = Json.readStringMap(new String(plain, StandardCharsets.UTF_8));
-    if (data.size() == 1) {
-      return opened;
-    }
-    // Entries written beside the sealed ones without this store (an operator's resolution, which
-    // the store adds in SQL) are read as they are, on top of what was sealed.
-    Map<String, String> merged = new LinkedHashMap<>(opened);
-    data.forEach(
-        (name, value) -> {
-          if (!SEALED_DATA.equals(name)) {
-            merged.put(name, value);
-          }
-        });
-    return merged;
+    return new String(plain, StandardCharsets.UTF_8);
   }
 
   private TenantKeyring.DataKey key(StoreTransaction tx, ScopedKey id, String keyId) {
@@ -562,6 +607,19 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
 
   private static byte[] dataAad(ScopedKey id, String keyId) {
     return ("idemkit-data\u0000"
+            + id.tenant()
+            + '\u0000'
+            + id.operation()
+            + '\u0000'
+            + id.key().value()
+            + '\u0000'
+            + keyId)
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Binds an operator's sealed external reference to its record and key. */
+  private static byte[] referenceAad(ScopedKey id, String keyId) {
+    return ("idemkit-operator-reference\u0000"
             + id.tenant()
             + '\u0000'
             + id.operation()

@@ -13,6 +13,7 @@ import dev.idemkit.IdempotentRequest;
 import dev.idemkit.JsonFieldRedactor;
 import dev.idemkit.LocalOperation;
 import dev.idemkit.OperationResult;
+import dev.idemkit.OperatorResolution;
 import dev.idemkit.Outcome;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.RecordUnreadableException;
@@ -91,6 +92,55 @@ class DataProtectionIT {
     assertThat(row.get("response_key_id")).asString().startsWith("dk_");
     assertThat(row.get("recovery_key_id")).isEqualTo(row.get("response_key_id"));
     assertThat(dataKeysOf(tenant)).containsExactly(row.get("response_key_id") + "@mk1");
+  }
+
+  @Test
+  void anOperatorsExternalReferenceIsSealedLikeTheRestOfTheRecoveryData() throws Exception {
+    DataProtection protection = encrypted(Map.of("mk1", key()), "mk1");
+    IdempotencyStore store = protection.protect(raw);
+    Idempotency idempotency = engine(protection);
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-resolved");
+    String chargeRef = "ch_operator_marker_" + UUID.randomUUID();
+    Outcome unknown =
+        idempotency.execute(
+            request(id, "7.00"), charge((ctx, d) -> CallResult.unknown("provider unreachable")));
+    assertThat(unknown).isInstanceOf(Outcome.OutcomePending.class);
+
+    assertThat(store.resolve(id, OperatorResolution.applied(chargeRef), "admin:alice", "seen"))
+        .isTrue();
+    assertThat((String) row(id).get("recovery_data")).doesNotContain(chargeRef);
+
+    Optional<Outcome> recovered =
+        idempotency.recover(
+            id,
+            charge(
+                (ctx, d) -> {
+                  d.put("chargeId", ctx.operatorResolution().orElseThrow().externalReference());
+                  return CallResult.applied(d);
+                }));
+    assertThat(recovered).get().isInstanceOf(Outcome.Executed.class);
+    assertThat(text(recovered.get())).isEqualTo("{\"chargeId\":\"" + chargeRef + "\"}");
+    Map<String, Object> row = row(id);
+    assertThat(row.get("state")).isEqualTo("COMPLETED");
+    assertThat((String) row.get("recovery_data")).doesNotContain(chargeRef);
+    assertThat(new String((byte[]) row.get("response_body"), StandardCharsets.ISO_8859_1))
+        .doesNotContain(chargeRef);
+  }
+
+  private PhasedOperation<Map<String, String>> charge(
+      dev.idemkit.PhasedOperation.Call<Map<String, String>> lookup) {
+    return PhasedOperation.builder()
+        .external(
+            "CHARGED",
+            call ->
+                call.call(
+                        (ctx, d) -> {
+                          throw new java.io.IOException("connection reset after the request");
+                        })
+                    .lookup(lookup))
+        .complete(
+            (ctx, d) ->
+                OperationResult.success(answer("{\"chargeId\":\"" + d.get("chargeId") + "\"}")));
   }
 
   @Test
