@@ -134,6 +134,14 @@ class EscalationIT extends HttpTestSupport {
     assertThat(resolved.body()).contains("OPERATOR_RESOLVED_APPLIED");
 
     eventually(() -> state(key).equals("COMPLETED"));
+    // Recovery data is encrypted at rest in this service: the charge id the operator gave too.
+    assertThat(
+            jdbc.sql("select recovery_data from idemkit_record where idem_key = ?")
+                .param(key)
+                .query(String.class)
+                .single())
+        .contains("~sealed")
+        .doesNotContain("ch_from_dashboard");
     HttpResponse<String> retry = pay(key, ref, null);
     assertThat(retry.statusCode()).isEqualTo(201);
     assertThat(retry.body()).contains(paymentId);

@@ -170,14 +170,18 @@ public class AdminController extends OperatorEndpoints {
         store
             .find(id)
             .orElseThrow(() -> Errors.notFound("RECORD_NOT_FOUND", "No record for " + id + "."));
+    // Through data protection: the external reference (a charge id) is sealed like the rest of
+    // the recovery data.
     boolean done =
-        store.resolve(
-            id,
-            applied
-                ? OperatorResolution.applied(request.externalReference())
-                : OperatorResolution.notApplied(),
-            operator.getName(),
-            request.reason());
+        protection
+            .protect(store)
+            .resolve(
+                id,
+                applied
+                    ? OperatorResolution.applied(request.externalReference())
+                    : OperatorResolution.notApplied(),
+                operator.getName(),
+                request.reason());
     if (!done) {
       throw new ErrorResponseException(
           HttpStatus.CONFLICT,
