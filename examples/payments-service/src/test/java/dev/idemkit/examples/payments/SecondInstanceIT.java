@@ -97,7 +97,13 @@ class SecondInstanceIT {
     assertThat(seen.statusCode()).as(seen.body()).isEqualTo(200);
     assertThat(Files.readString(logs.resolve("second.log")))
         .contains("database postgres_provider")
-        .doesNotContain("127.0.0.1:8081");
+        .doesNotContain("127.0.0.1:8081")
+        // Outside the embedded demo, the demo keys from application.properties are named.
+        .contains("encrypted with the demo master key demo-mk1")
+        .contains("keyed with the demo HMAC key demo-fk1");
+    assertThat(Files.readString(logs.resolve("first.log")))
+        .doesNotContain("with the demo master key")
+        .doesNotContain("demo HMAC key");
   }
 
   private Process start(String name, int port, String... extra) throws IOException {
