@@ -11,6 +11,8 @@ import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import javax.sql.DataSource;
 
 /**
@@ -54,6 +56,9 @@ public final class PostgresDataKeyStore implements DataKeyStore {
 
   private static final String DESTROY = "delete from idemkit_data_key where tenant = ?";
 
+  private static final String MASTER_KEY_IDS =
+      "select distinct master_key_id from idemkit_data_key order by master_key_id";
+
   private final DataSource dataSource;
 
   public PostgresDataKeyStore(DataSource dataSource) {
@@ -95,6 +100,25 @@ public final class PostgresDataKeyStore implements DataKeyStore {
   @Override
   public int destroy(String tenant) {
     return update(null, DESTROY, tenant);
+  }
+
+  /**
+   * The ids of the master keys that wrap at least one data key: each must stay available to the key
+   * provider until {@link dev.idemkit.DataProtection#rewrapDataKeys(String)} has moved its data
+   * keys to another.
+   */
+  public Set<String> masterKeyIds() {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(MASTER_KEY_IDS);
+        ResultSet rs = ps.executeQuery()) {
+      Set<String> ids = new TreeSet<>();
+      while (rs.next()) {
+        ids.add(rs.getString(1));
+      }
+      return ids;
+    } catch (SQLException e) {
+      throw new IdempotencyStoreException("Could not read tenant data keys", e);
+    }
   }
 
   private List<WrappedDataKey> query(StoreTransaction tx, String sql, Object... params) {

@@ -26,6 +26,7 @@ import java.time.Clock;
 import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -169,10 +170,13 @@ public class IdemkitAutoConfiguration {
       ObjectProvider<KeyProvider> keyProvider,
       ObjectProvider<IdempotentReference> references,
       ObjectProvider<IdempotentUpcaster> upcasters,
-      ObjectProvider<IdempotentRedactor> redactors) {
+      ObjectProvider<IdempotentRedactor> redactors,
+      ObjectProvider<IdemkitSchemaInitializer> schema,
+      ObjectProvider<IdemkitSchemaCheck> schemaCheck) {
     IdemkitProperties.Protection p = properties.getProtection();
     DataProtection.Builder b = DataProtection.builder();
     if (p.getEncryption().isEnabled()) {
+      PostgresDataKeyStore dataKeys = new PostgresDataKeyStore(dataSource);
       KeyProvider keys =
           keyProvider.getIfAvailable(
               () -> {
@@ -183,11 +187,16 @@ public class IdemkitAutoConfiguration {
                           + " bytes> and idemkit.protection.encryption.current-master-key=<id>, or a"
                           + " KeyProvider bean");
                 }
-                return StaticKeyProvider.ofBase64(
-                    p.getEncryption().getMasterKeys(), p.getEncryption().getCurrentMasterKey());
+                StaticKeyProvider configured =
+                    StaticKeyProvider.ofBase64(
+                        p.getEncryption().getMasterKeys(), p.getEncryption().getCurrentMasterKey());
+                // The schema exists (or its absence stopped the start) before its keys are read.
+                schema.ifAvailable(s -> {});
+                schemaCheck.ifAvailable(s -> {});
+                requireMasterKeysInUse(dataKeys, p.getEncryption().getMasterKeys().keySet());
+                return configured;
               });
-      b.encryption(keys, new PostgresDataKeyStore(dataSource))
-          .keyCacheTtl(p.getEncryption().getKeyCacheTtl());
+      b.encryption(keys, dataKeys).keyCacheTtl(p.getEncryption().getKeyCacheTtl());
     }
     p.getRedact()
         .forEach(
@@ -210,6 +219,32 @@ public class IdemkitAutoConfiguration {
         .forEach(r -> b.replayByReference(r.operation(), r.resourceType(), r));
     upcasters.orderedStream().forEach(u -> b.upcaster(u.operation(), u.fromVersion(), u));
     return b.build();
+  }
+
+  /**
+   * Every master key that wraps a stored data key must be configured: without it the answers sealed
+   * with those data keys cannot be replayed (500 on every retry) and those tenants' new requests
+   * fail, so a master key removed before its data keys were re-wrapped stops the start instead of
+   * every such request.
+   */
+  static void requireMasterKeysInUse(PostgresDataKeyStore dataKeys, Set<String> configured) {
+    Set<String> missing = new java.util.TreeSet<>(dataKeys.masterKeyIds());
+    missing.removeAll(configured);
+    if (!missing.isEmpty()) {
+      throw new IllegalStateException(
+          "idemkit_data_key holds tenant data keys wrapped by master key(s) "
+              + String.join(", ", missing)
+              + " that idemkit.protection.encryption.master-keys does not configure: the answers"
+              + " and recovery data sealed with them could not be read, and those tenants' new"
+              + " requests would fail. Configure "
+              + (missing.size() == 1 ? "it" : "them")
+              + " again (idemkit.protection.encryption.master-keys."
+              + missing.iterator().next()
+              + "=<its base64>); remove a master key only after"
+              + " DataProtection.rewrapDataKeys(\""
+              + missing.iterator().next()
+              + "\") has re-wrapped its data keys under the current one.");
+    }
   }
 
   /**

@@ -859,6 +859,57 @@ class IdemkitAutoConfigurationTest {
   // ---- data protection --------------------------------------------------------------------
 
   @Test
+  void aMasterKeyThatStillWrapsDataKeysCannotBeLeftOutOfConfiguration() throws Exception {
+    // A schema of its own: the class's database holds other tests' data keys.
+    String schema = "master_keys_" + UUID.randomUUID().toString().replace("-", "");
+    String url;
+    try (var c = database.dataSource().getConnection();
+        var s = c.createStatement()) {
+      s.execute("create schema " + schema);
+      url = c.getMetaData().getURL();
+    }
+    String oldKey = "idemkit.protection.encryption.master-keys.mk-retired=";
+    String oldValue = dev.idemkit.StaticKeyProvider.newKeyBase64();
+    String nextKey =
+        "idemkit.protection.encryption.master-keys.mk-next="
+            + dev.idemkit.StaticKeyProvider.newKeyBase64();
+    try (HikariDataSource own = new HikariDataSource()) {
+      own.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema);
+      own.setUsername("postgres");
+      ApplicationContextRunner encrypted =
+          new ApplicationContextRunner()
+              .withConfiguration(TRANSACTIONS)
+              .withConfiguration(IDEMKIT)
+              .withPropertyValues(SECRET, "idemkit.protection.encryption.enabled=true")
+              .withBean(DataSource.class, () -> new DelegatingDataSource(own));
+      encrypted
+          .withPropertyValues(
+              oldKey + oldValue, "idemkit.protection.encryption.current-master-key=mk-retired")
+          .run(
+              context ->
+                  assertThat(executeOnce(context.getBean(Idempotency.class), "create_payment"))
+                      .isInstanceOf(Outcome.Executed.class));
+
+      // The retired key left out before its data keys were re-wrapped: the start stops.
+      encrypted
+          .withPropertyValues(nextKey, "idemkit.protection.encryption.current-master-key=mk-next")
+          .run(
+              context ->
+                  assertThat(context)
+                      .getFailure()
+                      .rootCause()
+                      .hasMessageContaining("wrapped by master key(s) mk-retired that")
+                      .hasMessageContaining("DataProtection.rewrapDataKeys(\"mk-retired\")"));
+      encrypted
+          .withPropertyValues(
+              oldKey + oldValue,
+              nextKey,
+              "idemkit.protection.encryption.current-master-key=mk-next")
+          .run(context -> assertThat(context).hasNotFailed());
+    }
+  }
+
+  @Test
   void dataProtectionIsOffByDefaultAndTurnsOnFromProperties() {
     runner.run(
         context -> {
