@@ -510,7 +510,10 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
       throw e;
     } catch (RuntimeException e) {
       throw new RecordUnreadableException(
-          id, Reason.KEY_UNAVAILABLE, "The data key " + keyId + " cannot be unwrapped", e);
+          id,
+          Reason.KEY_UNAVAILABLE,
+          "The data key " + keyId + " cannot be unwrapped: " + e.getMessage(),
+          e);
     }
   }
 

@@ -195,6 +195,25 @@ class DataProtectionIT {
   }
 
   @Test
+  void aMissingMasterKeyIsNamedInTheUnreadableError() throws Exception {
+    String mk1Id = "mk1_" + tenant;
+    String mk2Id = "mk2_" + tenant;
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k");
+    engine(encrypted(Map.of(mk1Id, key()), mk1Id)).execute(request(id, "1.00"), pay("{}"));
+
+    Idempotency withoutIt = engine(encrypted(Map.of(mk2Id, key()), mk2Id));
+    assertThatThrownBy(() -> withoutIt.execute(request(id, "1.00"), pay("{}")))
+        .isInstanceOfSatisfying(
+            RecordUnreadableException.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(RecordUnreadableException.Reason.KEY_UNAVAILABLE);
+              // What the operator must restore, in the message that is logged.
+              assertThat(e.getMessage()).contains("Master key " + mk1Id + " is not configured");
+            });
+    assertThat(executions).hasValue(1);
+  }
+
+  @Test
   void tenantKeyRotationKeepsRecordsOfBothGenerationsReplaying() throws Exception {
     DataProtection protection = encrypted(Map.of("mk1", key()), "mk1");
     Idempotency idempotency = engine(protection);
