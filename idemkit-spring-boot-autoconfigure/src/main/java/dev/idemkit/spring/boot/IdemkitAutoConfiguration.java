@@ -25,7 +25,9 @@ import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.util.Base64;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -187,9 +189,7 @@ public class IdemkitAutoConfiguration {
                           + " bytes> and idemkit.protection.encryption.current-master-key=<id>, or a"
                           + " KeyProvider bean");
                 }
-                StaticKeyProvider configured =
-                    StaticKeyProvider.ofBase64(
-                        p.getEncryption().getMasterKeys(), p.getEncryption().getCurrentMasterKey());
+                StaticKeyProvider configured = masterKeys(p.getEncryption());
                 // The schema exists (or its absence stopped the start) before its keys are read.
                 schema.ifAvailable(s -> {});
                 schemaCheck.ifAvailable(s -> {});
@@ -257,11 +257,67 @@ public class IdemkitAutoConfiguration {
   public FingerprintRecipes idemkitFingerprintRecipes(IdemkitProperties properties) {
     IdemkitProperties.Fingerprints f = properties.getProtection().getFingerprint();
     FingerprintRecipes.Builder b = FingerprintRecipes.builder();
-    f.getHmacKeys().forEach((id, key) -> b.hmacKey(id, Base64.getDecoder().decode(key.trim())));
-    if (!f.getCurrentHmacKey().isEmpty()) {
-      b.currentHmacKey(f.getCurrentHmacKey()).current(FingerprintRecipes.V2);
+    f.getHmacKeys()
+        .forEach(
+            (id, key) -> {
+              String property = "idemkit.protection.fingerprint.hmac-keys." + id;
+              try {
+                b.hmacKey(id, base64(property, key));
+              } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(property + ": " + e.getMessage());
+              }
+            });
+    String current = f.getCurrentHmacKey();
+    if (!current.isEmpty()) {
+      if (!f.getHmacKeys().containsKey(current)) {
+        throw new IllegalStateException(
+            "idemkit.protection.fingerprint.current-hmac-key="
+                + current
+                + " names no key: set idemkit.protection.fingerprint.hmac-keys."
+                + current
+                + "=<base64 of at least 32 random bytes>");
+      }
+      b.currentHmacKey(current).current(FingerprintRecipes.V2);
     }
     return b.build();
+  }
+
+  /** The configured master keys, or an error that names the property at fault. */
+  private static StaticKeyProvider masterKeys(IdemkitProperties.Encryption encryption) {
+    Map<String, byte[]> keys = new LinkedHashMap<>();
+    encryption
+        .getMasterKeys()
+        .forEach(
+            (id, text) -> {
+              String property = "idemkit.protection.encryption.master-keys." + id;
+              byte[] key = base64(property, text);
+              if (key.length != 32) {
+                throw new IllegalStateException(
+                    property
+                        + " must be 32 bytes (AES-256) in base64; it is "
+                        + key.length
+                        + " bytes");
+              }
+              keys.put(id, key);
+            });
+    String current = encryption.getCurrentMasterKey();
+    if (!keys.containsKey(current)) {
+      throw new IllegalStateException(
+          "idemkit.protection.encryption.current-master-key="
+              + current
+              + " names no key under idemkit.protection.encryption.master-keys (configured: "
+              + String.join(", ", keys.keySet())
+              + ")");
+    }
+    return StaticKeyProvider.of(keys, current);
+  }
+
+  private static byte[] base64(String property, String text) {
+    try {
+      return Base64.getDecoder().decode(text.trim());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException(property + " is not base64: " + e.getMessage());
+    }
   }
 
   @Bean

@@ -943,4 +943,44 @@ class IdemkitAutoConfigurationTest {
         .withPropertyValues("idemkit.protection.encryption.enabled=true")
         .run(context -> assertThat(context).hasFailed());
   }
+
+  @Test
+  void badKeyMaterialStopsTheStartNamingTheProperty() {
+    String good = dev.idemkit.StaticKeyProvider.newKeyBase64();
+    String master = "idemkit.protection.encryption.master-keys.mk=";
+    String[][] cases = {
+      {master + "not*base64", "idemkit.protection.encryption.master-keys.mk is not base64"},
+      {master + "MDEyMzQ1Njc4OWFiY2RlZg==", "idemkit.protection.encryption.master-keys.mk must be"},
+      {
+        master + good + ",idemkit.protection.encryption.current-master-key=mk9",
+        "idemkit.protection.encryption.current-master-key=mk9 names no key"
+      },
+      {
+        "idemkit.protection.fingerprint.hmac-keys.fk=abc*",
+        "idemkit.protection.fingerprint.hmac-keys.fk is not base64"
+      },
+      {
+        "idemkit.protection.fingerprint.hmac-keys.fk=MDEyMzQ1Njc4OWFiY2RlZg==",
+        "idemkit.protection.fingerprint.hmac-keys.fk: an HMAC key must have at least 32 bytes"
+      },
+      {
+        "idemkit.protection.fingerprint.current-hmac-key=fk9",
+        "idemkit.protection.fingerprint.current-hmac-key=fk9 names no key"
+      },
+    };
+    for (String[] c : cases) {
+      java.util.List<String> values = new java.util.ArrayList<>(java.util.List.of(c[0].split(",")));
+      if (c[0].startsWith(master)) {
+        values.add("idemkit.protection.encryption.enabled=true");
+        if (!c[0].contains("current-master-key")) {
+          values.add("idemkit.protection.encryption.current-master-key=mk");
+        }
+      }
+      runner
+          .withPropertyValues(values.toArray(String[]::new))
+          .run(
+              context ->
+                  assertThat(context).as(c[0]).getFailure().rootCause().hasMessageContaining(c[1]));
+    }
+  }
 }
