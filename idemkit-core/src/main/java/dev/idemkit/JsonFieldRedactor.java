@@ -10,9 +10,10 @@ import java.util.Map;
 
 /**
  * Redacts fields of a JSON answer by path before it is stored: {@code card.cvc} drops the field,
- * {@code card.number} with masking keeps only its last four characters ({@code
- * "************4242"}). A path walks objects by field name and applies to every element of an array
- * on the way. Non-JSON answers, and answers that are not valid JSON, are stored unchanged.
+ * {@code card.number} with masking keeps only its last four characters ({@code "************4242"};
+ * a JSON number is masked the same way and stored as a string). A path walks objects by field name
+ * and applies to every element of an array on the way. Non-JSON answers, and answers that are not
+ * valid JSON, are stored unchanged.
  *
  * <p>The stored JSON keeps the answer's field order and values but not its whitespace; replays are
  * byte for byte what was stored, not what the first caller got.
@@ -27,7 +28,9 @@ public final class JsonFieldRedactor implements ResponseRedactor {
     this.mask = mask.stream().map(p -> p.split("\\.")).toList();
   }
 
-  /** Drops the fields at {@code dropPaths}; masks the string fields at {@code maskPaths}. */
+  /**
+   * Drops the fields at {@code dropPaths}; masks the string and number fields at {@code maskPaths}.
+   */
   public static JsonFieldRedactor of(List<String> dropPaths, List<String> maskPaths) {
     return new JsonFieldRedactor(List.copyOf(dropPaths), List.copyOf(maskPaths));
   }
@@ -79,12 +82,20 @@ public final class JsonFieldRedactor implements ResponseRedactor {
       if (drop) {
         map.remove(path[at]);
       } else if (map.get(path[at]) instanceof String s) {
-        int keep = s.length() > 8 ? 4 : 0;
-        map.put(path[at], "*".repeat(s.length() - keep) + s.substring(s.length() - keep));
+        map.put(path[at], mask(s));
+      } else if (map.get(path[at]) instanceof BigDecimal n) {
+        // A card number written as a JSON number is masked too, as a string: its digits would
+        // otherwise be stored in full.
+        map.put(path[at], mask(n.toPlainString()));
       }
       return;
     }
     apply(map.get(path[at]), path, at + 1, drop);
+  }
+
+  private static String mask(String s) {
+    int keep = s.length() > 8 ? 4 : 0;
+    return "*".repeat(s.length() - keep) + s.substring(s.length() - keep);
   }
 
   private static void write(Object v, StringBuilder out) {

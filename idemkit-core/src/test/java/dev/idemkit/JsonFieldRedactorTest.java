@@ -26,6 +26,15 @@ class JsonFieldRedactorTest {
   }
 
   @Test
+  void masksACardNumberWrittenAsAJsonNumber() {
+    String body = "{\"card\":{\"number\":4242424242424242,\"cvc\":737},\"n\":1}";
+
+    assertThat(redact(body, "application/json"))
+        .doesNotContain("424242424242")
+        .isEqualTo("{\"card\":{\"number\":\"************4242\"},\"n\":1}");
+  }
+
+  @Test
   void leavesOtherContentAlone() {
     assertThat(redact("card.cvc=737", "text/plain")).isEqualTo("card.cvc=737");
     assertThat(redact("{not json", "application/json")).isEqualTo("{not json");

@@ -642,7 +642,9 @@ public class IdemkitProperties {
     /** Fields removed. */
     private List<String> drop = new ArrayList<>();
 
-    /** String fields masked but for their last four characters. */
+    /**
+     * String and number fields masked but for their last four characters (a number as a string).
+     */
     private List<String> mask = new ArrayList<>();
 
     public List<String> getDrop() {
