@@ -12,8 +12,9 @@ import java.util.Map;
  * Redacts fields of a JSON answer by path before it is stored: {@code card.cvc} drops the field,
  * {@code card.number} with masking keeps only its last four characters ({@code "************4242"};
  * a JSON number is masked the same way and stored as a string). A path walks objects by field name
- * and applies to every element of an array on the way. Non-JSON answers, and answers that are not
- * valid JSON, are stored unchanged.
+ * and applies to every element of an array on the way. Answers of a type other than JSON (by their
+ * {@code Content-Type}, whatever the case of its name), and answers that are not valid JSON, are
+ * stored unchanged; an answer without a {@code Content-Type} is redacted if it is JSON.
  *
  * <p>The stored JSON keeps the answer's field order and values but not its whitespace; replays are
  * byte for byte what was stored, not what the first caller got.
@@ -37,8 +38,9 @@ public final class JsonFieldRedactor implements ResponseRedactor {
 
   @Override
   public StoredResponse redact(ScopedKey id, StoredResponse response) {
-    String type = response.headers().getOrDefault("Content-Type", "");
-    if (!type.toLowerCase(java.util.Locale.ROOT).contains("json") || response.body().length == 0) {
+    String type = contentType(response.headers());
+    if ((type != null && !type.toLowerCase(java.util.Locale.ROOT).contains("json"))
+        || response.body().length == 0) {
       return response;
     }
     Object tree;
@@ -61,6 +63,19 @@ public final class JsonFieldRedactor implements ResponseRedactor {
         out.toString().getBytes(StandardCharsets.UTF_8),
         response.schemaVersion(),
         response.resourceId());
+  }
+
+  /**
+   * The Content-Type header, whatever the case of its name (HTTP/2 writes it in lower case), or
+   * {@code null} without one: a body with no type is read as JSON if it is JSON.
+   */
+  private static String contentType(Map<String, String> headers) {
+    for (Map.Entry<String, String> h : headers.entrySet()) {
+      if ("Content-Type".equalsIgnoreCase(h.getKey())) {
+        return h.getValue() == null ? "" : h.getValue();
+      }
+    }
+    return null;
   }
 
   @SuppressWarnings("unchecked")

@@ -35,14 +35,27 @@ class JsonFieldRedactorTest {
   }
 
   @Test
+  void findsTheContentTypeInAnyCaseAndReadsJsonWithoutOne() {
+    String body = "{\"card\":{\"number\":\"4242424242424242\",\"cvc\":\"737\"}}";
+    String redacted = "{\"card\":{\"number\":\"************4242\"}}";
+
+    assertThat(redact(body, Map.of("content-type", "application/json"))).isEqualTo(redacted);
+    assertThat(redact(body, Map.of())).isEqualTo(redacted);
+    assertThat(redact("not json at all", Map.of())).isEqualTo("not json at all");
+  }
+
+  @Test
   void leavesOtherContentAlone() {
     assertThat(redact("card.cvc=737", "text/plain")).isEqualTo("card.cvc=737");
     assertThat(redact("{not json", "application/json")).isEqualTo("{not json");
   }
 
   private static String redact(String body, String type) {
-    StoredResponse r =
-        StoredResponse.of(200, Map.of("Content-Type", type), body.getBytes(StandardCharsets.UTF_8));
+    return redact(body, Map.of("Content-Type", type));
+  }
+
+  private static String redact(String body, Map<String, String> headers) {
+    StoredResponse r = StoredResponse.of(200, headers, body.getBytes(StandardCharsets.UTF_8));
     return new String(CARDS.redact(ScopedKey.of("t", "op", "k"), r).body(), StandardCharsets.UTF_8);
   }
 }
