@@ -197,6 +197,14 @@ public class IdemkitAutoConfiguration {
                 return configured;
               });
       b.encryption(keys, dataKeys).keyCacheTtl(p.getEncryption().getKeyCacheTtl());
+    } else if (!p.getEncryption().getMasterKeys().isEmpty()
+        || !p.getEncryption().getCurrentMasterKey().isEmpty()) {
+      log.warn(
+          "idemkit.protection.encryption.master-keys or current-master-key is set, but"
+              + " idemkit.protection.encryption.enabled is not true: answers and recovery data are"
+              + " stored in the clear, and answers sealed earlier cannot be read (500"
+              + " IDEMPOTENCY_RECORD_UNREADABLE). Set idemkit.protection.encryption.enabled=true,"
+              + " or remove the master keys.");
     }
     p.getRedact()
         .forEach(

@@ -945,6 +945,25 @@ class IdemkitAutoConfigurationTest {
   }
 
   @Test
+  @org.junit.jupiter.api.extension.ExtendWith(
+      org.springframework.boot.test.system.OutputCaptureExtension.class)
+  void masterKeysWithoutEncryptionTurnedOnSayThatAnswersAreStoredInTheClear(
+      org.springframework.boot.test.system.CapturedOutput output) {
+    runner
+        .withPropertyValues(
+            "idemkit.protection.encryption.master-keys.mk="
+                + dev.idemkit.StaticKeyProvider.newKeyBase64(),
+            "idemkit.protection.encryption.current-master-key=mk")
+        .run(
+            context -> {
+              assertThat(context.getBean(dev.idemkit.DataProtection.class).encrypts()).isFalse();
+              assertThat(output)
+                  .contains("idemkit.protection.encryption.enabled is not true")
+                  .contains("stored in the clear");
+            });
+  }
+
+  @Test
   void badKeyMaterialStopsTheStartNamingTheProperty() {
     String good = dev.idemkit.StaticKeyProvider.newKeyBase64();
     String master = "idemkit.protection.encryption.master-keys.mk=";
