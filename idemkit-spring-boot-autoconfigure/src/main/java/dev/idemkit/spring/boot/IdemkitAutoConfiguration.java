@@ -27,6 +27,7 @@ import java.util.Base64;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import javax.sql.DataSource;
@@ -44,7 +45,10 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.EnumerablePropertySource;
 import org.springframework.core.env.Environment;
+import org.springframework.core.env.StandardEnvironment;
 import org.springframework.transaction.PlatformTransactionManager;
 
 /**
@@ -160,6 +164,59 @@ public class IdemkitAutoConfiguration {
   }
 
   /**
+   * Refuses an environment variable that meant to set a per-operation protection setting ({@code
+   * IDEMKIT_PROTECTION_REDACT_<OPERATION>_DROP}, {@code _MASK}, {@code
+   * IDEMKIT_PROTECTION_REPLAYMODES_<OPERATION>}) but was not bound to it: an environment variable
+   * cannot spell an operation name with {@code _} or {@code -} (Spring reads {@code
+   * CREATE_PAYMENT_DROP} as other keys), and the setting would be lost without a word, a security
+   * code stored where it was to be dropped.
+   */
+  static void requirePerOperationSettingsBound(
+      Environment environment, IdemkitProperties.Protection p) {
+    if (!(environment instanceof ConfigurableEnvironment configurable)
+        || !(configurable
+                .getPropertySources()
+                .get(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME)
+            instanceof EnumerablePropertySource<?> variables)) {
+      return;
+    }
+    for (String name : variables.getPropertyNames()) {
+      String upper = name.toUpperCase(Locale.ROOT);
+      String rest;
+      boolean bound;
+      if (upper.startsWith("IDEMKIT_PROTECTION_REDACT_")) {
+        rest = upper.substring("IDEMKIT_PROTECTION_REDACT_".length());
+        bound =
+            p.getRedact().keySet().stream()
+                .anyMatch(
+                    op ->
+                        rest.equals(variableName(op) + "_DROP")
+                            || rest.equals(variableName(op) + "_MASK"));
+      } else if (upper.startsWith("IDEMKIT_PROTECTION_REPLAYMODES_")
+          || upper.startsWith("IDEMKIT_PROTECTION_REPLAY_MODES_")) {
+        rest = upper.substring(upper.indexOf("MODES_") + "MODES_".length());
+        bound = p.getReplayModes().keySet().stream().anyMatch(op -> rest.equals(variableName(op)));
+      } else {
+        continue;
+      }
+      if (!bound) {
+        throw new IllegalStateException(
+            "Environment variable "
+                + name
+                + " cannot set a per-operation setting: Spring cannot read an operation's name"
+                + " with '_' or '-' from an environment variable, so it would be ignored. Give it"
+                + " in a properties or YAML file, or as SPRING_APPLICATION_JSON, e.g."
+                + " SPRING_APPLICATION_JSON='{\"idemkit.protection.redact.create_payment.drop\":"
+                + "\"card.cvc\"}'");
+      }
+    }
+  }
+
+  private static String variableName(String operation) {
+    return operation.toUpperCase(Locale.ROOT).replace('-', '_').replace('.', '_');
+  }
+
+  /**
    * Stored answers as sensitive data ({@code idemkit.protection.*}): encryption with tenant data
    * keys in {@code idemkit_data_key}, redaction, replay modes, upcasters. Everything is off unless
    * configured; a {@link KeyProvider} bean (a KMS) replaces the configured master keys.
@@ -174,8 +231,10 @@ public class IdemkitAutoConfiguration {
       ObjectProvider<IdempotentUpcaster> upcasters,
       ObjectProvider<IdempotentRedactor> redactors,
       ObjectProvider<IdemkitSchemaInitializer> schema,
-      ObjectProvider<IdemkitSchemaCheck> schemaCheck) {
+      ObjectProvider<IdemkitSchemaCheck> schemaCheck,
+      Environment environment) {
     IdemkitProperties.Protection p = properties.getProtection();
+    requirePerOperationSettingsBound(environment, p);
     DataProtection.Builder b = DataProtection.builder();
     if (p.getEncryption().isEnabled()) {
       PostgresDataKeyStore dataKeys = new PostgresDataKeyStore(dataSource);

@@ -963,6 +963,59 @@ class IdemkitAutoConfigurationTest {
             });
   }
 
+  /**
+   * A redaction set by an environment variable whose operation name has an underscore is not bound
+   * (Spring reads it as other keys): the start stops naming the variable, instead of storing the
+   * security code. One whose name an environment variable can spell is bound, and starts.
+   */
+  @Test
+  void aPerOperationSettingAnEnvironmentVariableCannotSpellStopsTheStart() {
+    runner
+        .withInitializer(
+            ctx ->
+                ctx.getEnvironment()
+                    .getPropertySources()
+                    .replace(
+                        "systemEnvironment",
+                        new org.springframework.core.env.SystemEnvironmentPropertySource(
+                            "systemEnvironment",
+                            java.util.Map.of(
+                                "IDEMKIT_PROTECTION_REDACT_CREATE_PAYMENT_DROP", "card.cvc"))))
+        .run(
+            context ->
+                assertThat(context)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining(
+                        "Environment variable IDEMKIT_PROTECTION_REDACT_CREATE_PAYMENT_DROP cannot"
+                            + " set a per-operation setting")
+                    .hasMessageContaining("SPRING_APPLICATION_JSON"));
+    runner
+        .withInitializer(
+            ctx ->
+                ctx.getEnvironment()
+                    .getPropertySources()
+                    .replace(
+                        "systemEnvironment",
+                        new org.springframework.core.env.SystemEnvironmentPropertySource(
+                            "systemEnvironment",
+                            java.util.Map.of(
+                                "IDEMKIT_PROTECTION_REDACT_PAYMENT_DROP", "card.cvc",
+                                "IDEMKIT_PROTECTION_REPLAYMODES_REFUND", "OUTCOME"))))
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(
+                      context
+                          .getBean(IdemkitProperties.class)
+                          .getProtection()
+                          .getRedact()
+                          .get("payment")
+                          .getDrop())
+                  .containsExactly("card.cvc");
+            });
+  }
+
   @Test
   void badKeyMaterialStopsTheStartNamingTheProperty() {
     String good = dev.idemkit.StaticKeyProvider.newKeyBase64();
