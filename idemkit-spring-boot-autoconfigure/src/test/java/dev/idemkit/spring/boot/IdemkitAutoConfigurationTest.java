@@ -972,15 +972,8 @@ class IdemkitAutoConfigurationTest {
   void aPerOperationSettingAnEnvironmentVariableCannotSpellStopsTheStart() {
     runner
         .withInitializer(
-            ctx ->
-                ctx.getEnvironment()
-                    .getPropertySources()
-                    .replace(
-                        "systemEnvironment",
-                        new org.springframework.core.env.SystemEnvironmentPropertySource(
-                            "systemEnvironment",
-                            java.util.Map.of(
-                                "IDEMKIT_PROTECTION_REDACT_CREATE_PAYMENT_DROP", "card.cvc"))))
+            environmentVariables(
+                java.util.Map.of("IDEMKIT_PROTECTION_REDACT_CREATE_PAYMENT_DROP", "card.cvc")))
         .run(
             context ->
                 assertThat(context)
@@ -992,16 +985,10 @@ class IdemkitAutoConfigurationTest {
                     .hasMessageContaining("SPRING_APPLICATION_JSON"));
     runner
         .withInitializer(
-            ctx ->
-                ctx.getEnvironment()
-                    .getPropertySources()
-                    .replace(
-                        "systemEnvironment",
-                        new org.springframework.core.env.SystemEnvironmentPropertySource(
-                            "systemEnvironment",
-                            java.util.Map.of(
-                                "IDEMKIT_PROTECTION_REDACT_PAYMENT_DROP", "card.cvc",
-                                "IDEMKIT_PROTECTION_REPLAYMODES_REFUND", "OUTCOME"))))
+            environmentVariables(
+                java.util.Map.of(
+                    "IDEMKIT_PROTECTION_REDACT_PAYMENT_DROP", "card.cvc",
+                    "IDEMKIT_PROTECTION_REPLAYMODES_REFUND", "OUTCOME")))
         .run(
             context -> {
               assertThat(context).hasNotFailed();
@@ -1014,6 +1001,19 @@ class IdemkitAutoConfigurationTest {
                           .getDrop())
                   .containsExactly("card.cvc");
             });
+  }
+
+  /** The context's environment variables are {@code variables} (and no others). */
+  private static org.springframework.context.ApplicationContextInitializer<
+          org.springframework.context.ConfigurableApplicationContext>
+      environmentVariables(java.util.Map<String, Object> variables) {
+    return ctx ->
+        ctx.getEnvironment()
+            .getPropertySources()
+            .replace(
+                "systemEnvironment",
+                new org.springframework.core.env.SystemEnvironmentPropertySource(
+                    "systemEnvironment", variables));
   }
 
   @Test
