@@ -507,9 +507,11 @@ public final class IdempotencyEngine implements Idempotency {
           throw e;
         } catch (RuntimeException e) {
           // The call's result was not recorded; the record still says the call may be under way,
-          // so the next owner asks the far side again. Release the lease so it can at once.
+          // so the next attempt asks the far side again and goes on. It is an attempt at an
+          // unknown outcome, on the recovery schedule: a step that fails every time (a bug, a
+          // constraint) ends with an operator, not in a loop of lookups.
           pendingExternal = phase.name();
-          throw failed(RecordState.IN_PROGRESS, unwrap(e));
+          throw failed(RecordState.UNKNOWN_REQUIRES_RECOVERY, unwrap(e));
         }
         return Optional.ofNullable(outcome);
       }
@@ -594,17 +596,22 @@ public final class IdempotencyEngine implements Idempotency {
     }
 
     private OperationFailedException failed(RecordState left, Throwable cause) {
+      boolean suspended = false;
       try {
         inTransaction(
             tx -> {
               store.suspend(tx, owner, left);
               return null;
             });
+        suspended = true;
       } catch (LostOwnershipException lost) {
         listener.onLostOwnership(id);
         throw lost;
       } catch (RuntimeException suspendFailed) {
         cause.addSuppressed(suspendFailed);
+      }
+      if (suspended && left == RecordState.UNKNOWN_REQUIRES_RECOVERY) {
+        retryAfterUnknown(); // a request's attempt spaces out the next one, or escalates
       }
       listener.onFailure(id, left, cause);
       return new OperationFailedException(

@@ -853,6 +853,93 @@ public abstract class IdempotencyStoreContract {
   }
 
   /**
+   * The provider charged, but the step after the call fails (a broken constraint): the result is
+   * not recorded, so the outcome is as unknown as a lost answer and is recovered the same way: the
+   * next attempt asks the provider (never charges again) and goes on, on the record's recovery
+   * schedule, so a client retrying in a loop neither loops lookups nor escalates the record sooner.
+   * Once the step works, a due retry completes the payment with the one charge. Skipped for a store
+   * without recovery backoff.
+   */
+  @Test
+  void aStepThatFailsAfterTheCallLeavesTheOutcomeToRecoveryOnTheSchedule() throws Exception {
+    Duration first = Duration.ofSeconds(10);
+    try {
+      store.backOffRecovery(key("k-after-none"), first, Duration.ofHours(1), 4);
+    } catch (UnsupportedOperationException e) {
+      org.junit.jupiter.api.Assumptions.abort("no recovery backoff in this store");
+    }
+    Idempotency scheduled =
+        Idempotency.create(
+            store,
+            IdempotencyConfig.builder()
+                .lease(LEASE)
+                .defaultTtl(TTL)
+                .listener(listener)
+                .ticker(ticker::get)
+                .recoverySchedule(new RecoverySchedule(first, Duration.ofHours(1), 4))
+                .build());
+    ScopedKey id = key("k-after-call-fails");
+    Provider provider = new Provider();
+    AtomicBoolean fixed = new AtomicBoolean();
+    PhasedOperation<Payment> op =
+        PhasedOperation.builder(Payment.class)
+            .local("LOCAL_PAYMENT_CREATED", createsPayment(id))
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                            (ctx, p) -> {
+                              provider.charges.incrementAndGet();
+                              return CallResult.applied(new Payment(p.paymentId(), "ch-1"));
+                            })
+                        .lookup(
+                            (ctx, p) -> {
+                              provider.lookups.incrementAndGet();
+                              return CallResult.applied(new Payment(p.paymentId(), "ch-1"));
+                            })
+                        .afterCall(
+                            (ctx, p) -> {
+                              if (!fixed.get()) {
+                                throw new IllegalStateException("ledger constraint broken");
+                              }
+                              ledger.write(ctx.transaction(), entry(id, "confirmed"));
+                              return Step.next(p);
+                            }))
+            .complete(answersWithTheCharge());
+    IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
+
+    assertThatThrownBy(() -> scheduled.execute(request, op))
+        .isInstanceOf(OperationFailedException.class)
+        .hasRootCauseMessage("ledger constraint broken");
+    assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
+    assertThat(record(id).recoveryAttempts()).isEqualTo(1);
+    assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
+
+    // The second attempt asks the provider, fails the same way, and spaces out the next one.
+    assertThatThrownBy(() -> scheduled.execute(request, op))
+        .isInstanceOf(OperationFailedException.class);
+    assertThat(record(id).recoveryAttempts()).isEqualTo(2);
+    for (int retry = 0; retry < 5; retry++) {
+      Outcome answer = scheduled.execute(request, op);
+      assertThat(answer).as("a retry inside the wait").isInstanceOf(Outcome.OutcomePending.class);
+      clock.advance(Duration.ofSeconds(1));
+    }
+    assertThat(record(id).recoveryAttempts())
+        .as("retries inside the wait attempt nothing")
+        .isEqualTo(2);
+    assertThat(provider.lookups).hasValue(1);
+
+    fixed.set(true);
+    clock.advance(first);
+    assertThat(scheduled.execute(request, op)).isInstanceOf(Outcome.Executed.class);
+    assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(provider.lookups).hasValue(2);
+    assertThat(provider.charges).as("charged once").hasValue(1);
+    assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
+  }
+
+  /**
    * With a limit of one attempt, the first request's own attempt is the last: its unknown outcome
    * goes to an operator at once, with no automatic attempt after it. Skipped for a store without
    * recovery backoff.
@@ -1217,13 +1304,13 @@ public abstract class IdempotencyStoreContract {
         .satisfies(
             e ->
                 assertThat(((OperationFailedException) e).recordState())
-                    .isEqualTo(RecordState.IN_PROGRESS));
+                    .isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY));
     assertThat(ledger.count(entry(id, "confirmed"))).as("rolled back").isZero();
     assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
 
     Outcome retry = execute(id, command("10.00"), op);
 
-    assertThat(retry).as("lease released: no wait").isInstanceOf(Outcome.Executed.class);
+    assertThat(retry).as("recovery due at once: no wait").isInstanceOf(Outcome.Executed.class);
     assertThat(provider.charges).hasValue(1);
     assertThat(provider.lookups).hasValue(1);
     assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);

@@ -139,7 +139,17 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
       } catch (RuntimeException e) {
         failed++;
         log.warn(
-            "Recovery of {} failed; it stays for the next pass: {}", record.id(), e.toString());
+            "Recovery of {} failed; it is retried on the recovery schedule: {}",
+            record.id(),
+            e.toString());
+        // A step that failed after the call leaves the outcome unrecorded, as unknown: the next
+        // attempt waits like one after an unknown outcome, and the last allowed one escalates
+        // (a record left otherwise is not touched).
+        try {
+          backOff(record);
+        } catch (RuntimeException backOffFailed) {
+          log.debug("Could not space out the next recovery of {}", record.id(), backOffFailed);
+        }
       }
     }
     return new Pass(due.size(), recovered, pending, failed);

@@ -124,4 +124,75 @@ class IdempotencyRecoveryWorkerTest {
     assertThat(store.find(id).orElseThrow().state())
         .isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
   }
+
+  /**
+   * The provider charged, but the step after the call fails every time (a bug, a broken
+   * constraint): the result is never recorded, so each attempt asks the provider again. Those
+   * attempts follow the recovery schedule like an unknown outcome's (not one lookup per pass for
+   * ever) and the last allowed one leaves the record to an operator; nothing is charged twice.
+   */
+  @Test
+  void aStepThatFailsAfterTheCallEveryTimeIsSpacedOutThenLeftToAnOperator() throws Exception {
+    ScopedKey id = ScopedKey.of("tenant-a", "create_payment", "k-broken-step");
+    java.util.concurrent.atomic.AtomicInteger charges =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger lookups =
+        new java.util.concurrent.atomic.AtomicInteger();
+    PhasedOperation<Map<String, String>> brokenStep =
+        PhasedOperation.builder()
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                            (ctx, d) -> {
+                              charges.incrementAndGet();
+                              return dev.idemkit.CallResult.applied(d);
+                            })
+                        .lookup(
+                            (ctx, d) -> {
+                              lookups.incrementAndGet();
+                              return dev.idemkit.CallResult.applied(d);
+                            })
+                        .afterCall(
+                            (ctx, d) -> {
+                              throw new IllegalStateException("ledger constraint broken");
+                            }))
+            .complete(
+                (ctx, d) ->
+                    OperationResult.success(StoredResponse.of(201, Map.of(), "{}".getBytes())));
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                idempotency.execute(
+                    new dev.idemkit.IdempotentRequest(
+                        id, Fingerprint.of(Map.of("n", "1")), Duration.ofHours(24)),
+                    brokenStep))
+        .isInstanceOf(dev.idemkit.OperationFailedException.class);
+    IdempotencyRecord left = store.find(id).orElseThrow();
+    assertThat(left.state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+    assertThat(left.pendingExternal()).isEqualTo("CHARGED");
+    assertThat(left.recoveryAttempts()).isEqualTo(1);
+
+    IdemkitProperties.Recovery backoff = new IdemkitProperties.Recovery();
+    backoff.setBackoff(Duration.ofSeconds(10));
+    backoff.setMaxAttempts(3);
+    IdempotencyRecoveryWorker worker =
+        new IdempotencyRecoveryWorker(
+            idempotency,
+            store,
+            List.of(createPayment(r -> brokenStep)),
+            Duration.ofSeconds(1),
+            10,
+            backoff,
+            IdempotencyListener.NONE);
+
+    assertThat(worker.recoverOnce().failed()).isEqualTo(1); // attempt 2, due at once
+    assertThat(worker.recoverOnce().found()).as("waits for the back-off").isZero();
+    clock.advance(Duration.ofSeconds(11));
+    assertThat(worker.recoverOnce().failed()).isEqualTo(1); // attempt 3, the last
+    assertThat(store.findEscalated(10)).extracting(IdempotencyRecord::id).containsExactly(id);
+    clock.advance(Duration.ofDays(1));
+    assertThat(worker.recoverOnce().found()).as("left to an operator").isZero();
+    assertThat(lookups).as("one lookup per attempt after the first").hasValue(2);
+    assertThat(charges).as("charged once").hasValue(1);
+  }
 }
