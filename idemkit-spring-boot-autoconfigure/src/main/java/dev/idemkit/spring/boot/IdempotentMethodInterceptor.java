@@ -354,11 +354,18 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
           503,
           ErrorCode.OPERATION_INTERRUPTED,
           "Operation interrupted",
-          e.recordState() == dev.idemkit.RecordState.FAILED_RETRYABLE
-              ? "The operation failed before anything outside happened. Retry with the same"
-                  + " key; it runs again."
-              : "The operation stopped after an external step it recorded. Retry with the same"
-                  + " key; it resumes where it stopped and nothing happens twice.",
+          switch (e.recordState()) {
+            case FAILED_RETRYABLE ->
+                "The operation failed before anything outside happened. Retry with the same"
+                    + " key; it runs again.";
+            case UNKNOWN_REQUIRES_RECOVERY ->
+                "The operation stopped after an external step whose result it could not record."
+                    + " Retry with the same key; it asks the other side first, then goes on, and"
+                    + " nothing happens twice.";
+            default ->
+                "The operation stopped after an external step it recorded. Retry with the same"
+                    + " key; it resumes where it stopped and nothing happens twice.";
+          },
           Duration.ofSeconds(1));
     }
     if (e.getCause() instanceof NotReplayedAnswer notReplayed) {
