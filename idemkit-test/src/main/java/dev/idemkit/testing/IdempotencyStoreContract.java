@@ -790,6 +790,31 @@ public abstract class IdempotencyStoreContract {
   }
 
   /**
+   * An engine on this store with {@code schedule} for its recovery attempts; aborts the calling
+   * test for a store without recovery backoff.
+   */
+  private Idempotency scheduled(RecoverySchedule schedule) {
+    try {
+      store.backOffRecovery(
+          key("k-backoff-probe"),
+          schedule.firstDelay(),
+          schedule.maxDelay(),
+          schedule.maxAttempts());
+    } catch (UnsupportedOperationException e) {
+      org.junit.jupiter.api.Assumptions.abort("no recovery backoff in this store");
+    }
+    return Idempotency.create(
+        store,
+        IdempotencyConfig.builder()
+            .lease(LEASE)
+            .defaultTtl(TTL)
+            .listener(listener)
+            .ticker(ticker::get)
+            .recoverySchedule(schedule)
+            .build());
+  }
+
+  /**
    * With a recovery schedule, a client's retries follow it as a worker does: a retry's attempt that
    * leaves the outcome unknown makes the next one wait (and says so in Retry-After), retries in
    * between attempt nothing, and the record is escalated after the same number of attempts, not
@@ -798,21 +823,7 @@ public abstract class IdempotencyStoreContract {
   @Test
   void clientRetriesFollowTheRecoveryScheduleAndCannotUseUpItsAttempts() throws Exception {
     Duration first = Duration.ofSeconds(10);
-    try {
-      store.backOffRecovery(key("k-schedule-none"), first, Duration.ofHours(1), 4);
-    } catch (UnsupportedOperationException e) {
-      org.junit.jupiter.api.Assumptions.abort("no recovery backoff in this store");
-    }
-    Idempotency scheduled =
-        Idempotency.create(
-            store,
-            IdempotencyConfig.builder()
-                .lease(LEASE)
-                .defaultTtl(TTL)
-                .listener(listener)
-                .ticker(ticker::get)
-                .recoverySchedule(new RecoverySchedule(first, Duration.ofHours(1), 4))
-                .build());
+    Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 4));
     ScopedKey id = key("k-schedule");
     Provider provider = new Provider();
     provider.lookupsReachTheRecords.set(false);
@@ -863,21 +874,7 @@ public abstract class IdempotencyStoreContract {
   @Test
   void aStepThatFailsAfterTheCallLeavesTheOutcomeToRecoveryOnTheSchedule() throws Exception {
     Duration first = Duration.ofSeconds(10);
-    try {
-      store.backOffRecovery(key("k-after-none"), first, Duration.ofHours(1), 4);
-    } catch (UnsupportedOperationException e) {
-      org.junit.jupiter.api.Assumptions.abort("no recovery backoff in this store");
-    }
-    Idempotency scheduled =
-        Idempotency.create(
-            store,
-            IdempotencyConfig.builder()
-                .lease(LEASE)
-                .defaultTtl(TTL)
-                .listener(listener)
-                .ticker(ticker::get)
-                .recoverySchedule(new RecoverySchedule(first, Duration.ofHours(1), 4))
-                .build());
+    Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 4));
     ScopedKey id = key("k-after-call-fails");
     Provider provider = new Provider();
     AtomicBoolean fixed = new AtomicBoolean();
@@ -947,21 +944,7 @@ public abstract class IdempotencyStoreContract {
   @Test
   void aLimitOfOneAttemptEscalatesTheFirstRequestsUnknownOutcomeAtOnce() throws Exception {
     Duration first = Duration.ofSeconds(10);
-    try {
-      store.backOffRecovery(key("k-one-none"), first, Duration.ofHours(1), 1);
-    } catch (UnsupportedOperationException e) {
-      org.junit.jupiter.api.Assumptions.abort("no recovery backoff in this store");
-    }
-    Idempotency scheduled =
-        Idempotency.create(
-            store,
-            IdempotencyConfig.builder()
-                .lease(LEASE)
-                .defaultTtl(TTL)
-                .listener(listener)
-                .ticker(ticker::get)
-                .recoverySchedule(new RecoverySchedule(first, Duration.ofHours(1), 1))
-                .build());
+    Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 1));
     ScopedKey id = key("k-one-attempt");
     Provider provider = new Provider();
     provider.lookupsReachTheRecords.set(false);
