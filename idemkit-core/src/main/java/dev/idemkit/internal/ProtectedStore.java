@@ -609,20 +609,18 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
   }
 
   private static byte[] dataAad(ScopedKey id, String keyId) {
-    return ("idemkit-data\u0000"
-            + id.tenant()
-            + '\u0000'
-            + id.operation()
-            + '\u0000'
-            + id.key().value()
-            + '\u0000'
-            + keyId)
-        .getBytes(StandardCharsets.UTF_8);
+    return recordAad("idemkit-data", id, keyId);
   }
 
   /** Binds an operator's sealed external reference to its record and key. */
   private static byte[] referenceAad(ScopedKey id, String keyId) {
-    return ("idemkit-operator-reference\u0000"
+    return recordAad("idemkit-operator-reference", id, keyId);
+  }
+
+  /** {@code purpose}, the record's scope and the data key's id, NUL-separated. */
+  private static byte[] recordAad(String purpose, ScopedKey id, String keyId) {
+    return (purpose
+            + '\u0000'
             + id.tenant()
             + '\u0000'
             + id.operation()

@@ -879,30 +879,17 @@ public abstract class IdempotencyStoreContract {
     Provider provider = new Provider();
     AtomicBoolean fixed = new AtomicBoolean();
     PhasedOperation<Payment> op =
-        PhasedOperation.builder(Payment.class)
-            .local("LOCAL_PAYMENT_CREATED", createsPayment(id))
-            .external(
-                "CHARGED",
-                call ->
-                    call.call(
-                            (ctx, p) -> {
-                              provider.charges.incrementAndGet();
-                              return CallResult.applied(new Payment(p.paymentId(), "ch-1"));
-                            })
-                        .lookup(
-                            (ctx, p) -> {
-                              provider.lookups.incrementAndGet();
-                              return CallResult.applied(new Payment(p.paymentId(), "ch-1"));
-                            })
-                        .afterCall(
-                            (ctx, p) -> {
-                              if (!fixed.get()) {
-                                throw new IllegalStateException("ledger constraint broken");
-                              }
-                              ledger.write(ctx.transaction(), entry(id, "confirmed"));
-                              return Step.next(p);
-                            }))
-            .complete(answersWithTheCharge());
+        provider.payment(
+            id,
+            () -> {},
+            () -> {},
+            (ctx, p) -> {
+              if (!fixed.get()) {
+                throw new IllegalStateException("ledger constraint broken");
+              }
+              ledger.write(ctx.transaction(), entry(id, "confirmed"));
+              return Step.next(p);
+            });
     IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
 
     assertThatThrownBy(() -> scheduled.execute(request, op))
@@ -1087,6 +1074,15 @@ public abstract class IdempotencyStoreContract {
     }
 
     PhasedOperation<Payment> payment(ScopedKey id, Moment beforeCharge, Moment afterCharge) {
+      return payment(id, beforeCharge, afterCharge, writes(id, "confirmed"));
+    }
+
+    /** {@link #payment(ScopedKey, Moment, Moment)} with {@code afterCall} as the step after it. */
+    PhasedOperation<Payment> payment(
+        ScopedKey id,
+        Moment beforeCharge,
+        Moment afterCharge,
+        PhasedOperation.LocalStep<Payment> afterCall) {
       return PhasedOperation.builder(Payment.class)
           .local("LOCAL_PAYMENT_CREATED", createsPayment(id))
           .external(
@@ -1110,7 +1106,7 @@ public abstract class IdempotencyStoreContract {
                                 ? CallResult.notApplied("no charge under this key")
                                 : CallResult.applied(new Payment(p.paymentId(), "ch-1"));
                           })
-                      .afterCall(writes(id, "confirmed")))
+                      .afterCall(afterCall))
           .complete(answersWithTheCharge());
     }
   }
