@@ -99,9 +99,10 @@ final class Checker {
   }
 
   /**
-   * Makes sure, before any request is sent to the endpoint, that the checker can judge it: the base
-   * URL takes a connection (nothing is sent on it), and the effect URL, if any, answers a count,
-   * zero for a value no request has used.
+   * Makes sure that the checker can judge the endpoint before any check runs: the base URL takes a
+   * connection, the effect URL, if any, answers a count (zero for a value no request has used), and
+   * then one ordinary request (a fresh key, the body, the credentials) succeeds. A wrong path,
+   * method or credential would otherwise fail every check with the same 404 or 401.
    */
   void preflight() throws ConfigurationError {
     try (Socket connected = RawHttp.open(o.baseUrl(), o.timeout())) {
@@ -127,6 +128,33 @@ final class Checker {
                 + " created with that value");
       }
     }
+    Response first;
+    try {
+      first = send(request(unique(), freshKey(), o.auth(), o.body(), o.path(), List.of()));
+    } catch (IOException e) {
+      throw new ConfigurationError(
+          "the first request to " + o.method() + " " + o.path() + " gave no answer: " + reason(e));
+    }
+    if (!first.success()) {
+      throw new ConfigurationError(
+          "the first request to "
+              + o.method()
+              + " "
+              + o.path()
+              + " with a fresh key answered "
+              + first.summary()
+              + "; "
+              + firstRequestAdvice(first.status())
+              + ": every check starts from a request that succeeds");
+    }
+  }
+
+  private static String firstRequestAdvice(int status) {
+    return switch (status) {
+      case 401, 403, 407 -> "check --auth (and --header) for credentials the API accepts";
+      case 404, 405, 421 -> "check --base-url, --path and --method";
+      default -> "check --body, --content-type and --header for a request the API accepts";
+    };
   }
 
   /**

@@ -36,6 +36,9 @@ record Options(
     Path junitReport,
     Set<String> only) {
 
+  /** The most requests the race checks release together. */
+  static final int MAX_CONCURRENCY = 256;
+
   static final String USAGE =
       """
       Usage: java -jar idemkit-conformance.jar --base-url URL --path PATH --body JSON [options]
@@ -60,7 +63,7 @@ record Options(
         --effect-count PATH     where the count is in its JSON answer: 'count', 'data.length'
                                 (default: the answer is an array, or a number)
         --profile P             ietf (default), stripe, or a properties file (base=ietf, …)
-        --concurrency N         requests released together by the race checks (8)
+        --concurrency N         requests released together by the race checks (8; 2 to 256)
         --inflight-delay-ms N   when the second request of an in-flight check starts (200)
         --timeout-s N           per request (30)
         --json FILE             also write the report as JSON
@@ -161,8 +164,11 @@ record Options(
               + "); https is not supported: the checker speaks plain HTTP/1.1 on its own sockets,"
               + " to send malformed headers no client library would");
     }
-    if (concurrency < 2) {
-      throw new IllegalArgumentException("--concurrency must be at least 2");
+    if (concurrency < 2 || concurrency > MAX_CONCURRENCY) {
+      throw new IllegalArgumentException(
+          "--concurrency must be between 2 and "
+              + MAX_CONCURRENCY
+              + " (each request released together holds a connection and a thread of its own)");
     }
     if (timeout.isZero()) {
       throw new IllegalArgumentException("--timeout-s must be at least 1");
