@@ -202,7 +202,7 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
     byte[] payload = r.body();
     String resourceId = r.resourceId();
     if (mode != ReplayMode.BODY) {
-      resourceId = resourceId != null ? resourceId : lastSegment(r.headers().get("Location"));
+      resourceId = resourceId != null ? resourceId : lastSegment(header(r, "Location"));
       if (resourceId == null && mode == ReplayMode.REFERENCE) {
         mode = ReplayMode.BODY; // nothing to rebuild it from: keep the answer itself
       } else if (resourceId == null) {
@@ -359,6 +359,8 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
       }
       case OUTCOME -> {
         Map<String, String> headers = new LinkedHashMap<>(stored.headers());
+        // The body is rebuilt as JSON: it replaces the stored type, however its name was spelled.
+        headers.keySet().removeIf("Content-Type"::equalsIgnoreCase);
         headers.put("Content-Type", "application/json");
         byte[] body =
             (stored.resourceId() == null ? "{}" : Json.write(Map.of("id", stored.resourceId())))
@@ -629,6 +631,18 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
             + '\u0000'
             + keyId)
         .getBytes(StandardCharsets.UTF_8);
+  }
+
+  /**
+   * A header's value whatever the case of its name ({@code Location}, {@code location}): header
+   * names are case-insensitive (RFC 9110), and a handler may spell them either way.
+   */
+  private static String header(StoredResponse r, String name) {
+    return r.headers().entrySet().stream()
+        .filter(h -> h.getKey().equalsIgnoreCase(name))
+        .map(Map.Entry::getValue)
+        .findFirst()
+        .orElse(null);
   }
 
   private static String lastSegment(String location) {

@@ -419,6 +419,63 @@ class DataProtectionIT {
     assertThat(executions).hasValue(1);
   }
 
+  /**
+   * Header names are case-insensitive: an answer whose handler wrote {@code location} and {@code
+   * content-type} is kept by reference (or outcome) exactly as one that wrote {@code Location}.
+   */
+  @Test
+  void aLowerCaseLocationNamesTheResourceInReferenceAndOutcomeModes() throws Exception {
+    Idempotency idempotency =
+        engine(
+            encryptedBuilder(Map.of("mk1", key()), "mk1")
+                .replayByReference(
+                    "create_order",
+                    "order",
+                    (id, type, resourceId, stored) ->
+                        Optional.of(
+                            new StoredResponse(
+                                stored.status(),
+                                stored.headers(),
+                                ("{\"rebuilt\":\"" + type + "/" + resourceId + "\"}")
+                                    .getBytes(StandardCharsets.UTF_8),
+                                stored.schemaVersion(),
+                                resourceId)))
+                .replayOutcome("create_widget")
+                .build());
+    Map<String, String> lowerCase =
+        Map.of("content-type", "application/json", "location", "/v1/things/thing_7");
+    ScopedKey order = ScopedKey.of(tenant, "create_order", "k-ref");
+    ScopedKey widget = ScopedKey.of(tenant, "create_widget", "k-outcome");
+    LocalOperation op =
+        ctx -> {
+          executions.incrementAndGet();
+          return OperationResult.success(
+              StoredResponse.of(
+                  201,
+                  lowerCase,
+                  "{\"id\":\"thing_7\",\"secret\":\"s3cr3t\"}".getBytes(StandardCharsets.UTF_8)));
+        };
+
+    idempotency.execute(request(order, "1.00"), op);
+    idempotency.execute(request(widget, "1.00"), op);
+    Outcome byReference = idempotency.execute(request(order, "1.00"), op);
+    Outcome byOutcome = idempotency.execute(request(widget, "1.00"), op);
+
+    assertThat(text(byReference)).isEqualTo("{\"rebuilt\":\"order/thing_7\"}");
+    assertThat(row(order).get("resource_id")).isEqualTo("thing_7");
+    assertThat(text(byOutcome)).isEqualTo("{\"id\":\"thing_7\"}");
+    assertThat(byOutcome.storedResponse().orElseThrow().headers())
+        .containsEntry("location", "/v1/things/thing_7")
+        .containsEntry("Content-Type", "application/json")
+        .doesNotContainKey("content-type");
+    assertThat(row(widget).get("resource_id")).isEqualTo("thing_7");
+    for (ScopedKey id : List.of(order, widget)) {
+      assertThat(new String((byte[]) row(id).get("response_body"), StandardCharsets.ISO_8859_1))
+          .doesNotContain("s3cr3t");
+    }
+    assertThat(executions).hasValue(2);
+  }
+
   @Test
   void referenceModeRebuildsFromTheCurrentResourceAndSaysWhenItIsGone() throws Exception {
     Map<String, String> resources = new java.util.concurrent.ConcurrentHashMap<>();
