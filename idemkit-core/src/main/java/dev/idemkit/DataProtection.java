@@ -32,6 +32,7 @@ import java.util.Objects;
 public final class DataProtection {
 
   private final TenantKeyring keyring;
+  private final boolean sealsNewAnswers;
   private final Map<String, ResponseRedactor> redactors;
   private final Map<String, ReplayMode> modes;
   private final Map<String, String> resourceTypes;
@@ -41,6 +42,7 @@ public final class DataProtection {
   private DataProtection(Builder b) {
     this.keyring =
         b.keys == null ? null : new TenantKeyring(b.keys, b.dataKeys, b.keyCacheTtl, b.clock);
+    this.sealsNewAnswers = b.sealsNewAnswers;
     this.redactors = Map.copyOf(b.redactors);
     this.modes = Map.copyOf(b.modes);
     this.resourceTypes = Map.copyOf(b.resourceTypes);
@@ -61,10 +63,19 @@ public final class DataProtection {
    * Wraps {@code store}: what goes in is redacted, reduced and encrypted; what comes out is not.
    */
   public IdempotencyStore protect(IdempotencyStore store) {
-    return new ProtectedStore(store, this, keyring);
+    return new ProtectedStore(store, this, keyring, sealsNewAnswers);
   }
 
+  /** Whether new answers and recovery data are sealed ({@link Builder#encryption}). */
   public boolean encrypts() {
+    return keyring != null && sealsNewAnswers;
+  }
+
+  /**
+   * Whether answers and recovery data sealed earlier can be opened: with {@link
+   * Builder#encryption}, and with {@link Builder#decryptOnly} (encryption turned off).
+   */
+  public boolean decrypts() {
     return keyring != null;
   }
 
@@ -94,8 +105,13 @@ public final class DataProtection {
    * cache time.
    *
    * @return the new key's id
+   * @throws IllegalStateException if encryption is off (also in {@link Builder#decryptOnly} mode: a
+   *     new key would seal nothing)
    */
   public String rotateTenantKey(String tenant) {
+    if (!encrypts()) {
+      throw new IllegalStateException("Encryption is off: new answers are sealed with no data key");
+    }
     return requireKeyring().rotate(tenant);
   }
 
@@ -132,6 +148,7 @@ public final class DataProtection {
   public static final class Builder {
     private KeyProvider keys;
     private DataKeyStore dataKeys;
+    private boolean sealsNewAnswers;
     private Duration keyCacheTtl = Duration.ofMinutes(1);
     private java.time.Clock clock = java.time.Clock.systemUTC();
     private final Map<String, ResponseRedactor> redactors = new HashMap<>();
@@ -149,6 +166,22 @@ public final class DataProtection {
     public Builder encryption(KeyProvider masterKeys, DataKeyStore dataKeys) {
       this.keys = Objects.requireNonNull(masterKeys);
       this.dataKeys = Objects.requireNonNull(dataKeys);
+      this.sealsNewAnswers = true;
+      return this;
+    }
+
+    /**
+     * Encryption turned off without losing what it sealed: new answers and recovery data are stored
+     * in the clear, and answers and recovery data sealed earlier are still opened with the tenants'
+     * data keys, unwrapped by {@code masterKeys}. Keep it until every sealed answer has passed its
+     * window and been cleaned up; without it such an answer's replay fails ({@link
+     * RecordUnreadableException}, reason {@code KEY_UNAVAILABLE}), and the operation is not run
+     * again. Crypto-shredding and re-wrapping still work; no new data key is made.
+     */
+    public Builder decryptOnly(KeyProvider masterKeys, DataKeyStore dataKeys) {
+      this.keys = Objects.requireNonNull(masterKeys);
+      this.dataKeys = Objects.requireNonNull(dataKeys);
+      this.sealsNewAnswers = false;
       return this;
     }
 

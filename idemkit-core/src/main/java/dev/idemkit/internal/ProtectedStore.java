@@ -62,16 +62,24 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private final DataProtection protection;
+
+  /** The keys that open what was sealed; {@code null} when nothing can be opened. */
   private final TenantKeyring keys;
 
+  /** The keys that seal new answers and recovery data; {@code null} when they are kept clear. */
+  private final TenantKeyring sealing;
+
   /**
-   * @param keys the tenant data keys of {@code protection}, or {@code null} when it does not
-   *     encrypt
+   * @param keys the tenant data keys of {@code protection}, or {@code null} when it has none
+   * @param seals whether new answers and recovery data are sealed with {@code keys}; if not, the
+   *     keys only open what was sealed earlier (encryption turned off)
    */
-  public ProtectedStore(IdempotencyStore delegate, DataProtection protection, TenantKeyring keys) {
+  public ProtectedStore(
+      IdempotencyStore delegate, DataProtection protection, TenantKeyring keys, boolean seals) {
     super(delegate);
     this.protection = protection;
     this.keys = keys;
+    this.sealing = seals ? keys : null;
   }
 
   /** The store underneath (for tests and tools that need the raw records). */
@@ -132,8 +140,8 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
   @Override
   public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
     OperatorResolution stored = resolution;
-    if (keys != null && resolution.applied()) {
-      TenantKeyring.DataKey key = keys.current(null, id.tenant());
+    if (sealing != null && resolution.applied()) {
+      TenantKeyring.DataKey key = sealing.current(null, id.tenant());
       stored =
           OperatorResolution.applied(
               sealValue(
@@ -214,15 +222,15 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
                 : new byte[0];
       }
     }
-    if (keys == null && mode == ReplayMode.BODY) {
+    if (sealing == null && mode == ReplayMode.BODY) {
       return redactor == null ? response : r;
     }
     StoredResponse shape =
         new StoredResponse(r.status(), r.headers(), new byte[0], r.schemaVersion(), resourceId);
     String keyId = "";
     TenantKeyring.DataKey key = null;
-    if (keys != null) {
-      key = keys.current(tx, id.tenant());
+    if (sealing != null) {
+      key = sealing.current(tx, id.tenant());
       keyId = key.id();
     }
     byte[] header = header(key != null, mode, keyId);
@@ -242,10 +250,10 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
 
   private Map<String, String> sealData(
       StoreTransaction tx, ScopedKey id, Map<String, String> data) {
-    if (keys == null || data == null || data.isEmpty()) {
+    if (sealing == null || data == null || data.isEmpty()) {
       return data;
     }
-    TenantKeyring.DataKey key = keys.current(tx, id.tenant());
+    TenantKeyring.DataKey key = sealing.current(tx, id.tenant());
     return Map.of(
         SEALED_DATA,
         sealValue(key, dataAad(id, key.id()), Json.write(data).getBytes(StandardCharsets.UTF_8)));
@@ -490,7 +498,10 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
       throw new RecordUnreadableException(
           id,
           Reason.KEY_UNAVAILABLE,
-          id + " was stored encrypted, and encryption is not configured here",
+          id
+              + " was stored encrypted, and no master keys are configured here: configure the"
+              + " master keys it was sealed under (with encryption turned off as well: they then"
+              + " only open what was sealed earlier)",
           null);
     }
     try {

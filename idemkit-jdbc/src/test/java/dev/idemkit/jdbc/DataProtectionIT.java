@@ -213,6 +213,66 @@ class DataProtectionIT {
     assertThat(executions).hasValue(1);
   }
 
+  /**
+   * Encryption turned off with its master keys still configured: new answers and recovery data are
+   * stored in the clear, and what was sealed before still replays. With no keys at all, a sealed
+   * answer is a clear error and the operation is not run again.
+   */
+  @Test
+  void encryptionTurnedOffStillOpensWhatItSealedAndSealsNothingNew() throws Exception {
+    String mkId = "mk_" + tenant;
+    StaticKeyProvider masterKeys = StaticKeyProvider.of(Map.of(mkId, key()), mkId);
+    ScopedKey sealed = ScopedKey.of(tenant, "create_payment", "sealed");
+    ScopedKey clear = ScopedKey.of(tenant, "create_payment", "clear");
+    ScopedKey phased = ScopedKey.of(tenant, "create_payment", "phased");
+    engine(DataProtection.builder().encryption(masterKeys, dataKeys).build())
+        .execute(request(sealed, "1.00"), pay("{\"g\":\"sealed_marker\"}"));
+    assertThat(row(sealed).get("response_key_id")).asString().startsWith("dk_");
+
+    DataProtection readOnly = DataProtection.builder().decryptOnly(masterKeys, dataKeys).build();
+    Idempotency off = engine(readOnly);
+    assertThat(readOnly.encrypts()).isFalse();
+    assertThat(readOnly.decrypts()).isTrue();
+    assertThat(text(off.execute(request(sealed, "1.00"), pay("{}"))))
+        .isEqualTo("{\"g\":\"sealed_marker\"}");
+    off.execute(request(clear, "1.00"), pay("{\"g\":\"clear_marker\"}"));
+    off.execute(
+        request(phased, "1.00"),
+        PhasedOperation.builder()
+            .local(
+                "CREATED",
+                (ctx, d) -> {
+                  d.put("chargeId", "ch_clear_marker");
+                  return Step.next(d);
+                })
+            .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+            .complete((ctx, d) -> OperationResult.success(answer("{}"))));
+    assertThat(new String((byte[]) row(clear).get("response_body"), StandardCharsets.UTF_8))
+        .isEqualTo("{\"g\":\"clear_marker\"}");
+    assertThat(row(clear).get("response_key_id")).isNull();
+    assertThat((String) row(phased).get("recovery_data"))
+        .contains("ch_clear_marker")
+        .doesNotContain("~sealed");
+    assertThat(text(off.execute(request(clear, "1.00"), pay("{}"))))
+        .isEqualTo("{\"g\":\"clear_marker\"}");
+    assertThat(dataKeysOf(tenant)).hasSize(1);
+    assertThatThrownBy(() -> readOnly.rotateTenantKey(tenant))
+        .isInstanceOf(IllegalStateException.class);
+    assertThat(dataKeysOf(tenant)).hasSize(1);
+
+    Idempotency noKeys = engine(DataProtection.none());
+    assertThatThrownBy(() -> noKeys.execute(request(sealed, "1.00"), pay("{}")))
+        .isInstanceOfSatisfying(
+            RecordUnreadableException.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(RecordUnreadableException.Reason.KEY_UNAVAILABLE);
+              assertThat(e.getMessage()).contains("no master keys are configured here");
+            });
+    assertThat(text(noKeys.execute(request(clear, "1.00"), pay("{}"))))
+        .isEqualTo("{\"g\":\"clear_marker\"}");
+    assertThat(executions).hasValue(2);
+  }
+
   @Test
   void tenantKeyRotationKeepsRecordsOfBothGenerationsReplaying() throws Exception {
     DataProtection protection = encrypted(Map.of("mk1", key()), "mk1");

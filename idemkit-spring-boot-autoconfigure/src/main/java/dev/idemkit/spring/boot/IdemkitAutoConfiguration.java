@@ -256,14 +256,39 @@ public class IdemkitAutoConfiguration {
                 return configured;
               });
       b.encryption(keys, dataKeys).keyCacheTtl(p.getEncryption().getKeyCacheTtl());
-    } else if (!p.getEncryption().getMasterKeys().isEmpty()
-        || !p.getEncryption().getCurrentMasterKey().isEmpty()) {
+    } else if (keyProvider.getIfAvailable() != null) {
+      // Encryption turned off with a KMS still at hand: what it sealed still replays.
+      b.decryptOnly(keyProvider.getObject(), new PostgresDataKeyStore(dataSource))
+          .keyCacheTtl(p.getEncryption().getKeyCacheTtl());
+    } else if (!p.getEncryption().getMasterKeys().isEmpty()) {
+      // Encryption turned off with its keys still here: what it sealed still replays.
+      PostgresDataKeyStore dataKeys = new PostgresDataKeyStore(dataSource);
+      schema.ifAvailable(s -> {});
+      schemaCheck.ifAvailable(s -> {});
+      b.decryptOnly(readOnlyMasterKeys(p.getEncryption()), dataKeys)
+          .keyCacheTtl(p.getEncryption().getKeyCacheTtl());
+      Set<String> missing = missingMasterKeys(dataKeys, p.getEncryption().getMasterKeys().keySet());
       log.warn(
-          "idemkit.protection.encryption.master-keys or current-master-key is set, but"
-              + " idemkit.protection.encryption.enabled is not true: answers and recovery data are"
-              + " stored in the clear, and answers sealed earlier cannot be read (500"
-              + " IDEMPOTENCY_RECORD_UNREADABLE). Set idemkit.protection.encryption.enabled=true,"
-              + " or remove the master keys.");
+          "idemkit.protection.encryption.master-keys is set, but"
+              + " idemkit.protection.encryption.enabled is not true: new answers and recovery data"
+              + " are stored in the clear; those sealed earlier are still opened with these keys"
+              + " (read-only). Set idemkit.protection.encryption.enabled=true to seal again, or"
+              + " remove the master keys once every sealed answer has passed its window and been"
+              + " cleaned up.{}",
+          missing.isEmpty()
+              ? ""
+              : " idemkit_data_key also holds data keys wrapped by master key(s) "
+                  + String.join(", ", missing)
+                  + ", not configured: answers sealed with them answer 500"
+                  + " IDEMPOTENCY_RECORD_UNREADABLE.");
+    } else if (!p.getEncryption().getCurrentMasterKey().isEmpty()) {
+      log.warn(
+          "idemkit.protection.encryption.current-master-key is set, but"
+              + " idemkit.protection.encryption.enabled is not true and no master key is"
+              + " configured: answers and recovery data are stored in the clear, and answers sealed"
+              + " earlier cannot be read (500 IDEMPOTENCY_RECORD_UNREADABLE). Set"
+              + " idemkit.protection.encryption.enabled=true with its master keys, or configure the"
+              + " master keys alone to keep reading what was sealed.");
     }
     p.getRedact()
         .forEach(
@@ -295,8 +320,7 @@ public class IdemkitAutoConfiguration {
    * every such request.
    */
   static void requireMasterKeysInUse(PostgresDataKeyStore dataKeys, Set<String> configured) {
-    Set<String> missing = new java.util.TreeSet<>(dataKeys.masterKeyIds());
-    missing.removeAll(configured);
+    Set<String> missing = missingMasterKeys(dataKeys, configured);
     if (!missing.isEmpty()) {
       throw new IllegalStateException(
           "idemkit_data_key holds tenant data keys wrapped by master key(s) "
@@ -312,6 +336,29 @@ public class IdemkitAutoConfiguration {
               + missing.iterator().next()
               + "\") has re-wrapped its data keys under the current one.");
     }
+  }
+
+  /** The master keys that wrap stored data keys and are not {@code configured}. */
+  private static Set<String> missingMasterKeys(
+      PostgresDataKeyStore dataKeys, Set<String> configured) {
+    Set<String> missing = new java.util.TreeSet<>(dataKeys.masterKeyIds());
+    missing.removeAll(configured);
+    return missing;
+  }
+
+  /**
+   * The configured master keys with encryption off: they only open what was sealed, and wrap
+   * nothing new except when data keys are re-wrapped, so the current one may be left unset when
+   * there is only one.
+   */
+  private static StaticKeyProvider readOnlyMasterKeys(IdemkitProperties.Encryption encryption) {
+    if (encryption.getCurrentMasterKey().isEmpty() && encryption.getMasterKeys().size() == 1) {
+      IdemkitProperties.Encryption only = new IdemkitProperties.Encryption();
+      only.setMasterKeys(encryption.getMasterKeys());
+      only.setCurrentMasterKey(encryption.getMasterKeys().keySet().iterator().next());
+      return masterKeys(only);
+    }
+    return masterKeys(encryption);
   }
 
   /**

@@ -559,7 +559,11 @@ public class IdemkitProperties {
   /** {@code idemkit.protection.encryption.*}: AES-256-GCM at rest, a data key per tenant. */
   public static class Encryption {
 
-    /** Encrypts stored answers and recovery data. */
+    /**
+     * Encrypts stored answers and recovery data. Turned off with master keys (or a {@code
+     * KeyProvider} bean) still configured, new answers are stored in the clear and those sealed
+     * earlier are still opened (read-only).
+     */
     private boolean enabled = false;
 
     /**

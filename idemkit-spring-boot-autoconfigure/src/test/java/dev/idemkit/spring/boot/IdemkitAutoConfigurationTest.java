@@ -1,6 +1,7 @@
 package dev.idemkit.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
@@ -957,10 +958,120 @@ class IdemkitAutoConfigurationTest {
         .run(
             context -> {
               assertThat(context.getBean(dev.idemkit.DataProtection.class).encrypts()).isFalse();
+              // Read-only: what was sealed while encryption was on still opens.
+              assertThat(context.getBean(dev.idemkit.DataProtection.class).decrypts()).isTrue();
               assertThat(output)
                   .contains("idemkit.protection.encryption.enabled is not true")
-                  .contains("stored in the clear");
+                  .contains("stored in the clear")
+                  .contains("still opened with these keys (read-only)");
             });
+    runner
+        .withPropertyValues(
+            "idemkit.protection.encryption.master-keys.only="
+                + dev.idemkit.StaticKeyProvider.newKeyBase64())
+        .run(
+            context ->
+                assertThat(context.getBean(dev.idemkit.DataProtection.class).decrypts()).isTrue());
+    runner.run(
+        context ->
+            assertThat(context.getBean(dev.idemkit.DataProtection.class).decrypts()).isFalse());
+  }
+
+  /**
+   * Encryption turned off, master keys kept: an answer sealed while it was on still replays through
+   * the starter's engine, a new one is stored in the clear. Without the keys the sealed one is a
+   * 500 whose log names what to configure, and nothing runs again.
+   */
+  @Test
+  void encryptionTurnedOffWithItsKeysKeptStillReplaysWhatItSealed() throws Exception {
+    // A schema of its own: the class's database holds other tests' data keys.
+    String schema = "encryption_off_" + UUID.randomUUID().toString().replace("-", "");
+    String url;
+    try (var c = database.dataSource().getConnection();
+        var s = c.createStatement()) {
+      s.execute("create schema " + schema);
+      url = c.getMetaData().getURL();
+    }
+    String[] keys = {
+      "idemkit.protection.encryption.master-keys.mk-off="
+          + dev.idemkit.StaticKeyProvider.newKeyBase64(),
+      "idemkit.protection.encryption.current-master-key=mk-off"
+    };
+    ScopedKey sealed = ScopedKey.of("tenant-off", "create_payment", "sealed");
+    ScopedKey clear = ScopedKey.of("tenant-off", "create_payment", "clear");
+    AtomicInteger runs = new AtomicInteger();
+    try (HikariDataSource own = new HikariDataSource()) {
+      own.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema);
+      own.setUsername("postgres");
+      ApplicationContextRunner onOwnSchema =
+          new ApplicationContextRunner()
+              .withConfiguration(TRANSACTIONS)
+              .withConfiguration(IDEMKIT)
+              .withPropertyValues(SECRET)
+              .withBean(DataSource.class, () -> new DelegatingDataSource(own));
+      onOwnSchema
+          .withPropertyValues(keys)
+          .withPropertyValues("idemkit.protection.encryption.enabled=true")
+          .run(
+              context -> answer(context.getBean(Idempotency.class), sealed, "sealed_marker", runs));
+      String sealedBody = body(own, "sealed");
+      assertThat(sealedBody).doesNotContain("sealed_marker");
+
+      onOwnSchema
+          .withPropertyValues(keys)
+          .run(
+              context -> {
+                Idempotency off = context.getBean(Idempotency.class);
+                assertThat(answer(off, sealed, "again", runs)).isEqualTo("sealed_marker");
+                assertThat(answer(off, clear, "clear_marker", runs)).isEqualTo("clear_marker");
+              });
+      assertThat(body(own, "clear")).isEqualTo("clear_marker");
+      assertThat(body(own, "sealed")).isEqualTo(sealedBody);
+
+      onOwnSchema.run(
+          context ->
+              assertThatThrownBy(
+                      () -> answer(context.getBean(Idempotency.class), sealed, "again", runs))
+                  .isInstanceOfSatisfying(
+                      dev.idemkit.RecordUnreadableException.class,
+                      e ->
+                          assertThat(e.getMessage())
+                              .contains("no master keys are configured here")));
+    }
+    assertThat(runs).hasValue(2);
+  }
+
+  /** The stored body of tenant-off's record {@code key}, as text. */
+  private static String body(DataSource dataSource, String key) throws Exception {
+    try (var c = dataSource.getConnection();
+        var ps =
+            c.prepareStatement(
+                "select response_body from idemkit_record where tenant = 'tenant-off' and"
+                    + " idem_key = ?")) {
+      ps.setString(1, key);
+      try (var rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        return new String(rs.getBytes(1), java.nio.charset.StandardCharsets.ISO_8859_1);
+      }
+    }
+  }
+
+  /** Executes {@code id} (or replays it) with an answer whose body is {@code body}. */
+  private static String answer(
+      Idempotency idempotency, ScopedKey id, String body, AtomicInteger runs) {
+    Outcome outcome =
+        idempotency.execute(
+            new dev.idemkit.IdempotentRequest(
+                id, dev.idemkit.Fingerprint.of(Map.of("k", "v")), Duration.ofHours(1)),
+            (LocalOperation)
+                ctx -> {
+                  runs.incrementAndGet();
+                  return OperationResult.success(
+                      StoredResponse.of(
+                          201, Map.of(), body.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+                });
+    return new String(
+        outcome.storedResponse().orElseThrow().body(), java.nio.charset.StandardCharsets.UTF_8);
   }
 
   /**
