@@ -8,9 +8,12 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * Settings under {@code payments.*}.
  *
- * @param apiKeys API key to tenant ({@code Authorization: Bearer <key>}); the defaults are the two
- *     demo tenants, for the embedded demo only: real deployments configure their own
- * @param adminApiKeys API keys of operators, who may use {@code /v1/admin/**} (and nothing else)
+ * @param apiKeys API key to tenant ({@code Authorization: Bearer <key>}); none by default: while it
+ *     is empty the demo tenants' keys are accepted ({@code payments.demo.api-keys.*}, see {@code
+ *     web.ApiKeys})
+ * @param adminApiKeys API keys of operators, who may use {@code /v1/admin/**} (and nothing else);
+ *     while it is empty the demo operator's key is accepted ({@code
+ *     payments.demo.admin-api-keys.*})
  * @param rateLimitPerSecond requests a tenant may make per second; 0 turns the limit off
  * @param maxBodyBytes the largest request body accepted (413 above it)
  * @param provider the downstream payment provider

@@ -38,6 +38,10 @@ import org.springframework.jdbc.core.simple.JdbcClient;
       "payments.mail.embedded-port=0",
       "idemkit.recovery.interval=PT0.5S",
       "idemkit.recovery.backoff=PT0.2S",
+      // The demo tenants, named here: a deployment's own tenant key (sk_test_shred below) ends the
+      // shipped demo keys (web/ApiKeys).
+      "payments.api-keys.sk_test_demo_a=tenant_demo_a",
+      "payments.api-keys.sk_test_demo_b=tenant_demo_b",
       // A tenant of its own for crypto-shredding, and an operation replayed by outcome only
       // (DataProtectionIT).
       "payments.api-keys.sk_test_shred=tenant_shred",

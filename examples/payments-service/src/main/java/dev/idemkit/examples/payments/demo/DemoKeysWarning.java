@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.demo;
 
+import dev.idemkit.examples.payments.web.ApiKeys;
 import dev.idemkit.spi.KeyProvider;
 import dev.idemkit.spring.boot.IdemkitProperties;
 import java.io.IOException;
@@ -17,7 +18,10 @@ import org.springframework.stereotype.Component;
  * Outside the embedded demo, says at start-up when stored answers are sealed, or fingerprints
  * keyed, with a demo key this jar ships in its {@code application.properties}: anyone with the
  * source can read those answers, or test guesses against those fingerprints. Setting only a new
- * key, and not the current one, leaves the demo key in use; the warning names both settings.
+ * key, and not the current one, leaves the demo key in use; the warning names both settings. Says
+ * as well which demo API keys the gate still accepts ({@link ApiKeys}: those of a map the
+ * deployment left empty): anyone with the source can call the API with them, as a tenant or as the
+ * operator.
  */
 @Component
 public class DemoKeysWarning {
@@ -30,20 +34,33 @@ public class DemoKeysWarning {
   private final Environment environment;
   private final IdemkitProperties properties;
   private final ObjectProvider<KeyProvider> keyProvider;
+  private final ApiKeys apiKeys;
 
   public DemoKeysWarning(
       Environment environment,
       IdemkitProperties properties,
-      ObjectProvider<KeyProvider> keyProvider) {
+      ObjectProvider<KeyProvider> keyProvider,
+      ApiKeys apiKeys) {
     this.environment = environment;
     this.properties = properties;
     this.keyProvider = keyProvider;
+    this.apiKeys = apiKeys;
   }
 
   @EventListener(ApplicationReadyEvent.class)
   public void check() {
     if (environment.getProperty("idemkit.embedded.active", Boolean.class, false)) {
       return;
+    }
+    if (!apiKeys.demoKeysInUse().isEmpty()) {
+      log.warn(
+          "The API accepts the demo API key(s) {} that this service ships in its"
+              + " application.properties: anyone with the source can call it with them (the demo"
+              + " operator key opens every tenant's records). Outside the demo configure your own,"
+              + " payments.api-keys.<key>=<tenant> and payments.admin-api-keys.<key>=<operator>"
+              + " (e.g. in SPRING_APPLICATION_JSON): one key of your own in a map ends that map's"
+              + " demo keys.",
+          String.join(", ", apiKeys.demoKeysInUse()));
     }
     Properties shipped = shipped();
     IdemkitProperties.Encryption encryption = properties.getProtection().getEncryption();

@@ -1,6 +1,6 @@
 package dev.idemkit.examples.payments.demo;
 
-import dev.idemkit.examples.payments.PaymentsProperties;
+import dev.idemkit.examples.payments.web.ApiKeys;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
@@ -15,11 +15,11 @@ public class StartupBanner {
   private static final Logger log = LoggerFactory.getLogger(StartupBanner.class);
 
   private final Environment environment;
-  private final PaymentsProperties properties;
+  private final ApiKeys apiKeys;
 
-  public StartupBanner(Environment environment, PaymentsProperties properties) {
+  public StartupBanner(Environment environment, ApiKeys apiKeys) {
     this.environment = environment;
-    this.properties = properties;
+    this.apiKeys = apiKeys;
   }
 
   @EventListener(ApplicationReadyEvent.class)
@@ -29,13 +29,13 @@ public class StartupBanner {
         environment.getProperty(
             "idemkit.embedded.description", environment.getProperty("spring.datasource.url", "?"));
     StringBuilder keys = new StringBuilder();
-    properties
-        .apiKeys()
+    apiKeys
+        .tenantKeys()
         .forEach(
             (key, tenant) ->
                 keys.append("\n    ").append(key).append("  -> tenant ").append(tenant));
-    properties
-        .adminApiKeys()
+    apiKeys
+        .operatorKeys()
         .forEach(
             (key, who) ->
                 keys.append("\n    ")

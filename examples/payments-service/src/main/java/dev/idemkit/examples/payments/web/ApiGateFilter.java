@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.server.PathContainer;
@@ -34,8 +35,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
  *       character that may be written plainly; anything else is 400 {@code MALFORMED_PATH}. The
  *       decisions below are taken on the decoded path, which is the path the router matches (and is
  *       checked to be the one Tomcat and Spring MVC parsed);
- *   <li>authentication, denying by default: the OpenAPI document and the management endpoints named
- *       in {@code payments.management.open-endpoints} (default {@code health}) are open; {@code
+ *   <li>authentication ({@link ApiKeys}: the deployment's keys, or the demo ones of a map it leaves
+ *       empty), denying by default: the OpenAPI document and the management endpoints named in
+ *       {@code payments.management.open-endpoints} (default {@code health}) are open; {@code
  *       /v1/admin/**} and every other management endpoint ({@code /actuator/**}: metrics too) take
  *       an operator's admin API key; everything else takes a tenant's API key. Admin keys open the
  *       operator endpoints and nothing else;
@@ -69,6 +71,7 @@ public class ApiGateFilter extends OncePerRequestFilter {
   }
 
   private final PaymentsProperties properties;
+  private final ApiKeys keys;
   private final String managementBase;
   private final String errorPath;
   private final List<String> openManagementEndpoints;
@@ -76,10 +79,12 @@ public class ApiGateFilter extends OncePerRequestFilter {
 
   public ApiGateFilter(
       PaymentsProperties properties,
+      ApiKeys keys,
       @Value("${management.endpoints.web.base-path:/actuator}") String managementBase,
       @Value("${payments.management.open-endpoints:health}") List<String> openEndpoints,
       @Value("${server.error.path:/error}") String errorPath) {
     this.properties = properties;
+    this.keys = keys;
     this.errorPath = errorPath;
     this.managementBase = managementBase.toLowerCase(Locale.ROOT);
     this.openManagementEndpoints =
@@ -101,9 +106,9 @@ public class ApiGateFilter extends OncePerRequestFilter {
       return;
     }
     String authorization = request.getHeader("Authorization");
-    String operator = keyOwner(authorization, properties.adminApiKeys());
+    String operator = keyOwner(authorization, keys::operator);
     if (operator != null || area == Area.OPERATORS) {
-      if (operator == null && keyOwner(authorization, properties.apiKeys()) == null) {
+      if (operator == null && keyOwner(authorization, keys::tenant) == null) {
         // No key, or one nobody issued: not authenticated (a tenant's key is authenticated, and
         // forbidden below).
         unauthenticated(response, "Operator and management endpoints take an admin API key.");
@@ -123,7 +128,7 @@ public class ApiGateFilter extends OncePerRequestFilter {
       pass(request, response, chain, new OperatorPrincipal(operator));
       return;
     }
-    String tenant = keyOwner(authorization, properties.apiKeys());
+    String tenant = keyOwner(authorization, keys::tenant);
     if (tenant == null) {
       unauthenticated(response, "Send Authorization: Bearer <your API key>.");
       return;
@@ -227,11 +232,11 @@ public class ApiGateFilter extends OncePerRequestFilter {
         response, 401, ErrorCode.AUTHENTICATION_REQUIRED.code(), "Authentication required", detail);
   }
 
-  private static String keyOwner(String authorization, Map<String, String> keys) {
+  private static String keyOwner(String authorization, UnaryOperator<String> owner) {
     if (authorization == null || !authorization.startsWith("Bearer ")) {
       return null;
     }
-    return keys.get(authorization.substring("Bearer ".length()).trim());
+    return owner.apply(authorization.substring("Bearer ".length()).trim());
   }
 
   /** A fixed one-second window per tenant; enough for a demo and for the "no record" test. */
