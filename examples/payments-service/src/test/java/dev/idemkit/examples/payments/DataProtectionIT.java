@@ -2,6 +2,7 @@ package dev.idemkit.examples.payments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.DataProtection;
 import dev.idemkit.examples.payments.demo.EmbeddedProvider;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -21,6 +22,7 @@ class DataProtectionIT extends HttpTestSupport {
   static final String ADMIN = "sk_test_admin";
 
   @Autowired EmbeddedProvider provider;
+  @Autowired DataProtection protection;
 
   @Test
   void aPaymentsAnswerIsEncryptedAtRestAndItsFingerprintKeyed() {
@@ -94,7 +96,7 @@ class DataProtectionIT extends HttpTestSupport {
 
   @Test
   void shreddingWaitsUntilNoRecordOfTheTenantStillNeedsItsRecoveryData() {
-    String tenant = "tenant_unsettled_" + UUID.randomUUID().toString().substring(0, 8);
+    String tenant = "tenant_unsettled";
     assertThat(dataKeys(tenant, "POST").statusCode()).isEqualTo(200);
     // A payment of the tenant whose outcome is still being recovered (its sealed recovery data
     // holds the payment id).
@@ -136,6 +138,36 @@ class DataProtectionIT extends HttpTestSupport {
     }
     assertThat(keysOf(" ")).isZero();
     assertThat(keysOf("t".repeat(201))).isZero();
+  }
+
+  /**
+   * Data keys are for the tenants of this service: a name no API key gives (a typo, a tenant that
+   * never was) is 404 and no key is made or destroyed. A tenant offboarded before its erasure (no
+   * API key any more, data keys still held) can still be shredded.
+   */
+  @Test
+  void anUnknownTenantIsRefusedAndGetsNoDataKey() {
+    String nobody = "tenant_nobody_" + UUID.randomUUID().toString().substring(0, 8);
+    for (String method : new String[] {"POST", "DELETE"}) {
+      HttpResponse<String> r = dataKeys(nobody, method);
+      assertThat(r.statusCode()).as(method).isEqualTo(404);
+      assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+      assertThat(r.body()).contains("\"errorCode\":\"TENANT_NOT_FOUND\"");
+    }
+    assertThat(keysOf(nobody)).isZero();
+
+    String offboarded = "tenant_offboarded_" + UUID.randomUUID().toString().substring(0, 8);
+    protection.rotateTenantKey(offboarded); // made while it still had an API key
+    assertThat(dataKeys(offboarded, "POST").statusCode()).isEqualTo(404);
+    assertThat(keysOf(offboarded)).isEqualTo(1);
+    HttpResponse<String> shred = dataKeys(offboarded, "DELETE");
+    assertThat(shred.statusCode()).isEqualTo(200);
+    assertThat(shred.body()).contains("\"destroyedKeys\":1");
+    assertThat(keysOf(offboarded)).isZero();
+
+    HttpResponse<String> rotated = dataKeys("tenant_demo_b", "POST");
+    assertThat(rotated.statusCode()).isEqualTo(200);
+    assertThat(rotated.body()).contains("\"tenant\":\"tenant_demo_b\"");
   }
 
   private HttpResponse<String> dataKeys(String tenant, String method) {

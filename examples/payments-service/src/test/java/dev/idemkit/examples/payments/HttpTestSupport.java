@@ -45,6 +45,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
       // A tenant of its own for crypto-shredding, and an operation replayed by outcome only
       // (DataProtectionIT).
       "payments.api-keys.sk_test_shred=tenant_shred",
+      "payments.api-keys.sk_test_unsettled=tenant_unsettled",
       "idemkit.protection.replay-modes.test_outcome=OUTCOME"
     })
 abstract class HttpTestSupport {

@@ -40,14 +40,20 @@ import org.springframework.web.bind.annotation.RestController;
 @RestController
 public class AdminController extends OperatorEndpoints {
 
+  /** The errorCode of a tenant data-key request naming no tenant of this service. */
+  static final String TENANT_NOT_FOUND = "TENANT_NOT_FOUND";
+
   private final IdempotencyStore store;
   private final JdbcClient jdbc;
   private final DataProtection protection;
+  private final ApiKeys apiKeys;
 
-  public AdminController(IdempotencyStore store, JdbcClient jdbc, DataProtection protection) {
+  public AdminController(
+      IdempotencyStore store, JdbcClient jdbc, DataProtection protection, ApiKeys apiKeys) {
     this.store = store;
     this.jdbc = jdbc;
     this.protection = protection;
+    this.apiKeys = apiKeys;
   }
 
   /**
@@ -55,14 +61,26 @@ public class AdminController extends OperatorEndpoints {
    * stored answer and recovery data of its records is unreadable for good, in the table, its
    * replicas and its backups. A retry of one of its keys then answers 410 {@code
    * IDEMPOTENCY_RECORD_UNREADABLE} and runs nothing. The tenant's new requests get a new key.
+   *
+   * <p>For a tenant an API key of this service names, or one that still holds data keys (a tenant
+   * offboarded before its erasure); any other name is 404 {@code TENANT_NOT_FOUND}.
    */
   @Operation(
       operationId = "shredTenantDataKeys",
       summary = "Destroy a tenant's data keys (crypto-shredding)")
   @DeleteMapping("/v1/admin/tenants/{tenant}/data-keys")
+  @ProblemAnswer(status = 404, errorCodes = TENANT_NOT_FOUND)
   @ProblemAnswer(status = 409, errorCodes = "TENANT_HAS_UNSETTLED_RECORDS")
   public Map<String, Object> shred(@PathVariable String tenant) {
     String name = tenant(tenant);
+    if (!apiKeys.isTenant(name) && dataKeysOf(name) == 0) {
+      throw Errors.notFound(
+          TENANT_NOT_FOUND,
+          "No tenant "
+              + name
+              + ": no API key of this service names it and it holds no data key. Nothing was"
+              + " destroyed.");
+    }
     // A record still due for recovery, or escalated and unresolved, needs its sealed recovery
     // data to finish: shredded, it could never finish, and would hold its place in the tenant's
     // live-record quota for good. Such records are settled first (resolved, or recovered).
@@ -96,11 +114,30 @@ public class AdminController extends OperatorEndpoints {
     return Map.of("tenant", name, "destroyedKeys", protection.shredTenant(name));
   }
 
-  /** Gives the tenant a new data key for new answers; older answers still replay. */
+  /**
+   * Gives the tenant a new data key for new answers; older answers still replay. Only for a tenant
+   * an API key of this service names: any other name is 404 {@code TENANT_NOT_FOUND}, and no key is
+   * made (a typo would otherwise leave a key for nobody).
+   */
   @Operation(operationId = "rotateTenantDataKey", summary = "Rotate a tenant's data key")
   @PostMapping("/v1/admin/tenants/{tenant}/data-keys")
+  @ProblemAnswer(status = 404, errorCodes = TENANT_NOT_FOUND)
   public Map<String, Object> rotate(@PathVariable String tenant) {
-    return Map.of("tenant", tenant, "keyId", protection.rotateTenantKey(tenant(tenant)));
+    String name = tenant(tenant);
+    if (!apiKeys.isTenant(name)) {
+      throw Errors.notFound(
+          TENANT_NOT_FOUND,
+          "No tenant " + name + ": no API key of this service names it. No key was made.");
+    }
+    return Map.of("tenant", name, "keyId", protection.rotateTenantKey(name));
+  }
+
+  /** How many data keys {@code tenant} holds. */
+  private long dataKeysOf(String tenant) {
+    return jdbc.sql("select count(*) from idemkit_data_key where tenant = ?")
+        .param(tenant)
+        .query(Long.class)
+        .single();
   }
 
   /**

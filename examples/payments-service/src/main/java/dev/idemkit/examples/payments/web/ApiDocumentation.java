@@ -144,6 +144,9 @@ public final class ApiDocumentation {
     TITLES.put(
         "TENANT_HAS_UNSETTLED_RECORDS",
         "Some of the tenant's records still need their recovery data: settle them, then shred");
+    TITLES.put(
+        "TENANT_NOT_FOUND",
+        "No API key of this service names the tenant (and, to shred, it holds no data key)");
     TITLES.put("PARKED_EVENT_NOT_FOUND", "No parked event with this id");
     TITLES.put("CONSUMER_NOT_FOUND", "No consumer with this name");
     TITLES.put("PARKED_MESSAGE_NOT_FOUND", "No parked message with this id at this consumer");
