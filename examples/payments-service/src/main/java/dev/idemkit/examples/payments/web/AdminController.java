@@ -44,6 +44,14 @@ public class AdminController extends OperatorEndpoints {
   static final String TENANT_NOT_FOUND = "TENANT_NOT_FOUND";
 
   private final IdempotencyStore store;
+
+  /**
+   * The store through data protection, as the engine sees it: an operator's external reference (a
+   * charge id) is sealed like the rest of the recovery data. Built once; it holds no state of its
+   * own beyond the protection's key cache.
+   */
+  private final IdempotencyStore protectedStore;
+
   private final JdbcClient jdbc;
   private final DataProtection protection;
   private final ApiKeys apiKeys;
@@ -51,6 +59,7 @@ public class AdminController extends OperatorEndpoints {
   public AdminController(
       IdempotencyStore store, JdbcClient jdbc, DataProtection protection, ApiKeys apiKeys) {
     this.store = store;
+    this.protectedStore = protection.protect(store);
     this.jdbc = jdbc;
     this.protection = protection;
     this.apiKeys = apiKeys;
@@ -207,18 +216,14 @@ public class AdminController extends OperatorEndpoints {
         store
             .find(id)
             .orElseThrow(() -> Errors.notFound("RECORD_NOT_FOUND", "No record for " + id + "."));
-    // Through data protection: the external reference (a charge id) is sealed like the rest of
-    // the recovery data.
     boolean done =
-        protection
-            .protect(store)
-            .resolve(
-                id,
-                applied
-                    ? OperatorResolution.applied(request.externalReference())
-                    : OperatorResolution.notApplied(),
-                operator.getName(),
-                request.reason());
+        protectedStore.resolve(
+            id,
+            applied
+                ? OperatorResolution.applied(request.externalReference())
+                : OperatorResolution.notApplied(),
+            operator.getName(),
+            request.reason());
     if (!done) {
       throw new ErrorResponseException(
           HttpStatus.CONFLICT,
