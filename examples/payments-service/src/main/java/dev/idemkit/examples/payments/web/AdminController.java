@@ -141,6 +141,72 @@ public class AdminController extends OperatorEndpoints {
     return Map.of("tenant", name, "keyId", protection.rotateTenantKey(name));
   }
 
+  /**
+   * After a master key rotation: re-wraps under the current master key every tenant data key that
+   * master key {@code masterKeyId} wraps, without touching a record ({@link
+   * DataProtection#rewrapDataKeys}). Call it once every instance runs with the new key current;
+   * then {@code masterKeyId} can be removed from configuration. Calling it again re-wraps nothing.
+   *
+   * <p>409 {@code MASTER_KEY_STILL_WRAPS_DATA_KEYS} if data keys wrapped by {@code masterKeyId}
+   * remain afterwards: it is still current here, or another instance still runs with it current and
+   * made a new data key meanwhile. 409 {@code MASTER_KEY_UNAVAILABLE} if this process cannot unwrap
+   * with it (not configured here, or the KMS refuses). Nothing is lost in either case.
+   */
+  @Operation(
+      operationId = "rewrapDataKeys",
+      summary = "Re-wrap the data keys of a master key under the current master key")
+  @PostMapping("/v1/admin/master-keys/{masterKeyId}/rewrap")
+  @ProblemAnswer(
+      status = 409,
+      errorCodes = {"MASTER_KEY_STILL_WRAPS_DATA_KEYS", "MASTER_KEY_UNAVAILABLE"})
+  public Map<String, Object> rewrap(@PathVariable String masterKeyId) {
+    if (!protection.decrypts()) {
+      throw conflict(
+          "MASTER_KEY_UNAVAILABLE",
+          "Master key unavailable",
+          "Encryption is not configured here (no master keys): there is nothing to re-wrap with.");
+    }
+    int rewrapped;
+    try {
+      rewrapped = protection.rewrapDataKeys(masterKeyId);
+    } catch (IllegalStateException e) {
+      throw conflict(
+          "MASTER_KEY_UNAVAILABLE",
+          "Master key unavailable",
+          "The data keys of master key "
+              + masterKeyId
+              + " cannot be unwrapped here: "
+              + e.getMessage()
+              + ". Configure it until its data keys are re-wrapped.");
+    }
+    long remaining =
+        jdbc.sql("select count(*) from idemkit_data_key where master_key_id = ?")
+            .param(masterKeyId)
+            .query(Long.class)
+            .single();
+    if (remaining > 0) {
+      throw conflict(
+          "MASTER_KEY_STILL_WRAPS_DATA_KEYS",
+          "Master key still wraps data keys",
+          rewrapped
+              + " data key(s) re-wrapped, but "
+              + remaining
+              + " are still wrapped by master key "
+              + masterKeyId
+              + ": it is still the current master key here, or another instance still runs with"
+              + " it current. Make the new key current on every instance"
+              + " (idemkit.protection.encryption.current-master-key), then call this again; keep "
+              + masterKeyId
+              + " configured until it answers 200.");
+    }
+    return Map.of("masterKeyId", masterKeyId, "rewrappedKeys", rewrapped, "remainingKeys", 0);
+  }
+
+  private static ErrorResponseException conflict(String errorCode, String title, String detail) {
+    return new ErrorResponseException(
+        HttpStatus.CONFLICT, Errors.problem(HttpStatus.CONFLICT, errorCode, title, detail), null);
+  }
+
   /** How many data keys {@code tenant} holds. */
   private long dataKeysOf(String tenant) {
     return jdbc.sql("select count(*) from idemkit_data_key where tenant = ?")

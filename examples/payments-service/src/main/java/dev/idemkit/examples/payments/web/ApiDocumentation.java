@@ -147,6 +147,11 @@ public final class ApiDocumentation {
     TITLES.put(
         "TENANT_NOT_FOUND",
         "No API key of this service names the tenant (and, to shred, it holds no data key)");
+    TITLES.put(
+        "MASTER_KEY_STILL_WRAPS_DATA_KEYS",
+        "Data keys are still wrapped by the master key: make another current everywhere, retry");
+    TITLES.put(
+        "MASTER_KEY_UNAVAILABLE", "This process cannot unwrap with the master key: configure it");
     TITLES.put("PARKED_EVENT_NOT_FOUND", "No parked event with this id");
     TITLES.put("CONSUMER_NOT_FOUND", "No consumer with this name");
     TITLES.put("PARKED_MESSAGE_NOT_FOUND", "No parked message with this id at this consumer");
