@@ -1,6 +1,8 @@
 package dev.idemkit.examples.payments.demo;
 
 import dev.idemkit.examples.payments.web.ApiKeys;
+import java.util.Set;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
@@ -8,7 +10,10 @@ import org.springframework.context.event.EventListener;
 import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Component;
 
-/** Says where the service listens, which database it uses and, in the demo, its API keys. */
+/**
+ * Says where the service listens, which database it uses and the demo API keys it accepts. A
+ * deployment's own keys are secrets: they are counted, never printed.
+ */
 @Component
 public class StartupBanner {
 
@@ -29,18 +34,33 @@ public class StartupBanner {
         environment.getProperty(
             "idemkit.embedded.description", environment.getProperty("spring.datasource.url", "?"));
     StringBuilder keys = new StringBuilder();
+    Set<String> demo = apiKeys.demoKeysInUse();
     apiKeys
         .tenantKeys()
         .forEach(
-            (key, tenant) ->
-                keys.append("\n    ").append(key).append("  -> tenant ").append(tenant));
+            (key, tenant) -> {
+              if (demo.contains(key)) {
+                keys.append("\n    ").append(key).append("  -> tenant ").append(tenant);
+              }
+            });
     apiKeys
         .operatorKeys()
         .forEach(
-            (key, who) ->
+            (key, who) -> {
+              if (demo.contains(key)) {
                 keys.append("\n    ")
                     .append(key)
-                    .append("  -> operator: /v1/admin and /actuator (metrics)"));
+                    .append("  -> operator: /v1/admin and /actuator (metrics)");
+              }
+            });
+    long own =
+        Stream.concat(
+                apiKeys.tenantKeys().keySet().stream(), apiKeys.operatorKeys().keySet().stream())
+            .filter(key -> !demo.contains(key))
+            .count();
+    if (own > 0) {
+      keys.append("\n    ").append(own).append(" key(s) of this deployment (not printed)");
+    }
     // Health and metrics move to management.server.port when it is set apart from the API's; the
     // API gate does not run there, so no key is asked for.
     String managementPort = environment.getProperty("local.management.port", port);
