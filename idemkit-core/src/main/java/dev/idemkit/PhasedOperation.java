@@ -36,8 +36,10 @@ import java.util.function.UnaryOperator;
  * <p><b>Failure policy</b>, by what a step returns: {@link Step.Answer} ends the operation with
  * that answer; {@link CallResult} kinds are described there. An exception is an unexpected failure:
  * in the first transaction nothing is kept (a retry runs again); from a call or a lookup it means
- * the outcome is unknown; in a transaction after a call it leaves the record in progress, and the
- * next retry asks the far side again.
+ * the outcome is unknown; in a transaction after a call, or in a local phase a takeover runs after
+ * an external effect, it leaves the record awaiting recovery ({@link
+ * RecordState#UNKNOWN_REQUIRES_RECOVERY}): the next attempt asks the far side again if the call's
+ * result was not recorded, and goes on, on the recovery schedule, until an operator is asked.
  *
  * @param <D> the phase data: what the phases keep with the recovery point ({@link PhaseData})
  */

@@ -295,8 +295,11 @@ public final class IdempotencyEngine implements Idempotency {
                 }
                 PhaseRun<?> run = new PhaseRun<>(id, acquired.claim(), operation, true);
                 owned.add(run);
-                if (run.pendingExternal != null) {
-                  return null; // the takeover commits alone; the far side is asked first
+                if (run.effectBeforeThisRun) {
+                  // The takeover commits alone: the far side is asked first if a call is under
+                  // way, and a local phase that fails after an effect is an attempt the record
+                  // counts (rolled back with the takeover, it would be tried again for ever).
+                  return null;
                 }
                 Outcome done = run.localPhases(tx);
                 admitIfNew(tx, id, acquired.claim());
@@ -322,7 +325,7 @@ public final class IdempotencyEngine implements Idempotency {
           left,
           e);
     }
-    return outcome != null ? outcome : owned.get(0).fromCall();
+    return outcome != null ? outcome : owned.get(0).resume();
   }
 
   /**
@@ -374,7 +377,10 @@ public final class IdempotencyEngine implements Idempotency {
       this.lookUpFirst = pendingExternal != null;
     }
 
-    /** Goes on after a takeover that committed on its own (a recovery worker's). */
+    /**
+     * Goes on after a takeover that committed on its own (a recovery worker's, or a request's that
+     * found an external effect before it).
+     */
     Outcome resume() {
       if (pendingExternal == null) {
         Outcome outcome;
@@ -384,7 +390,14 @@ public final class IdempotencyEngine implements Idempotency {
           listener.onLostOwnership(id);
           throw lost;
         } catch (RuntimeException e) {
-          throw failed(stateBeforeThisRun(), unwrap(e));
+          // After an effect the operation cannot be failed retryably, nor left in progress for
+          // the next owner to fail the same way on every pass: the attempt is counted as one at
+          // an unfinished outcome, on the recovery schedule, and the last one escalates.
+          throw failed(
+              effectBeforeThisRun
+                  ? RecordState.UNKNOWN_REQUIRES_RECOVERY
+                  : RecordState.FAILED_RETRYABLE,
+              unwrap(e));
         }
         if (outcome != null) {
           return outcome;
@@ -584,11 +597,12 @@ public final class IdempotencyEngine implements Idempotency {
         listener.onEscalated(id);
         LOG.log(
             System.Logger.Level.WARNING,
-            "{0}: the outcome of external step {1} is still unknown after {2} recovery attempts;"
-                + " automatic recovery stopped. An operator must resolve it (applied, with the"
-                + " external reference, or not applied).",
+            "{0}: {1} after {2} recovery attempts; automatic recovery stopped. An operator must"
+                + " resolve it (applied, with the external reference, or not applied).",
             id,
-            pendingExternal,
+            pendingExternal != null
+                ? "the outcome of external step " + pendingExternal + " is still unknown"
+                : "the local phase after " + recoveryPoint + " still fails",
             schedule.maxAttempts());
       }
       Duration wait = schedule.delayAfter(attempts);
@@ -614,12 +628,14 @@ public final class IdempotencyEngine implements Idempotency {
         retryAfterUnknown(); // a request's attempt spaces out the next one, or escalates
       }
       listener.onFailure(id, left, cause);
-      return new OperationFailedException(
-          "Operation "
-              + id
-              + " failed after an external call; a retry asks the far side and goes on",
-          left,
-          cause);
+      String next =
+          left == RecordState.FAILED_RETRYABLE
+              ? "before any external effect; a retry runs it again"
+              : pendingExternal != null
+                  ? "after an external call; a retry asks the far side and goes on"
+                  : "in a local phase after an external effect; a retry goes on from phase "
+                      + recoveryPoint;
+      return new OperationFailedException("Operation " + id + " failed " + next, left, cause);
     }
 
     private PhasedOperation.External<D> pendingPhase() {

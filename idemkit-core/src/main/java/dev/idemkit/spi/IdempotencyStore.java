@@ -223,7 +223,8 @@ public interface IdempotencyStore {
    * An operator's verdict on a record whose outcome is unknown: stored in the record's data for the
    * external phase's lookup ({@link dev.idemkit.OperationContext#operatorResolution()}), the record
    * made due for recovery at once (attempts reset), and a history row written with {@code actor}
-   * and {@code reason}.
+   * and {@code reason}. A record with no call pending (a local phase failed after an external
+   * effect until it was escalated) takes a verdict too; it is only made due again.
    *
    * @return false when the record is not (or no longer) waiting on an unknown outcome
    */

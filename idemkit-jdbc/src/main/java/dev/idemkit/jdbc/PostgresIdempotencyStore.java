@@ -556,7 +556,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * An operator's verdict: kept in the record's data for the external phase's lookup, the record
    * due for recovery now with its attempts reset, and a history row saying who and why. Applied
    * only to a record waiting on an unknown outcome that nobody owns (an owner holds it {@code
-   * IN_PROGRESS}); a recovery that took the record over first makes it a no-op the operator sees.
+   * IN_PROGRESS}); a recovery that took the record over first makes it a no-op the operator sees. A
+   * record with no call pending (a local phase failed after an external effect) takes it too: no
+   * lookup reads the verdict, the record is only made due again.
    */
   private static final String RESOLVE =
       """
@@ -571,7 +573,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
             recovery_due = clock.now, locked_until = clock.now, updated_at = clock.now
         from clock
         where r.tenant = ? and r.operation = ? and r.idem_key = ?
-          and r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.pending_external is not null
+          and r.state = 'UNKNOWN_REQUIRES_RECOVERY'
         returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
             r.pending_external, r.fencing_token, clock.now as db_now),
       logged as (

@@ -385,6 +385,76 @@ class RecordLifeIT {
         .isFalse();
   }
 
+  /**
+   * A local phase that failed after the charge until the last attempt leaves the record escalated
+   * with no call pending: an operator can still resolve it (it would otherwise hold its place in
+   * the tenant's quota for good), and the next recovery goes on from the charge.
+   */
+  @Test
+  void aRecordEscalatedByALocalPhaseAfterTheChargeTakesAnOperatorsResolution() throws Exception {
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-local-escalated");
+    Idempotency oneAttempt =
+        Idempotency.create(
+            store,
+            IdempotencyConfig.builder()
+                .lease(Duration.ofSeconds(30))
+                .defaultTtl(TTL)
+                .recoverySchedule(
+                    new dev.idemkit.RecoverySchedule(
+                        Duration.ofSeconds(10), Duration.ofHours(1), 1))
+                .build());
+    AtomicInteger charges = new AtomicInteger();
+    AtomicInteger receipts = new AtomicInteger();
+    java.util.concurrent.atomic.AtomicBoolean broken =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    PhasedOperation<Map<String, String>> op =
+        PhasedOperation.builder()
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          charges.incrementAndGet();
+                          return CallResult.applied(d);
+                        }))
+            .external(
+                "RECEIPT_SENT",
+                call ->
+                    call.beforeCall(
+                            (ctx, d) -> {
+                              if (broken.get()) {
+                                throw new IllegalStateException("receipt constraint broken");
+                              }
+                              return dev.idemkit.Step.next(d);
+                            })
+                        .call(
+                            (ctx, d) ->
+                                receipts.incrementAndGet() == 1
+                                    ? CallResult.notApplied("mail service busy")
+                                    : CallResult.applied(d)))
+            .complete(
+                (ctx, d) ->
+                    OperationResult.success(
+                        StoredResponse.of(201, Map.of(), "{}".getBytes(StandardCharsets.UTF_8))));
+    IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> oneAttempt.execute(request, op))
+        .isInstanceOf(dev.idemkit.OperationFailedException.class);
+    broken.set(true);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> oneAttempt.execute(request, op))
+        .isInstanceOf(dev.idemkit.OperationFailedException.class);
+    assertThat(store.find(id).orElseThrow().pendingExternal()).isNull();
+    assertThat(store.findEscalated(100)).extracting(r -> r.id()).contains(id);
+
+    broken.set(false);
+    assertThat(store.resolve(id, OperatorResolution.notApplied(), "admin:alice", "bug fixed"))
+        .isTrue();
+    assertThat(store.findEscalated(100)).extracting(r -> r.id()).doesNotContain(id);
+    assertThat(needingRecovery()).contains(id);
+    assertThat(oneAttempt.recover(id, op)).get().isInstanceOf(Outcome.Executed.class);
+    assertThat(store.find(id).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(charges).as("charged once").hasValue(1);
+  }
+
   // ---- helpers --------------------------------------------------------------------------------
 
   /**

@@ -924,6 +924,139 @@ public abstract class IdempotencyStoreContract {
   }
 
   /**
+   * The provider charged and the charge is recorded; the receipt's call said it did nothing, so a
+   * retry goes on from the charge. Then the local step before the receipt's call fails on every
+   * attempt (a bug, a constraint). The charge happened, so the record is never failed retryably and
+   * never left in progress for the next owner to fail the same way on every pass: each attempt is
+   * counted, on the record's recovery schedule, and the last one escalates to an operator. Once the
+   * step works, a retry finishes the payment with the one charge. Skipped for a store without
+   * recovery backoff.
+   */
+  @Test
+  void aLocalPhaseThatFailsAfterAnEffectFollowsTheRecoveryScheduleThenEscalates() throws Exception {
+    Duration first = Duration.ofSeconds(10);
+    Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 3));
+    ScopedKey id = key("k-local-after-effect");
+    AtomicInteger charges = new AtomicInteger();
+    AtomicInteger receipts = new AtomicInteger();
+    AtomicBoolean broken = new AtomicBoolean();
+    PhasedOperation<Map<String, String>> op =
+        PhasedOperation.builder()
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          charges.incrementAndGet();
+                          return CallResult.applied(d);
+                        }))
+            .external(
+                "RECEIPT_SENT",
+                call ->
+                    call.beforeCall(
+                            (ctx, d) -> {
+                              if (broken.get()) {
+                                throw new IllegalStateException("receipt constraint broken");
+                              }
+                              ledger.write(ctx.transaction(), entry(id, "receipt-prepared"));
+                              return Step.next(d);
+                            })
+                        .call(
+                            (ctx, d) ->
+                                receipts.incrementAndGet() == 1
+                                    ? CallResult.notApplied("mail service busy")
+                                    : CallResult.applied(d)))
+            .complete(answers("{\"paid\":true}"));
+    IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
+
+    assertThatThrownBy(() -> scheduled.execute(request, op))
+        .isInstanceOf(OperationFailedException.class);
+    assertThat(record(id).state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(record(id).recoveryPoint()).isEqualTo("CHARGED");
+    assertThat(record(id).pendingExternal()).isNull();
+
+    broken.set(true);
+    assertThatThrownBy(() -> scheduled.execute(request, op))
+        .isInstanceOf(OperationFailedException.class)
+        .hasRootCauseMessage("receipt constraint broken")
+        .extracting(e -> ((OperationFailedException) e).recordState())
+        .isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+    assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+    assertThat(record(id).recoveryPoint()).isEqualTo("CHARGED");
+    assertThat(record(id).recoveryAttempts()).isEqualTo(1);
+    assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
+
+    // The second attempt fails the same way and spaces out the next one.
+    assertThatThrownBy(() -> scheduled.execute(request, op))
+        .isInstanceOf(OperationFailedException.class);
+    assertThat(record(id).recoveryAttempts()).isEqualTo(2);
+    for (int retry = 0; retry < 5; retry++) {
+      assertThat(scheduled.execute(request, op))
+          .as("a retry inside the wait")
+          .isInstanceOf(Outcome.OutcomePending.class);
+      clock.advance(Duration.ofSeconds(1));
+    }
+    assertThat(record(id).recoveryAttempts())
+        .as("retries inside the wait attempt nothing")
+        .isEqualTo(2);
+    assertThat(needingRecovery()).doesNotContain(id);
+
+    clock.advance(first);
+    assertThatThrownBy(() -> scheduled.execute(request, op))
+        .isInstanceOf(OperationFailedException.class);
+    assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+    assertThat(record(id).recoveryAttempts()).isEqualTo(3);
+    assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
+    assertThat(listener.count("escalated")).isEqualTo(1);
+    clock.advance(Duration.ofDays(1));
+    assertThat(needingRecovery()).as("escalated: no automatic recovery").doesNotContain(id);
+
+    broken.set(false);
+    assertThat(scheduled.execute(request, op)).isInstanceOf(Outcome.Executed.class);
+    assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(charges).as("charged once").hasValue(1);
+    assertThat(receipts).hasValue(2);
+    assertThat(ledger.count(entry(id, "receipt-prepared"))).isEqualTo(2);
+  }
+
+  /**
+   * A local phase that fails after a takeover with no external effect before it leaves nothing of
+   * the attempt: the record stays failed retryably, and the next retry runs afresh.
+   */
+  @Test
+  void aLocalPhaseThatFailsAfterATakeoverBeforeAnyEffectLeavesTheRecordToRunAfresh()
+      throws Exception {
+    ScopedKey id = key("k-local-before-effect");
+    leaveIn(RecordState.FAILED_RETRYABLE, id, command("10.00"));
+    AtomicBoolean broken = new AtomicBoolean(true);
+    PhasedOperation<Map<String, String>> op =
+        PhasedOperation.builder()
+            .local(
+                "PREPARED",
+                (ctx, d) -> {
+                  ledger.write(ctx.transaction(), entry(id, "prepared"));
+                  if (broken.get()) {
+                    throw new IllegalStateException("constraint broken");
+                  }
+                  return Step.next(d);
+                })
+            .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+            .complete(answers("{}"));
+
+    assertThatThrownBy(() -> execute(id, command("10.00"), op))
+        .isInstanceOf(OperationFailedException.class)
+        .extracting(e -> ((OperationFailedException) e).recordState())
+        .isEqualTo(RecordState.FAILED_RETRYABLE);
+    assertThat(record(id).state()).isEqualTo(RecordState.FAILED_RETRYABLE);
+    assertThat(record(id).recoveryAttempts()).isZero();
+    assertThat(ledger.count(entry(id, "prepared"))).as("rolled back").isZero();
+
+    broken.set(false);
+    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Executed.class);
+    assertThat(ledger.count(entry(id, "prepared"))).isEqualTo(1);
+  }
+
+  /**
    * With a limit of one attempt, the first request's own attempt is the last: its unknown outcome
    * goes to an operator at once, with no automatic attempt after it. Skipped for a store without
    * recovery backoff.

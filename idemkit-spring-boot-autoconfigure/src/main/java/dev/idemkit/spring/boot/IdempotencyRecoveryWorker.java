@@ -142,7 +142,8 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
             "Recovery of {} failed; it is retried on the recovery schedule: {}",
             record.id(),
             e.toString());
-        // A step that failed after the call leaves the outcome unrecorded, as unknown: the next
+        // A step that failed after the call leaves the outcome unrecorded, and a local phase that
+        // failed after an external effect leaves the operation unfinished, as unknown: the next
         // attempt waits like one after an unknown outcome, and the last allowed one escalates
         // (a record left otherwise is not touched).
         try {
@@ -170,11 +171,12 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
     if (done == RecoveryBackoff.ESCALATED) {
       listener.onEscalated(record.id());
       log.warn(
-          "{}: the outcome of external step {} is still unknown after {} recovery attempts;"
-              + " automatic recovery stopped. An operator must resolve it (applied, with the"
-              + " external reference, or not applied): see the admin API.",
+          "{}: {} after {} recovery attempts; automatic recovery stopped. An operator must resolve"
+              + " it (applied, with the external reference, or not applied): see the admin API.",
           record.id(),
-          record.pendingExternal(),
+          record.pendingExternal() != null
+              ? "the outcome of external step " + record.pendingExternal() + " is still unknown"
+              : "the local phase after " + record.recoveryPoint() + " still fails",
           backoff.getMaxAttempts());
     }
   }

@@ -359,9 +359,9 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
                 "The operation failed before anything outside happened. Retry with the same"
                     + " key; it runs again.";
             case UNKNOWN_REQUIRES_RECOVERY ->
-                "The operation stopped after an external step whose result it could not record."
-                    + " Retry with the same key; it asks the other side first, then goes on, and"
-                    + " nothing happens twice.";
+                "The operation stopped after an external step, before it could record what"
+                    + " follows it. Retry with the same key; it goes on from what it recorded"
+                    + " (asking the other side first if needed), and nothing happens twice.";
             default ->
                 "The operation stopped after an external step it recorded. Retry with the same"
                     + " key; it resumes where it stopped and nothing happens twice.";

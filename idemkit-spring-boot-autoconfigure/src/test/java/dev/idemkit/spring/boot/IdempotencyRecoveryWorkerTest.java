@@ -195,4 +195,82 @@ class IdempotencyRecoveryWorkerTest {
     assertThat(lookups).as("one lookup per attempt after the first").hasValue(2);
     assertThat(charges).as("charged once").hasValue(1);
   }
+
+  /**
+   * The charge is recorded and the receipt's call did nothing, so the record waits in progress to
+   * go on from the charge; then the local step before the receipt's call fails every time. The
+   * worker's attempts are spaced out and the last one leaves the record to an operator: it was
+   * tried again on every pass, for ever.
+   */
+  @Test
+  void aLocalPhaseThatFailsAfterAnEffectEveryTimeIsSpacedOutThenLeftToAnOperator()
+      throws Exception {
+    ScopedKey id = ScopedKey.of("tenant-a", "create_payment", "k-broken-local-phase");
+    java.util.concurrent.atomic.AtomicInteger charges =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger steps =
+        new java.util.concurrent.atomic.AtomicInteger();
+    PhasedOperation<Map<String, String>> brokenPhase =
+        PhasedOperation.builder()
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          charges.incrementAndGet();
+                          return dev.idemkit.CallResult.applied(d);
+                        }))
+            .external(
+                "RECEIPT_SENT",
+                call ->
+                    call.beforeCall(
+                            (ctx, d) -> {
+                              if (steps.incrementAndGet() > 1) {
+                                throw new IllegalStateException("receipt constraint broken");
+                              }
+                              return dev.idemkit.Step.next(d);
+                            })
+                        .call((ctx, d) -> dev.idemkit.CallResult.notApplied("mail service busy")))
+            .complete(
+                (ctx, d) ->
+                    OperationResult.success(StoredResponse.of(201, Map.of(), "{}".getBytes())));
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                idempotency.execute(
+                    new dev.idemkit.IdempotentRequest(
+                        id, Fingerprint.of(Map.of("n", "1")), Duration.ofHours(24)),
+                    brokenPhase))
+        .isInstanceOf(dev.idemkit.OperationFailedException.class);
+    assertThat(store.find(id).orElseThrow().state()).isEqualTo(RecordState.IN_PROGRESS);
+
+    IdemkitProperties.Recovery backoff = new IdemkitProperties.Recovery();
+    backoff.setBackoff(Duration.ofSeconds(10));
+    backoff.setMaxAttempts(3);
+    IdempotencyRecoveryWorker worker =
+        new IdempotencyRecoveryWorker(
+            idempotency,
+            store,
+            List.of(createPayment(r -> brokenPhase)),
+            Duration.ofSeconds(1),
+            10,
+            backoff,
+            IdempotencyListener.NONE);
+
+    assertThat(worker.recoverOnce().failed()).isEqualTo(1);
+    IdempotencyRecord left = store.find(id).orElseThrow();
+    assertThat(left.state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+    assertThat(left.recoveryPoint()).isEqualTo("CHARGED");
+    assertThat(left.recoveryAttempts()).isEqualTo(1);
+    assertThat(worker.recoverOnce().found()).as("waits for the back-off").isZero();
+    clock.advance(Duration.ofSeconds(11));
+    assertThat(worker.recoverOnce().failed()).isEqualTo(1);
+    assertThat(worker.recoverOnce().found()).as("waits for the back-off").isZero();
+    clock.advance(Duration.ofSeconds(11));
+    assertThat(worker.recoverOnce().failed()).isEqualTo(1); // attempt 3, the last
+    assertThat(store.findEscalated(10)).extracting(IdempotencyRecord::id).containsExactly(id);
+    clock.advance(Duration.ofDays(1));
+    assertThat(worker.recoverOnce().found()).as("left to an operator").isZero();
+    assertThat(steps).as("the first run, then one per attempt").hasValue(4);
+    assertThat(charges).as("charged once").hasValue(1);
+  }
 }
