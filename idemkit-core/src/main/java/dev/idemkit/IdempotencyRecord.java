@@ -21,6 +21,9 @@ import java.util.Optional;
  * @param createdAt when the key was first claimed (or claimed anew after expiry)
  * @param updatedAt the last write
  * @param expiresAt when the record stops answering retries
+ * @param escalatedAt when automatic recovery gave up on the record's unknown outcome and left it to
+ *     an operator ({@link #awaitsOperator()}), or {@code null}; a store that does not escalate
+ *     leaves it {@code null}
  */
 public record IdempotencyRecord(
     ScopedKey id,
@@ -35,7 +38,8 @@ public record IdempotencyRecord(
     StoredResponse response,
     Instant createdAt,
     Instant updatedAt,
-    Instant expiresAt) {
+    Instant expiresAt,
+    Instant escalatedAt) {
 
   public IdempotencyRecord {
     Objects.requireNonNull(id, "id");
@@ -46,6 +50,46 @@ public record IdempotencyRecord(
     Objects.requireNonNull(createdAt, "createdAt");
     Objects.requireNonNull(updatedAt, "updatedAt");
     Objects.requireNonNull(expiresAt, "expiresAt");
+  }
+
+  /** A record that was never escalated to an operator (or a store that does not escalate). */
+  public IdempotencyRecord(
+      ScopedKey id,
+      Fingerprint fingerprint,
+      RecordState state,
+      long fencingToken,
+      Instant lockedUntil,
+      String recoveryPoint,
+      String pendingExternal,
+      Map<String, String> recoveryData,
+      int recoveryAttempts,
+      StoredResponse response,
+      Instant createdAt,
+      Instant updatedAt,
+      Instant expiresAt) {
+    this(
+        id,
+        fingerprint,
+        state,
+        fencingToken,
+        lockedUntil,
+        recoveryPoint,
+        pendingExternal,
+        recoveryData,
+        recoveryAttempts,
+        response,
+        createdAt,
+        updatedAt,
+        expiresAt,
+        null);
+  }
+
+  /**
+   * The outcome is unknown and automatic recovery gave up on it: it waits for an operator's
+   * resolution (a client's retry is told so).
+   */
+  public boolean awaitsOperator() {
+    return escalatedAt != null && state == RecordState.UNKNOWN_REQUIRES_RECOVERY;
   }
 
   /** Expired at {@code now}: past its window and not live. */

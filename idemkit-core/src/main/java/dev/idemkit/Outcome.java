@@ -53,12 +53,37 @@ public sealed interface Outcome {
   record Mismatch() implements Outcome {}
 
   /**
-   * A downstream call's outcome is still unknown after trying to recover it; retry after {@code
-   * retryAfter}. Nothing will be executed twice meanwhile.
+   * A downstream call's outcome is still unknown after trying to recover it (or the operation is
+   * unfinished after an external effect); retry after {@code retryAfter}. Nothing will be executed
+   * twice meanwhile.
+   *
+   * @param retryAfter how long the caller should wait before asking again
+   * @param awaiting who is to settle the outcome: automatic recovery, or (once it gave up) an
+   *     operator, which will not happen by itself soon
    */
-  record OutcomePending(Duration retryAfter) implements Outcome {
+  record OutcomePending(Duration retryAfter, Awaiting awaiting) implements Outcome {
+
+    /** Who is to settle a pending outcome. */
+    public enum Awaiting {
+      /** Automatic recovery (the recovery worker, or a retry once the next attempt is due). */
+      RECOVERY,
+      /** An operator: automatic recovery gave up after its last attempt (escalated). */
+      OPERATOR
+    }
+
     public OutcomePending {
       Objects.requireNonNull(retryAfter);
+      Objects.requireNonNull(awaiting);
+    }
+
+    /** An outcome automatic recovery is still working on. */
+    public OutcomePending(Duration retryAfter) {
+      this(retryAfter, Awaiting.RECOVERY);
+    }
+
+    /** Automatic recovery gave up: the outcome awaits an operator's resolution. */
+    public boolean awaitsOperator() {
+      return awaiting == Awaiting.OPERATOR;
     }
   }
 

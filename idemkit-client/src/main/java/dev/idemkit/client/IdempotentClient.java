@@ -47,7 +47,12 @@ public interface IdempotentClient extends AutoCloseable {
   /** {@code errorCode} of a {@code 409}: the first attempt is still running. Retried. */
   String REQUEST_IN_PROGRESS = "IDEMPOTENCY_REQUEST_IN_PROGRESS";
 
-  /** {@code errorCode} of a {@code 409}: a downstream outcome is being recovered. Retried. */
+  /**
+   * {@code errorCode} of a {@code 409}: a downstream outcome is being recovered, or awaits an
+   * operator's resolution (automatic recovery gave up; the server then asks for a long {@code
+   * Retry-After}, at least 60 s with Idemkit's server, so a retry policy whose deadline is shorter
+   * ends with this answer rather than waiting for an operator). Retried after the server's delay.
+   */
   String OUTCOME_PENDING = "IDEMPOTENCY_OUTCOME_PENDING";
 
   /**

@@ -52,6 +52,13 @@ public final class IdempotencyEngine implements Idempotency {
    */
   private static final int MAX_RACES = 16;
 
+  /**
+   * The least Retry-After of a retry whose record awaits an operator: only an operator's resolution
+   * settles it, which takes minutes or hours, so a client asking every few seconds only adds load
+   * (the same wait as a live-records quota refusal that escalated records alone cause).
+   */
+  static final Duration AWAITING_OPERATOR_RETRY_AFTER = Duration.ofSeconds(60);
+
   private final IdempotencyStore store;
   private final IdempotencyConfig config;
   private final IdempotencyListener listener;
@@ -564,24 +571,25 @@ public final class IdempotencyEngine implements Idempotency {
             return null;
           });
       listener.onUnknownState(id);
-      return Optional.of(new Outcome.OutcomePending(retryAfterUnknown()));
+      return Optional.of(retryAfterUnknown());
     }
 
     /**
      * The outcome is still unknown after this run's attempt (the record now counts {@code
      * attemptsBefore + 1}). A request's recovery attempt, one after the first request's, follows
      * the record's schedule as a worker's would: the next attempt waits, or the record is left to
-     * an operator, and the caller is told to wait as long. Without a schedule, or on the first
-     * request (whose recovery is due at once, unless the schedule allows one attempt only), the
-     * configured {@code outcomePendingRetryAfter}.
+     * an operator, and the caller is told to wait as long (an operator's resolution: that it awaits
+     * one, and at least {@link #AWAITING_OPERATOR_RETRY_AFTER}). Without a schedule, or on the
+     * first request (whose recovery is due at once, unless the schedule allows one attempt only),
+     * the configured {@code outcomePendingRetryAfter}.
      */
-    private Duration retryAfterUnknown() {
+    private Outcome.OutcomePending retryAfterUnknown() {
       RecoverySchedule schedule = config.recoverySchedule();
       int attempts = attemptsBefore + 1;
       // The first request's attempt is due for recovery at once, unless it was the last one
       // allowed (a limit of one attempt): then it is escalated here like any later attempt.
       if (!forRequest || schedule == null || (attempts < 2 && attempts < schedule.maxAttempts())) {
-        return config.outcomePendingRetryAfter();
+        return new Outcome.OutcomePending(config.outcomePendingRetryAfter());
       }
       RecoveryBackoff done;
       try {
@@ -591,7 +599,7 @@ public final class IdempotencyEngine implements Idempotency {
       } catch (RuntimeException e) {
         // The outcome is as pending as before; the recovery worker spaces the next attempt out.
         LOG.log(System.Logger.Level.DEBUG, "Could not space out the next recovery of " + id, e);
-        return config.outcomePendingRetryAfter();
+        return new Outcome.OutcomePending(config.outcomePendingRetryAfter());
       }
       if (done == RecoveryBackoff.ESCALATED) {
         listener.onEscalated(id);
@@ -606,7 +614,10 @@ public final class IdempotencyEngine implements Idempotency {
             schedule.maxAttempts());
       }
       Duration wait = schedule.delayAfter(attempts);
-      return Duration.ofSeconds(Math.max(1, (wait.toMillis() + 999) / 1000));
+      Duration seconds = Duration.ofSeconds(Math.max(1, (wait.toMillis() + 999) / 1000));
+      return done == RecoveryBackoff.ESCALATED || done == RecoveryBackoff.ALREADY_ESCALATED
+          ? awaitingOperator(seconds)
+          : new Outcome.OutcomePending(seconds);
     }
 
     private OperationFailedException failed(RecordState left, Throwable cause) {
@@ -849,7 +860,10 @@ public final class IdempotencyEngine implements Idempotency {
         }
         case UNKNOWN_REQUIRES_RECOVERY -> {
           if (!record.isLeaseExpiredAt(now)) {
-            return Acquired.answer(new Outcome.OutcomePending(retryAfter(record, now)));
+            return Acquired.answer(
+                record.awaitsOperator()
+                    ? awaitingOperator(retryAfter(record, now))
+                    : new Outcome.OutcomePending(retryAfter(record, now)));
           }
           kind = Takeover.RECOVER_UNKNOWN;
         }
@@ -870,6 +884,18 @@ public final class IdempotencyEngine implements Idempotency {
         store.takeOver(tx, seen, kind, request.fingerprint(), config.lease(), request.ttl());
     taken.ifPresent(r -> listener.onTakeover(request.id(), kind));
     return taken;
+  }
+
+  /**
+   * The answer for a record automatic recovery gave up on: it waits for an operator, so the retry
+   * is told to wait at least {@link #AWAITING_OPERATOR_RETRY_AFTER}.
+   */
+  private static Outcome.OutcomePending awaitingOperator(Duration untilNextAttempt) {
+    return new Outcome.OutcomePending(
+        untilNextAttempt.compareTo(AWAITING_OPERATOR_RETRY_AFTER) > 0
+            ? untilNextAttempt
+            : AWAITING_OPERATOR_RETRY_AFTER,
+        Outcome.OutcomePending.Awaiting.OPERATOR);
   }
 
   /** Whole seconds until the lease runs out, at least one. */

@@ -296,7 +296,8 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
           r.response() == null ? null : open(tx, r.id(), r.response()),
           r.createdAt(),
           r.updatedAt(),
-          r.expiresAt());
+          r.expiresAt(),
+          r.escalatedAt());
     } catch (RecordUnreadableException e) {
       if (strict || now == null || !r.isExpiredAt(now)) {
         throw e.withRecordedFingerprint(r.fingerprint());
@@ -314,7 +315,8 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
           null,
           r.createdAt(),
           r.updatedAt(),
-          r.expiresAt());
+          r.expiresAt(),
+          r.escalatedAt());
     }
   }
 

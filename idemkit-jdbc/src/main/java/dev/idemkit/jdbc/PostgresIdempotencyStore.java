@@ -1409,7 +1409,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         response,
         instant(rs, "created_at"),
         instant(rs, "updated_at"),
-        instant(rs, "expires_at"));
+        instant(rs, "expires_at"),
+        instant(rs, "escalated_at"));
   }
 
   private static Instant instant(ResultSet rs, String column) throws SQLException {

@@ -84,6 +84,7 @@ public abstract class IdempotencyStoreContract {
 
   protected static final Duration LEASE = Duration.ofSeconds(30);
   protected static final Duration TTL = Duration.ofHours(24);
+  private static final Duration MINUTE = Duration.ofMinutes(1);
 
   protected MutableClock clock;
   protected IdempotencyStore store;
@@ -837,6 +838,7 @@ public abstract class IdempotencyStoreContract {
     for (int attempt = 2; attempt <= 3; attempt++) {
       Outcome answer = scheduled.execute(request, op);
       assertThat(answer).isInstanceOf(Outcome.OutcomePending.class);
+      assertThat(((Outcome.OutcomePending) answer).awaitsOperator()).isFalse();
       Duration wait = ((Outcome.OutcomePending) answer).retryAfter();
       waits.add(wait);
       assertThat(record(id).recoveryAttempts()).isEqualTo(attempt);
@@ -854,7 +856,18 @@ public abstract class IdempotencyStoreContract {
     }
     assertThat(waits).containsExactly(first, first.multipliedBy(2));
 
-    assertThat(scheduled.execute(request, op)).isInstanceOf(Outcome.OutcomePending.class);
+    Outcome last = scheduled.execute(request, op);
+    assertThat(last).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(record(id).recoveryAttempts()).isEqualTo(4);
+    assertThat(((Outcome.OutcomePending) last).awaitsOperator())
+        .as("the last attempt says the outcome now awaits an operator")
+        .isTrue();
+    assertThat(((Outcome.OutcomePending) last).retryAfter()).isGreaterThanOrEqualTo(MINUTE);
+    Outcome later = scheduled.execute(request, op);
+    assertThat(((Outcome.OutcomePending) later).awaitsOperator())
+        .as("so does a retry of the escalated record")
+        .isTrue();
+    assertThat(((Outcome.OutcomePending) later).retryAfter()).isGreaterThanOrEqualTo(MINUTE);
     assertThat(record(id).recoveryAttempts()).isEqualTo(4);
     assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
     assertThat(listener.count("escalated")).isEqualTo(1);

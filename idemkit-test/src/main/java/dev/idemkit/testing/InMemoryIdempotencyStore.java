@@ -338,6 +338,24 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         escalated.remove(id);
         return RecoveryBackoff.DEFERRED;
       }
+      IdempotencyRecord spaced = records.get(id);
+      records.put(
+          id,
+          new IdempotencyRecord(
+              spaced.id(),
+              spaced.fingerprint(),
+              spaced.state(),
+              spaced.fencingToken(),
+              spaced.lockedUntil(),
+              spaced.recoveryPoint(),
+              spaced.pendingExternal(),
+              spaced.recoveryData(),
+              spaced.recoveryAttempts(),
+              spaced.response(),
+              spaced.createdAt(),
+              spaced.updatedAt(),
+              spaced.expiresAt(),
+              r.escalatedAt() != null ? r.escalatedAt() : now));
       return escalated.add(id) ? RecoveryBackoff.ESCALATED : RecoveryBackoff.ALREADY_ESCALATED;
     } finally {
       lock.unlock();

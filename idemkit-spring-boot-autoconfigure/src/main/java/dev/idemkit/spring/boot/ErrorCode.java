@@ -33,7 +33,11 @@ public enum ErrorCode {
   /** 409: another request with the key is running; retry after the delay for its answer. */
   IDEMPOTENCY_REQUEST_IN_PROGRESS,
 
-  /** 409: an external call of the first request has an unknown outcome being recovered. */
+  /**
+   * 409: an external call of the first request has an unknown outcome, being recovered, or (title
+   * "Outcome awaits an operator", Retry-After at least 60 s) left to an operator after the last
+   * automatic attempt. Retry with the same key after the delay either way.
+   */
   IDEMPOTENCY_OUTCOME_PENDING,
 
   /** 422 by default ({@code idemkit.mismatch-status}): the key was used for another request. */

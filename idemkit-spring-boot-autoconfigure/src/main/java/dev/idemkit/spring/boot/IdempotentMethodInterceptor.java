@@ -489,6 +489,17 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     if (outcome instanceof Outcome.QuotaExceeded refused) {
       return quotaExceeded(refused);
     }
+    if (outcome instanceof Outcome.OutcomePending pending && pending.awaitsOperator()) {
+      return Problems.response(
+          409,
+          ErrorCode.IDEMPOTENCY_OUTCOME_PENDING,
+          "Outcome awaits an operator",
+          "A downstream call of the first request has an unknown outcome that automatic recovery"
+              + " could not settle; it awaits an operator's resolution, which may take a while."
+              + " Nothing will happen twice; retry with the same key after Retry-After seconds,"
+              + " never with a new key.",
+          pending.retryAfter());
+    }
     if (outcome instanceof Outcome.OutcomePending pending) {
       return Problems.response(
           409,

@@ -116,6 +116,31 @@ class EscalationIT extends HttpTestSupport {
         .single();
   }
 
+  /**
+   * A retry of an escalated payment is told the truth: its outcome awaits an operator (not "is
+   * being recovered"), and to come back in a minute at the soonest, since it will not settle by
+   * itself; still the same 409 errorCode, so clients keep retrying with the same key.
+   */
+  @Test
+  void aRetryOfAnEscalatedPaymentIsToldItAwaitsAnOperator() throws Exception {
+    String key = newKey();
+    escalatedPayment(key, "esc-retry-" + key);
+
+    HttpResponse<String> retry = pay(key, "esc-retry-" + key, null);
+
+    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(409);
+    assertThat(retry.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+    assertThat(retry.body())
+        .contains("\"errorCode\":\"IDEMPOTENCY_OUTCOME_PENDING\"")
+        .contains("\"title\":\"Outcome awaits an operator\"")
+        .contains("awaits an operator's resolution")
+        .doesNotContain("being recovered");
+    assertThat(Long.parseLong(retry.headers().firstValue("Retry-After").orElseThrow()))
+        .isGreaterThanOrEqualTo(60);
+    assertThat(state(key)).isEqualTo("UNKNOWN_REQUIRES_RECOVERY");
+  }
+
   @Test
   void anOperatorSaysAppliedWithTheChargeIdAndThePaymentCompletesWithIt() throws Exception {
     String key = newKey();

@@ -103,7 +103,9 @@ public final class ApiDocumentation {
         "The first request with this key is still running; retry after Retry-After");
     TITLES.put(
         ErrorCode.IDEMPOTENCY_OUTCOME_PENDING.code(),
-        "A downstream outcome of the first request is being recovered; retry after Retry-After");
+        "A downstream outcome of the first request is being recovered, or awaits an operator's"
+            + " resolution once automatic recovery gave up (Retry-After of at least 60 s);"
+            + " retry with the same key after Retry-After");
     TITLES.put(
         ErrorCode.IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST.code(),
         "The key was used for a different request; never a silent replay");
