@@ -190,6 +190,11 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
     return delegate().findEscalated(limit).stream().map(this::openForListing).toList();
   }
 
+  @Override
+  public List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
+    return delegate().findAwaitingNextAttempt(limit).stream().map(this::openForListing).toList();
+  }
+
   private IdempotencyRecord openForListing(IdempotencyRecord r) {
     try {
       return open(null, r, null, true);

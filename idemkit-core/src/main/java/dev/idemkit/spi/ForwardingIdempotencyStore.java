@@ -145,6 +145,11 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
+  public List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
+    return delegate.findAwaitingNextAttempt(limit);
+  }
+
+  @Override
   public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
     return delegate.resolve(id, resolution, actor, reason);
   }

@@ -213,6 +213,18 @@ public interface IdempotencyStore {
     return findNeedingRecovery(1).stream().findFirst().map(IdempotencyRecord::createdAt);
   }
 
+  /**
+   * Records whose unknown outcome waits between two automatic recovery attempts ({@code
+   * UNKNOWN_REQUIRES_RECOVERY}, not escalated, the next attempt not due yet), the soonest next
+   * attempt first. Their {@link IdempotencyRecord#lockedUntil()} is when the next attempt is due
+   * ({@link #backOffRecovery} sets both). Neither {@link #findNeedingRecovery(int)} (not due) nor
+   * {@link #findEscalated(int)} (not escalated) lists them: an operator's list needs this too.
+   */
+  default List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not support recovery backoff");
+  }
+
   /** Records waiting for an operator (escalated, outcome still unknown), oldest first. */
   default List<IdempotencyRecord> findEscalated(int limit) {
     throw new UnsupportedOperationException(

@@ -544,6 +544,21 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         and r.state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
       """;
 
+  /**
+   * Records between two recovery attempts: unknown, not escalated, the next attempt ({@code
+   * recovery_due}, which {@link #BACK_OFF_RECOVERY} sets with the lease) still to come. A record an
+   * owner holds is {@code IN_PROGRESS}, so it is not one of them.
+   */
+  private static final String AWAITING_NEXT_ATTEMPT =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+      select r.* from idemkit_record r, clock
+      where r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.escalated_at is null
+        and r.recovery_due > clock.now
+      order by r.recovery_due
+      limit ?
+      """;
+
   private static final String ESCALATED =
       """
       select r.* from idemkit_record r
@@ -1270,6 +1285,26 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                     return rs.wasNull()
                         ? Optional.<Instant>empty()
                         : Optional.of(Instant.EPOCH.plus(micros, ChronoUnit.MICROS));
+                  }
+                }));
+  }
+
+  @Override
+  public List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(AWAITING_NEXT_ATTEMPT)) {
+                    int i = bindNow(ps);
+                    ps.setInt(i, limit);
+                    List<IdempotencyRecord> found = new ArrayList<>();
+                    try (ResultSet rs = ps.executeQuery()) {
+                      while (rs.next()) {
+                        found.add(toRecord(rs));
+                      }
+                    }
+                    return found;
                   }
                 }));
   }

@@ -770,8 +770,14 @@ public abstract class IdempotencyStoreContract {
 
     for (Duration wait : List.of(backoff, backoff.multipliedBy(2), backoff.multipliedBy(4))) {
       assertThat(idempotency.recover(id, op)).get().isInstanceOf(Outcome.OutcomePending.class);
+      assertThat(awaitingNextAttempt()).as("not waiting while due").doesNotContain(id);
       assertThat(store.backOffRecovery(id, backoff, Duration.ofHours(1), 5))
           .isEqualTo(RecoveryBackoff.DEFERRED);
+      assertThat(store.findAwaitingNextAttempt(100_000))
+          .as("listed between attempts, with its next attempt")
+          .filteredOn(r -> r.id().equals(id))
+          .singleElement()
+          .satisfies(r -> assertThat(r.lockedUntil()).isEqualTo(clock.instant().plus(wait)));
       clock.advance(wait.minusMillis(1));
       assertThat(needingRecovery()).as("not due before %s", wait).doesNotContain(id);
       clock.advance(Duration.ofMillis(1));
@@ -785,6 +791,7 @@ public abstract class IdempotencyStoreContract {
     clock.advance(Duration.ofDays(1));
     assertThat(needingRecovery()).as("escalated: no automatic recovery").doesNotContain(id);
     assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
+    assertThat(awaitingNextAttempt()).as("escalated, not waiting").doesNotContain(id);
     assertThat(store.backOffRecovery(id, backoff, Duration.ofHours(1), 5))
         .isEqualTo(RecoveryBackoff.ALREADY_ESCALATED);
     assertThat(provider.calls).as("never called twice").hasValue(1);
@@ -1090,6 +1097,10 @@ public abstract class IdempotencyStoreContract {
     assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
     assertThat(listener.count("escalated")).isEqualTo(1);
     assertThat(needingRecovery()).as("no automatic attempt after the limit").doesNotContain(id);
+  }
+
+  private List<ScopedKey> awaitingNextAttempt() {
+    return store.findAwaitingNextAttempt(100_000).stream().map(IdempotencyRecord::id).toList();
   }
 
   private List<ScopedKey> needingRecovery() {

@@ -376,6 +376,25 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
+  public List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
+    lock.lock();
+    try {
+      Instant now = clock.instant();
+      return records.values().stream()
+          .filter(
+              r ->
+                  r.state() == RecordState.UNKNOWN_REQUIRES_RECOVERY
+                      && !escalated.contains(r.id())
+                      && !r.isLeaseExpiredAt(now))
+          .sorted(Comparator.comparing(IdempotencyRecord::lockedUntil))
+          .limit(limit)
+          .toList();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
   public List<IdempotencyRecord> findEscalated(int limit) {
     lock.lock();
     try {

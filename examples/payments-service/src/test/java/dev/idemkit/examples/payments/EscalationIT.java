@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -16,6 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.TestPropertySource;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * An unknown outcome that stays unknown: recovery backs off, gives up after its limit and flags the
@@ -24,7 +27,9 @@ import org.springframework.test.context.TestPropertySource;
  */
 @TestPropertySource(
     properties = {
-      "idemkit.recovery.backoff=PT0.2S",
+      // Long enough for an operator's list to catch a payment between two attempts; short
+      // enough that the third (the last) comes while the provider still refuses lookups (5 s).
+      "idemkit.recovery.backoff=PT1S",
       "idemkit.recovery.max-attempts=3",
       "payments.provider.embedded-port=0"
     })
@@ -64,8 +69,27 @@ class EscalationIT extends HttpTestSupport {
         .single();
   }
 
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+
   private boolean escalated(String key) {
-    return get("/v1/admin/idempotency/recovery", ADMIN).body().contains(key);
+    return listed(operatorsList(), "escalated", key) != null;
+  }
+
+  /** The operators' list of records needing attention. */
+  private JsonNode operatorsList() {
+    HttpResponse<String> list = get("/v1/admin/idempotency/recovery", ADMIN);
+    assertThat(list.statusCode()).as(list.body()).isEqualTo(200);
+    return JSON.readTree(list.body());
+  }
+
+  /** The entry of {@code key} in the list's {@code part}, or null. */
+  private static JsonNode listed(JsonNode list, String part, String key) {
+    for (JsonNode entry : list.get(part)) {
+      if (entry.get("key").asString().equals(key)) {
+        return entry;
+      }
+    }
+    return null;
   }
 
   private List<Map<String, Object>> history(String key) {
@@ -139,6 +163,45 @@ class EscalationIT extends HttpTestSupport {
     assertThat(Long.parseLong(retry.headers().firstValue("Retry-After").orElseThrow()))
         .isGreaterThanOrEqualTo(60);
     assertThat(state(key)).isEqualTo("UNKNOWN_REQUIRES_RECOVERY");
+  }
+
+  /**
+   * A payment whose outcome stays unknown is in the operators' list the whole time: between two
+   * automatic attempts under {@code waiting} (with its attempts and when the next one is due), then
+   * under {@code escalated}; each entry says which ({@code attention}). It was in no list while it
+   * waited out its back-off, so an operator looking then saw nothing wrong.
+   */
+  @Test
+  void operatorsSeeAPaymentWaitingForItsNextRecoveryAttemptThenEscalated() throws Exception {
+    String key = newKey();
+    assertThat(pay(key, "esc-waiting-" + key, "drop-after-charge,lookup-unavailable").statusCode())
+        .isEqualTo(409);
+
+    JsonNode[] waiting = new JsonNode[1];
+    eventually(
+        () -> {
+          JsonNode list = operatorsList();
+          waiting[0] = listed(list, "waiting", key);
+          if (waiting[0] != null) {
+            assertThat(listed(list, "escalated", key)).as("not escalated yet").isNull();
+            assertThat(listed(list, "records", key)).as("not due now").isNull();
+          }
+          return waiting[0] != null;
+        });
+    JsonNode entry = waiting[0];
+    assertThat(entry.get("attention").asString()).isEqualTo("WAITING_FOR_NEXT_ATTEMPT");
+    assertThat(entry.get("state").asString()).isEqualTo("UNKNOWN_REQUIRES_RECOVERY");
+    assertThat(entry.get("recoveryAttempts").asInt()).isGreaterThanOrEqualTo(2);
+    assertThat(Instant.parse(entry.get("nextAttemptAt").asString()))
+        .as("the next attempt comes after the back-off that began with the last one")
+        .isAfter(Instant.parse(entry.get("updatedAt").asString()));
+
+    eventually(() -> escalated(key));
+    JsonNode list = operatorsList();
+    assertThat(listed(list, "escalated", key).get("attention").asString())
+        .isEqualTo("AWAITING_OPERATOR");
+    assertThat(listed(list, "waiting", key)).as("escalated, no longer waiting").isNull();
+    assertThat(list.get("waitingCount").asInt()).isEqualTo(list.get("waiting").size());
   }
 
   @Test

@@ -216,28 +216,54 @@ public class AdminController extends OperatorEndpoints {
   }
 
   /**
-   * The records needing recovery now, and those escalated to an operator (their outcome stayed
+   * Every record whose outcome is not settled, each with {@code attention} saying which kind: the
+   * records needing recovery now ({@code records}, {@code DUE}), those whose unknown outcome waits
+   * out its back-off before the next automatic attempt ({@code waiting}, {@code
+   * WAITING_FOR_NEXT_ATTEMPT}, with {@code recoveryAttempts} and {@code nextAttemptAt}), and those
+   * escalated to an operator ({@code escalated}, {@code AWAITING_OPERATOR}: their outcome stayed
    * unknown after the last automatic attempt): resolve those with {@link #resolve}.
    */
   @Operation(
       operationId = "listRecoveryRecords",
-      summary = "Records due for recovery or escalated to an operator")
+      summary =
+          "Records due for recovery, waiting for their next recovery attempt, or escalated to an"
+              + " operator")
   @GetMapping("/v1/admin/idempotency/recovery")
   public Map<String, Object> needingRecovery(@RequestParam(defaultValue = "100") int limit) {
     int bounded = Math.min(Math.max(limit, 1), 1000);
     List<Map<String, Object>> records =
-        store.findNeedingRecovery(bounded).stream().map(AdminController::describe).toList();
+        store.findNeedingRecovery(bounded).stream().map(r -> listed(r, "DUE")).toList();
+    List<Map<String, Object>> waiting =
+        store.findAwaitingNextAttempt(bounded).stream()
+            .map(
+                r -> {
+                  Map<String, Object> m = listed(r, "WAITING_FOR_NEXT_ATTEMPT");
+                  // The back-off sets the lease and the next attempt together.
+                  m.put("nextAttemptAt", r.lockedUntil().toString());
+                  return m;
+                })
+            .toList();
     List<Map<String, Object>> escalated =
-        store.findEscalated(bounded).stream().map(AdminController::describe).toList();
+        store.findEscalated(bounded).stream().map(r -> listed(r, "AWAITING_OPERATOR")).toList();
     return Map.of(
         "records",
         records,
         "count",
         records.size(),
+        "waiting",
+        waiting,
+        "waitingCount",
+        waiting.size(),
         "escalated",
         escalated,
         "escalatedCount",
         escalated.size());
+  }
+
+  private static Map<String, Object> listed(IdempotencyRecord r, String attention) {
+    Map<String, Object> m = describe(r);
+    m.put("attention", attention);
+    return m;
   }
 
   /** An operator's verdict on an unknown outcome, and why. */
@@ -404,6 +430,7 @@ public class AdminController extends OperatorEndpoints {
     m.put("pendingExternal", r.pendingExternal());
     m.put("recoveryData", r.recoveryData());
     m.put("recoveryAttempts", r.recoveryAttempts());
+    m.put("escalatedAt", r.escalatedAt() == null ? null : r.escalatedAt().toString());
     m.put("fencingToken", r.fencingToken());
     m.put("lockedUntil", r.lockedUntil().toString());
     m.put("createdAt", r.createdAt().toString());
