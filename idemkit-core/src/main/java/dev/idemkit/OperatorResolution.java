@@ -68,6 +68,20 @@ public record OperatorResolution(boolean applied, String externalReference) {
     return OUTCOME_KEY.equals(key) || REFERENCE_KEY.equals(key);
   }
 
+  /**
+   * The verdict {@code record} holds that recovery has not acted on yet: an operator's resolution
+   * was stored (which resets the record's attempts to zero) and no attempt has counted since, the
+   * record still unsettled. A store refuses a second resolution while there is one ({@link
+   * dev.idemkit.spi.IdempotencyStore#resolve}), so that two operators' verdicts never merge; an
+   * admin endpoint compares the second with this one to answer a repeat as the first.
+   */
+  public static Optional<OperatorResolution> pendingIn(IdempotencyRecord record) {
+    if (!record.state().isLive() || record.recoveryAttempts() != 0) {
+      return Optional.empty();
+    }
+    return in(record.recoveryData());
+  }
+
   /** The verdict stored among {@code data}, if there is one. */
   public static Optional<OperatorResolution> in(Map<String, String> data) {
     String outcome = data.get(OUTCOME_KEY);

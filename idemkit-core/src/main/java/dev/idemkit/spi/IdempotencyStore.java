@@ -238,7 +238,13 @@ public interface IdempotencyStore {
    * and {@code reason}. A record with no call pending (a local phase failed after an external
    * effect until it was escalated) takes a verdict too; it is only made due again.
    *
-   * @return false when the record is not (or no longer) waiting on an unknown outcome
+   * <p>A second resolution of the same record before recovery acted on the first ({@link
+   * OperatorResolution#pendingIn}) is refused, whatever it says: it never merges into the first (an
+   * {@code APPLIED} reference left beside a {@code NOT_APPLIED}, or replacing the first's). The
+   * caller tells an identical repeat from a different verdict by reading the record.
+   *
+   * @return false when the record is not (or no longer) waiting on an unknown outcome, or already
+   *     holds a resolution recovery has not acted on
    */
   default boolean resolve(
       ScopedKey id, OperatorResolution resolution, String actor, String reason) {

@@ -574,13 +574,19 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * IN_PROGRESS}); a recovery that took the record over first makes it a no-op the operator sees. A
    * record with no call pending (a local phase failed after an external effect) takes it too: no
    * lookup reads the verdict, the record is only made due again.
+   *
+   * <p>Two operators meet here: a record that already holds a verdict recovery has not acted on
+   * (attempts still zero, as this statement left them) takes no second one, so the two never merge;
+   * the second {@code update} waits for the first's row lock and then rechecks this condition on
+   * the row the first wrote. A verdict acted on that left the outcome unknown counted an attempt,
+   * so a new resolution is taken again.
    */
   private static final String RESOLVE =
       """
       with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
       changed as (
         update idemkit_record r
-        set recovery_data = (coalesce(cast(r.recovery_data as jsonb), '{}'::jsonb)
+        set recovery_data = ((coalesce(cast(r.recovery_data as jsonb), '{}'::jsonb) - ?::text)
                 || jsonb_build_object(?::text, ?::text)
                 || case when ?::text is null then '{}'::jsonb
                         else jsonb_build_object(?::text, ?::text) end)::text,
@@ -589,6 +595,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         from clock
         where r.tenant = ? and r.operation = ? and r.idem_key = ?
           and r.state = 'UNKNOWN_REQUIRES_RECOVERY'
+          and not (r.recovery_attempts = 0
+                   and cast(r.recovery_data as jsonb) ->> ?::text is not null)
         returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
             r.pending_external, r.fencing_token, clock.now as db_now),
       logged as (
@@ -1336,12 +1344,15 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                 c -> {
                   try (PreparedStatement ps = c.prepareStatement(RESOLVE)) {
                     int i = bindNow(ps);
+                    // An earlier verdict's reference goes: a NOT_APPLIED keeps none.
+                    ps.setString(i++, OperatorResolution.REFERENCE_KEY);
                     ps.setString(i++, OperatorResolution.OUTCOME_KEY);
                     ps.setString(i++, resolution.outcome());
                     ps.setString(i++, resolution.externalReference());
                     ps.setString(i++, OperatorResolution.REFERENCE_KEY);
                     ps.setString(i++, resolution.externalReference());
                     i = bindKey(ps, i, id);
+                    ps.setString(i++, OperatorResolution.OUTCOME_KEY);
                     ps.setString(i++, "OPERATOR_RESOLVED_" + resolution.outcome());
                     ps.setString(i++, actor);
                     ps.setString(i, reason);

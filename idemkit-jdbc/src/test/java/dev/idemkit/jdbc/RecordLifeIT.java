@@ -455,6 +455,57 @@ class RecordLifeIT {
     assertThat(charges).as("charged once").hasValue(1);
   }
 
+  /**
+   * Two operators resolve the same record: until recovery acts on the first resolution the store
+   * takes no second one, whatever it says, and nothing of it reaches the record (it merged: the
+   * later outcome won and an APPLIED reference stayed beside a NOT_APPLIED). Once the first was
+   * acted on and the outcome is still unknown, a new resolution is taken, with no reference left of
+   * the first.
+   */
+  @Test
+  void aSecondResolutionBeforeTheFirstIsActedOnChangesNothing() throws Exception {
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-resolved-twice");
+    leaveUnknown(id);
+    store.backOffRecovery(id, Duration.ofSeconds(1), Duration.ofSeconds(1), 1);
+    assertThat(store.resolve(id, OperatorResolution.applied("ch_1"), "admin:alice", "dashboard"))
+        .isTrue();
+
+    assertThat(store.resolve(id, OperatorResolution.notApplied(), "admin:bob", "no charge"))
+        .isFalse();
+    assertThat(store.resolve(id, OperatorResolution.applied("ch_2"), "admin:bob", "other one"))
+        .isFalse();
+    assertThat(store.resolve(id, OperatorResolution.applied("ch_1"), "admin:alice", "again"))
+        .as("the store takes no repeat either; the caller answers it as the first")
+        .isFalse();
+    assertThat(OperatorResolution.pendingIn(store.find(id).orElseThrow()))
+        .contains(OperatorResolution.applied("ch_1"));
+    assertThat(history(id))
+        .filteredOn(h -> h.get("event").toString().startsWith("OPERATOR_RESOLVED"))
+        .singleElement()
+        .satisfies(h -> assertThat(h).containsEntry("actor", "admin:alice"));
+
+    // Recovery acts on it and the outcome stays unknown: the record takes a new resolution.
+    List<String> seen = new ArrayList<>();
+    assertThat(
+            idempotency.recover(
+                id,
+                charge(
+                    (ctx, d) -> {
+                      seen.add(ctx.operatorResolution().orElseThrow().externalReference());
+                      return CallResult.unknown("still unsure");
+                    })))
+        .get()
+        .isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(seen).containsExactly("ch_1");
+    assertThat(OperatorResolution.pendingIn(store.find(id).orElseThrow())).isEmpty();
+    assertThat(store.resolve(id, OperatorResolution.notApplied(), "admin:bob", "no charge"))
+        .isTrue();
+    assertThat(OperatorResolution.pendingIn(store.find(id).orElseThrow()))
+        .contains(OperatorResolution.notApplied());
+    assertThat(store.find(id).orElseThrow().recoveryData())
+        .doesNotContainKey(OperatorResolution.REFERENCE_KEY);
+  }
+
   // ---- helpers --------------------------------------------------------------------------------
 
   /**

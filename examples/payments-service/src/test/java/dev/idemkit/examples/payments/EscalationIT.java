@@ -8,11 +8,14 @@ import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.annotation.DirtiesContext;
@@ -39,6 +42,7 @@ class EscalationIT extends HttpTestSupport {
   static final String ADMIN = "sk_test_admin";
 
   @Autowired EmbeddedProvider provider;
+  @Autowired DataSource dataSource;
 
   private HttpResponse<String> pay(String key, String ref, String fault) {
     HttpRequest.Builder b =
@@ -202,6 +206,67 @@ class EscalationIT extends HttpTestSupport {
         .isEqualTo("AWAITING_OPERATOR");
     assertThat(listed(list, "waiting", key)).as("escalated, no longer waiting").isNull();
     assertThat(list.get("waitingCount").asInt()).isEqualTo(list.get("waiting").size());
+  }
+
+  /**
+   * Two resolutions of one payment before recovery acts on the first: the same one again (a retried
+   * request) is answered as the first, a different one is refused with 409 RESOLUTION_CONFLICT, and
+   * neither changes anything: the payment completes with the first's charge id, and the history
+   * holds the first resolution alone. The second merged into the first before (the later outcome
+   * and reference won, silently). The test holds the payment's row meanwhile, so that recovery
+   * cannot finish the first resolution before the others arrive.
+   */
+  @Test
+  void aSecondResolutionBeforeTheFirstIsActedOnIsAnsweredAsTheFirstOrRefused() throws Exception {
+    String key = newKey();
+    String ref = "esc-twice-" + key;
+    String paymentId = escalatedPayment(key, ref);
+    String first =
+        """
+        {"outcome":"APPLIED","externalReference":"ch_first","reason":"charge seen in the dashboard"}""";
+
+    try (Connection held = dataSource.getConnection()) {
+      held.setAutoCommit(false);
+      try (PreparedStatement lock =
+          held.prepareStatement("select id from payment where id = ?::uuid for update")) {
+        lock.setString(1, paymentId);
+        lock.executeQuery().close();
+      }
+      HttpResponse<String> resolved = resolve(key, ADMIN, first);
+      assertThat(resolved.statusCode()).as(resolved.body()).isEqualTo(200);
+
+      HttpResponse<String> repeat = resolve(key, ADMIN, first);
+      assertThat(repeat.statusCode()).as("the same resolution again").isEqualTo(200);
+      assertThat(repeat.body()).contains("OPERATOR_RESOLVED_APPLIED");
+
+      for (String other :
+          List.of(
+              "{\"outcome\":\"NOT_APPLIED\",\"reason\":\"no charge found by support\"}",
+              "{\"outcome\":\"APPLIED\",\"externalReference\":\"ch_other\","
+                  + "\"reason\":\"another charge\"}")) {
+        HttpResponse<String> refused = resolve(key, ADMIN, other);
+        assertThat(refused.statusCode()).as(refused.body()).isEqualTo(409);
+        assertThat(refused.headers().firstValue("Content-Type"))
+            .hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+        assertThat(refused.body())
+            .contains("\"errorCode\":\"RESOLUTION_CONFLICT\"")
+            .contains("Nothing changed");
+      }
+      held.rollback();
+    }
+
+    eventually(() -> state(key).equals("COMPLETED"));
+    assertThat(
+            jdbc.sql("select provider_charge_id from payment where id = ?::uuid")
+                .param(paymentId)
+                .query(String.class)
+                .single())
+        .isEqualTo("ch_first");
+    assertThat(history(key))
+        .filteredOn(h -> String.valueOf(h.get("event")).startsWith("OPERATOR_RESOLVED"))
+        .singleElement()
+        .satisfies(h -> assertThat(h.get("reason")).isEqualTo("charge seen in the dashboard"));
+    assertThat(charges(paymentId)).contains("\"succeeded\":1");
   }
 
   @Test

@@ -18,6 +18,7 @@ import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.springframework.http.HttpStatus;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.web.ErrorResponseException;
@@ -278,6 +279,11 @@ public class AdminController extends OperatorEndpoints {
    * it; {@code NOT_APPLIED} makes the call run again under the same derived key. The record is due
    * for recovery at once: the recovery worker, or the client's next retry, finishes it. Operators
    * only (admin API keys); the record's history keeps who and why.
+   *
+   * <p>Until recovery acts on a resolution, the same resolution sent again (same outcome and
+   * reference, say a retried request) is answered as the first and changes nothing; a different one
+   * is refused with 409 {@code RESOLUTION_CONFLICT} and changes nothing either. It merged into the
+   * first before (the later outcome and reference won, silently).
    */
   @Operation(
       operationId = "resolveRecord",
@@ -286,7 +292,9 @@ public class AdminController extends OperatorEndpoints {
       path = "/v1/admin/idempotency/records/{tenant}/{operation}/{key}/resolution",
       consumes = "application/json")
   @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
-  @ProblemAnswer(status = 409, errorCodes = "RECORD_NOT_AWAITING_RESOLUTION")
+  @ProblemAnswer(
+      status = 409,
+      errorCodes = {"RECORD_NOT_AWAITING_RESOLUTION", "RESOLUTION_CONFLICT"})
   @ProblemAnswer(status = 422, errorCodes = "RESOLUTION_INVALID")
   public Map<String, Object> resolve(
       Principal operator,
@@ -308,15 +316,36 @@ public class AdminController extends OperatorEndpoints {
         store
             .find(id)
             .orElseThrow(() -> Errors.notFound("RECORD_NOT_FOUND", "No record for " + id + "."));
-    boolean done =
-        protectedStore.resolve(
-            id,
-            applied
-                ? OperatorResolution.applied(request.externalReference())
-                : OperatorResolution.notApplied(),
-            operator.getName(),
-            request.reason());
+    OperatorResolution verdict =
+        applied
+            ? OperatorResolution.applied(request.externalReference())
+            : OperatorResolution.notApplied();
+    boolean done = protectedStore.resolve(id, verdict, operator.getName(), request.reason());
     if (!done) {
+      // A resolution recovery has not acted on yet (the store takes no second one): read through
+      // data protection, so that its reference is compared in the clear.
+      Optional<OperatorResolution> pending =
+          protectedStore.find(id).flatMap(OperatorResolution::pendingIn);
+      if (pending.isPresent() && pending.get().equals(verdict)) {
+        return record(tenant, operation, key); // the same resolution again: answered as the first
+      }
+      if (pending.isPresent()) {
+        throw new ErrorResponseException(
+            HttpStatus.CONFLICT,
+            Errors.problem(
+                HttpStatus.CONFLICT,
+                "RESOLUTION_CONFLICT",
+                "Record already resolved differently",
+                "Record "
+                    + id
+                    + " already has an operator's resolution ("
+                    + pending.get().outcome()
+                    + ") that recovery has not acted on yet; this one differs and was not taken."
+                    + " Nothing changed. Read the record and its history (who and why), and"
+                    + " settle it with whoever resolved it; once recovery has acted on the first,"
+                    + " a record still unknown takes a new resolution."),
+            null);
+      }
       throw new ErrorResponseException(
           HttpStatus.CONFLICT,
           Errors.problem(
@@ -348,7 +377,9 @@ public class AdminController extends OperatorEndpoints {
       params = "key",
       consumes = "application/json")
   @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
-  @ProblemAnswer(status = 409, errorCodes = "RECORD_NOT_AWAITING_RESOLUTION")
+  @ProblemAnswer(
+      status = 409,
+      errorCodes = {"RECORD_NOT_AWAITING_RESOLUTION", "RESOLUTION_CONFLICT"})
   @ProblemAnswer(status = 422, errorCodes = "RESOLUTION_INVALID")
   public Map<String, Object> resolveByKeyParameter(
       Principal operator,

@@ -144,6 +144,10 @@ public final class ApiDocumentation {
         "Only a record whose external outcome is unknown takes a resolution");
     TITLES.put("RESOLUTION_INVALID", "APPLIED needs an externalReference; NOT_APPLIED has none");
     TITLES.put(
+        "RESOLUTION_CONFLICT",
+        "The record already holds a different resolution recovery has not acted on; nothing"
+            + " changed (the same resolution again is answered as the first)");
+    TITLES.put(
         "TENANT_HAS_UNSETTLED_RECORDS",
         "Some of the tenant's records still need their recovery data: settle them, then shred");
     TITLES.put(
