@@ -23,7 +23,10 @@ public interface DataKeyStore {
 
   /**
    * Stores a new key: in {@code tx} (it exists once that commits, and not if it rolls back), or
-   * committed at once when {@code tx} is {@code null}.
+   * committed at once when {@code tx} is {@code null}. A store shared by several instances dates
+   * the key by its own single clock (the database's), not by {@code key.createdAt()}, the
+   * instance's: which key is a tenant's newest ({@link #current}) must not depend on which
+   * instance's clock is ahead.
    */
   void insert(StoreTransaction tx, WrappedDataKey key);
 

@@ -7,7 +7,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
+import java.sql.Types;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -36,10 +37,17 @@ public final class PostgresDataKeyStore implements DataKeyStore {
       where tenant = ? and key_id = ?
       """;
 
+  /**
+   * A new key, made at the database's time ({@code statement_timestamp()}, as every time the record
+   * store compares), or at the test clock's when one is set. The key's own {@code createdAt}, an
+   * instance's clock, is not stored: a tenant's newest key is the one that seals ({@link
+   * #CURRENT}), so an instance whose clock runs behind would rotate to a key older than the current
+   * one and keep sealing with the old key, and one ahead would pin its key as the newest.
+   */
   private static final String INSERT =
       """
       insert into idemkit_data_key (tenant, key_id, master_key_id, wrapped_key, created_at)
-      values (?, ?, ?, ?, ?)
+      values (?, ?, ?, ?, coalesce(cast(? as timestamptz), statement_timestamp()))
       """;
 
   private static final String REWRAP =
@@ -61,8 +69,23 @@ public final class PostgresDataKeyStore implements DataKeyStore {
 
   private final DataSource dataSource;
 
+  /** The test seam: when set, new keys are made at its time instead of the database's. */
+  private final Clock clock;
+
+  /** Keys made at the database's time, one clock for every instance. */
   public PostgresDataKeyStore(DataSource dataSource) {
+    this(dataSource, null);
+  }
+
+  /**
+   * Keys made at {@code clock}'s time instead of the database's: a seam for tests, as {@link
+   * PostgresIdempotencyStore.Builder#clock} is for the record store.
+   *
+   * @param clock the time new keys are made at, or {@code null} for the database's
+   */
+  public PostgresDataKeyStore(DataSource dataSource, Clock clock) {
     this.dataSource = dataSource;
+    this.clock = clock;
   }
 
   @Override
@@ -84,7 +107,7 @@ public final class PostgresDataKeyStore implements DataKeyStore {
         key.keyId(),
         key.masterKeyId(),
         key.wrapped(),
-        Timestamp.from(key.createdAt()));
+        clock == null ? null : clock.instant().toString());
   }
 
   @Override
@@ -175,7 +198,11 @@ public final class PostgresDataKeyStore implements DataKeyStore {
 
   private static void bind(PreparedStatement ps, Object... params) throws SQLException {
     for (int i = 0; i < params.length; i++) {
-      ps.setObject(i + 1, params[i]);
+      if (params[i] == null) {
+        ps.setNull(i + 1, Types.VARCHAR); // the statement casts it
+      } else {
+        ps.setObject(i + 1, params[i]);
+      }
     }
   }
 }

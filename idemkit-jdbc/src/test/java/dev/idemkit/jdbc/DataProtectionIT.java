@@ -291,6 +291,58 @@ class DataProtectionIT {
     assertThat(executions).hasValue(2);
   }
 
+  /**
+   * Which of a tenant's keys is the newest, and so seals new answers, is judged on the database's
+   * clock: a rotation on an instance whose clock runs an hour behind still gives the tenant its new
+   * key (the key was dated by that instance, an hour before the current one, so every instance went
+   * on sealing with the old key). With the store's clock seam set, keys are dated by it.
+   */
+  @Test
+  void aDataKeyIsDatedByTheDatabasesClockNotTheInstancesUnlessATestClockIsSet() throws Exception {
+    Map<String, byte[]> masterKeys = Map.of("mk1", key());
+    DataProtection onTime = encrypted(masterKeys, "mk1");
+    DataProtection behind =
+        encryptedBuilder(masterKeys, "mk1")
+            .clock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofHours(-1)))
+            .build();
+    String first = onTime.rotateTenantKey(tenant);
+    String rotated = behind.rotateTenantKey(tenant);
+    assertThat(rotated).isNotEqualTo(first);
+
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", "after-rotation");
+    engine(encrypted(masterKeys, "mk1")).execute(request(id, "1.00"), pay("{\"g\":2}"));
+    assertThat(row(id).get("response_key_id")).as("the rotated key seals").isEqualTo(rotated);
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select extract(epoch from now() - created_at) from idemkit_data_key"
+                    + " where tenant = ? and key_id = ?")) {
+      ps.setString(1, tenant);
+      ps.setString(2, rotated);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getDouble(1)).as("seconds before the database's now").isBetween(0.0, 60.0);
+      }
+    }
+  }
+
+  /** With the store's clock seam set (tests), a new key is dated by it, as records are. */
+  @Test
+  void aDataKeyIsDatedByTheStoresTestClockWhenOneIsSet() throws Exception {
+    Map<String, byte[]> masterKeys = Map.of("mk1", key());
+    java.time.Instant seam = java.time.Instant.parse("2031-05-04T03:02:01Z");
+    DataProtection onTestClock =
+        DataProtection.builder()
+            .encryption(
+                StaticKeyProvider.of(masterKeys, "mk1"),
+                new PostgresDataKeyStore(ds, java.time.Clock.fixed(seam, java.time.ZoneOffset.UTC)))
+            .build();
+    String seamKey = onTestClock.rotateTenantKey(tenant);
+    assertThat(dataKeys.find(null, tenant, seamKey))
+        .get()
+        .satisfies(k -> assertThat(k.createdAt()).isEqualTo(seam));
+  }
+
   @Test
   void cryptoShreddingMakesReplaysAClearErrorAndNeverRunsAgain() throws Exception {
     DataProtection protection = encrypted(Map.of("mk1", key()), "mk1");
