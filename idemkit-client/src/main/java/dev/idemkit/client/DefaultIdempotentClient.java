@@ -7,6 +7,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -19,6 +20,10 @@ import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.DoubleSupplier;
 
 /** The {@link IdempotentClient}: immutable after construction, so thread-safe. */
@@ -167,9 +172,11 @@ final class DefaultIdempotentClient implements IdempotentClient {
       attempts++;
       try {
         HttpResponse<byte[]> r =
-            http.send(
-                request(uri, method, body, headers, key, timeout),
-                HttpResponse.BodyHandlers.ofByteArray());
+            await(
+                http.sendAsync(
+                    request(uri, method, body, headers, key, timeout),
+                    HttpResponse.BodyHandlers.ofByteArray()),
+                timeout);
         IdempotentResponse answer =
             new IdempotentResponse(r.statusCode(), r.headers(), r.body(), key, attempts);
         if (r.statusCode() < 400) {
@@ -216,6 +223,39 @@ final class DefaultIdempotentClient implements IdempotentClient {
         Thread.currentThread().interrupt();
         throw new OperationInterruptedException(key, attempts, e);
       }
+    }
+  }
+
+  /**
+   * Waits for a whole answer, body included, for at most {@code timeout}. {@link
+   * HttpRequest#timeout} alone stops counting once the answer's headers arrived, so a body that
+   * stalls after them would hang the caller past every deadline; here it is a timed-out attempt,
+   * retried like any other.
+   */
+  private static HttpResponse<byte[]> await(
+      CompletableFuture<HttpResponse<byte[]>> answer, Duration timeout)
+      throws IOException, InterruptedException {
+    try {
+      return answer.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      answer.cancel(true);
+      throw new HttpTimeoutException(
+          "no complete answer within the request timeout of " + timeout.toMillis() + " ms");
+    } catch (InterruptedException e) {
+      answer.cancel(true);
+      throw e;
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof IOException io) {
+        throw io;
+      }
+      if (cause instanceof RuntimeException runtime) {
+        throw runtime;
+      }
+      if (cause instanceof Error error) {
+        throw error;
+      }
+      throw new IOException(cause);
     }
   }
 

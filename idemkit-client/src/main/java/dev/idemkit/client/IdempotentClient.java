@@ -186,8 +186,8 @@ public interface IdempotentClient extends AutoCloseable {
     }
 
     /**
-     * How long one attempt may wait for its answer before it counts as failed and is retried.
-     * Default 10 s.
+     * How long one attempt may wait for its whole answer (status, headers and body) before it
+     * counts as failed and is retried. Default 10 s.
      *
      * @param timeout positive
      * @return this builder
