@@ -12,11 +12,15 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeFormatterBuilder;
 import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoField;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -342,24 +346,65 @@ final class DefaultIdempotentClient implements IdempotentClient {
   }
 
   /**
-   * Reads {@code Retry-After}: delay-seconds or an HTTP-date (RFC 9110 §10.2.3). Anything else is
-   * ignored, as if absent.
+   * Reads {@code Retry-After}: delay-seconds or an HTTP-date (RFC 9110 §10.2.3) in any of its three
+   * forms (IMF-fixdate, and the obsolete RFC 850 and asctime forms a recipient must accept,
+   * §5.6.7). A delay too large to hold is as good as for ever: it reaches past any deadline, so the
+   * operation stops rather than retrying early. Anything else is ignored, as if absent.
    */
   static Optional<Duration> retryAfter(Optional<String> header, Instant now) {
     if (header.isEmpty()) {
       return Optional.empty();
     }
     String value = header.get().trim();
-    if (!value.isEmpty() && value.length() <= 9 && value.chars().allMatch(Character::isDigit)) {
-      return Optional.of(Duration.ofSeconds(Long.parseLong(value)));
+    if (!value.isEmpty() && value.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      String digits = value.replaceFirst("^0+(?=.)", "");
+      return Optional.of(
+          digits.length() <= 18
+              ? Duration.ofSeconds(Long.parseLong(digits))
+              : Duration.ofSeconds(Long.MAX_VALUE));
     }
     try {
-      Instant at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
-      Duration d = Duration.between(now, at);
-      return Optional.of(d.isNegative() ? Duration.ZERO : d);
+      return Optional.of(
+          untilThen(
+              now, ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant()));
     } catch (DateTimeParseException e) {
-      return Optional.empty();
+      // Not an IMF-fixdate: one of the obsolete forms, or nothing.
     }
+    for (DateTimeFormatter form : obsoleteHttpDates(now)) {
+      try {
+        return Optional.of(
+            untilThen(now, LocalDateTime.parse(value, form).toInstant(ZoneOffset.UTC)));
+      } catch (DateTimeParseException e) {
+        // Try the next form.
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static Duration untilThen(Instant now, Instant at) {
+    Duration d = Duration.between(now, at);
+    return d.isNegative() ? Duration.ZERO : d;
+  }
+
+  /**
+   * The obsolete HTTP-date forms, always GMT. An RFC 850 two-digit year more than 50 years ahead of
+   * {@code now} is the latest past year with those digits (RFC 9110 §5.6.7).
+   */
+  private static List<DateTimeFormatter> obsoleteHttpDates(Instant now) {
+    int year = now.atZone(ZoneOffset.UTC).getYear();
+    DateTimeFormatter rfc850 =
+        new DateTimeFormatterBuilder()
+            .parseCaseInsensitive()
+            .appendPattern("EEEE, dd-MMM-")
+            .appendValueReduced(ChronoField.YEAR, 2, 2, year - 49)
+            .appendPattern(" HH:mm:ss 'GMT'")
+            .toFormatter(Locale.US);
+    DateTimeFormatter asctime =
+        new DateTimeFormatterBuilder()
+            .parseCaseInsensitive()
+            .appendPattern("EEE MMM ppd HH:mm:ss yyyy")
+            .toFormatter(Locale.US);
+    return List.of(rfc850, asctime);
   }
 
   /** Why one attempt did not end the operation. */

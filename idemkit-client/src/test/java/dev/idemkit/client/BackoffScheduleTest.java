@@ -117,6 +117,38 @@ class BackoffScheduleTest {
   }
 
   @Test
+  void aRetryAfterOfManyDigitsStopsAtOnceInsteadOfBeingIgnored() {
+    server.on(PATH, Reply.of(503).header("Retry-After", "10000000000"), Reply.created("{}"));
+
+    assertThatThrownBy(() -> client(policy().build(), 1.0).post(PATH).json("{}").send())
+        .isInstanceOfSatisfying(
+            RetriesExhaustedException.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(RetriesExhaustedException.Reason.DEADLINE);
+              assertThat(e.attempts()).isEqualTo(1);
+              assertThat(e.status()).hasValue(503);
+            });
+    assertThat(clock.sleeps()).isEmpty();
+    assertThat(server.attempts(PATH)).hasSize(1);
+  }
+
+  @Test
+  void retryAfterInTheObsoleteHttpDateFormsIsHonoured() {
+    // The test clock stands at 2030-01-01T00:00:00Z, a Tuesday.
+    server.on(
+        PATH,
+        Reply.of(503).header("Retry-After", "Tuesday, 01-Jan-30 00:00:05 GMT"),
+        Reply.of(503).header("Retry-After", "Tue Jan  1 00:00:12 2030"),
+        Reply.created("{}"));
+
+    IdempotentResponse r = client(policy().build(), 1.0).post(PATH).json("{}").send();
+
+    assertThat(r.attempts()).isEqualTo(3);
+    assertThat(clock.sleeps()).containsExactly(Duration.ofSeconds(5), Duration.ofSeconds(7));
+    assertThat(server.keys(PATH)).hasSize(3).containsOnly(r.key());
+  }
+
+  @Test
   void stopsAfterMaxAttemptsWithTheLastAnswer() {
     server.on(PATH, Reply.problem(500, "INTERNAL", "boom"));
     RetryPolicy p = policy().maxAttempts(3).build();

@@ -86,6 +86,17 @@ class RetryPolicyTest {
     String past =
         DateTimeFormatter.RFC_1123_DATE_TIME.format(now.minusSeconds(5).atOffset(ZoneOffset.UTC));
     assertThat(DefaultIdempotentClient.retryAfter(Optional.of(past), now)).hasValue(Duration.ZERO);
+    // RFC 9110 §5.6.7: the obsolete RFC 850 and asctime forms must be accepted too.
+    assertThat(
+            DefaultIdempotentClient.retryAfter(Optional.of("Tuesday, 01-Jan-30 00:00:05 GMT"), now))
+        .hasValue(Duration.ofSeconds(5));
+    assertThat(DefaultIdempotentClient.retryAfter(Optional.of("Tue Jan  1 00:00:07 2030"), now))
+        .hasValue(Duration.ofSeconds(7));
+    // A delay too long for nine digits still means "not before then", never "whenever".
+    assertThat(DefaultIdempotentClient.retryAfter(Optional.of("86400000000"), now))
+        .hasValue(Duration.ofSeconds(86_400_000_000L));
+    assertThat(DefaultIdempotentClient.retryAfter(Optional.of("9".repeat(40)), now))
+        .hasValueSatisfying(d -> assertThat(d).isGreaterThan(Duration.ofDays(365 * 1000)));
     assertThat(DefaultIdempotentClient.retryAfter(Optional.of("-1"), now)).isEmpty();
     assertThat(DefaultIdempotentClient.retryAfter(Optional.of("soon"), now)).isEmpty();
     assertThat(DefaultIdempotentClient.retryAfter(Optional.empty(), now)).isEmpty();
