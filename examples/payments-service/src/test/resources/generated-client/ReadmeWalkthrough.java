@@ -1,12 +1,14 @@
 import dev.idemkit.examples.client.ApiClient;
 import dev.idemkit.examples.client.ApiException;
 import dev.idemkit.examples.client.ApiResponse;
+import dev.idemkit.examples.client.api.LedgerApi;
 import dev.idemkit.examples.client.api.OrdersApi;
 import dev.idemkit.examples.client.api.PaymentsApi;
 import dev.idemkit.examples.client.model.ConfirmPayment;
 import dev.idemkit.examples.client.model.CreateOrder;
 import dev.idemkit.examples.client.model.CreatePaymentRequest;
 import dev.idemkit.examples.client.model.Item;
+import dev.idemkit.examples.client.model.LedgerEntries;
 import dev.idemkit.examples.client.model.OrderResponse;
 import dev.idemkit.examples.client.model.PaidResponse;
 import dev.idemkit.examples.client.model.PaymentResponse;
@@ -62,8 +64,17 @@ public class ReadmeWalkthrough implements Function<Map<String, String>, Map<Stri
             client.getObjectMapper().readValue(e.getResponseBody(), Problem.class).getErrorCode());
       }
 
-      PaymentResponse fetched = payments.getPayment(UUID.fromString(created.getData().getPaymentId()));
+      PaymentResponse fetched = payments.getPayment(created.getData().getPaymentId());
       seen.put("get.status", fetched.getStatus());
+
+      // The ledger books the payment shortly after; its entries come typed.
+      LedgerEntries ledger = new LedgerApi(client).listLedgerEntries(fetched.getPaymentId());
+      for (int i = 0; i < 100 && ledger.getEntries().isEmpty(); i++) {
+        Thread.sleep(100);
+        ledger = new LedgerApi(client).listLedgerEntries(fetched.getPaymentId());
+      }
+      seen.put("ledger.entries", ledger.getEntries().size());
+      seen.put("ledger.firstDirection", ledger.getEntries().get(0).getDirection().getValue());
 
       // The mini shop: an order, and confirming its payment once.
       ApiResponse<OrderResponse> order =
@@ -76,7 +87,7 @@ public class ReadmeWalkthrough implements Function<Map<String, String>, Map<Stri
       seen.put("order.total", order.getData().getTotal());
       ApiResponse<PaidResponse> confirmed =
           orders.confirmOrderPaymentWithHttpInfo(
-              UUID.fromString(order.getData().getOrderId()),
+              order.getData().getOrderId(),
               UUID.randomUUID().toString(),
               new ConfirmPayment().amount("25.00").currency("EUR"));
       seen.put("confirm.status", confirmed.getStatusCode());

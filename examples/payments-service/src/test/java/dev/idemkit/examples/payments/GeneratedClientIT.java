@@ -176,6 +176,8 @@ class GeneratedClientIT extends HttpTestSupport {
       assertThat(seen)
           .containsEntry("created.status", 201)
           .containsEntry("get.status", "COMPLETED")
+          .containsEntry("ledger.entries", 2)
+          .containsEntry("ledger.firstDirection", "DEBIT")
           .containsEntry("order.total", "25.00")
           .containsEntry("replay.status", 201)
           .containsEntry("replay.Idempotent-Replayed", "true")

@@ -5,11 +5,10 @@ import dev.idemkit.examples.payments.payments.PaymentRepository;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.examples.payments.web.ProblemAnswer;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import java.security.Principal;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -33,11 +32,11 @@ public class LedgerController {
   @Operation(operationId = "listLedgerEntries", summary = "A payment's ledger entries")
   @GetMapping("/v1/payments/{paymentId}/ledger-entries")
   @ProblemAnswer(status = 404, errorCodes = "PAYMENT_NOT_FOUND")
-  public Map<String, Object> entries(Principal tenant, @PathVariable UUID paymentId) {
+  public LedgerEntries entries(Principal tenant, @PathVariable UUID paymentId) {
     payments
         .find(tenant.getName(), paymentId)
         .orElseThrow(() -> Errors.notFound("PAYMENT_NOT_FOUND", "No payment " + paymentId + "."));
-    List<Map<String, Object>> entries =
+    List<LedgerEntry> entries =
         jdbc.sql(
                 """
                 select entry_type, direction, account_id, amount, currency, created_at
@@ -48,21 +47,17 @@ public class LedgerController {
             .params(paymentId, tenant.getName())
             .query(
                 (rs, n) -> {
-                  Map<String, Object> e = new LinkedHashMap<>();
                   String currency = rs.getString("currency");
-                  e.put("entryType", rs.getString("entry_type"));
-                  e.put("direction", rs.getString("direction"));
-                  e.put("accountId", rs.getString("account_id"));
-                  e.put("amount", Money.normalize(rs.getBigDecimal("amount"), currency));
-                  e.put("currency", currency);
-                  e.put("createdAt", rs.getTimestamp("created_at").toInstant().toString());
-                  return e;
+                  return new LedgerEntry(
+                      rs.getString("entry_type"),
+                      rs.getString("direction"),
+                      rs.getString("account_id"),
+                      Money.normalize(rs.getBigDecimal("amount"), currency),
+                      currency,
+                      rs.getTimestamp("created_at").toInstant().toString());
                 })
             .list();
-    Map<String, Object> answer = new LinkedHashMap<>();
-    answer.put("paymentId", paymentId.toString());
-    answer.put("entries", entries);
-    return answer;
+    return new LedgerEntries(paymentId.toString(), entries);
   }
 
   /** Debits, credits and balance (credits − debits) of one account, per currency. */
@@ -71,8 +66,8 @@ public class LedgerController {
       summary = "An account's debits, credits and balance")
   @GetMapping("/v1/accounts/{accountId}/balance")
   @ProblemAnswer(status = 404, errorCodes = "ACCOUNT_NOT_FOUND")
-  public Map<String, Object> balance(Principal tenant, @PathVariable String accountId) {
-    List<Map<String, Object>> balances =
+  public AccountBalance balance(Principal tenant, @PathVariable String accountId) {
+    List<Balance> balances =
         jdbc.sql(
                 """
                 select currency,
@@ -87,25 +82,50 @@ public class LedgerController {
             .query(
                 (rs, n) -> {
                   String currency = rs.getString("currency");
-                  Map<String, Object> b = new LinkedHashMap<>();
-                  b.put("currency", currency);
-                  b.put("debits", Money.normalize(rs.getBigDecimal("debits"), currency));
-                  b.put("credits", Money.normalize(rs.getBigDecimal("credits"), currency));
-                  b.put(
-                      "balance",
+                  return new Balance(
+                      currency,
+                      Money.normalize(rs.getBigDecimal("debits"), currency),
+                      Money.normalize(rs.getBigDecimal("credits"), currency),
                       Money.normalize(
                           rs.getBigDecimal("credits").subtract(rs.getBigDecimal("debits")),
                           currency));
-                  return b;
                 })
             .list();
     if (balances.isEmpty()) {
       throw Errors.notFound(
           "ACCOUNT_NOT_FOUND", "No ledger entries for account " + accountId + ".");
     }
-    Map<String, Object> answer = new LinkedHashMap<>();
-    answer.put("accountId", accountId);
-    answer.put("balances", balances);
-    return answer;
+    return new AccountBalance(accountId, balances);
   }
+
+  /** A payment's ledger entries, in booking order. */
+  @Schema(requiredProperties = {"paymentId", "entries"})
+  public record LedgerEntries(
+      @Schema(format = "uuid") String paymentId, List<LedgerEntry> entries) {}
+
+  /** One booking. */
+  @Schema(
+      requiredProperties = {
+        "entryType",
+        "direction",
+        "accountId",
+        "amount",
+        "currency",
+        "createdAt"
+      })
+  public record LedgerEntry(
+      String entryType,
+      @Schema(allowableValues = {"DEBIT", "CREDIT"}) String direction,
+      String accountId,
+      String amount,
+      String currency,
+      @Schema(format = "date-time") String createdAt) {}
+
+  /** An account's totals, one per currency. */
+  @Schema(requiredProperties = {"accountId", "balances"})
+  public record AccountBalance(String accountId, List<Balance> balances) {}
+
+  /** One currency's debits, credits and balance (credits − debits). */
+  @Schema(requiredProperties = {"currency", "debits", "credits", "balance"})
+  public record Balance(String currency, String debits, String credits, String balance) {}
 }

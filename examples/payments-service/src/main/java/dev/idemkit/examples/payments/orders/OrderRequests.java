@@ -4,6 +4,7 @@ import dev.idemkit.examples.payments.payments.CreatePaymentRequest;
 import dev.idemkit.examples.payments.payments.Money;
 import dev.idemkit.examples.payments.web.MoneyChecked;
 import dev.idemkit.spring.boot.CanonicalCommand;
+import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
@@ -127,10 +128,22 @@ public final class OrderRequests {
     }
   }
 
-  /** An order as the API shows it. */
+  /** An order as the API shows it: {@code paidAt} is null until it is paid. */
+  @Schema(requiredProperties = {"orderId", "status", "total", "currency", "paidAt"})
   public record OrderResponse(
-      String orderId, String status, String total, String currency, String paidAt) {}
+      @Schema(format = "uuid") String orderId,
+      String status,
+      String total,
+      String currency,
+      @Schema(
+              types = {"string", "null"},
+              format = "date-time")
+          String paidAt) {}
 
   /** The answer to confirm-payment. */
-  public record PaidResponse(String orderId, String status, String paidAt) {}
+  @Schema(requiredProperties = {"orderId", "status", "paidAt"})
+  public record PaidResponse(
+      @Schema(format = "uuid") String orderId,
+      String status,
+      @Schema(format = "date-time") String paidAt) {}
 }

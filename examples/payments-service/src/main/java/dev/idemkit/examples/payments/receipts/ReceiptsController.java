@@ -4,11 +4,10 @@ import dev.idemkit.examples.payments.payments.PaymentRepository;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.examples.payments.web.ProblemAnswer;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import java.security.Principal;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -37,11 +36,11 @@ public class ReceiptsController {
   @Operation(operationId = "listReceipts", summary = "A payment's receipts and their mail's status")
   @GetMapping("/v1/receipts")
   @ProblemAnswer(status = 404, errorCodes = "PAYMENT_NOT_FOUND")
-  public Map<String, Object> receipts(Principal tenant, @RequestParam UUID paymentId) {
+  public Receipts receipts(Principal tenant, @RequestParam UUID paymentId) {
     payments
         .find(tenant.getName(), paymentId)
         .orElseThrow(() -> Errors.notFound("PAYMENT_NOT_FOUND", "No payment " + paymentId + "."));
-    List<Map<String, Object>> receipts =
+    List<Receipt> receipts =
         jdbc.sql(
                 """
                 select r.payment_id, r.delivery_key, r.created_at, d.status, d.attempts, d.delivered_at
@@ -52,19 +51,43 @@ public class ReceiptsController {
             .params(paymentId, tenant.getName())
             .query(
                 (rs, n) -> {
-                  Map<String, Object> r = new LinkedHashMap<>();
-                  r.put("paymentId", rs.getString("payment_id"));
-                  r.put("deliveryKey", rs.getString("delivery_key"));
-                  r.put("status", receiptStatus(rs.getString("status")));
-                  r.put("attempts", rs.getInt("attempts"));
-                  r.put("createdAt", rs.getTimestamp("created_at").toInstant().toString());
                   var sent = rs.getTimestamp("delivered_at");
-                  r.put("sentAt", sent == null ? null : sent.toInstant().toString());
-                  return r;
+                  return new Receipt(
+                      rs.getString("payment_id"),
+                      rs.getString("delivery_key"),
+                      receiptStatus(rs.getString("status")),
+                      rs.getInt("attempts"),
+                      rs.getTimestamp("created_at").toInstant().toString(),
+                      sent == null ? null : sent.toInstant().toString());
                 })
             .list();
-    return Map.of("receipts", receipts);
+    return new Receipts(receipts);
   }
+
+  /** A payment's receipts. */
+  @Schema(requiredProperties = "receipts")
+  public record Receipts(List<Receipt> receipts) {}
+
+  /** One receipt and its mail: {@code sentAt} is null until the mail is sent. */
+  @Schema(
+      requiredProperties = {
+        "paymentId",
+        "deliveryKey",
+        "status",
+        "attempts",
+        "createdAt",
+        "sentAt"
+      })
+  public record Receipt(
+      @Schema(format = "uuid") String paymentId,
+      String deliveryKey,
+      @Schema(allowableValues = {"PENDING", "SENT", "PARKED"}) String status,
+      int attempts,
+      @Schema(format = "date-time") String createdAt,
+      @Schema(
+              types = {"string", "null"},
+              format = "date-time")
+          String sentAt) {}
 
   /** The receipt's status from its delivery's: the mail is sent, waiting to be, or parked. */
   private static String receiptStatus(String deliveryStatus) {

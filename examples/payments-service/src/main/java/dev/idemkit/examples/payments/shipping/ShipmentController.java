@@ -4,10 +4,9 @@ import dev.idemkit.examples.payments.orders.OrderRepository;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.examples.payments.web.ProblemAnswer;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import java.security.Principal;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -35,7 +34,7 @@ public class ShipmentController {
   @ProblemAnswer(
       status = 404,
       errorCodes = {"ORDER_NOT_FOUND", "SHIPMENT_NOT_FOUND"})
-  public Map<String, Object> shipment(Principal tenant, @PathVariable UUID orderId) {
+  public Shipment shipment(Principal tenant, @PathVariable UUID orderId) {
     orders
         .find(tenant.getName(), orderId, false)
         .orElseThrow(() -> Errors.notFound("ORDER_NOT_FOUND", "No order " + orderId + "."));
@@ -43,13 +42,11 @@ public class ShipmentController {
             "select order_id, status, created_at from shipment where order_id = ? and tenant_id = ?")
         .params(orderId, tenant.getName())
         .query(
-            (rs, n) -> {
-              Map<String, Object> s = new LinkedHashMap<>();
-              s.put("orderId", rs.getString("order_id"));
-              s.put("status", rs.getString("status"));
-              s.put("requestedAt", rs.getTimestamp("created_at").toInstant().toString());
-              return s;
-            })
+            (rs, n) ->
+                new Shipment(
+                    rs.getString("order_id"),
+                    rs.getString("status"),
+                    rs.getTimestamp("created_at").toInstant().toString()))
         .optional()
         .orElseThrow(
             () ->
@@ -59,4 +56,11 @@ public class ShipmentController {
                         + orderId
                         + " (yet): it is requested once the order is paid."));
   }
+
+  /** A paid order's shipment. */
+  @Schema(requiredProperties = {"orderId", "status", "requestedAt"})
+  public record Shipment(
+      @Schema(format = "uuid") String orderId,
+      String status,
+      @Schema(format = "date-time") String requestedAt) {}
 }

@@ -185,8 +185,15 @@ public final class ApiDocumentation {
                             + " carry."))
             .addProperty("instance", new StringSchema())
             .addProperty(
+                "paymentId",
+                new StringSchema()
+                    .format("uuid")
+                    .description(
+                        "PAYMENT_DECLINED and PAYMENT_ABANDONED only: the payment refused"))
+            .addProperty(
                 "existingPaymentId",
                 new StringSchema()
+                    .format("uuid")
                     .description("PAYMENT_ALREADY_EXISTS only: the payment that exists"));
     problem.setRequired(List.of("type", "status", "errorCode"));
     return new Components()
@@ -290,17 +297,38 @@ public final class ApiDocumentation {
       }
       Idempotent idempotent = handler.getMethodAnnotation(Idempotent.class);
       if (idempotent != null) {
-        idempotent(idempotent, defaultTtl, mismatchStatus, issuedKeys, business);
+        idempotent(idempotent, defaultTtl, mismatchStatus, issuedKeys);
       }
       write();
+      if (idempotent != null) {
+        replayed(business);
+      }
+    }
+
+    /**
+     * {@code Idempotent-Replayed} on the answers a retry can get from the record: the handler's own
+     * (2xx) and the refusals it stored (its {@link ProblemAnswer} statuses, such as a 402 decline
+     * or a 404 order not found). Runs after {@link #write()}, which adds those refusals.
+     */
+    private void replayed(List<String> business) {
+      operation
+          .getResponses()
+          .forEach(
+              (status, response) -> {
+                if (status.startsWith("2") || business.contains(status)) {
+                  response.addHeaderObject(
+                      "Idempotent-Replayed",
+                      new Header()
+                          .description(
+                              "true when this is the stored answer of an earlier request with"
+                                  + " the same key")
+                          .schema(new StringSchema()._enum(List.of("true"))));
+                }
+              });
     }
 
     private void idempotent(
-        Idempotent idempotent,
-        Duration defaultTtl,
-        int mismatchStatus,
-        IssuedKeys issuedKeys,
-        List<String> business) {
+        Idempotent idempotent, Duration defaultTtl, int mismatchStatus, IssuedKeys issuedKeys) {
       Duration ttl = idempotent.ttl().isEmpty() ? defaultTtl : Duration.parse(idempotent.ttl());
       String window = window(ttl);
       boolean strict = issuedKeys.isStrict(idempotent.operation());
@@ -367,21 +395,6 @@ public final class ApiDocumentation {
           ErrorCode.IDEMPOTENCY_STORE_UNAVAILABLE.code(),
           idempotent.phased() ? ErrorCode.OPERATION_INTERRUPTED.code() : null);
       retryAfter.add("503");
-      // The handler's own answers, and the refusals it stored, are replayed with the header.
-      operation
-          .getResponses()
-          .forEach(
-              (status, response) -> {
-                if (status.startsWith("2") || business.contains(status)) {
-                  response.addHeaderObject(
-                      "Idempotent-Replayed",
-                      new Header()
-                          .description(
-                              "true when this is the stored answer of an earlier request with"
-                                  + " the same key")
-                          .schema(new StringSchema()._enum(List.of("true"))));
-                }
-              });
     }
 
     private void problem(int status, String... errorCodes) {

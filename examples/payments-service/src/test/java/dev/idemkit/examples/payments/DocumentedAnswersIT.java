@@ -1,0 +1,371 @@
+package dev.idemkit.examples.payments;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The OpenAPI document against the service's real answers, endpoint by endpoint: every answer's
+ * status is documented for its operation, with its media type; the headers that carry the contract
+ * ({@code Location}, {@code Idempotent-Replayed}, {@code Retry-After}) are documented where they
+ * are sent; and every body fits its documented schema: no field the schema does not name, every
+ * required one present, each of its type and format, {@code null} only where the schema allows it,
+ * and no success answer documented as a free-form object.
+ */
+class DocumentedAnswersIT extends HttpTestSupport {
+
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+  private static final List<String> CONTRACT_HEADERS =
+      List.of("Location", "Idempotent-Replayed", "Retry-After");
+
+  private JsonNode doc;
+  private final List<String> mismatches = new ArrayList<>();
+
+  @BeforeEach
+  void fetchTheDocument() {
+    HttpResponse<String> r = send(request(uri("/v3/api-docs"), Map.of()).GET().build());
+    assertThat(r.statusCode()).isEqualTo(200);
+    doc = JSON.readTree(r.body());
+  }
+
+  @Test
+  void paymentsAnswerAsDocumented() {
+    String reference = "doc-" + newKey();
+    String key = newKey();
+    HttpResponse<String> created = post("/v1/payments", TENANT_A, key, payment(reference, "10.00"));
+    check("POST", "/v1/payments", created, 201);
+    check(
+        "POST",
+        "/v1/payments",
+        post("/v1/payments", TENANT_A, key, payment(reference, "10.00")),
+        201);
+    assertThat(created.headers().firstValue("Location")).isPresent();
+    String paymentId = JSON.readTree(created.body()).get("paymentId").asString();
+
+    check("GET", "/v1/payments/{paymentId}", get("/v1/payments/" + paymentId, TENANT_A), 200);
+    check("GET", "/v1/payments", get("/v1/payments?merchantReference=" + reference, TENANT_A), 200);
+    check(
+        "GET",
+        "/v1/payments/{paymentId}/ledger-entries",
+        eventually(
+            () -> get("/v1/payments/" + paymentId + "/ledger-entries", TENANT_A),
+            r -> r.body().contains("PAYMENT_DEBIT")),
+        200);
+    check(
+        "GET",
+        "/v1/accounts/{accountId}/balance",
+        get("/v1/accounts/acc_1/balance", TENANT_A),
+        200);
+    check(
+        "GET",
+        "/v1/receipts",
+        eventually(
+            () -> get("/v1/receipts?paymentId=" + paymentId, TENANT_A),
+            r -> r.body().contains("deliveryKey")),
+        200);
+    check(
+        "POST",
+        "/v1/idempotency-keys",
+        post("/v1/idempotency-keys", TENANT_A, null, "{\"operation\":\"create_payment\"}"),
+        201);
+
+    // Refusals, and the stored refusals replayed with Idempotent-Replayed.
+    String declineKey = newKey();
+    String declined = payment("doc-" + newKey(), "5.00");
+    for (int i = 0; i < 2; i++) {
+      check(
+          "POST",
+          "/v1/payments",
+          send(
+              request(
+                      uri("/v1/payments"),
+                      Map.of(
+                          "Authorization",
+                          "Bearer " + TENANT_A,
+                          "Content-Type",
+                          "application/json",
+                          "Idempotency-Key",
+                          declineKey,
+                          "X-Provider-Fault",
+                          "decline"))
+                  .POST(HttpRequest.BodyPublishers.ofString(declined))
+                  .build()),
+          402);
+    }
+    String other = newKey();
+    check(
+        "POST",
+        "/v1/payments",
+        post("/v1/payments", TENANT_A, other, payment(reference, "10.00")),
+        409);
+    HttpResponse<String> replayedRefusal =
+        post("/v1/payments", TENANT_A, other, payment(reference, "10.00"));
+    assertThat(replayedRefusal.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    check("POST", "/v1/payments", replayedRefusal, 409);
+    check(
+        "POST",
+        "/v1/payments",
+        post("/v1/payments", TENANT_A, key, payment(reference, "99.00")),
+        422);
+    check(
+        "POST",
+        "/v1/payments",
+        post("/v1/payments", TENANT_A, null, payment(reference, "1.00")),
+        400);
+    check(
+        "POST",
+        "/v1/payments",
+        post("/v1/payments", TENANT_A, newKey(), payment("doc-" + newKey(), "1.001")),
+        400);
+    check(
+        "POST",
+        "/v1/payments",
+        post("/v1/payments", null, newKey(), payment(reference, "1.00")),
+        401);
+    check(
+        "GET", "/v1/payments/{paymentId}", get("/v1/payments/" + UUID.randomUUID(), TENANT_A), 404);
+    check(
+        "POST",
+        "/v1/payments",
+        send(
+            request(
+                    uri("/v1/payments"),
+                    Map.of(
+                        "Authorization",
+                        "Bearer " + TENANT_A,
+                        "Content-Type",
+                        "text/plain",
+                        "Idempotency-Key",
+                        newKey()))
+                .POST(HttpRequest.BodyPublishers.ofString("hello"))
+                .build()),
+        415);
+
+    // An outcome lost downstream: 409 with Retry-After; meanwhile the payment is not charged.
+    String lost = "doc-" + newKey();
+    check(
+        "POST",
+        "/v1/payments",
+        send(
+            request(
+                    uri("/v1/payments"),
+                    Map.of(
+                        "Authorization",
+                        "Bearer " + TENANT_A,
+                        "Content-Type",
+                        "application/json",
+                        "Idempotency-Key",
+                        newKey(),
+                        "X-Provider-Fault",
+                        "drop-after-charge"))
+                .POST(HttpRequest.BodyPublishers.ofString(payment(lost, "7.00")))
+                .build()),
+        409);
+    check("GET", "/v1/payments", get("/v1/payments?merchantReference=" + lost, TENANT_A), 200);
+
+    assertThat(mismatches).as("answers that differ from the OpenAPI document").isEmpty();
+  }
+
+  @Test
+  void ordersAnswerAsDocumented() {
+    String orderBody =
+        "{\"currency\":\"EUR\",\"items\":[{\"sku\":\"book\",\"quantity\":2,\"unitPrice\":\"12.50\"}]}";
+    HttpResponse<String> order = post("/v1/orders", TENANT_A, newKey(), orderBody);
+    check("POST", "/v1/orders", order, 201);
+    String orderId = JSON.readTree(order.body()).get("orderId").asString();
+    check("GET", "/v1/orders/{orderId}", get("/v1/orders/" + orderId, TENANT_A), 200);
+    check(
+        "GET",
+        "/v1/orders/{orderId}/shipment",
+        get("/v1/orders/" + orderId + "/shipment", TENANT_A),
+        404);
+
+    String confirm = "/v1/orders/" + orderId + "/confirm-payment";
+    String template = "/v1/orders/{orderId}/confirm-payment";
+    String confirmKey = newKey();
+    for (int i = 0; i < 2; i++) {
+      check(
+          "POST",
+          template,
+          post(confirm, TENANT_A, confirmKey, "{\"amount\":\"25.00\",\"currency\":\"EUR\"}"),
+          200);
+    }
+    String wrongKey = newKey();
+    UUID noSuchOrder = UUID.randomUUID();
+    for (int i = 0; i < 2; i++) {
+      check(
+          "POST",
+          template,
+          post(
+              "/v1/orders/" + noSuchOrder + "/confirm-payment",
+              TENANT_A,
+              wrongKey,
+              "{\"amount\":\"25.00\",\"currency\":\"EUR\"}"),
+          404);
+    }
+    check("GET", "/v1/orders/{orderId}", get("/v1/orders/" + orderId, TENANT_A), 200);
+    check(
+        "GET",
+        "/v1/orders/{orderId}/shipment",
+        eventually(
+            () -> get("/v1/orders/" + orderId + "/shipment", TENANT_A), r -> r.statusCode() == 200),
+        200);
+    check("POST", "/v1/orders", post("/v1/orders", TENANT_A, null, orderBody), 400);
+    check("GET", "/v1/orders/{orderId}", get("/v1/orders/" + orderId, "sk_test_admin"), 403);
+
+    assertThat(mismatches).as("answers that differ from the OpenAPI document").isEmpty();
+  }
+
+  private static HttpResponse<String> eventually(
+      Supplier<HttpResponse<String>> request,
+      java.util.function.Predicate<HttpResponse<String>> done) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    HttpResponse<String> r = request.get();
+    while (!done.test(r) && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+      r = request.get();
+    }
+    return r;
+  }
+
+  /** Records every way the answer differs from what the document says of it. */
+  private void check(String method, String path, HttpResponse<String> r, int expectedStatus) {
+    String where = method + " " + path + " " + r.statusCode();
+    assertThat(r.statusCode()).as(where + ": " + r.body()).isEqualTo(expectedStatus);
+    JsonNode operation = doc.path("paths").path(path).path(method.toLowerCase(Locale.ROOT));
+    assertThat(operation.isMissingNode()).as(method + " " + path + " is documented").isFalse();
+    JsonNode response = operation.path("responses").path(String.valueOf(r.statusCode()));
+    if (response.isMissingNode()) {
+      mismatches.add(where + ": status not documented");
+      return;
+    }
+    for (String header : CONTRACT_HEADERS) {
+      if (r.headers().firstValue(header).isPresent() && !response.path("headers").has(header)) {
+        mismatches.add(where + ": header " + header + " sent but not documented");
+      }
+    }
+    String mediaType = r.headers().firstValue("Content-Type").orElse("").split(";")[0].trim();
+    if (r.body().isEmpty()) {
+      return;
+    }
+    JsonNode media = response.path("content").path(mediaType);
+    if (media.isMissingNode()) {
+      mismatches.add(where + ": media type " + mediaType + " not documented");
+      return;
+    }
+    conforms(JSON.readTree(r.body()), media.path("schema"), where + " body");
+  }
+
+  private void conforms(JsonNode value, JsonNode schema, String where) {
+    if (schema.has("$ref")) {
+      String ref = schema.get("$ref").asString();
+      conforms(value, doc.at(ref.substring(1)), where);
+      return;
+    }
+    List<String> types = new ArrayList<>();
+    JsonNode type = schema.path("type");
+    if (type.isArray()) {
+      type.values().forEach(t -> types.add(t.asString()));
+    } else if (type.isString()) {
+      types.add(type.asString());
+    } else if (schema.has("properties")) {
+      types.add("object");
+    }
+    if (schema.path("nullable").asBoolean(false)) {
+      types.add("null");
+    }
+    if (value.isNull()) {
+      if (!types.contains("null")) {
+        mismatches.add(where + ": null where the schema allows " + types);
+      }
+      return;
+    }
+    if (value.isObject()) {
+      if (!types.contains("object")) {
+        mismatches.add(where + ": an object where the schema says " + types);
+        return;
+      }
+      JsonNode properties = schema.path("properties");
+      if (properties.isMissingNode() || properties.isEmpty()) {
+        mismatches.add(where + ": documented as a free-form object, answered " + value);
+        return;
+      }
+      for (Map.Entry<String, JsonNode> field : value.properties()) {
+        if (!properties.has(field.getKey())) {
+          mismatches.add(where + ": field " + field.getKey() + " is not in the schema");
+        } else {
+          conforms(field.getValue(), properties.get(field.getKey()), where + "." + field.getKey());
+        }
+      }
+      for (JsonNode required : schema.path("required")) {
+        if (!value.has(required.asString())) {
+          mismatches.add(where + ": required field " + required.asString() + " is absent");
+        }
+      }
+    } else if (value.isArray()) {
+      if (!types.contains("array")) {
+        mismatches.add(where + ": an array where the schema says " + types);
+        return;
+      }
+      int i = 0;
+      for (JsonNode item : value.values()) {
+        conforms(item, schema.path("items"), where + "[" + i++ + "]");
+      }
+    } else if (value.isString()) {
+      if (!types.contains("string")) {
+        mismatches.add(where + ": a string where the schema says " + types);
+        return;
+      }
+      String format = schema.path("format").asString("");
+      try {
+        if (format.equals("uuid")) {
+          UUID.fromString(value.asString());
+        } else if (format.equals("date-time")) {
+          OffsetDateTime.parse(value.asString());
+        }
+      } catch (RuntimeException e) {
+        mismatches.add(where + ": '" + value.asString() + "' is not a " + format);
+      }
+      JsonNode values = schema.path("enum");
+      if (values.isArray()) {
+        boolean listed = false;
+        for (JsonNode v : values) {
+          listed |= v.asString().equals(value.asString());
+        }
+        if (!listed) {
+          mismatches.add(where + ": '" + value.asString() + "' is not one of " + values);
+        }
+      }
+    } else if (value.isIntegralNumber()) {
+      if (!types.contains("integer") && !types.contains("number")) {
+        mismatches.add(where + ": an integer where the schema says " + types);
+      }
+    } else if (value.isNumber()) {
+      if (!types.contains("number")) {
+        mismatches.add(where + ": a number where the schema says " + types);
+      }
+    } else if (value.isBoolean()) {
+      if (!types.contains("boolean")) {
+        mismatches.add(where + ": a boolean where the schema says " + types);
+      }
+    }
+  }
+}
