@@ -229,6 +229,33 @@ class DocumentedAnswersIT extends HttpTestSupport {
     assertThat(mismatches).as("answers that differ from the OpenAPI document").isEmpty();
   }
 
+  @Test
+  void documentedPatternsRefuseWhatTheServiceRefuses() {
+    // JSON Schema patterns match anywhere in a value (ECMA-262 search, as Matcher.find does).
+    String accountId =
+        doc.at("/components/schemas/CreatePaymentRequest/properties/accountId/pattern").asString();
+    String operation =
+        doc.at("/components/schemas/IssueKeyRequest/properties/operation/pattern").asString();
+    String outcome = doc.at("/components/schemas/Resolution/properties/outcome/pattern").asString();
+
+    String refusedAccount =
+        "{\"accountId\":\"acc 1!\",\"amount\":\"1.00\",\"currency\":\"EUR\",\"merchantReference\":\"r\"}";
+    assertThat(post("/v1/payments", TENANT_A, newKey(), refusedAccount).statusCode())
+        .isEqualTo(400);
+    assertThat(java.util.regex.Pattern.compile(accountId).matcher("acc 1!").find()).isFalse();
+    assertThat(java.util.regex.Pattern.compile(accountId).matcher("acc_1").find()).isTrue();
+
+    assertThat(
+            post("/v1/idempotency-keys", TENANT_A, null, "{\"operation\":\"xcreate_payment\"}")
+                .statusCode())
+        .isEqualTo(400);
+    assertThat(java.util.regex.Pattern.compile(operation).matcher("xcreate_payment").find())
+        .isFalse();
+    assertThat(java.util.regex.Pattern.compile(operation).matcher("create_order").find()).isTrue();
+    assertThat(java.util.regex.Pattern.compile(outcome).matcher("NOT_APPLIED_AT_ALL").find())
+        .isFalse();
+  }
+
   private static HttpResponse<String> eventually(
       Supplier<HttpResponse<String>> request,
       java.util.function.Predicate<HttpResponse<String>> done) {

@@ -494,7 +494,8 @@ public final class ApiDocumentation {
   /**
    * Drops regular expressions only Java understands ({@code (?i)}, {@code \p{Cc}}) from the request
    * schemas: OpenAPI patterns are ECMA-262, and a generator or validator that compiles them would
-   * fail or, worse, refuse valid values. The service still checks them.
+   * fail or, worse, refuse valid values. The service still checks them. Anchors the others, which
+   * Bean Validation applies to the whole value and JSON Schema to any part of it.
    */
   public static OpenApiCustomizer portablePatterns() {
     return openApi -> {
@@ -509,6 +510,11 @@ public final class ApiDocumentation {
           String pattern = property.getPattern();
           if (pattern != null && (pattern.contains("(?i)") || pattern.contains("\\p{"))) {
             property.setPattern(null);
+          } else if (pattern != null && !(pattern.startsWith("^") && pattern.endsWith("$"))) {
+            // Bean Validation matches the whole value; a JSON Schema pattern matches anywhere in
+            // it, so unanchored it would pass values the service refuses ("acc 1!" for
+            // [A-Za-z0-9_-]+).
+            property.setPattern("^(?:" + pattern + ")$");
           }
         }
       }
