@@ -10,7 +10,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -225,6 +227,31 @@ class DocumentedAnswersIT extends HttpTestSupport {
         200);
     check("POST", "/v1/orders", post("/v1/orders", TENANT_A, null, orderBody), 400);
     check("GET", "/v1/orders/{orderId}", get("/v1/orders/" + orderId, "sk_test_admin"), 403);
+    check(
+        "GET",
+        "/v1/orders/{orderId}",
+        send(
+            request(
+                    uri("/v1/orders/" + orderId),
+                    Map.of("Authorization", "Bearer " + TENANT_A, "Accept", "application/xml"))
+                .GET()
+                .build()),
+        406);
+    // A header HTTP does not allow is refused by the server itself, before any handler.
+    RawHttp.Reply malformed =
+        RawHttp.exchange(
+            port,
+            "GET",
+            "/v1/orders/" + orderId,
+            List.of("Authorization: Bearer " + TENANT_A, "X-Note: a\u0001b"),
+            null);
+    check(
+        "GET",
+        "/v1/orders/{orderId}",
+        malformed.status(),
+        name -> Optional.ofNullable(malformed.header(name)),
+        malformed.body(),
+        400);
 
     assertThat(mismatches).as("answers that differ from the OpenAPI document").isEmpty();
   }
@@ -275,22 +302,32 @@ class DocumentedAnswersIT extends HttpTestSupport {
 
   /** Records every way the answer differs from what the document says of it. */
   private void check(String method, String path, HttpResponse<String> r, int expectedStatus) {
-    String where = method + " " + path + " " + r.statusCode();
-    assertThat(r.statusCode()).as(where + ": " + r.body()).isEqualTo(expectedStatus);
+    check(method, path, r.statusCode(), r.headers()::firstValue, r.body(), expectedStatus);
+  }
+
+  private void check(
+      String method,
+      String path,
+      int status,
+      Function<String, Optional<String>> headers,
+      String body,
+      int expectedStatus) {
+    String where = method + " " + path + " " + status;
+    assertThat(status).as(where + ": " + body).isEqualTo(expectedStatus);
     JsonNode operation = doc.path("paths").path(path).path(method.toLowerCase(Locale.ROOT));
     assertThat(operation.isMissingNode()).as(method + " " + path + " is documented").isFalse();
-    JsonNode response = operation.path("responses").path(String.valueOf(r.statusCode()));
+    JsonNode response = operation.path("responses").path(String.valueOf(status));
     if (response.isMissingNode()) {
       mismatches.add(where + ": status not documented");
       return;
     }
     for (String header : CONTRACT_HEADERS) {
-      if (r.headers().firstValue(header).isPresent() && !response.path("headers").has(header)) {
+      if (headers.apply(header).isPresent() && !response.path("headers").has(header)) {
         mismatches.add(where + ": header " + header + " sent but not documented");
       }
     }
-    String mediaType = r.headers().firstValue("Content-Type").orElse("").split(";")[0].trim();
-    if (r.body().isEmpty()) {
+    String mediaType = headers.apply("Content-Type").orElse("").split(";")[0].trim();
+    if (body.isEmpty()) {
       return;
     }
     JsonNode media = response.path("content").path(mediaType);
@@ -298,7 +335,12 @@ class DocumentedAnswersIT extends HttpTestSupport {
       mismatches.add(where + ": media type " + mediaType + " not documented");
       return;
     }
-    conforms(JSON.readTree(r.body()), media.path("schema"), where + " body");
+    JsonNode value = JSON.readTree(body);
+    conforms(value, media.path("schema"), where + " body");
+    String errorCode = value.path("errorCode").asString("");
+    if (!errorCode.isEmpty() && !media.path("examples").has(errorCode)) {
+      mismatches.add(where + ": errorCode " + errorCode + " is not among the documented ones");
+    }
   }
 
   private void conforms(JsonNode value, JsonNode schema, String where) {

@@ -46,8 +46,9 @@ import org.springframework.web.method.HandlerMethod;
  * per-endpoint prose:
  *
  * <ul>
- *   <li>every {@code /v1} endpoint: 401 and 403 ({@code ApiGateFilter}), 429 with {@code
- *       Retry-After}, 431, 500;
+ *   <li>every {@code /v1} endpoint: 400 for a malformed path or request (the gate, Tomcat), 401 and
+ *       403 ({@code ApiGateFilter}), 429 with {@code Retry-After}, 431, 500; 406 where content
+ *       negotiation applies (not on idempotent endpoints, which answer their stored bytes);
  *   <li>an endpoint with a body: 400 for the body, 413, 415; one with path ids: 400 for them; one
  *       with a required query parameter: 400 without it;
  *   <li>an {@link Idempotent @Idempotent} endpoint: its {@code Idempotency-Key} header (required or
@@ -80,6 +81,10 @@ public final class ApiDocumentation {
         "A failure on the service's side; retry (with the same key, where the operation takes"
             + " one)");
     TITLES.put("MALFORMED_PATH", "The path is not in its plain form (';', '.', '//', %2F, ...)");
+    TITLES.put(
+        "MALFORMED_REQUEST",
+        "The request is not valid HTTP/1.1 (a header with a character HTTP does not allow)");
+    TITLES.put("NOT_ACCEPTABLE", "The Accept header excludes application/json");
     TITLES.put("MISSING_QUERY_PARAMETER", "A required query parameter is absent");
     TITLES.put("VALIDATION_FAILED", "A field has an invalid value; the detail names it");
     TITLES.put("UNKNOWN_FIELD", "The body has a field this API version does not know");
@@ -248,7 +253,7 @@ public final class ApiDocumentation {
       if (admin) {
         operation.setTags(List.of("admin"));
       }
-      problem(400, "MALFORMED_PATH");
+      problem(400, "MALFORMED_PATH", "MALFORMED_REQUEST");
       problem(401, ErrorCode.AUTHENTICATION_REQUIRED.code());
       problem(403, "FORBIDDEN");
       if (!admin) {
@@ -298,6 +303,10 @@ public final class ApiDocumentation {
       Idempotent idempotent = handler.getMethodAnnotation(Idempotent.class);
       if (idempotent != null) {
         idempotent(idempotent, defaultTtl, mismatchStatus, issuedKeys);
+      } else {
+        // Content negotiation refuses an Accept without JSON; an idempotent endpoint answers (and
+        // replays) its stored bytes whatever the Accept.
+        problem(406, "NOT_ACCEPTABLE");
       }
       write();
       if (idempotent != null) {
