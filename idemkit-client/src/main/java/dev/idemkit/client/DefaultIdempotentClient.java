@@ -325,7 +325,7 @@ final class DefaultIdempotentClient implements IdempotentClient {
         reason,
         key,
         attempts,
-        last.status,
+        last.answer,
         last.errorCode,
         last.detail);
   }

@@ -1,5 +1,7 @@
 package dev.idemkit.client;
 
+import java.util.Optional;
+
 /**
  * Every attempt allowed by the {@link RetryPolicy} failed in a retryable way (I/O error, timeout,
  * {@code 5xx}, {@code 429}, "in progress"), or the deadline came first. <strong>The outcome is
@@ -20,6 +22,7 @@ public final class RetriesExhaustedException extends IdempotencyClientException 
   }
 
   private final Reason reason;
+  private final transient IdempotentResponse lastResponse;
 
   RetriesExhaustedException(
       String message,
@@ -27,15 +30,31 @@ public final class RetriesExhaustedException extends IdempotencyClientException 
       Reason reason,
       String key,
       int attempts,
-      int lastStatus,
+      IdempotentResponse lastResponse,
       String lastErrorCode,
       String lastDetail) {
-    super(message, lastFailure, key, attempts, lastStatus, lastErrorCode, lastDetail);
+    super(
+        message,
+        lastFailure,
+        key,
+        attempts,
+        lastResponse == null ? 0 : lastResponse.status(),
+        lastErrorCode,
+        lastDetail);
     this.reason = reason;
+    this.lastResponse = lastResponse;
   }
 
   /** Why retrying stopped. */
   public Reason reason() {
     return reason;
+  }
+
+  /**
+   * The last answer as received (status, headers such as {@code Retry-After}, body); empty if the
+   * last attempt got none (I/O error, timeout), or after deserialization.
+   */
+  public Optional<IdempotentResponse> lastResponse() {
+    return Optional.ofNullable(lastResponse);
   }
 }

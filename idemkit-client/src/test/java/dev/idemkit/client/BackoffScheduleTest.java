@@ -150,7 +150,7 @@ class BackoffScheduleTest {
 
   @Test
   void stopsAfterMaxAttemptsWithTheLastAnswer() {
-    server.on(PATH, Reply.problem(500, "INTERNAL", "boom"));
+    server.on(PATH, Reply.problem(500, "INTERNAL", "boom").header("Retry-After", "0"));
     RetryPolicy p = policy().maxAttempts(3).build();
 
     assertThatThrownBy(() -> client(p, 0.0).post(PATH).json("{}").send())
@@ -163,6 +163,16 @@ class BackoffScheduleTest {
               assertThat(e.errorCode()).hasValue("INTERNAL");
               assertThat(e.detail()).hasValue("boom");
               assertThat(e.key()).hasValue(server.keys(PATH).get(0));
+              // The final answer itself, headers and body, for the caller to act on.
+              assertThat(e.lastResponse())
+                  .hasValueSatisfying(
+                      last -> {
+                        assertThat(last.status()).isEqualTo(500);
+                        assertThat(last.header("Retry-After")).hasValue("0");
+                        assertThat(last.bodyAsString()).contains("\"detail\":\"boom\"");
+                        assertThat(last.attempts()).isEqualTo(3);
+                        assertThat(last.key()).isEqualTo(server.keys(PATH).get(0));
+                      });
             });
     assertThat(clock.sleeps()).hasSize(2);
     assertThat(server.attempts(PATH)).hasSize(3);

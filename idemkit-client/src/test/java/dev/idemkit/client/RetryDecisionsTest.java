@@ -202,6 +202,7 @@ class RetryDecisionsTest {
               assertThat(e.status()).isEmpty();
               assertThat(e.errorCode()).isEmpty();
               assertThat(e.getCause()).isInstanceOf(ConnectException.class);
+              assertThat(e.lastResponse()).isEmpty();
               assertThat(e.getMessage()).contains("outcome is unknown", "never a new one");
             });
   }
