@@ -281,6 +281,37 @@ class DocumentedAnswersIT extends HttpTestSupport {
     assertThat(java.util.regex.Pattern.compile(operation).matcher("create_order").find()).isTrue();
     assertThat(java.util.regex.Pattern.compile(outcome).matcher("NOT_APPLIED_AT_ALL").find())
         .isFalse();
+
+    // A key with a space inside is refused, in either form; the document's pattern says so too.
+    String key = doc.at("/paths/~1v1~1payments/post/parameters/0/schema/pattern").asString();
+    for (String spaced : List.of("a b", "\"a b\"")) {
+      assertThat(post("/v1/payments", TENANT_A, spaced, payment("doc-" + newKey(), "1.00")).body())
+          .contains("IDEMPOTENCY_KEY_INVALID");
+      assertThat(java.util.regex.Pattern.compile(key).matcher(spaced).find()).as(spaced).isFalse();
+    }
+    assertThat(java.util.regex.Pattern.compile(key).matcher("\"a\\\"b\"").find()).isTrue();
+  }
+
+  @Test
+  void invalidPathParameterIsDocumentedOnlyWhereAPathIdCanBeInvalid() {
+    assertThat(get("/v1/payments/not-a-uuid", TENANT_A).body()).contains("INVALID_PATH_PARAMETER");
+    assertThat(
+            doc.at(
+                    "/paths/~1v1~1payments~1{paymentId}/get/responses/400/content/"
+                        + "application~1problem+json/examples")
+                .has("INVALID_PATH_PARAMETER"))
+        .isTrue();
+    // A tenant or account name is any string: no value of it is an invalid id.
+    for (String path :
+        List.of(
+            "/paths/~1v1~1admin~1tenants~1{tenant}~1data-keys/delete",
+            "/paths/~1v1~1accounts~1{accountId}~1balance/get")) {
+      assertThat(
+              doc.at(path + "/responses/400/content/application~1problem+json/examples")
+                  .has("INVALID_PATH_PARAMETER"))
+          .as(path)
+          .isFalse();
+    }
   }
 
   private static HttpResponse<String> eventually(

@@ -273,7 +273,7 @@ public final class ApiDocumentation {
         problem(413, "PAYLOAD_TOO_LARGE");
         problem(415, "UNSUPPORTED_MEDIA_TYPE");
       }
-      if (has(PathVariable.class)) {
+      if (hasTypedPathVariable()) {
         problem(400, "INVALID_PATH_PARAMETER");
       }
       if (hasRequiredQueryParameter()) {
@@ -346,7 +346,7 @@ public final class ApiDocumentation {
               .name("Idempotency-Key")
               .required(idempotent.required())
               .example("5f0c9a7e-0b1d-4c55-9d2e-8c7a2e1f4b10")
-              .schema(new StringSchema().minLength(1).maxLength(257).pattern("^[\\x20-\\x7E]+$"))
+              .schema(new StringSchema().minLength(1).maxLength(257).pattern("^[\\x21-\\x7E]+$"))
               .description(
                   (idempotent.required()
                           ? "Required. "
@@ -467,6 +467,17 @@ public final class ApiDocumentation {
     private boolean hasTypedQueryParameter() {
       for (MethodParameter parameter : handler.getMethodParameters()) {
         if (parameter.hasParameterAnnotation(RequestParam.class)
+            && parameter.getParameterType() != String.class) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /** A path variable of a type such as UUID, which a value can fail to be (a String cannot). */
+    private boolean hasTypedPathVariable() {
+      for (MethodParameter parameter : handler.getMethodParameters()) {
+        if (parameter.hasParameterAnnotation(PathVariable.class)
             && parameter.getParameterType() != String.class) {
           return true;
         }
