@@ -79,6 +79,7 @@ public class AdminController extends OperatorEndpoints {
       operationId = "shredTenantDataKeys",
       summary = "Destroy a tenant's data keys (crypto-shredding)")
   @DeleteMapping("/v1/admin/tenants/{tenant}/data-keys")
+  @ProblemAnswer(status = 400, errorCodes = "INVALID_PATH_PARAMETER")
   @ProblemAnswer(status = 404, errorCodes = TENANT_NOT_FOUND)
   @ProblemAnswer(status = 409, errorCodes = "TENANT_HAS_UNSETTLED_RECORDS")
   public Map<String, Object> shred(@PathVariable String tenant) {
@@ -131,6 +132,7 @@ public class AdminController extends OperatorEndpoints {
    */
   @Operation(operationId = "rotateTenantDataKey", summary = "Rotate a tenant's data key")
   @PostMapping("/v1/admin/tenants/{tenant}/data-keys")
+  @ProblemAnswer(status = 400, errorCodes = "INVALID_PATH_PARAMETER")
   @ProblemAnswer(status = 404, errorCodes = TENANT_NOT_FOUND)
   public Map<String, Object> rotate(@PathVariable String tenant) {
     String name = tenant(tenant);
@@ -291,6 +293,9 @@ public class AdminController extends OperatorEndpoints {
   @PostMapping(
       path = "/v1/admin/idempotency/records/{tenant}/{operation}/{key}/resolution",
       consumes = "application/json")
+  @ProblemAnswer(
+      status = 400,
+      errorCodes = {"INVALID_PATH_PARAMETER", "IDEMPOTENCY_KEY_INVALID"})
   @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
   @ProblemAnswer(
       status = 409,
@@ -376,6 +381,9 @@ public class AdminController extends OperatorEndpoints {
       path = "/v1/admin/idempotency/records/{tenant}/{operation}/resolution",
       params = "key",
       consumes = "application/json")
+  @ProblemAnswer(
+      status = 400,
+      errorCodes = {"INVALID_PATH_PARAMETER", "IDEMPOTENCY_KEY_INVALID"})
   @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
   @ProblemAnswer(
       status = 409,
@@ -395,6 +403,9 @@ public class AdminController extends OperatorEndpoints {
       operationId = "getRecordByKeyParameter",
       summary = "A record whose key a path cannot carry (key in the query)")
   @GetMapping(path = "/v1/admin/idempotency/records/{tenant}/{operation}", params = "key")
+  @ProblemAnswer(
+      status = 400,
+      errorCodes = {"INVALID_PATH_PARAMETER", "IDEMPOTENCY_KEY_INVALID"})
   @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
   public Map<String, Object> recordByKeyParameter(
       @PathVariable String tenant, @PathVariable String operation, @RequestParam String key) {
@@ -403,6 +414,9 @@ public class AdminController extends OperatorEndpoints {
 
   @Operation(operationId = "getRecord", summary = "A record, its phases and history")
   @GetMapping("/v1/admin/idempotency/records/{tenant}/{operation}/{key}")
+  @ProblemAnswer(
+      status = 400,
+      errorCodes = {"INVALID_PATH_PARAMETER", "IDEMPOTENCY_KEY_INVALID"})
   @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
   public Map<String, Object> record(
       @PathVariable String tenant, @PathVariable String operation, @PathVariable String key) {
