@@ -132,7 +132,8 @@ final class DefaultIdempotentClient implements IdempotentClient {
   /**
    * Runs one operation to a final answer or to giving up. The journal's START is on disk before the
    * first attempt; DONE follows a final answer (success or a refusal retrying cannot change), never
-   * a give-up, which leaves the operation pending for {@link #resume}.
+   * a give-up or a refusal of the credentials, which leave the operation pending for {@link
+   * #resume}.
    */
   IdempotentResponse run(PendingOperation op, boolean isNew) {
     if (journal != null && isNew) {
@@ -144,7 +145,9 @@ final class DefaultIdempotentClient implements IdempotentClient {
       markDone(op);
       return response;
     } catch (RequestRejectedException rejected) {
-      markDone(op);
+      if (!RequestRejectedException.credentialsRefused(rejected.response().status())) {
+        markDone(op);
+      }
       throw rejected;
     }
   }

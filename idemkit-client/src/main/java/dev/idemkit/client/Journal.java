@@ -28,11 +28,12 @@ import java.util.Map;
  * forces it to the disk ({@link FileChannel#force}) <em>before</em> the first attempt leaves the
  * process. Whatever happens after that (a crash, {@code kill -9}, a power cut), {@link #pending()}
  * of the restarted process lists the operation until a final answer was received for it: a {@code
- * 2xx}/{@code 3xx}, or a refusal that retrying cannot change. Resuming it with {@link
- * IdempotentClient#resume(PendingOperation)} gets the server's stored answer if an earlier attempt
- * was executed, and executes it once if none was. The {@code DONE} line is not forced: losing it
- * costs one harmless replayed request after a crash, not a double execution. An operation whose
- * retries ran out stays pending; that is its purpose.
+ * 2xx}/{@code 3xx}, or a refusal that retrying cannot change (not a refusal of the credentials,
+ * {@code 401}/{@code 403}/{@code 407}, which decided nothing about the operation). Resuming it with
+ * {@link IdempotentClient#resume(PendingOperation)} gets the server's stored answer if an earlier
+ * attempt was executed, and executes it once if none was. The {@code DONE} line is not forced:
+ * losing it costs one harmless replayed request after a crash, not a double execution. An operation
+ * whose retries ran out stays pending; that is its purpose.
  *
  * <p><strong>The file.</strong> UTF-8 text, one event per line, appended only:
  *

@@ -115,6 +115,36 @@ class ClientJournalTest {
   }
 
   @Test
+  void credentialsRefusedAfterALostAnswerLeaveTheOperationPendingForItsKey() {
+    // The first attempt ran and its answer was lost; the API key was revoked before the retry.
+    server.on(
+        PATH,
+        Reply.of(502),
+        Reply.problem(
+            401, "AUTHENTICATION_REQUIRED", "Send Authorization: Bearer <your API key>."));
+    String key;
+    try (IdempotentClient client = client(3)) {
+      RequestRejectedException e =
+          org.junit.jupiter.api.Assertions.assertThrows(
+              RequestRejectedException.class, () -> client.post(PATH).json(BODY).send());
+      key = e.key().orElseThrow();
+      assertThat(e.status()).hasValue(401);
+      assertThat(e.attempts()).isEqualTo(2);
+      assertThat(e.getMessage()).contains("same key", "outcome is unknown");
+      assertThat(client.journal().pending()).extracting(PendingOperation::key).containsExactly(key);
+    }
+
+    // Credentials fixed: resuming gets the first attempt's answer, never a second payment.
+    server.on(PATH, Reply.created("{\"paymentId\":\"p1\"}").header("Idempotent-Replayed", "true"));
+    try (IdempotentClient restarted = client(3)) {
+      IdempotentResponse r = restarted.resume(restarted.journal().pending().get(0));
+      assertThat(r.replayed()).isTrue();
+      assertThat(restarted.journal().pending()).isEmpty();
+    }
+    assertThat(server.keys(PATH)).hasSize(3).containsOnly(key);
+  }
+
+  @Test
   void aFinalRefusalFinishesTheOperation() {
     server.on(PATH, Reply.problem(400, "VALIDATION_FAILED", "amount is required"));
     try (IdempotentClient client = client(3)) {
