@@ -363,6 +363,54 @@ class DocumentedAnswersIT extends HttpTestSupport {
     assertThat(mismatches).as("answers that differ from the OpenAPI document").isEmpty();
   }
 
+  @Test
+  void operatorAnswersAsDocumented() {
+    String admin = "sk_test_admin";
+    String key = newKey();
+    check(
+        "POST",
+        "/v1/payments",
+        post("/v1/payments", TENANT_A, key, payment("doc-" + newKey(), "4.00")),
+        201);
+    String record = "/v1/admin/idempotency/records/tenant_demo_a/create_payment/";
+    check(
+        "GET",
+        "/v1/admin/idempotency/records/{tenant}/{operation}/{key}",
+        get(record + key, admin),
+        200);
+    check(
+        "GET",
+        "/v1/admin/idempotency/records/{tenant}/{operation}",
+        get("/v1/admin/idempotency/records/tenant_demo_a/create_payment?key=" + key, admin),
+        200);
+    check(
+        "GET", "/v1/admin/idempotency/recovery", get("/v1/admin/idempotency/recovery", admin), 200);
+    check(
+        "POST",
+        "/v1/admin/idempotency/records/{tenant}/{operation}/{key}/resolution",
+        send(
+            request(
+                    uri(record + key + "/resolution"),
+                    Map.of("Authorization", "Bearer " + admin, "Content-Type", "application/json"))
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"outcome\":\"NOT_APPLIED\",\"reason\":\"doc test\"}"))
+                .build()),
+        409);
+    check(
+        "POST",
+        "/v1/admin/tenants/{tenant}/data-keys",
+        send(
+            request(
+                    uri("/v1/admin/tenants/tenant_shred/data-keys"),
+                    Map.of("Authorization", "Bearer " + admin))
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .build()),
+        200);
+
+    assertThat(mismatches).as("answers that differ from the OpenAPI document").isEmpty();
+  }
+
   private static HttpResponse<String> eventually(
       Supplier<HttpResponse<String>> request,
       java.util.function.Predicate<HttpResponse<String>> done) {
@@ -454,7 +502,10 @@ class DocumentedAnswersIT extends HttpTestSupport {
       }
       JsonNode properties = schema.path("properties");
       if (properties.isMissingNode() || properties.isEmpty()) {
-        mismatches.add(where + ": documented as a free-form object, answered " + value);
+        if (where.endsWith(" body")) {
+          // A whole answer documented as "some object" tells a client nothing.
+          mismatches.add(where + ": documented as a free-form object, answered " + value);
+        }
         return;
       }
       for (Map.Entry<String, JsonNode> field : value.properties()) {

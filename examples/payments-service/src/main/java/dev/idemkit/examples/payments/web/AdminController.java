@@ -9,6 +9,9 @@ import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.spi.IdempotencyStore;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
@@ -82,6 +85,13 @@ public class AdminController extends OperatorEndpoints {
   @ProblemAnswer(status = 400, errorCodes = "INVALID_PATH_PARAMETER")
   @ProblemAnswer(status = 404, errorCodes = TENANT_NOT_FOUND)
   @ProblemAnswer(status = 409, errorCodes = "TENANT_HAS_UNSETTLED_RECORDS")
+  @ApiResponse(
+      responseCode = "200",
+      description = "The tenant and how many data keys were destroyed",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = AdminAnswers.TenantDataKeysDestroyed.class)))
   public Map<String, Object> shred(@PathVariable String tenant) {
     String name = tenant(tenant);
     if (!apiKeys.isTenant(name) && dataKeysOf(name) == 0) {
@@ -134,6 +144,13 @@ public class AdminController extends OperatorEndpoints {
   @PostMapping("/v1/admin/tenants/{tenant}/data-keys")
   @ProblemAnswer(status = 400, errorCodes = "INVALID_PATH_PARAMETER")
   @ProblemAnswer(status = 404, errorCodes = TENANT_NOT_FOUND)
+  @ApiResponse(
+      responseCode = "200",
+      description = "The tenant's new data key",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = AdminAnswers.TenantDataKey.class)))
   public Map<String, Object> rotate(@PathVariable String tenant) {
     String name = tenant(tenant);
     if (!apiKeys.isTenant(name)) {
@@ -232,6 +249,13 @@ public class AdminController extends OperatorEndpoints {
           "Records due for recovery, waiting for their next recovery attempt, or escalated to an"
               + " operator")
   @GetMapping("/v1/admin/idempotency/recovery")
+  @ApiResponse(
+      responseCode = "200",
+      description = "Records due for recovery, and those escalated",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = AdminAnswers.RecoveryRecords.class)))
   public Map<String, Object> needingRecovery(@RequestParam(defaultValue = "100") int limit) {
     int bounded = Math.min(Math.max(limit, 1), 1000);
     List<Map<String, Object>> records =
@@ -301,6 +325,13 @@ public class AdminController extends OperatorEndpoints {
       status = 409,
       errorCodes = {"RECORD_NOT_AWAITING_RESOLUTION", "RESOLUTION_CONFLICT"})
   @ProblemAnswer(status = 422, errorCodes = "RESOLUTION_INVALID")
+  @ApiResponse(
+      responseCode = "200",
+      description = "The record after the resolution, with its history",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = AdminAnswers.RecordView.class)))
   public Map<String, Object> resolve(
       Principal operator,
       @PathVariable String tenant,
@@ -389,6 +420,13 @@ public class AdminController extends OperatorEndpoints {
       status = 409,
       errorCodes = {"RECORD_NOT_AWAITING_RESOLUTION", "RESOLUTION_CONFLICT"})
   @ProblemAnswer(status = 422, errorCodes = "RESOLUTION_INVALID")
+  @ApiResponse(
+      responseCode = "200",
+      description = "The record after the resolution, with its history",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = AdminAnswers.RecordView.class)))
   public Map<String, Object> resolveByKeyParameter(
       Principal operator,
       @PathVariable String tenant,
@@ -407,6 +445,13 @@ public class AdminController extends OperatorEndpoints {
       status = 400,
       errorCodes = {"INVALID_PATH_PARAMETER", "IDEMPOTENCY_KEY_INVALID"})
   @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
+  @ApiResponse(
+      responseCode = "200",
+      description = "The record, with its history",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = AdminAnswers.RecordView.class)))
   public Map<String, Object> recordByKeyParameter(
       @PathVariable String tenant, @PathVariable String operation, @RequestParam String key) {
     return record(tenant, operation, key);
@@ -418,6 +463,13 @@ public class AdminController extends OperatorEndpoints {
       status = 400,
       errorCodes = {"INVALID_PATH_PARAMETER", "IDEMPOTENCY_KEY_INVALID"})
   @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
+  @ApiResponse(
+      responseCode = "200",
+      description = "The record, with its history",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = AdminAnswers.RecordView.class)))
   public Map<String, Object> record(
       @PathVariable String tenant, @PathVariable String operation, @PathVariable String key) {
     ScopedKey id = scopedKey(tenant, operation, key);

@@ -1,0 +1,161 @@
+package dev.idemkit.examples.payments.web;
+
+import io.swagger.v3.oas.annotations.media.Schema;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The shapes of the operator endpoints' answers, for the OpenAPI document only: {@link
+ * AdminController} builds them as maps (the history rows straight from {@code
+ * idemkit_record_history}, in its column names), and {@code DocumentedAnswersIT} checks that the
+ * answers it gets fit these.
+ */
+public final class AdminAnswers {
+
+  private AdminAnswers() {}
+
+  /** A record as operators see it. */
+  @Schema(
+      name = "IdempotencyRecord",
+      requiredProperties = {
+        "tenant",
+        "operation",
+        "key",
+        "state",
+        "recoveryPoint",
+        "pendingExternal",
+        "recoveryData",
+        "recoveryAttempts",
+        "fencingToken",
+        "lockedUntil",
+        "createdAt",
+        "updatedAt",
+        "expiresAt",
+        "responseStatus"
+      })
+  public record RecordSummary(
+      String tenant,
+      String operation,
+      String key,
+      @Schema(
+              allowableValues = {
+                "IN_PROGRESS",
+                "COMPLETED",
+                "FAILED_REPLAYABLE",
+                "FAILED_RETRYABLE",
+                "UNKNOWN_REQUIRES_RECOVERY"
+              })
+          String state,
+      @Schema(types = {"string", "null"}) String recoveryPoint,
+      @Schema(types = {"string", "null"}) String pendingExternal,
+      @Schema(
+              types = {"object", "null"},
+              description = "The recovery data, sealed when data protection is on")
+          Map<String, Object> recoveryData,
+      int recoveryAttempts,
+      long fencingToken,
+      @Schema(format = "date-time") String lockedUntil,
+      @Schema(format = "date-time") String createdAt,
+      @Schema(format = "date-time") String updatedAt,
+      @Schema(format = "date-time") String expiresAt,
+      @Schema(types = {"integer", "null"}) Integer responseStatus) {}
+
+  /** A record with its history, oldest first. */
+  @Schema(
+      name = "IdempotencyRecordWithHistory",
+      requiredProperties = {
+        "tenant",
+        "operation",
+        "key",
+        "state",
+        "recoveryPoint",
+        "pendingExternal",
+        "recoveryData",
+        "recoveryAttempts",
+        "fencingToken",
+        "lockedUntil",
+        "createdAt",
+        "updatedAt",
+        "expiresAt",
+        "responseStatus",
+        "history"
+      })
+  public record RecordView(
+      String tenant,
+      String operation,
+      String key,
+      String state,
+      @Schema(types = {"string", "null"}) String recoveryPoint,
+      @Schema(types = {"string", "null"}) String pendingExternal,
+      @Schema(
+              types = {"object", "null"},
+              description = "The recovery data, sealed when data protection is on")
+          Map<String, Object> recoveryData,
+      int recoveryAttempts,
+      long fencingToken,
+      @Schema(format = "date-time") String lockedUntil,
+      @Schema(format = "date-time") String createdAt,
+      @Schema(format = "date-time") String updatedAt,
+      @Schema(format = "date-time") String expiresAt,
+      @Schema(types = {"integer", "null"}) Integer responseStatus,
+      List<HistoryRow> history) {}
+
+  /** One event of a record's history, in the history table's column names. */
+  @Schema(
+      name = "IdempotencyRecordEvent",
+      requiredProperties = {
+        "event",
+        "state",
+        "recovery_point",
+        "pending_external",
+        "fencing_token",
+        "at",
+        "actor",
+        "reason",
+        "fingerprint",
+        "resource_id",
+        "response_status",
+        "began_at"
+      })
+  public record HistoryRow(
+      String event,
+      String state,
+      @Schema(types = {"string", "null"}) String recovery_point,
+      @Schema(types = {"string", "null"}) String pending_external,
+      long fencing_token,
+      @Schema(format = "date-time") String at,
+      @Schema(
+              types = {"string", "null"},
+              description = "The operator who resolved it")
+          String actor,
+      @Schema(
+              types = {"string", "null"},
+              description = "The operator's reason")
+          String reason,
+      @Schema(types = {"string", "null"}) String fingerprint,
+      @Schema(types = {"string", "null"}) String resource_id,
+      @Schema(types = {"integer", "null"}) Integer response_status,
+      @Schema(
+              types = {"string", "null"},
+              format = "date-time")
+          String began_at) {}
+
+  /** The records due for recovery, and those escalated to an operator. */
+  @Schema(
+      name = "RecoveryRecords",
+      requiredProperties = {"records", "count", "escalated", "escalatedCount"})
+  public record RecoveryRecords(
+      List<RecordSummary> records, int count, List<RecordSummary> escalated, int escalatedCount) {}
+
+  /** A tenant's new data key. */
+  @Schema(
+      name = "TenantDataKey",
+      requiredProperties = {"tenant", "keyId"})
+  public record TenantDataKey(String tenant, String keyId) {}
+
+  /** A tenant's data keys, destroyed. */
+  @Schema(
+      name = "TenantDataKeysDestroyed",
+      requiredProperties = {"tenant", "destroyedKeys"})
+  public record TenantDataKeysDestroyed(String tenant, int destroyedKeys) {}
+}
