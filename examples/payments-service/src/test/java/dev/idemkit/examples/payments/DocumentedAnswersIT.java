@@ -402,7 +402,7 @@ class DocumentedAnswersIT extends HttpTestSupport {
         "/v1/admin/tenants/{tenant}/data-keys",
         send(
             request(
-                    uri("/v1/admin/tenants/tenant_shred/data-keys"),
+                    uri("/v1/admin/tenants/tenant_doc_answers/data-keys"),
                     Map.of("Authorization", "Bearer " + admin))
                 .POST(HttpRequest.BodyPublishers.noBody())
                 .build()),
