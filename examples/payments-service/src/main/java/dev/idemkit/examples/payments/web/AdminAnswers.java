@@ -26,12 +26,14 @@ public final class AdminAnswers {
         "pendingExternal",
         "recoveryData",
         "recoveryAttempts",
+        "escalatedAt",
         "fencingToken",
         "lockedUntil",
         "createdAt",
         "updatedAt",
         "expiresAt",
-        "responseStatus"
+        "responseStatus",
+        "attention"
       })
   public record RecordSummary(
       String tenant,
@@ -53,12 +55,27 @@ public final class AdminAnswers {
               description = "The recovery data, sealed when data protection is on")
           Map<String, Object> recoveryData,
       int recoveryAttempts,
+      @Schema(
+              types = {"string", "null"},
+              format = "date-time",
+              description = "When automatic recovery gave up and asked an operator")
+          String escalatedAt,
       long fencingToken,
       @Schema(format = "date-time") String lockedUntil,
       @Schema(format = "date-time") String createdAt,
       @Schema(format = "date-time") String updatedAt,
       @Schema(format = "date-time") String expiresAt,
-      @Schema(types = {"integer", "null"}) Integer responseStatus) {}
+      @Schema(types = {"integer", "null"}) Integer responseStatus,
+      @Schema(
+              allowableValues = {"DUE", "WAITING_FOR_NEXT_ATTEMPT", "AWAITING_OPERATOR"},
+              description =
+                  "DUE: recovery runs now; WAITING_FOR_NEXT_ATTEMPT: the unknown outcome waits"
+                      + " out its back-off; AWAITING_OPERATOR: escalated, resolve it")
+          String attention,
+      @Schema(
+              format = "date-time",
+              description = "In waiting only: when the next automatic attempt is due")
+          String nextAttemptAt) {}
 
   /** A record with its history, oldest first. */
   @Schema(
@@ -72,6 +89,7 @@ public final class AdminAnswers {
         "pendingExternal",
         "recoveryData",
         "recoveryAttempts",
+        "escalatedAt",
         "fencingToken",
         "lockedUntil",
         "createdAt",
@@ -92,6 +110,11 @@ public final class AdminAnswers {
               description = "The recovery data, sealed when data protection is on")
           Map<String, Object> recoveryData,
       int recoveryAttempts,
+      @Schema(
+              types = {"string", "null"},
+              format = "date-time",
+              description = "When automatic recovery gave up and asked an operator")
+          String escalatedAt,
       long fencingToken,
       @Schema(format = "date-time") String lockedUntil,
       @Schema(format = "date-time") String createdAt,
@@ -140,12 +163,27 @@ public final class AdminAnswers {
               format = "date-time")
           String began_at) {}
 
-  /** The records due for recovery, and those escalated to an operator. */
+  /**
+   * The records due for recovery, those waiting for their next automatic attempt, and those
+   * escalated to an operator.
+   */
   @Schema(
       name = "RecoveryRecords",
-      requiredProperties = {"records", "count", "escalated", "escalatedCount"})
+      requiredProperties = {
+        "records",
+        "count",
+        "waiting",
+        "waitingCount",
+        "escalated",
+        "escalatedCount"
+      })
   public record RecoveryRecords(
-      List<RecordSummary> records, int count, List<RecordSummary> escalated, int escalatedCount) {}
+      List<RecordSummary> records,
+      int count,
+      List<RecordSummary> waiting,
+      int waitingCount,
+      List<RecordSummary> escalated,
+      int escalatedCount) {}
 
   /** A tenant's new data key. */
   @Schema(

@@ -251,7 +251,7 @@ public class AdminController extends OperatorEndpoints {
   @GetMapping("/v1/admin/idempotency/recovery")
   @ApiResponse(
       responseCode = "200",
-      description = "Records due for recovery, and those escalated",
+      description = "Records due for recovery, waiting for their next attempt, and escalated",
       content =
           @Content(
               mediaType = "application/json",
