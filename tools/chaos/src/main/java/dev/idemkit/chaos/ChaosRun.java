@@ -433,20 +433,24 @@ public final class ChaosRun {
                 r.attempts(),
                 "replayed",
                 r.replayed()));
-      } catch (RequestRejectedException definite) {
+      } catch (RequestRejectedException refused) {
+        // A refusal of the credentials decided nothing about the operation, and an earlier attempt
+        // may have run: its outcome is unknown, not a definite failure.
+        int status = refused.status().orElse(0);
+        boolean credentials = status == 401 || status == 403 || status == 407;
         history.add(
-            "fail",
+            credentials && refused.attempts() > 1 ? "info" : "fail",
             process,
             f,
             History.value(
                 "op",
                 op,
                 "status",
-                definite.status().orElse(0),
+                status,
                 "error",
-                definite.errorCode().orElse(""),
+                refused.errorCode().orElse(""),
                 "attempts",
-                definite.attempts()));
+                refused.attempts()));
       } catch (IdempotencyClientException unknown) {
         history.add(
             "info",
