@@ -411,6 +411,96 @@ class DocumentedAnswersIT extends HttpTestSupport {
     assertThat(mismatches).as("answers that differ from the OpenAPI document").isEmpty();
   }
 
+  /**
+   * The events operator endpoints, with a parked event, a parked message and a parked mail planted
+   * (and removed again: the test classes share one database), so that each list's items are checked
+   * too, and the re-queue refusals.
+   */
+  @Test
+  void eventsOperatorAnswersAsDocumented() {
+    String admin = "sk_test_admin";
+    String eventId = UUID.randomUUID().toString();
+    String messageId = UUID.randomUUID().toString();
+    String deliveryKey = "doc_answers_" + UUID.randomUUID();
+    try {
+      jdbc.sql(
+              """
+              insert into idemkit_outbox (event_id, event_type, tenant, aggregate_type,
+                  aggregate_id, sequence, occurred_at, payload, attempts, next_attempt_at,
+                  last_error, parked_at)
+              values (?::uuid, 'DocAnswers', 'tenant_demo_a', 'doc_answers', ?, 1, now(), '{}', 8,
+                  now(), 'broker refused', now())
+              """)
+          .params(eventId, eventId)
+          .update();
+      jdbc.sql(
+              """
+              insert into idemkit_inbox (consumer_name, message_id, status, attempts, received_at,
+                  last_error, event_type, tenant, aggregate_type, aggregate_id, sequence,
+                  occurred_at, payload)
+              values ('shipping', ?::uuid, 'PARKED', 5, now(), 'carrier down', 'OrderPaid',
+                  'tenant_demo_a', 'order', ?, 1, now(), '{}')
+              """)
+          .params(messageId, UUID.randomUUID().toString())
+          .update();
+      jdbc.sql(
+              """
+              insert into idemkit_delivery (delivery_key, channel, payload, status, attempts,
+                  created_at, next_attempt_at, last_error)
+              values (?, 'mail', '{}', 'PARKED', 5, now(), now(), 'mail service answered 503')
+              """)
+          .param(deliveryKey)
+          .update();
+
+      for (String path :
+          List.of(
+              "/v1/admin/events/outbox",
+              "/v1/admin/events/outbox/parked",
+              "/v1/admin/events/inbox/parked",
+              "/v1/admin/events/inbox/held",
+              "/v1/admin/events/deliveries/parked")) {
+        check("GET", path, get(path, admin), 200);
+      }
+      assertThat(get("/v1/admin/events/outbox/parked", admin).body()).contains(eventId);
+      assertThat(get("/v1/admin/events/inbox/parked", admin).body()).contains(messageId);
+      assertThat(get("/v1/admin/events/deliveries/parked", admin).body()).contains(deliveryKey);
+
+      // Re-queued, the planted rows would be sent and applied: only the refusals are asked for.
+      check(
+          "POST",
+          "/v1/admin/events/deliveries/parked/{key}/requeue",
+          post("/v1/admin/events/deliveries/parked/nothing_parked/requeue", admin, null, "{}"),
+          404);
+      check(
+          "POST",
+          "/v1/admin/events/outbox/parked/{eventId}/requeue",
+          post(
+              "/v1/admin/events/outbox/parked/" + UUID.randomUUID() + "/requeue",
+              admin,
+              null,
+              "{}"),
+          404);
+      check(
+          "POST",
+          "/v1/admin/events/inbox/{consumer}/parked/{messageId}/requeue",
+          post(
+              "/v1/admin/events/inbox/nobody/parked/" + UUID.randomUUID() + "/requeue",
+              admin,
+              null,
+              "{}"),
+          404);
+    } finally {
+      jdbc.sql("delete from idemkit_outbox where event_id = ?::uuid").param(eventId).update();
+      jdbc.sql(
+              "delete from idemkit_inbox where consumer_name = 'shipping' and message_id = ?::uuid")
+          .param(messageId)
+          .update();
+      jdbc.sql("delete from idemkit_delivery where delivery_key = ?").param(deliveryKey).update();
+    }
+
+    assertThat(mismatches).as("answers that differ from the OpenAPI document").isEmpty();
+  }
+
   private static HttpResponse<String> eventually(
       Supplier<HttpResponse<String>> request,
       java.util.function.Predicate<HttpResponse<String>> done) {

@@ -7,6 +7,9 @@ import dev.idemkit.outbox.InboxConsumer;
 import dev.idemkit.outbox.Outbox;
 import dev.idemkit.outbox.spi.MessageReceiver.Received;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -43,6 +46,13 @@ public class EventsAdminController extends OperatorEndpoints {
 
   @Operation(operationId = "getOutboxBacklog", summary = "The outbox's backlog")
   @GetMapping("/v1/admin/events/outbox")
+  @ApiResponse(
+      responseCode = "200",
+      description = "The backlog, and what waits for an operator",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = EventsAdminAnswers.Backlog.class)))
   public Map<String, Object> backlog() throws SQLException {
     Outbox.Backlog b = outbox.backlog();
     long parkedMessages = 0;
@@ -65,6 +75,13 @@ public class EventsAdminController extends OperatorEndpoints {
 
   @Operation(operationId = "listParkedEvents", summary = "Parked events")
   @GetMapping("/v1/admin/events/outbox/parked")
+  @ApiResponse(
+      responseCode = "200",
+      description = "Parked events, oldest first",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = EventsAdminAnswers.ParkedEvents.class)))
   public Map<String, Object> parkedEvents(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
     List<Map<String, Object>> events = new ArrayList<>();
@@ -81,6 +98,13 @@ public class EventsAdminController extends OperatorEndpoints {
   @Operation(operationId = "requeueParkedEvent", summary = "Re-queue a parked event")
   @PostMapping("/v1/admin/events/outbox/parked/{eventId}/requeue")
   @ProblemAnswer(status = 404, errorCodes = "PARKED_EVENT_NOT_FOUND")
+  @ApiResponse(
+      responseCode = "200",
+      description = "The event is back in the relay's queue",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = EventsAdminAnswers.EventRequeued.class)))
   public Map<String, Object> requeueEvent(@PathVariable UUID eventId) throws SQLException {
     if (!outbox.requeue(eventId)) {
       throw Errors.notFound("PARKED_EVENT_NOT_FOUND", "No parked event " + eventId + ".");
@@ -90,6 +114,13 @@ public class EventsAdminController extends OperatorEndpoints {
 
   @Operation(operationId = "listParkedMessages", summary = "Parked messages, per consumer")
   @GetMapping("/v1/admin/events/inbox/parked")
+  @ApiResponse(
+      responseCode = "200",
+      description = "Parked messages of every consumer",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = EventsAdminAnswers.ParkedMessages.class)))
   public Map<String, Object> parkedMessages(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
     List<Map<String, Object>> messages = new ArrayList<>();
@@ -112,6 +143,13 @@ public class EventsAdminController extends OperatorEndpoints {
    */
   @Operation(operationId = "listHeldMessages", summary = "Messages held behind a sequence gap")
   @GetMapping("/v1/admin/events/inbox/held")
+  @ApiResponse(
+      responseCode = "200",
+      description = "Held messages, longest held first",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = EventsAdminAnswers.HeldMessages.class)))
   public Map<String, Object> heldMessages(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
     List<Map<String, Object>> messages = new ArrayList<>();
@@ -135,6 +173,13 @@ public class EventsAdminController extends OperatorEndpoints {
   @ProblemAnswer(
       status = 404,
       errorCodes = {"CONSUMER_NOT_FOUND", "PARKED_MESSAGE_NOT_FOUND"})
+  @ApiResponse(
+      responseCode = "200",
+      description = "The message applied again, and what came of it",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = EventsAdminAnswers.MessageRequeued.class)))
   public Map<String, Object> requeueMessage(
       @PathVariable String consumer, @PathVariable UUID messageId) throws SQLException {
     InboxConsumer c = consumers.byName().get(consumer);
@@ -151,6 +196,13 @@ public class EventsAdminController extends OperatorEndpoints {
 
   @Operation(operationId = "listParkedDeliveries", summary = "Parked deliveries (mails)")
   @GetMapping("/v1/admin/events/deliveries/parked")
+  @ApiResponse(
+      responseCode = "200",
+      description = "Parked deliveries",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = EventsAdminAnswers.ParkedDeliveries.class)))
   public Map<String, Object> parkedDeliveries(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
     List<Deliveries.Delivery> parked = deliveries.parked(clamp(limit));
@@ -160,6 +212,13 @@ public class EventsAdminController extends OperatorEndpoints {
   @Operation(operationId = "requeueParkedDelivery", summary = "Re-queue a parked delivery")
   @PostMapping("/v1/admin/events/deliveries/parked/{key}/requeue")
   @ProblemAnswer(status = 404, errorCodes = "PARKED_DELIVERY_NOT_FOUND")
+  @ApiResponse(
+      responseCode = "200",
+      description = "The delivery is back in the sender's queue",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = EventsAdminAnswers.DeliveryRequeued.class)))
   public Map<String, Object> requeueDelivery(@PathVariable String key) throws SQLException {
     if (!deliveries.requeue(key)) {
       throw Errors.notFound("PARKED_DELIVERY_NOT_FOUND", "No parked delivery " + key + ".");
