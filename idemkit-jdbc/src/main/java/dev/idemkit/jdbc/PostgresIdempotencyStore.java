@@ -1152,22 +1152,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   @Override
   public List<IdempotencyRecord> findNeedingRecovery(int limit) {
-    return call(
-        () ->
-            transactions.withConnection(
-                c -> {
-                  try (PreparedStatement ps = c.prepareStatement(NEEDING_RECOVERY)) {
-                    int i = bindNow(ps);
-                    ps.setInt(i, limit);
-                    List<IdempotencyRecord> found = new ArrayList<>();
-                    try (ResultSet rs = ps.executeQuery()) {
-                      while (rs.next()) {
-                        found.add(toRecord(rs));
-                      }
-                    }
-                    return found;
-                  }
-                }));
+    return recordsAtNow(NEEDING_RECOVERY, limit);
   }
 
   @Override
@@ -1299,11 +1284,16 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   @Override
   public List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
+    return recordsAtNow(AWAITING_NEXT_ATTEMPT, limit);
+  }
+
+  /** The records {@code sql} selects, bound with the store's now and then {@code limit}. */
+  private List<IdempotencyRecord> recordsAtNow(String sql, int limit) {
     return call(
         () ->
             transactions.withConnection(
                 c -> {
-                  try (PreparedStatement ps = c.prepareStatement(AWAITING_NEXT_ATTEMPT)) {
+                  try (PreparedStatement ps = c.prepareStatement(sql)) {
                     int i = bindNow(ps);
                     ps.setInt(i, limit);
                     List<IdempotencyRecord> found = new ArrayList<>();
