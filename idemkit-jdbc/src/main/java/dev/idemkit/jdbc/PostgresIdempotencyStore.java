@@ -653,8 +653,18 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   private final Clock clock;
   private final Duration claimWait;
 
-  /** Keys whose claim statement runs now on this instance (only with a bounded claim wait). */
-  private final ConcurrentHashMap<ScopedKey, Boolean> claimsUnderWay = new ConcurrentHashMap<>();
+  /**
+   * How many requests of one key may be in its claim statement at once on this instance (with a
+   * bounded claim wait): the key's first request, which claims it, and one that waits on that
+   * claim.
+   */
+  private static final int CLAIMS_UNDER_WAY_PER_KEY = 2;
+
+  /**
+   * Per key, how many of its claim statements run now on this instance (only with a bounded claim
+   * wait); a key leaves the map when its last one ends.
+   */
+  private final ConcurrentHashMap<ScopedKey, Integer> claimsUnderWay = new ConcurrentHashMap<>();
 
   private PostgresIdempotencyStore(JdbcTransactions transactions, Clock clock, Duration claimWait) {
     this.transactions = Objects.requireNonNull(transactions);
@@ -694,10 +704,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
      * Bounds how long a claim waits for another request's uncommitted claim of the same key (the
      * claim statement's query timeout, in whole seconds, rounded up; the business statements after
      * it are not bounded); past it the claim throws {@link ClaimWaitTimeoutException}, its
-     * transaction rolls back, and the engine answers "in progress". Only one request per key and
-     * instance waits at a time; the others of that key answer "in progress" at once. A flood of one
-     * key then holds one connection per instance, for at most that long, instead of the pool until
-     * the first request ends. Unset or zero: every request waits until the other request ends.
+     * transaction rolls back, and the engine answers "in progress". At most two requests per key
+     * and instance are in the claim statement at a time (the first, which usually claims the key,
+     * and one that waits on it); the others of that key answer "in progress" at once. A flood of
+     * one key then holds at most two connections per instance, for at most that long, instead of
+     * the pool until the first request ends. Unset or zero: every request waits until the other
+     * request ends.
      */
     public Builder claimWait(Duration claimWait) {
       this.claimWait = claimWait == null || claimWait.isZero() ? null : claimWait;
@@ -905,11 +917,21 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * With a bounded claim wait, at most one request of this instance waits on a key's claim at a
-   * time: a second one of the same key, while the first is still in its claim statement, is
-   * answered "in progress" at once ({@link ClaimWaitTimeoutException}) instead of holding a
-   * connection for the whole wait. A same-key flood then holds one connection per instance, and the
-   * pool stays free for other requests.
+   * With a bounded claim wait, at most {@value #CLAIMS_UNDER_WAY_PER_KEY} requests of this instance
+   * are in a key's claim statement at a time; a further one of the same key is answered "in
+   * progress" at once ({@link ClaimWaitTimeoutException}) instead of holding a connection for the
+   * whole wait. A same-key flood then holds at most two connections per instance, and the pool
+   * stays free for other requests.
+   *
+   * <p>Why two, not one. Which threads meet here: the key's first request, inserting its claim
+   * (which waits on nothing and returns within a round trip), and a second request of the same key
+   * released at the same moment (a double submit, a client's hedged retry). Counting the first
+   * request's own insert as "the one waiter", the second found the key taken and was answered "in
+   * progress" at once, where it should have waited on the claim for the first one's answer (a
+   * replay, or the mismatch of another command). With two, it waits. The price: when the first
+   * request's insert has already returned, two later requests may both wait on its commit, each
+   * holding a connection; two per key and instance, never the pool. (Which of the first two owns
+   * the key is decided by the database, not here: this only bounds how many may wait.)
    */
   @Override
   public ClaimAttempt claim(
@@ -917,14 +939,20 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     if (claimWait == null) {
       return claimNow(tx, id, fingerprint, lease, ttl);
     }
-    if (claimsUnderWay.putIfAbsent(id, Boolean.TRUE) != null) {
+    if (claimsUnderWay.merge(id, 1, Integer::sum) > CLAIMS_UNDER_WAY_PER_KEY) {
+      leaveClaim(id);
       throw new ClaimWaitTimeoutException(id, Duration.ZERO);
     }
     try {
       return claimNow(tx, id, fingerprint, lease, ttl);
     } finally {
-      claimsUnderWay.remove(id);
+      leaveClaim(id);
     }
+  }
+
+  /** Counts one claim statement of {@code id} as ended; the last one takes the key off the map. */
+  private void leaveClaim(ScopedKey id) {
+    claimsUnderWay.computeIfPresent(id, (key, under) -> under == 1 ? null : under - 1);
   }
 
   private ClaimAttempt claimNow(

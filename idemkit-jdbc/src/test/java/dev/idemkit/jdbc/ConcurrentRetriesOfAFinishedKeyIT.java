@@ -25,9 +25,9 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /**
- * With a bounded claim wait, only one request per key and instance waits on the key's claim; the
- * others are busy at once. Retries of a key whose request has finished must still get its answer,
- * not "in progress", however many arrive together.
+ * With a bounded claim wait, at most two requests per key and instance are in the key's claim (the
+ * first, and one waiting on it); the others are busy at once. Retries of a key whose request has
+ * finished must still get its answer, not "in progress", however many arrive together.
  */
 class ConcurrentRetriesOfAFinishedKeyIT {
 
@@ -75,6 +75,65 @@ class ConcurrentRetriesOfAFinishedKeyIT {
 
     assertThat(outcomes).allSatisfy(o -> assertThat(o).isInstanceOf(Outcome.Replayed.class));
     assertThat(runs).hasValue(1);
+  }
+
+  /**
+   * A double submit: two requests of one key released together on one instance. The second must
+   * wait on the first's claim and get its answer (a replay, or the mismatch for another command),
+   * never "in progress" just because it arrived while the first was still inserting its claim.
+   */
+  @Test
+  void theSecondOfTwoRequestsReleasedTogetherWaitsForTheFirstsAnswer() throws Exception {
+    DataSource dataSource = TestDatabase.embedded().dataSource();
+    Idempotency idempotency =
+        Idempotency.create(
+            PostgresIdempotencyStore.builder(JdbcTransactions.of(dataSource))
+                .claimWait(Duration.ofSeconds(2))
+                .build());
+    AtomicInteger runs = new AtomicInteger();
+    LocalOperation slow =
+        ctx -> {
+          runs.incrementAndGet();
+          Thread.sleep(50);
+          return OperationResult.success(StoredResponse.of(201, Map.of(), new byte[] {1}));
+        };
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    List<String> answers = new ArrayList<>();
+    for (int round = 0; round < 20; round++) {
+      ScopedKey id = ScopedKey.of("tenant-double", "create_probe", UUID.randomUUID().toString());
+      boolean sameCommand = round % 2 == 0;
+      CountDownLatch ready = new CountDownLatch(2);
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<Outcome>> pair = new ArrayList<>();
+      for (String amount : List.of("10.00", sameCommand ? "10.00" : "99.00")) {
+        IdempotentRequest request =
+            new IdempotentRequest(
+                id, Fingerprint.of(Map.of("amount", amount)), Duration.ofHours(1));
+        pair.add(
+            pool.submit(
+                () -> {
+                  ready.countDown();
+                  go.await();
+                  return idempotency.execute(request, slow);
+                }));
+      }
+      ready.await();
+      go.countDown();
+      List<String> kinds = new ArrayList<>();
+      for (Future<Outcome> f : pair) {
+        kinds.add(f.get().getClass().getSimpleName());
+      }
+      kinds.sort(null);
+      answers.add(String.join("+", kinds));
+    }
+    pool.shutdown();
+
+    for (int round = 0; round < 20; round++) {
+      assertThat(answers.get(round))
+          .as("round %d", round)
+          .isEqualTo(round % 2 == 0 ? "Executed+Replayed" : "Executed+Mismatch");
+    }
+    assertThat(runs).hasValue(20);
   }
 
   @Test

@@ -106,8 +106,8 @@ class FloodIT extends HttpTestSupport {
               assertThat(r.headers().firstValue("Retry-After")).isPresent();
             });
     assertThat(others).allSatisfy(r -> assertThat(r.statusCode()).as(r.body()).isEqualTo(201));
-    // The flood (twice the pool) lasts at least the claim wait (3 s) of the one request that waits
-    // on the first's claim; the others, released with it, are served in a fraction of that.
+    // The flood (twice the pool) lasts at least the claim wait (3 s) of the request that waits on
+    // the first's claim; the others, released with it, are served in a fraction of that.
     assertThat(floodTook)
         .as("the flood waits on the first request's claim")
         .isGreaterThanOrEqualTo(3000);
