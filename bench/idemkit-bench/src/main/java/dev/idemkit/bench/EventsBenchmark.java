@@ -55,9 +55,10 @@ import javax.sql.DataSource;
  *
  * <p>Arguments: {@code --seconds N} per phase (default 10), {@code --writers N} (default 8), {@code
  * --relays N} relay threads (default 2), {@code --batch N} events per relay round (default 500),
- * {@code --profile} (the embedded server with {@code pg_stat_statements}: each phase's statements
- * by database time, with their WAL). Ends with {@code RESULT events_per_s=<n> p99_ms=<n>
- * vs_direct=<ratio>}.
+ * {@code --poll-ms N} how long a relay waits after a round that found fewer than a batch (default
+ * 5; the library's default is 50), {@code --profile} (the embedded server with {@code
+ * pg_stat_statements}: each phase's statements by database time, with their WAL). Ends with {@code
+ * RESULT events_per_s=<n> p99_ms=<n> vs_direct=<ratio>}.
  */
 public final class EventsBenchmark {
 
@@ -66,17 +67,19 @@ public final class EventsBenchmark {
   private final int writers;
   private final int relays;
   private final int batch;
+  private final Duration poll;
   private final Map<UUID, Long> committedAt = new ConcurrentHashMap<>();
   private final LongAdder consumed = new LongAdder();
   private final AtomicLong lastConsumedAt = new AtomicLong();
   private final List<Long> latencyLog = java.util.Collections.synchronizedList(new ArrayList<>());
 
-  private EventsBenchmark(DataSource ds, int writers, int relays, int batch) {
+  private EventsBenchmark(DataSource ds, int writers, int relays, int batch, Duration poll) {
     this.ds = ds;
     this.outbox = Outbox.create(ds);
     this.writers = writers;
     this.relays = relays;
     this.batch = batch;
+    this.poll = poll;
   }
 
   public static void main(String[] args) throws Exception {
@@ -84,6 +87,7 @@ public final class EventsBenchmark {
     int writers = intArg(args, "--writers", 8);
     int relays = intArg(args, "--relays", 2);
     int batch = intArg(args, "--batch", 500);
+    Duration poll = Duration.ofMillis(intArg(args, "--poll-ms", 5));
     boolean profile = Arrays.asList(args).contains("--profile");
     int pool = writers + relays * 2 + 4;
     String url = System.getenv("IDEMKIT_JDBC_URL");
@@ -106,9 +110,10 @@ public final class EventsBenchmark {
                 ? IdemkitDatabase.fromEnvironment(pool)
                 : IdemkitDatabase.embedded(dir, pool)) {
       System.out.printf(
-          "Database: %s; %d writers, %d relay threads, batches of %d, %d s per phase%n%n",
-          db.description(), writers, relays, batch, seconds);
-      EventsBenchmark bench = new EventsBenchmark(db.dataSource(), writers, relays, batch);
+          "Database: %s; %d writers, %d relay threads, batches of %d, a relay waits %d ms after"
+              + " a round that found fewer, %d s per phase%n%n",
+          db.description(), writers, relays, batch, poll.toMillis(), seconds);
+      EventsBenchmark bench = new EventsBenchmark(db.dataSource(), writers, relays, batch, poll);
       bench.profile = profile;
       bench.run(Duration.ofSeconds(seconds));
     } finally {
@@ -223,7 +228,7 @@ public final class EventsBenchmark {
         OutboxRelay.builder(ds, transport)
             .threads(relays)
             .batchSize(batch)
-            .pollInterval(Duration.ofMillis(5))
+            .pollInterval(poll)
             .build()
             .start()) {
       appendAndConsume(Duration.ofSeconds(3), 0); // warm-up
