@@ -103,18 +103,7 @@ class IdempotencyRecoveryWorkerTest {
               throw new RecordUnreadableException(
                   r.id(), RecordUnreadableException.Reason.KEY_DESTROYED, "key destroyed", null);
             });
-    IdemkitProperties.Recovery backoff = new IdemkitProperties.Recovery();
-    backoff.setBackoff(Duration.ofSeconds(10));
-    backoff.setMaxAttempts(3);
-    IdempotencyRecoveryWorker worker =
-        new IdempotencyRecoveryWorker(
-            idempotency,
-            store,
-            List.of(unreadable),
-            Duration.ofSeconds(1),
-            10,
-            backoff,
-            IdempotencyListener.NONE);
+    IdempotencyRecoveryWorker worker = spacedOutWorker(unreadable);
 
     assertThat(worker.recoverOnce().failed()).isEqualTo(1);
     // Not tried again on every pass: the next attempt waits for the back-off.
@@ -172,18 +161,7 @@ class IdempotencyRecoveryWorkerTest {
     assertThat(left.pendingExternal()).isEqualTo("CHARGED");
     assertThat(left.recoveryAttempts()).isEqualTo(1);
 
-    IdemkitProperties.Recovery backoff = new IdemkitProperties.Recovery();
-    backoff.setBackoff(Duration.ofSeconds(10));
-    backoff.setMaxAttempts(3);
-    IdempotencyRecoveryWorker worker =
-        new IdempotencyRecoveryWorker(
-            idempotency,
-            store,
-            List.of(createPayment(r -> brokenStep)),
-            Duration.ofSeconds(1),
-            10,
-            backoff,
-            IdempotencyListener.NONE);
+    IdempotencyRecoveryWorker worker = spacedOutWorker(createPayment(r -> brokenStep));
 
     assertThat(worker.recoverOnce().failed()).isEqualTo(1); // attempt 2, due at once
     assertThat(worker.recoverOnce().found()).as("waits for the back-off").isZero();
@@ -243,18 +221,7 @@ class IdempotencyRecoveryWorkerTest {
         .isInstanceOf(dev.idemkit.OperationFailedException.class);
     assertThat(store.find(id).orElseThrow().state()).isEqualTo(RecordState.IN_PROGRESS);
 
-    IdemkitProperties.Recovery backoff = new IdemkitProperties.Recovery();
-    backoff.setBackoff(Duration.ofSeconds(10));
-    backoff.setMaxAttempts(3);
-    IdempotencyRecoveryWorker worker =
-        new IdempotencyRecoveryWorker(
-            idempotency,
-            store,
-            List.of(createPayment(r -> brokenPhase)),
-            Duration.ofSeconds(1),
-            10,
-            backoff,
-            IdempotencyListener.NONE);
+    IdempotencyRecoveryWorker worker = spacedOutWorker(createPayment(r -> brokenPhase));
 
     assertThat(worker.recoverOnce().failed()).isEqualTo(1);
     IdempotencyRecord left = store.find(id).orElseThrow();
@@ -272,5 +239,20 @@ class IdempotencyRecoveryWorkerTest {
     assertThat(worker.recoverOnce().found()).as("left to an operator").isZero();
     assertThat(steps).as("the first run, then one per attempt").hasValue(4);
     assertThat(charges).as("charged once").hasValue(1);
+  }
+
+  /** A worker whose attempts are 10 s apart at first, three at most. */
+  private IdempotencyRecoveryWorker spacedOutWorker(RecoverableOperation operation) {
+    IdemkitProperties.Recovery backoff = new IdemkitProperties.Recovery();
+    backoff.setBackoff(Duration.ofSeconds(10));
+    backoff.setMaxAttempts(3);
+    return new IdempotencyRecoveryWorker(
+        idempotency,
+        store,
+        List.of(operation),
+        Duration.ofSeconds(1),
+        10,
+        backoff,
+        IdempotencyListener.NONE);
   }
 }
