@@ -479,11 +479,19 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       where h.id = d.id
       """;
 
-  /** Past minutes' counters of new keys, at most an hour of them kept. */
+  /**
+   * Counters of new keys idle for an hour: a tenant's slots (V14) that counted no key in the last
+   * hour (the tenant's next new key makes them again), and V6's minutes, which V14 no longer
+   * writes.
+   */
   private static final String DELETE_OLD_KEY_COUNTERS =
       """
-      delete from idemkit_tenant_key_counter
-      where minute < coalesce(cast(? as timestamptz), statement_timestamp()) - interval '1 hour'
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      old_minutes as (
+        delete from idemkit_tenant_key_counter c using clock
+        where c.minute < clock.now - interval '1 hour')
+      delete from idemkit_tenant_key_slot k using clock
+      where k.minute < clock.now - interval '1 hour'
       """;
 
   /**
@@ -609,12 +617,13 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       """;
 
   /**
-   * Admits a new key against the tenant's quotas: the function {@code idemkit_admit} (schema V10)
-   * counts the key in the tenant's current minute unless the minute is full, then, holding that
-   * row's lock, counts the tenant's live records (this one included). The row lock orders
-   * concurrent callers and each sees what the one before it committed, so exactly the limits are
-   * admitted however many race. A refusal raises {@link #QUOTA_EXCEEDED}, which aborts the
-   * transaction.
+   * Admits a new key against the tenant's quotas: the function {@code idemkit_admit} (schema V14)
+   * counts the key in a free slot of the tenant's current minute (up to 16 rows, each with its
+   * share of the quota) unless the minute is full, then, holding that slot, counts the tenant's
+   * live records (this one included); within the number of slots of the live limit it locks every
+   * slot and counts alone. So exactly the limits are admitted however many race, and concurrent new
+   * keys of a tenant do not queue on one row. A refusal raises {@link #QUOTA_EXCEEDED}, which
+   * aborts the transaction.
    */
   private static final String ADMIT =
       """
@@ -622,7 +631,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       """;
 
   /**
-   * {@link #ADMIT} and the commit, two whole statements in one round trip: the minute's row lock is
+   * {@link #ADMIT} and the commit, two whole statements in one round trip: the minute's slot is
    * held while the database commits, not while the application hears back and answers. If the count
    * refuses, the commit is never run (the server skips the rest of the round trip after an error)
    * and the transaction rolls back.
@@ -1382,7 +1391,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   /**
    * Counts the new key against the tenant's quotas ({@link #ADMIT}), held back to the end of the
    * transaction: sent with the commit in one round trip when the transaction commits right after
-   * its work ({@link #ADMIT_AND_COMMIT}), so that the tenant's minute row is locked only while the
+   * its work ({@link #ADMIT_AND_COMMIT}), so that the tenant's minute slot is locked only while the
    * database commits, or alone as the transaction's last statement otherwise. Either way a refusal
    * comes as {@link QuotaExceededException} from {@link #inTransaction}, with nothing committed.
    */

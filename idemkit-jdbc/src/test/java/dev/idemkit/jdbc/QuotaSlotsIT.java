@@ -1,0 +1,322 @@
+package dev.idemkit.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idemkit.CallResult;
+import dev.idemkit.Fingerprint;
+import dev.idemkit.Idempotency;
+import dev.idemkit.IdempotencyConfig;
+import dev.idemkit.IdempotentRequest;
+import dev.idemkit.LocalOperation;
+import dev.idemkit.OperationResult;
+import dev.idemkit.Outcome;
+import dev.idemkit.PhasedOperation;
+import dev.idemkit.Quotas;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The quotas' count on slots (schema V14): concurrent new keys of one tenant hold different slots
+ * instead of queueing on one row; with more concurrent new keys than a tenant's minute has slots
+ * (16), each slot holds its share of the minute's quota, a key finds room in another slot or waits
+ * for one, the live records' count goes exact near its limit, and the limits are admitted exactly,
+ * neither more nor fewer.
+ */
+class QuotaSlotsIT {
+
+  private static final Duration TTL = Duration.ofHours(1);
+
+  private IdemkitDatabase db;
+  private PostgresIdempotencyStore store;
+  private final String tenant = "slots-" + UUID.randomUUID().toString().substring(0, 8);
+  private final ExecutorService pool = Executors.newFixedThreadPool(48);
+
+  @BeforeEach
+  void setUp() {
+    db = TestDatabase.freshSchema(40);
+    store = PostgresIdempotencyStore.create(db.dataSource());
+  }
+
+  @AfterEach
+  void tearDown() {
+    pool.shutdownNow();
+    db.close();
+  }
+
+  @Test
+  void concurrentNewKeysOfOneTenantAreCountedAtOnceNotOneAfterTheOther() throws Exception {
+    // Eight transactions of one tenant count a new key each (idemkit_admit, as the store sends it)
+    // and stay open: each must be counted while the others still hold their places, none waiting
+    // for another's commit (with one row per minute, the second waited for the first's commit).
+    int keys = 8;
+    awayFromAMinutesEnd();
+    admitAt("now", 1000, 200); // the tenant's slots exist from its first key on
+    List<Connection> open = new ArrayList<>();
+    try {
+      for (int i = 0; i < keys; i++) {
+        Connection c = db.dataSource().getConnection();
+        open.add(c);
+        c.setAutoCommit(false);
+        try (var s = c.createStatement()) {
+          s.execute("set local lock_timeout = '5s'");
+        }
+      }
+      List<Boolean> counted =
+          race(
+              keys,
+              new Callable<>() {
+                private final AtomicInteger next = new AtomicInteger();
+
+                @Override
+                public Boolean call() throws Exception {
+                  Connection c = open.get(next.getAndIncrement());
+                  try (PreparedStatement ps =
+                      c.prepareStatement("select idemkit_admit(statement_timestamp(), ?, ?, ?)")) {
+                    ps.setString(1, tenant);
+                    ps.setInt(2, 1000);
+                    ps.setInt(3, 200);
+                    ps.execute();
+                    return true;
+                  }
+                }
+              });
+      assertThat(counted).hasSize(keys).containsOnly(true);
+      for (Connection c : open) {
+        c.commit();
+      }
+    } finally {
+      for (Connection c : open) {
+        c.close();
+      }
+    }
+    assertThat(slotKeys()).as("each open transaction counted its key").isEqualTo(keys + 1);
+  }
+
+  @Test
+  void eachMinuteHasTheWholeQuotaAndIdleSlotsGoWithCleanup() throws Exception {
+    for (int i = 0; i < 32; i++) {
+      admitAt("2026-03-01T12:00:10Z", 32, 0);
+    }
+    assertThat(refusalAt("2026-03-01T12:00:50Z", 32, 0))
+        .as("the minute's 33rd new key")
+        .contains("quota=new_keys limit=32 retry_after=10");
+    for (int i = 0; i < 32; i++) {
+      admitAt("2026-03-01T12:01:05Z", 32, 0); // the next minute starts empty
+    }
+    assertThat(refusalAt("2026-03-01T12:01:06Z", 32, 0)).contains("quota=new_keys limit=32");
+    assertThat(slotKeys()).as("the slots hold the current minute's keys").isEqualTo(32);
+
+    cleanupAt("2026-03-01T13:00:30Z");
+    assertThat(slotKeys()).as("slots idle for less than an hour stay").isEqualTo(32);
+    cleanupAt("2026-03-01T13:02:30Z");
+    assertThat(count("select count(*) from idemkit_tenant_key_slot where tenant = ?"))
+        .as("slots idle for an hour are deleted")
+        .isZero();
+    admitAt("2026-03-01T13:02:40Z", 32, 0);
+    assertThat(slotKeys()).isEqualTo(1);
+  }
+
+  @Test
+  void aFloodOfNewKeysLargerThanTheSlotsGetsExactlyTheMinutesQuota() throws Exception {
+    Idempotency limited = limited(new Quotas(50, 0));
+    awayFromAMinutesEnd();
+    LocalOperation op =
+        ctx ->
+            OperationResult.success(
+                StoredResponse.of(201, Map.of(), "{}".getBytes(StandardCharsets.UTF_8)));
+
+    List<Outcome> outcomes =
+        race(
+            80,
+            () ->
+                limited.execute(
+                    new IdempotentRequest(key("k-" + UUID.randomUUID()), command(), TTL), op));
+
+    assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(50);
+    assertThat(outcomes)
+        .filteredOn(o -> o instanceof Outcome.QuotaExceeded)
+        .hasSize(30)
+        .allSatisfy(o -> assertThat(((Outcome.QuotaExceeded) o).quota()).isEqualTo("new_keys"));
+    assertThat(records()).as("a refused key leaves no record").isEqualTo(50);
+    assertThat(slotKeys()).as("the slots count what was admitted").isEqualTo(50);
+  }
+
+  @Test
+  void aFloodOfPhasedOperationsLargerThanTheSlotsGetsExactlyTheLiveRecordsQuota() throws Exception {
+    Idempotency limited = limited(new Quotas(0, 20));
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger calls = new AtomicInteger();
+    CyclicBarrier together = new CyclicBarrier(24);
+    PhasedOperation<Map<String, String>> slowCall =
+        PhasedOperation.builder()
+            .local(
+                "CREATED",
+                (ctx, d) -> {
+                  try {
+                    together.await(2, TimeUnit.SECONDS);
+                  } catch (Exception lateOrAlone) {
+                    // fewer at once here: they race all the same
+                  }
+                  return dev.idemkit.Step.next(d);
+                })
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          calls.incrementAndGet();
+                          release.await(60, TimeUnit.SECONDS); // live until released
+                          return CallResult.applied(d);
+                        }))
+            .complete(
+                (ctx, d) ->
+                    OperationResult.success(
+                        StoredResponse.of(201, Map.of(), "{}".getBytes(StandardCharsets.UTF_8))));
+    AtomicInteger answered = new AtomicInteger();
+    Future<List<Outcome>> flood =
+        pool.submit(
+            () ->
+                race(
+                    40,
+                    () -> {
+                      Outcome o =
+                          limited.execute(
+                              new IdempotentRequest(key("k-" + UUID.randomUUID()), command(), TTL),
+                              slowCall);
+                      answered.incrementAndGet();
+                      return o;
+                    }));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (answered.get() < 20 && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    int callsWhileFull = calls.get();
+    release.countDown();
+    List<Outcome> outcomes = flood.get(90, TimeUnit.SECONDS);
+
+    assertThat(callsWhileFull).as("live at once").isEqualTo(20);
+    assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(20);
+    assertThat(outcomes)
+        .filteredOn(o -> o instanceof Outcome.QuotaExceeded)
+        .hasSize(20)
+        .allSatisfy(o -> assertThat(((Outcome.QuotaExceeded) o).quota()).isEqualTo("live_records"));
+    assertThat(records()).as("a refused key leaves no record").isEqualTo(20);
+  }
+
+  private Idempotency limited(Quotas quotas) {
+    return Idempotency.create(
+        store,
+        IdempotencyConfig.builder()
+            .lease(Duration.ofSeconds(30))
+            .defaultTtl(TTL)
+            .quotas(quotas)
+            .build());
+  }
+
+  private <T> List<T> race(int threads, Callable<T> task) throws Exception {
+    CountDownLatch start = new CountDownLatch(1);
+    List<Future<T>> futures = new ArrayList<>();
+    for (int i = 0; i < threads; i++) {
+      futures.add(
+          pool.submit(
+              () -> {
+                start.await();
+                return task.call();
+              }));
+    }
+    start.countDown();
+    List<T> results = new ArrayList<>();
+    for (Future<T> f : futures) {
+      results.add(f.get(90, TimeUnit.SECONDS));
+    }
+    return results;
+  }
+
+  private ScopedKey key(String key) {
+    return ScopedKey.of(tenant, "create_payment", key);
+  }
+
+  private static Fingerprint command() {
+    return Fingerprint.of(Map.of("amount", "10.00"));
+  }
+
+  private void cleanupAt(String at) {
+    PostgresIdempotencyStore.builder(JdbcTransactions.of(db.dataSource()))
+        .clock(java.time.Clock.fixed(java.time.Instant.parse(at), java.time.ZoneOffset.UTC))
+        .build()
+        .cleanup(Duration.ofDays(7), 100);
+  }
+
+  /** Counts a new key of the tenant at {@code at} ("now": the database's time) and commits it. */
+  private void admitAt(String at, int newKeys, int live) throws Exception {
+    String refusal = refusalAt(at, newKeys, live);
+    assertThat(refusal).as("admitted at " + at).isNull();
+  }
+
+  private String refusalAt(String at, int newKeys, int live) throws Exception {
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select idemkit_admit(coalesce(cast(? as timestamptz), statement_timestamp()), ?, ?, ?)")) {
+      ps.setString(1, "now".equals(at) ? null : at);
+      ps.setString(2, tenant);
+      ps.setInt(3, newKeys);
+      ps.setInt(4, live);
+      ps.execute();
+      return null;
+    } catch (java.sql.SQLException e) {
+      if (!"IK429".equals(e.getSQLState())) {
+        throw e;
+      }
+      return e.getMessage();
+    }
+  }
+
+  /** Waits until the database's minute has 15 s or more to run, so a race stays in one minute. */
+  private void awayFromAMinutesEnd() throws Exception {
+    while (count(
+            "select cast(extract(second from statement_timestamp()) as bigint) + 0 * length(?)")
+        > 45) {
+      Thread.sleep(1000);
+    }
+  }
+
+  private long records() throws Exception {
+    return count("select count(*) from idemkit_record where tenant = ?");
+  }
+
+  private long slotKeys() throws Exception {
+    return count("select coalesce(sum(keys), 0) from idemkit_tenant_key_slot where tenant = ?");
+  }
+
+  private long count(String sql) throws Exception {
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, tenant);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+}
