@@ -66,13 +66,20 @@ begin
     <<fast>>
     begin
         loop
-            select k.slot into s
-              from idemkit_tenant_key_slot k
-             where k.tenant = p_tenant and k.slot < n
-               and (k.minute < m or k.keys < base + case when k.slot < extra then 1 else 0 end)
-             order by (k.slot + start) % n
-             limit 1
-               for update skip locked;
+            -- The count in a slot with room that no other transaction holds, held from here on.
+            update idemkit_tenant_key_slot k
+               set keys = case when k.minute < m then 1 else k.keys + 1 end,
+                   minute = greatest(k.minute, m)
+             where k.tenant = p_tenant
+               and k.slot = (select f.slot
+                               from idemkit_tenant_key_slot f
+                              where f.tenant = p_tenant and f.slot < n
+                                and (f.minute < m
+                                     or f.keys < base + case when f.slot < extra then 1 else 0 end)
+                              order by (f.slot + start) % n
+                              limit 1
+                                for update skip locked)
+            returning k.slot into s;
             exit when found;
             -- No free slot with room: none made yet, or all with room held by others,
             -- or all full.
@@ -96,13 +103,19 @@ begin
                         greatest(1, ceil(extract(epoch from m + interval '1 minute' - p_now)))::bigint);
             end if;
             -- Wait for one slot with room (holding none: nobody waits for this transaction's slots).
-            select k.slot into s
-              from idemkit_tenant_key_slot k
-             where k.tenant = p_tenant and k.slot < n
-               and (k.minute < m or k.keys < base + case when k.slot < extra then 1 else 0 end)
-             order by (k.slot + start) % n
-             limit 1
-               for update;
+            update idemkit_tenant_key_slot k
+               set keys = case when k.minute < m then 1 else k.keys + 1 end,
+                   minute = greatest(k.minute, m)
+             where k.tenant = p_tenant
+               and k.slot = (select f.slot
+                               from idemkit_tenant_key_slot f
+                              where f.tenant = p_tenant and f.slot < n
+                                and (f.minute < m
+                                     or f.keys < base + case when f.slot < extra then 1 else 0 end)
+                              order by (f.slot + start) % n
+                              limit 1
+                                for update)
+            returning k.slot into s;
             exit when found;
         end loop;
         if p_live_records > 0 then
@@ -117,13 +130,9 @@ begin
                 raise exception using errcode = 'IKN01'; -- near the limit: count exactly below
             end if;
         end if;
-        update idemkit_tenant_key_slot k
-           set keys = case when k.minute < m then 1 else k.keys + 1 end,
-               minute = greatest(k.minute, m)
-         where k.tenant = p_tenant and k.slot = s;
         return;
     exception when sqlstate 'IKN01' then
-        null; -- the slot is given back with the subtransaction
+        null; -- the slot and its count are given back with the subtransaction
     end;
     -- Near the live records' limit: every slot of the tenant, in slot order, then the exact count.
     -- (The slots again first: if this transaction made them, it was in the subtransaction.)
