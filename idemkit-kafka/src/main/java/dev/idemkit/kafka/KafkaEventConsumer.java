@@ -53,7 +53,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *       inbox as one batch (one transaction when nothing fails); a consumer killed mid-batch leaves
  *       its partitions' offsets where the last committed batch ended, whoever gets them next reads
  *       the rest again, and the inbox skips what was already applied.
- *   <li><b>Failures</b>: the partition is sent back to the failed message's offset and paused for a
+ *   <li><b>Failures</b> (an exception or an {@link Error} from the handler; the polling thread
+ *       outlives both): the partition is sent back to the failed message's offset and paused for a
  *       backoff; its later messages are read again then (the inbox skips those it already has). The
  *       inbox counts the attempts and parks the message after the last one, acknowledged, so a
  *       poison message holds up its partition for a few backoffs, never for ever; its aggregate's
@@ -105,7 +106,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
     this.clock = b.clock;
     this.listener = b.kafkaListener;
     this.inbox =
-        InboxConsumer.builder(b.name, b.dataSource, b.handler)
+        InboxConsumer.builder(b.name, b.dataSource, new ErrorsAsFailures(b.handler))
             .inSequence(b.sequenceStart)
             .maxAttempts(b.maxAttempts)
             .retention(b.inboxRetention)
@@ -214,7 +215,9 @@ public final class KafkaEventConsumer implements AutoCloseable {
           }
         } catch (WakeupException e) {
           // close() asked us to stop.
-        } catch (Exception e) {
+        } catch (Exception | Error e) {
+          // An Error too (a listener's, the client's): this thread is the only one polling, and
+          // if it ended, nothing would be consumed any more, with nobody told.
           LOG.log(Level.WARNING, name + ": consumer round failed; trying again", e);
           sleepQuietly(initialBackoff);
         }
@@ -245,7 +248,9 @@ public final class KafkaEventConsumer implements AutoCloseable {
       List<Received> outcomes;
       try {
         outcomes = inbox.receive(items.stream().map(Item::envelope).toList());
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
+        // Not the handler's failure (the inbox counts those, Errors included: ErrorsAsFailures):
+        // the batch is read again after a backoff, no attempt counted.
         LOG.log(Level.WARNING, name + ": the inbox failed on a batch of " + items.size(), e);
         outcomes = items.stream().map(i -> Received.FAILED).toList();
       }
