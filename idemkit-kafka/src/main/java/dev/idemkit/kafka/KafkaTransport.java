@@ -240,9 +240,20 @@ public final class KafkaTransport implements EventTransport {
     /**
      * Any other producer setting ({@code linger.ms}, {@code compression.type}, security, …). The
      * settings the guarantees rest on cannot be weakened: idempotence stays on and acks stay {@code
-     * all}.
+     * all}, and the producer stays non-transactional ({@code transactional.id} is refused: the
+     * transport sends outside any Kafka transaction, which a transactional producer refuses to do).
+     *
+     * @throws IllegalArgumentException for one of those settings
      */
     public Builder property(String name, Object value) {
+      if (name.equals(ProducerConfig.TRANSACTIONAL_ID_CONFIG)) {
+        throw new IllegalArgumentException(
+            "transactional.id="
+                + value
+                + " refused: the transport's producer is idempotent and not transactional (it sends"
+                + " each event outside any Kafka transaction, which a transactional producer"
+                + " refuses to do, so no event would be sent); remove the setting");
+      }
       if (name.equals(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG)
               && !"true".equals(String.valueOf(value))
           || name.equals(ProducerConfig.ACKS_CONFIG)

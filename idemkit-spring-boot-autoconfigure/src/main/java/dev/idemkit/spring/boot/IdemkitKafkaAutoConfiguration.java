@@ -50,7 +50,17 @@ public class IdemkitKafkaAutoConfiguration {
         KafkaTransport.builder(properties.getBootstrapServers())
             .topics(topics(properties))
             .redeliveryHorizon(properties.getRedeliveryHorizon());
-    properties.getProducer().forEach(b::property);
+    properties
+        .getProducer()
+        .forEach(
+            (name, value) -> {
+              try {
+                b.property(name, value);
+              } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(
+                    "idemkit.events.kafka.producer." + name + ": " + e.getMessage(), e);
+              }
+            });
     return b.build();
   }
 

@@ -57,7 +57,10 @@ public class IdemkitKafkaProperties {
   /** A consumer's message is parked in its inbox after this many failed attempts. */
   private int maxAttempts = 5;
 
-  /** Extra producer settings ({@code linger.ms}, security, …); idempotence and acks=all stay. */
+  /**
+   * Extra producer settings ({@code linger.ms}, security, …); idempotence and acks=all stay, and a
+   * {@code transactional.id} is refused (the producer is idempotent, not transactional).
+   */
   private Map<String, String> producer = new LinkedHashMap<>();
 
   /** Extra consumer settings ({@code session.timeout.ms}, security, …); auto-commit stays off. */

@@ -123,6 +123,19 @@ class IdemkitKafkaAutoConfigurationTest {
         "idemkit.events.kafka.retention-check-timeout");
   }
 
+  /**
+   * A transactional producer would refuse every send the transport makes outside a transaction: the
+   * start-up fails naming the property, as for the settings that would lose acknowledged events.
+   */
+  @Test
+  void producerSettingsTheTransportCannotWorkWithStopStartUpNamingTheProperty() {
+    assertStartUpFailsNaming(
+        "idemkit.events.kafka.producer.transactional.id=relay-1",
+        "idemkit.events.kafka.producer.transactional.id");
+    assertStartUpFailsNaming(
+        "idemkit.events.kafka.producer.acks=1", "idemkit.events.kafka.producer.acks");
+  }
+
   @Test
   void validConsumerSettingsAndTopicNamesStart() {
     runner
