@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.clients.producer.BufferExhaustedException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -49,10 +50,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * waits up to that long for a topic's metadata, and Kafka 4 reports the timeout through the send's
  * callback (within {@code send()}, without throwing); once one event of a batch failed that way
  * with no broker reachable (or the producer is closed), the batch's later events fail at once with
- * the same error. (If the cluster answers but does not know a topic, each such topic of the batch
- * waits once, and its later events fail at once.) A record that was queued (its topic's metadata
- * was known) while the broker is down fails after {@code delivery.timeout.ms} (default 20 s),
- * within the relay's acknowledgement timeout.
+ * the same error. So do they after a record found no room in the producer's buffer ({@code
+ * buffer.memory}) within {@code max.block.ms} ({@code BufferExhaustedException}): the cluster takes
+ * records slower than the relay sends them (slow, throttled, partly down), the cluster's failure
+ * too ("producer buffer full …"), not the event's. (If the cluster answers but does not know a
+ * topic, each such topic of the batch waits once, and its later events fail at once.) A record that
+ * was queued (its topic's metadata was known) while the broker is down fails after {@code
+ * delivery.timeout.ms} (default 20 s), within the relay's acknowledgement timeout.
  */
 public final class KafkaTransport implements EventTransport {
 
@@ -121,6 +125,18 @@ public final class KafkaTransport implements EventTransport {
       }
       if (error instanceof IllegalStateException) {
         unavailable = new TransportUnavailableException("Kafka producer closed", error);
+        ack.completeExceptionally(unavailable);
+      } else if (error instanceof BufferExhaustedException) {
+        // No room in buffer.memory for max.block.ms: the cluster takes records slower than they
+        // come (slow, throttled, partly down), whatever the event. Checked before the
+        // TimeoutException it extends, which would count against the event while brokers answer;
+        // the batch's later events would wait as long in vain.
+        unavailable =
+            new TransportUnavailableException(
+                "producer buffer full (buffer.memory), the cluster takes records slower than they"
+                    + " are sent: "
+                    + error.getMessage(),
+                error);
         ack.completeExceptionally(unavailable);
       } else if (error instanceof org.apache.kafka.common.errors.TimeoutException) {
         if (clusterUnreachable()) {

@@ -11,7 +11,13 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.BufferExhaustedException;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.errors.NetworkException;
@@ -69,6 +75,74 @@ class KafkaTransportFailuresTest {
       assertThat(failureOf(1, own)).as(own.getClass().getSimpleName()).isSameAs(own);
       assertThat(failureOf(0, own)).as(own.getClass().getSimpleName()).isSameAs(own);
     }
+  }
+
+  /**
+   * A record that finds no room in the producer's buffer within {@code max.block.ms} while brokers
+   * answer (a slow or throttled cluster): the cluster's failure, not counted against the event, and
+   * the batch's later events fail at once instead of each waiting as long again. Kafka 4 reports it
+   * through the callback inside {@code send()}; older clients threw it.
+   */
+  @Test
+  void aFullProducerBufferIsTheClustersFailureAndFailsTheRestOfTheBatchAtOnce() {
+    for (boolean thrown : List.of(false, true)) {
+      AtomicInteger sends = new AtomicInteger();
+      BufferExhaustedException full =
+          new BufferExhaustedException(
+              "Failed to allocate 4196 bytes within the configured max blocking time 500 ms.");
+      MockProducer<String, String> producer =
+          new MockProducer<>(false, null, new StringSerializer(), new StringSerializer()) {
+            @Override
+            public synchronized Future<RecordMetadata> send(
+                ProducerRecord<String, String> record, Callback callback) {
+              sends.incrementAndGet();
+              if (thrown) {
+                throw full;
+              }
+              callback.onCompletion(null, full); // on the caller's thread, as KafkaProducer does
+              return CompletableFuture.failedFuture(full);
+            }
+          };
+      MetricName name =
+          new MetricName("connection-count", "producer-metrics", "", Map.<String, String>of());
+      producer.setMockMetrics(name, metric(name, 1));
+      KafkaTransport transport =
+          new KafkaTransport(producer, KafkaTransport.builder("127.0.0.1:1"));
+
+      List<CompletionStage<Void>> acks =
+          transport.send(List.of(event("p1"), event("p2"), event("p3")));
+
+      assertThat(acks)
+          .as(thrown ? "thrown" : "reported")
+          .allSatisfy(
+              ack ->
+                  assertThat(failure(ack))
+                      .isInstanceOf(TransportUnavailableException.class)
+                      .hasCause(full)
+                      .hasMessageStartingWith("producer buffer full (buffer.memory)"));
+      assertThat(sends).as(thrown ? "thrown" : "reported").hasValue(1);
+    }
+  }
+
+  private static EventEnvelope event(String aggregateId) {
+    return new EventEnvelope(
+        UUID.randomUUID(),
+        "PaymentCompleted",
+        "t1",
+        "payment",
+        aggregateId,
+        1,
+        Instant.now(),
+        "{}");
+  }
+
+  private static Throwable failure(CompletionStage<Void> ack) {
+    try {
+      ack.toCompletableFuture().join();
+    } catch (CompletionException e) {
+      return e.getCause();
+    }
+    throw new AssertionError("the send succeeded");
   }
 
   /**
