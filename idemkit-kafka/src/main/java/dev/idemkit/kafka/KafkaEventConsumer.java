@@ -156,7 +156,9 @@ public final class KafkaEventConsumer implements AutoCloseable {
    * @throws IllegalStateException (and polls nothing) if a topic keeps records for as long as the
    *     inbox retention or longer, or for ever ({@code retention.ms=-1}, a {@code cleanup.policy}
    *     without {@code delete}) and {@link Builder#acceptUnboundedRetention} was not set: the
-   *     message names the topic, its setting, the inbox retention and the setting to change
+   *     message names the topic, its setting, the inbox retention and the setting to change; or if
+   *     no Kafka client can use {@code bootstrap.servers} (none of its hosts resolves, a malformed
+   *     entry), naming the setting
    */
   public synchronized KafkaEventConsumer start() {
     if (running) {
@@ -169,7 +171,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
         inboxRetention,
         redeliveryHorizon,
         acceptUnboundedRetention,
-        RetentionCheck.read(consumerProperties, topics, retentionCheckTimeout));
+        RetentionCheck.read(name, consumerProperties, topics, retentionCheckTimeout));
     running = true;
     thread = new Thread(this::run, "idemkit-kafka-consumer-" + name);
     thread.setDaemon(true);

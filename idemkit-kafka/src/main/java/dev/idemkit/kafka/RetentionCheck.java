@@ -24,6 +24,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.config.ConfigResource;
@@ -58,10 +59,14 @@ final class RetentionCheck {
    * client on the consumer's connection settings (bootstrap servers, security) describes the
    * topics' configuration in one request; for topics that do not exist yet, the configuration a
    * broker gives a new topic ({@code log.retention.ms}, {@code .minutes} or {@code .hours}; {@code
-   * log.cleanup.policy}). Never throws: what it cannot learn in time is {@link Unknown}.
+   * log.cleanup.policy}). What it cannot learn in time is {@link Unknown}.
+   *
+   * @throws IllegalStateException if no Kafka client can be created on these settings, e.g. none of
+   *     the hosts of {@code bootstrap.servers} resolves (Kafka refuses such a list; the consumer's
+   *     own client would be refused too, in its polling thread), naming the setting
    */
   static List<TopicRetention> read(
-      Properties consumerSettings, List<String> topics, Duration timeout) {
+      String consumer, Properties consumerSettings, List<String> topics, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     int timeoutMs = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
     Properties settings = new Properties();
@@ -79,7 +84,22 @@ final class RetentionCheck {
     settings.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
 
     Map<String, TopicRetention> found = new LinkedHashMap<>();
-    Admin admin = Admin.create(settings);
+    Admin admin;
+    try {
+      admin = Admin.create(settings);
+    } catch (KafkaException e) {
+      throw new IllegalStateException(
+          "Kafka consumer "
+              + consumer
+              + " cannot start: no Kafka client can use bootstrap.servers="
+              + consumerSettings.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)
+              + " ("
+              + rootCause(e).getMessage()
+              + "). Name host:port pairs of which at least one resolves (Spring Boot:"
+              + " idemkit.events.kafka.bootstrap-servers); an unreachable broker only delays"
+              + " the start, but a list Kafka cannot use is refused by every client.",
+          e);
+    }
     try {
       Map<ConfigResource, KafkaFuture<Config>> described =
           admin
@@ -339,6 +359,14 @@ final class RetentionCheck {
   private static String value(Config config, String name) {
     ConfigEntry entry = config.get(name);
     return entry == null ? null : entry.value();
+  }
+
+  private static Throwable rootCause(Throwable t) {
+    Throwable root = t;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root;
   }
 
   private static long remainingMs(long deadline) {
