@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,6 +24,8 @@ import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
 
 /**
  * A consumer with an inbox: applies each message once, whatever the transport redelivers.
@@ -304,6 +307,9 @@ public final class InboxConsumer implements MessageReceiver {
 
   private static final int CLEANUP_BATCH = 1000;
 
+  /** PostgreSQL's SQLSTATE for a statement sent in an aborted transaction. */
+  private static final String IN_FAILED_TRANSACTION = "25P02";
+
   private final String name;
   private final DataSource dataSource;
   private final MessageHandler handler;
@@ -494,6 +500,7 @@ public final class InboxConsumer implements MessageReceiver {
                 : decideInSequence(c, messages, now, out, tally);
         if (!toApply.isEmpty()) {
           handler.applyAll(c, toApply);
+          failIfAborted(c);
         }
         c.commit();
         report(out, tally);
@@ -504,6 +511,42 @@ public final class InboxConsumer implements MessageReceiver {
       } finally {
         c.setAutoCommit(autoCommit);
       }
+    }
+  }
+
+  /**
+   * Throws if the handler returned normally but left the transaction aborted: it caught an SQL
+   * error (a constraint violation, a lock timeout) and went on, and PostgreSQL then refuses every
+   * statement, the commit included, which rolls back. Without this check the commit's failure would
+   * stand for the handler's, and with a driver whose commit of an aborted transaction rolls back
+   * without a word the messages would count as applied while nothing was. So it is the handler's
+   * failure, like an exception it let through: rolled back, the attempt counted, nothing marked.
+   */
+  private static void failIfAborted(Connection c) throws SQLException {
+    if (!aborted(c)) {
+      return;
+    }
+    throw new IllegalStateException(
+        "the handler returned but left the transaction aborted: it caught an SQL error and went"
+            + " on. Let the error through, or roll back to a savepoint of its own before going on");
+  }
+
+  /**
+   * Whether {@code c}'s transaction is aborted: the PostgreSQL driver's own state where it can be
+   * reached (no round trip), else a statement PostgreSQL refuses in an aborted transaction.
+   */
+  private static boolean aborted(Connection c) throws SQLException {
+    if (c.isWrapperFor(BaseConnection.class)) {
+      return c.unwrap(BaseConnection.class).getTransactionState() == TransactionState.FAILED;
+    }
+    try (Statement s = c.createStatement()) {
+      s.execute("select 1");
+      return false;
+    } catch (SQLException e) {
+      if (IN_FAILED_TRANSACTION.equals(e.getSQLState())) {
+        return true;
+      }
+      throw e;
     }
   }
 

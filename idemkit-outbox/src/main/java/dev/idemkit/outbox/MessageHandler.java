@@ -16,7 +16,10 @@ public interface MessageHandler {
 
   /**
    * Applies {@code message}. Do not commit, roll back or close {@code transaction}. Throw to fail
-   * the message: nothing it wrote is kept and the inbox counts a failed attempt.
+   * the message: nothing it wrote is kept and the inbox counts a failed attempt. Do not catch an
+   * {@link java.sql.SQLException} and go on: PostgreSQL aborts the transaction at the error, and a
+   * handler that returns with it aborted fails the message all the same (roll back to a savepoint
+   * of your own first if you mean to go on).
    */
   void apply(Connection transaction, EventEnvelope message) throws Exception;
 

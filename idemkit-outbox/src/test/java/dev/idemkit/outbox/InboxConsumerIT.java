@@ -131,6 +131,50 @@ class InboxConsumerIT {
     assertThat(ledgerRows("ledger")).isEqualTo(3);
   }
 
+  /**
+   * A handler that catches an SQL error and goes on leaves PostgreSQL's transaction aborted: the
+   * inbox takes it for the handler's failure (its rows rolled back, the attempt counted and told as
+   * such, parked at the last attempt) instead of reporting the commit's refusal, and the rest of
+   * the batch is applied.
+   */
+  @Test
+  void aHandlerThatSwallowsAnSqlErrorFailsItsMessage() throws Exception {
+    EventEnvelope good = appendCommitted(outbox, paymentCompleted("good", 1)).event();
+    EventEnvelope bad = appendCommitted(outbox, paymentCompleted("swallows", 1)).event();
+    MessageHandler rows = ledger("ledger", e -> false);
+    MessageHandler swallowing =
+        (tx, m) -> {
+          rows.apply(tx, m);
+          if (m.aggregateId().equals("swallows")) {
+            try (java.sql.PreparedStatement s =
+                tx.prepareStatement(
+                    "insert into test_ledger (consumer, payment_id, amount) values (?, ?, null)")) {
+              s.setString(1, "ledger");
+              s.setString(2, m.aggregateId());
+              s.executeUpdate();
+            } catch (java.sql.SQLException notNullViolation) {
+              // "optional row, never mind": the transaction is aborted all the same
+            }
+          }
+        };
+    InboxConsumer ledger = consumer("ledger", swallowing).maxAttempts(2).build();
+
+    assertThat(ledger.receive(List.of(good, bad)))
+        .containsExactly(Received.APPLIED, Received.FAILED);
+    assertThat(inboxRows("ledger"))
+        .containsExactlyInAnyOrder(good.eventId() + " PROCESSED", bad.eventId() + " FAILED");
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from idemkit_inbox where message_id = ? and attempts = 1"
+                    + " and last_error like '%handler returned but left the transaction aborted%'",
+                bad.eventId()))
+        .as("counted, and told as the handler's failure")
+        .isEqualTo(1);
+    assertThat(ledger.receive(bad)).isEqualTo(Received.PARKED);
+    assertThat(ledger.parked(10).get(0).lastError()).contains("left the transaction aborted");
+    assertThat(ledgerRows("ledger")).as("only the good one's row").isEqualTo(1);
+  }
+
   /** Two consumers' names are two inboxes: each applies the message once. */
   @Test
   void eachConsumerNameHasItsOwnInbox() {
