@@ -139,7 +139,9 @@ public final class DeliverySender implements AutoCloseable {
             ok.setString(2, key);
             ok.addBatch();
             delivered++;
-          } catch (Exception e) {
+          } catch (Exception | Error e) {
+            // An Error from the receiver (an AssertionError, a StackOverflowError) fails this
+            // delivery like an exception; the round and the sender's thread go on.
             LOG.log(Level.INFO, "Delivery " + key + " on " + channel + " failed: " + e);
             Instant now = clock.instant();
             ko.setString(1, e.getClass().getSimpleName() + ": " + e.getMessage());
@@ -186,7 +188,8 @@ public final class DeliverySender implements AutoCloseable {
                   }
                 } catch (InterruptedException e) {
                   return;
-                } catch (Exception e) {
+                } catch (Exception | Error e) {
+                  // The thread lives on, whatever a round throws.
                   LOG.log(Level.WARNING, "Delivery round on " + channel + " failed", e);
                   try {
                     Thread.sleep(1000);

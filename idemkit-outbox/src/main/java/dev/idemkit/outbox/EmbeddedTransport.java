@@ -57,7 +57,7 @@ public final class EmbeddedTransport implements EventTransport {
       List<Received> outcomes;
       try {
         outcomes = r.receive(events);
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
         outcomes = null;
         for (int i = 0; i < events.size(); i++) {
           failed[i] = true;

@@ -401,7 +401,9 @@ public final class InboxConsumer implements MessageReceiver {
         out[indices.get(k)] = r[k];
       }
       return;
-    } catch (Exception e) {
+    } catch (Exception | Error e) {
+      // An Error (an AssertionError, a StackOverflowError in the handler) fails the batch like an
+      // exception: it must not escape to the transport's thread and end its loop.
       if (e instanceof MessageFailedException named) {
         failedAt = indexOf(batch, named.failedMessage());
       }
@@ -472,7 +474,7 @@ public final class InboxConsumer implements MessageReceiver {
   private Received receiveOne(EventEnvelope message) {
     try {
       return inOneTransaction(List.of(message))[0];
-    } catch (Exception e) {
+    } catch (Exception | Error e) {
       listener.consumeFailed(name);
       Throwable cause =
           e instanceof MessageFailedException && e.getCause() != null ? e.getCause() : e;

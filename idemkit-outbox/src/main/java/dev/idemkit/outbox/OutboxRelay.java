@@ -382,7 +382,9 @@ public final class OutboxRelay implements AutoCloseable {
                 + batch.size()
                 + " events");
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
+      // An Error from the transport fails this batch (each event's attempt counted) and nothing
+      // more: the relay's thread goes on with the next round.
       LOG.log(Level.WARNING, "Transport failed to send a batch of " + batch.size(), e);
       java.util.Arrays.fill(errors, e);
       return errors;
@@ -466,7 +468,9 @@ public final class OutboxRelay implements AutoCloseable {
         }
       } catch (InterruptedException e) {
         return;
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
+        // Whatever a round throws (an Error included), the thread lives on: a dead relay thread
+        // would leave every event unsent, with nothing but a log line to say so.
         LOG.log(Level.WARNING, "Outbox relay round failed; trying again", e);
         try {
           Thread.sleep(Math.max(pollInterval.toMillis(), 1000));

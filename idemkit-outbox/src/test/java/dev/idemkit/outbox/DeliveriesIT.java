@@ -100,9 +100,9 @@ class DeliveriesIT {
   }
 
   /**
-   * The sender dies after the receiver accepted and before its transaction committed (an Error
-   * escapes, as the process ending would): the intent is still pending, is sent again with the same
-   * key, and the receiving end has one mail.
+   * The sender dies after the receiver accepted and before its transaction committed (its database
+   * session is terminated, as the process ending would leave it): the intent is still pending, is
+   * sent again with the same key, and the receiving end has one mail.
    */
   @Test
   void aCrashBetweenSendingAndMarkingNeverDeliversTwiceAtTheReceivingEnd() throws Exception {
@@ -114,12 +114,17 @@ class DeliveriesIT {
                 (key, payload) -> {
                   mail.deliver(key, payload);
                   if (crashes.getAndDecrement() > 0) {
-                    throw new Error("process killed after the mail service accepted");
+                    TestPostgres.execute(
+                        """
+                        select pg_terminate_backend(pid) from pg_stat_activity
+                         where state = 'idle in transaction' and pid <> pg_backend_pid()
+                           and query like '%from idemkit_delivery%'
+                        """);
                   }
                 })
             .build();
 
-    assertThatThrownBy(crashing::deliverOnce).isInstanceOf(Error.class);
+    assertThatThrownBy(crashing::deliverOnce).isInstanceOf(java.sql.SQLException.class);
     assertThat(deliveries.find("receipt_payment_p2").orElseThrow())
         .extracting(Deliveries.Delivery::status, Deliveries.Delivery::attempts)
         .containsExactly("PENDING", 0);
@@ -127,6 +132,53 @@ class DeliveriesIT {
 
     assertThat(mail.calls.get("receipt_payment_p2")).hasValue(2);
     assertThat(mail.delivered.get("receipt_payment_p2")).hasValue(1);
+  }
+
+  /**
+   * A receiver that throws an {@link Error} (a bug in the client, a stack overflow) fails that
+   * delivery like an exception: the attempt is counted, the round's other deliveries go through, it
+   * is parked at the last attempt; and a running sender's thread goes on to deliver it later.
+   */
+  @Test
+  void anErrorFromTheReceiverFailsThatDeliveryOnlyAndTheSenderGoesOn() throws Exception {
+    record("receipt_payment_e1");
+    record("receipt_payment_e2");
+    MailService mail = new MailService();
+    AtomicInteger errors = new AtomicInteger(1);
+    DeliverySender.Receiver buggy =
+        (key, payload) -> {
+          if (key.equals("receipt_payment_e1") && errors.getAndDecrement() > 0) {
+            throw new StackOverflowError();
+          }
+          mail.deliver(key, payload);
+        };
+    try (DeliverySender running = sender(buggy).pollInterval(Duration.ofMillis(5)).build()) {
+      running.start();
+      OutboxRelayIT.awaitCondition(() -> mail.delivered.containsKey("receipt_payment_e2"));
+      OutboxRelayIT.awaitCondition(
+          () ->
+              TestPostgres.count(
+                      "select count(*) from idemkit_delivery where delivery_key = ? and attempts = 1"
+                          + " and status = 'PENDING' and last_error like 'StackOverflowError%'",
+                      "receipt_payment_e1")
+                  == 1);
+      clock.advance(Duration.ofSeconds(1)); // the backoff after the failed attempt
+      OutboxRelayIT.awaitCondition(() -> mail.delivered.containsKey("receipt_payment_e1"));
+    }
+
+    record("receipt_payment_e3");
+    errors.set(Integer.MAX_VALUE);
+    DeliverySender.Receiver alwaysBuggy =
+        (key, payload) -> {
+          throw new AssertionError("client bug");
+        };
+    DeliverySender parking = sender(alwaysBuggy).maxAttempts(2).build();
+    assertThat(parking.deliverOnce()).isEqualTo(new DeliverySender.Round(1, 0, 1));
+    clock.advance(Duration.ofMinutes(1));
+    assertThat(parking.deliverOnce()).isEqualTo(new DeliverySender.Round(1, 0, 1));
+    assertThat(deliveries.parked(10))
+        .extracting(Deliveries.Delivery::key, Deliveries.Delivery::attempts)
+        .containsExactly(org.assertj.core.groups.Tuple.tuple("receipt_payment_e3", 2));
   }
 
   @Test

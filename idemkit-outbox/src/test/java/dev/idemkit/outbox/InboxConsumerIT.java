@@ -175,6 +175,45 @@ class InboxConsumerIT {
     assertThat(ledgerRows("ledger")).as("only the good one's row").isEqualTo(1);
   }
 
+  /**
+   * A handler that throws an {@link Error} fails its message like an exception: the rest of the
+   * batch is applied, the attempt counted, the message parked at the last; and a relay delivering
+   * to the consumer on the embedded transport goes on.
+   */
+  @Test
+  void anErrorFromTheHandlerFailsItsMessageOnly() throws Exception {
+    EventEnvelope good = appendCommitted(outbox, paymentCompleted("good", 1)).event();
+    EventEnvelope bad = appendCommitted(outbox, paymentCompleted("asserts", 1)).event();
+    MessageHandler rows = ledger("ledger", e -> false);
+    MessageHandler asserting =
+        (tx, m) -> {
+          if (m.aggregateId().equals("asserts")) {
+            throw new AssertionError("handler bug");
+          }
+          rows.apply(tx, m);
+        };
+    InboxConsumer ledger = consumer("ledger", asserting).maxAttempts(3).build();
+
+    assertThat(ledger.receive(List.of(good, bad)))
+        .containsExactly(Received.APPLIED, Received.FAILED);
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from idemkit_inbox where message_id = ? and status = 'FAILED'"
+                    + " and attempts = 1 and last_error like 'AssertionError: handler bug%'",
+                bad.eventId()))
+        .isEqualTo(1);
+
+    OutboxRelay relay =
+        OutboxRelay.builder(ds, EmbeddedTransport.create(Duration.ofDays(1)).subscribe(ledger))
+            .clock(clock)
+            .build();
+    assertThat(relay.relayOnce())
+        .as("sent good, failed the other")
+        .isEqualTo(new OutboxRelay.Round(2, 1, 1, 0));
+    assertThat(ledger.receive(bad)).isEqualTo(Received.PARKED);
+    assertThat(ledgerRows("ledger")).isEqualTo(1);
+  }
+
   /** Two consumers' names are two inboxes: each applies the message once. */
   @Test
   void eachConsumerNameHasItsOwnInbox() {

@@ -331,6 +331,47 @@ class OutboxRelayIT {
     assertThat(outbox.backlog().oldestUnsentAge()).isEqualTo(Duration.ofDays(8));
   }
 
+  /**
+   * A transport whose send throws an {@link Error}: that round's events fail (each attempt counted,
+   * parked at the last like any failure) and the relay's thread goes on with the next rounds.
+   */
+  @Test
+  void anErrorFromTheTransportFailsItsBatchAndTheRelayThreadGoesOn() throws Exception {
+    UUID first = appendCommitted(outbox, paymentCompleted("p1", 1)).event().eventId();
+    java.util.concurrent.atomic.AtomicInteger errors =
+        new java.util.concurrent.atomic.AtomicInteger(1);
+    RecordingTransport transport =
+        new RecordingTransport() {
+          @Override
+          public List<CompletionStage<Void>> send(List<EventEnvelope> events) {
+            if (errors.getAndDecrement() > 0) {
+              throw new AssertionError("transport bug");
+            }
+            return super.send(events);
+          }
+        };
+    try (OutboxRelay relay = relay(transport).pollInterval(Duration.ofMillis(5)).build()) {
+      relay.start();
+      awaitCondition(
+          () ->
+              TestPostgres.count(
+                      "select count(*) from idemkit_outbox where attempts = 1"
+                          + " and last_error like 'AssertionError: transport bug%'")
+                  == 1);
+      clock.advance(Duration.ofSeconds(1)); // the backoff after the failed attempt
+      awaitCondition(() -> unsent() == 0);
+    }
+    assertThat(transport.sends.get(first)).hasValue(1);
+
+    UUID poison = appendCommitted(outbox, paymentCompleted("p2", 1)).event().eventId();
+    errors.set(Integer.MAX_VALUE);
+    OutboxRelay parking = relay(transport).maxAttempts(2).build();
+    assertThat(parking.relayOnce()).isEqualTo(new OutboxRelay.Round(1, 0, 1, 0));
+    clock.advance(Duration.ofSeconds(1));
+    assertThat(parking.relayOnce()).isEqualTo(new OutboxRelay.Round(1, 0, 1, 1));
+    assertThat(outbox.parked(10)).extracting(p -> p.event().eventId()).containsExactly(poison);
+  }
+
   static void awaitCondition(java.util.function.BooleanSupplier condition) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (!condition.getAsBoolean()) {
