@@ -243,23 +243,29 @@ public final class DeliverySender implements AutoCloseable {
       return this;
     }
 
+    /** At most this many deliveries per round (default 50; at least 1). */
     public Builder batchSize(int batchSize) {
       this.batchSize = batchSize;
       return this;
     }
 
-    /** A delivery is parked after failing this many times (default 10). */
+    /** A delivery is parked after failing this many times (default 10; at least 1). */
     public Builder maxAttempts(int maxAttempts) {
       this.maxAttempts = maxAttempts;
       return this;
     }
 
+    /**
+     * Wait after the first failure, doubling up to {@code max} (default 1 s, 5 min; both positive,
+     * {@code max} not below {@code initial}).
+     */
     public Builder backoff(Duration initial, Duration max) {
       this.initialBackoff = Objects.requireNonNull(initial);
       this.maxBackoff = Objects.requireNonNull(max);
       return this;
     }
 
+    /** The pause after a round that was not full (default 100 ms; at least 1 ms). */
     public Builder pollInterval(Duration pollInterval) {
       this.pollInterval = Objects.requireNonNull(pollInterval);
       return this;
@@ -270,7 +276,19 @@ public final class DeliverySender implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The sender.
+     *
+     * @throws IllegalArgumentException naming the setting and its value, if a count is below 1, a
+     *     backoff zero or negative (or the max below the initial one), or the poll interval under a
+     *     millisecond (a busy loop)
+     */
     public DeliverySender build() {
+      String part = "DeliverySender " + channel;
+      Settings.atLeastOne(part, "batchSize", batchSize);
+      Settings.atLeastOne(part, "maxAttempts", maxAttempts);
+      Settings.backoff(part, initialBackoff, maxBackoff);
+      Settings.pollInterval(part, pollInterval);
       return new DeliverySender(this);
     }
   }

@@ -38,9 +38,14 @@ public final class EmbeddedTransport implements EventTransport {
     return new EmbeddedTransport(DEFAULT_REDELIVERY_HORIZON);
   }
 
-  /** A transport promising re-queues within {@code redeliveryHorizon}. */
+  /**
+   * A transport promising re-queues within {@code redeliveryHorizon}.
+   *
+   * @throws IllegalArgumentException if the horizon is zero or negative, naming its value
+   */
   public static EmbeddedTransport create(Duration redeliveryHorizon) {
-    return new EmbeddedTransport(redeliveryHorizon);
+    return new EmbeddedTransport(
+        Settings.positive("EmbeddedTransport", "redeliveryHorizon", redeliveryHorizon));
   }
 
   /** Delivers every event from now on to {@code receiver} too. */

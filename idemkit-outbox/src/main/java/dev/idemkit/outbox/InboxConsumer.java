@@ -1207,16 +1207,16 @@ public final class InboxConsumer implements MessageReceiver {
       this.handler = Objects.requireNonNull(handler, "handler");
     }
 
-    /** A message is parked after failing this many times (default 5). */
+    /** A message is parked after failing this many times (default 5; at least 1). */
     public Builder maxAttempts(int maxAttempts) {
-      if (maxAttempts < 1) {
-        throw new IllegalArgumentException("maxAttempts must be at least 1");
-      }
       this.maxAttempts = maxAttempts;
       return this;
     }
 
-    /** How long processed message ids are remembered (default 14 days). */
+    /**
+     * How long processed message ids are remembered (default 14 days): positive, and longer than
+     * the {@link #redeliveryHorizon redelivery horizon}.
+     */
     public Builder retention(Duration retention) {
       this.retention = Objects.requireNonNull(retention);
       return this;
@@ -1224,7 +1224,7 @@ public final class InboxConsumer implements MessageReceiver {
 
     /**
      * The transport's {@link dev.idemkit.outbox.spi.EventTransport#redeliveryHorizon() redelivery
-     * horizon}: required, and the retention must exceed it.
+     * horizon}: required, positive, and the retention must exceed it.
      */
     public Builder redeliveryHorizon(Duration redeliveryHorizon) {
       this.redeliveryHorizon = Objects.requireNonNull(redeliveryHorizon);
@@ -1257,8 +1257,13 @@ public final class InboxConsumer implements MessageReceiver {
      *
      * @throws IllegalStateException if no redelivery horizon was given, or the retention does not
      *     exceed it: a redelivery after the inbox forgot the message would apply it twice
+     * @throws IllegalArgumentException naming the setting and its value, if {@code maxAttempts} is
+     *     below 1, or the retention or the redelivery horizon zero or negative
      */
     public InboxConsumer build() {
+      String part = "Inbox consumer " + name;
+      Settings.atLeastOne(part, "maxAttempts", maxAttempts);
+      Settings.positive(part, "retention", retention);
       if (redeliveryHorizon == null) {
         throw new IllegalStateException(
             "Inbox consumer "
@@ -1266,6 +1271,7 @@ public final class InboxConsumer implements MessageReceiver {
                 + ": set redeliveryHorizon(transport.redeliveryHorizon()) so the inbox can check"
                 + " that it remembers messages for longer than the transport may redeliver them");
       }
+      Settings.positive(part, "redeliveryHorizon", redeliveryHorizon);
       if (retention.compareTo(redeliveryHorizon) <= 0) {
         throw new IllegalStateException(
             "Inbox consumer "

@@ -144,17 +144,20 @@ public final class Outbox {
      * Outbox#DEFAULT_MAX_PAYLOAD_BYTES}). Keep it below what the transport can carry (on Kafka, the
      * producer's {@code max.request.size} and the topic's {@code max.message.bytes}, less room for
      * headers): a larger event would be stored, then fail and be parked by the relay, holding back
-     * its aggregate's later events.
+     * its aggregate's later events. At least 1.
      */
     public Builder maxPayloadBytes(int maxPayloadBytes) {
-      if (maxPayloadBytes <= 0) {
-        throw new IllegalArgumentException("maxPayloadBytes must be positive");
-      }
       this.maxPayloadBytes = maxPayloadBytes;
       return this;
     }
 
+    /**
+     * The outbox.
+     *
+     * @throws IllegalArgumentException if {@code maxPayloadBytes} is below 1, naming its value
+     */
     public Outbox build() {
+      Settings.atLeastOne("Outbox", "maxPayloadBytes", maxPayloadBytes);
       return new Outbox(dataSource, clock, maxPayloadBytes);
     }
   }

@@ -525,55 +525,53 @@ public final class OutboxRelay implements AutoCloseable {
       return this;
     }
 
-    /** At most this many events per round (default 200). */
+    /** At most this many events per round (default 200; at least 1). */
     public Builder batchSize(int batchSize) {
-      this.batchSize = positive(batchSize, "batchSize");
+      this.batchSize = batchSize;
       return this;
     }
 
-    /** An event is parked after failing this many rounds (default 10). */
+    /** An event is parked after failing this many rounds (default 10; at least 1). */
     public Builder maxAttempts(int maxAttempts) {
-      this.maxAttempts = positive(maxAttempts, "maxAttempts");
+      this.maxAttempts = maxAttempts;
       return this;
     }
 
     /**
-     * Wait after the first failure, doubling up to {@code max} (default 1 s, 5 min).
-     *
-     * @throws IllegalArgumentException if either is zero or negative (a failing event would be
-     *     retried at once, round after round)
+     * Wait after the first failure, doubling up to {@code max} (default 1 s, 5 min). Both must be
+     * positive (else a failing event would be retried at once, round after round), {@code max} not
+     * below {@code initial}: {@link #build()} refuses otherwise.
      */
     public Builder backoff(Duration initial, Duration max) {
-      this.initialBackoff = positive(initial, "initial backoff");
-      this.maxBackoff = positive(max, "max backoff");
+      this.initialBackoff = Objects.requireNonNull(initial, "initial backoff");
+      this.maxBackoff = Objects.requireNonNull(max, "max backoff");
       return this;
     }
 
     /**
-     * How long a round waits for the transport's acknowledgements (default 30 s).
-     *
-     * @throws IllegalArgumentException if zero or negative (no event could ever be acknowledged)
+     * How long a round waits for the transport's acknowledgements (default 30 s; positive, else no
+     * event could ever be acknowledged).
      */
     public Builder ackTimeout(Duration ackTimeout) {
-      this.ackTimeout = positive(ackTimeout, "ackTimeout");
+      this.ackTimeout = Objects.requireNonNull(ackTimeout, "ackTimeout");
       return this;
     }
 
-    /** Sent events are deleted this long after sending (default 7 days). */
+    /** Sent events are deleted this long after sending (default 7 days; positive). */
     public Builder sentRetention(Duration sentRetention) {
       this.sentRetention = Objects.requireNonNull(sentRetention);
       return this;
     }
 
-    /** The pause after a round that was not full (default 50 ms). */
+    /** The pause after a round that was not full (default 50 ms; at least 1 ms). */
     public Builder pollInterval(Duration pollInterval) {
       this.pollInterval = Objects.requireNonNull(pollInterval);
       return this;
     }
 
-    /** Relay threads {@link #start()} runs (default 1). */
+    /** Relay threads {@link #start()} runs (default 1; at least 1). */
     public Builder threads(int threads) {
-      this.threads = positive(threads, "threads");
+      this.threads = threads;
       return this;
     }
 
@@ -590,7 +588,7 @@ public final class OutboxRelay implements AutoCloseable {
      * it.
      */
     public Builder aggregateWindow(int aggregateWindow) {
-      this.aggregateWindow = positive(aggregateWindow, "aggregateWindow");
+      this.aggregateWindow = aggregateWindow;
       return this;
     }
 
@@ -600,23 +598,24 @@ public final class OutboxRelay implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The relay.
+     *
+     * @throws IllegalArgumentException naming the setting and its value, if a count is below 1, a
+     *     duration zero or negative, the poll interval under a millisecond (a busy loop), or the
+     *     max backoff below the initial one
+     */
     public OutboxRelay build() {
+      String part = "OutboxRelay";
+      Settings.atLeastOne(part, "batchSize", batchSize);
+      Settings.atLeastOne(part, "maxAttempts", maxAttempts);
+      Settings.atLeastOne(part, "threads", threads);
+      Settings.atLeastOne(part, "aggregateWindow", aggregateWindow);
+      Settings.backoff(part, initialBackoff, maxBackoff);
+      Settings.positive(part, "ackTimeout", ackTimeout);
+      Settings.positive(part, "sentRetention", sentRetention);
+      Settings.pollInterval(part, pollInterval);
       return new OutboxRelay(this);
-    }
-
-    private static Duration positive(Duration d, String name) {
-      Objects.requireNonNull(d, name);
-      if (d.isZero() || d.isNegative()) {
-        throw new IllegalArgumentException(name + " must be positive, was " + d);
-      }
-      return d;
-    }
-
-    private static int positive(int v, String name) {
-      if (v < 1) {
-        throw new IllegalArgumentException(name + " must be at least 1, was " + v);
-      }
-      return v;
     }
   }
 }
