@@ -243,14 +243,28 @@ public final class InboxConsumer implements MessageReceiver {
       select count(*) from idemkit_inbox where consumer_name = ? and status = 'PARKED'
       """;
 
-  /** One more try for a parked message: a failure parks it again at once. */
+  /**
+   * One more try for a parked message, in the transaction that applies it (see {@link #requeue}):
+   * the row becomes claimable ({@code FAILED}) for that transaction only, and locked until it ends.
+   */
   private static final String UNPARK =
       """
       update idemkit_inbox
-         set status = 'FAILED', attempts = ? - 1
+         set status = 'FAILED'
        where consumer_name = ? and message_id = ? and status = 'PARKED'
       returning message_id as event_id, event_type, tenant, aggregate_type, aggregate_id,
                 sequence, occurred_at, payload
+      """;
+
+  /**
+   * Counts a re-queue's failed attempt on the row its rollback left parked, with the error. Does
+   * nothing to a row a racing re-queue has meanwhile applied.
+   */
+  private static final String REQUEUE_FAILED =
+      """
+      update idemkit_inbox
+         set attempts = attempts + 1, last_error = ?
+       where consumer_name = ? and message_id = ? and status = 'PARKED'
       """;
 
   /**
@@ -396,7 +410,7 @@ public final class InboxConsumer implements MessageReceiver {
     }
     int failedAt = -1;
     try {
-      Received[] r = inOneTransaction(batch);
+      Received[] r = inOneTransaction(c -> batch);
       for (int k = 0; k < r.length; k++) {
         out[indices.get(k)] = r[k];
       }
@@ -473,7 +487,7 @@ public final class InboxConsumer implements MessageReceiver {
 
   private Received receiveOne(EventEnvelope message) {
     try {
-      return inOneTransaction(List.of(message))[0];
+      return inOneTransaction(c -> List.of(message))[0];
     } catch (Exception | Error e) {
       listener.consumeFailed(name);
       Throwable cause =
@@ -488,11 +502,22 @@ public final class InboxConsumer implements MessageReceiver {
     int held;
   }
 
-  private Received[] inOneTransaction(List<EventEnvelope> messages) throws Exception {
+  /** The messages a transaction applies, read in it first if need be (a re-queue's is). */
+  @FunctionalInterface
+  private interface Messages {
+    List<EventEnvelope> in(Connection transaction) throws SQLException;
+  }
+
+  private Received[] inOneTransaction(Messages source) throws Exception {
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       try {
+        List<EventEnvelope> messages = source.in(c);
+        if (messages.isEmpty()) {
+          c.rollback();
+          return new Received[0];
+        }
         Received[] out = new Received[messages.size()];
         OffsetDateTime now = Outbox.utc(clock.instant());
         Tally tally = new Tally();
@@ -1058,30 +1083,101 @@ public final class InboxConsumer implements MessageReceiver {
 
   /**
    * Re-queues a parked message (after its cause was fixed) and applies it now, from the envelope
-   * the inbox kept: the transport acknowledged it when it was parked and will not bring it again. A
-   * failure parks it again at once. In sequence, it is held if an earlier message of its aggregate
-   * is still parked (re-queue them in sequence order), and the messages it held back are applied
-   * after it.
+   * the inbox kept: the transport acknowledged it when it was parked and will not bring it again.
+   * The row is unparked in the transaction that applies the message, so the message is parked or
+   * applied, never in between, whatever crashes (see {@link #unpark}). A failure rolls that back:
+   * it stays parked, the attempt counted and its error kept. In sequence, it is held if an earlier
+   * message of its aggregate is still parked (re-queue them in sequence order), and the messages it
+   * held back are applied after it.
    *
    * @return the outcome, or {@code null} if no such message was parked
    */
   public Received requeue(UUID messageId) throws SQLException {
-    EventEnvelope m;
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement s = c.prepareStatement(UNPARK)) {
-      s.setInt(1, maxAttempts);
-      s.setString(2, name);
-      s.setObject(3, messageId);
-      try (ResultSet rs = s.executeQuery()) {
-        if (!rs.next()) {
-          return null;
-        }
-        m = Outbox.envelope(rs);
+    EventEnvelope[] unparked = new EventEnvelope[1];
+    Received r;
+    try {
+      Received[] out =
+          inOneTransaction(
+              c -> {
+                unparked[0] = unpark(c, messageId);
+                return unparked[0] == null ? List.of() : List.of(unparked[0]);
+              });
+      if (out.length == 0) {
+        return null;
       }
+      r = out[0];
+    } catch (Exception | Error e) {
+      if (unparked[0] == null) { // the unpark itself failed: nothing was tried
+        if (e instanceof SQLException sql) {
+          throw sql;
+        }
+        throw new SQLException(name + ": could not re-queue " + messageId, e);
+      }
+      listener.consumeFailed(name);
+      Throwable cause =
+          e instanceof MessageFailedException && e.getCause() != null ? e.getCause() : e;
+      r = recordRequeueFailure(unparked[0], cause);
     }
-    Received r = receiveOne(m);
     releaseHeld(); // what it held back, if it was applied
     return r;
+  }
+
+  /**
+   * Makes the parked message claimable in {@code c}'s transaction and answers its envelope, or null
+   * if it is not parked.
+   *
+   * <p>Why in the applying transaction: the transport acknowledged a parked message and never
+   * brings it again, so its row is the only trace of it. Unparked in a transaction of its own, a
+   * crash before the apply committed left it {@code FAILED}: neither parked (operators no longer
+   * saw it, nor could re-queue it) nor applied, for ever. Here the unpark commits with the apply or
+   * not at all. Two re-queues of one message meet at the row: the second waits for the first's
+   * commit, then finds it applied (answers null) or, if the first rolled back, parked, and tries.
+   * The row is locked before its aggregate's sequence row (the reverse of a batch's order), which
+   * cannot deadlock: a batch never writes a row it read {@code PARKED}, and this one was parked.
+   */
+  private EventEnvelope unpark(Connection c, UUID messageId) throws SQLException {
+    try (PreparedStatement s = c.prepareStatement(UNPARK)) {
+      s.setString(1, name);
+      s.setObject(2, messageId);
+      try (ResultSet rs = s.executeQuery()) {
+        return rs.next() ? Outbox.envelope(rs) : null;
+      }
+    }
+  }
+
+  /**
+   * A re-queued message failed: its transaction rolled back, so the row is parked again as it was;
+   * counts the attempt and keeps the error on it.
+   */
+  private Received recordRequeueFailure(EventEnvelope m, Throwable cause) {
+    String error =
+        cause.getClass().getSimpleName()
+            + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+    LOG.log(
+        Level.WARNING,
+        name + " failed on re-queued " + m.type() + " " + m.eventId() + ": " + error);
+    LOG.log(Level.FINE, "The failure in full", cause);
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s = c.prepareStatement(REQUEUE_FAILED)) {
+      s.setString(1, error.length() > 1000 ? error.substring(0, 1000) : error);
+      s.setString(2, name);
+      s.setObject(3, m.eventId());
+      if (s.executeUpdate() == 0) {
+        // A racing re-queue applied it meanwhile.
+        try (PreparedStatement st = c.prepareStatement(STATUS)) {
+          st.setString(1, name);
+          st.setObject(2, m.eventId());
+          try (ResultSet rs = st.executeQuery()) {
+            rs.next();
+            return settled(m.eventId(), rs.getString(1));
+          }
+        }
+      }
+    } catch (SQLException e) {
+      LOG.log(Level.WARNING, name + " could not record the failure of " + m.eventId(), e);
+    }
+    listener.messageParked(name);
+    return Received.PARKED;
   }
 
   /**
