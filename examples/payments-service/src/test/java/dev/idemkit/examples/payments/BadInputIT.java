@@ -596,6 +596,33 @@ class BadInputIT extends HttpTestSupport {
         withFreshKey(
             k ->
                 order(
+                    "create order: quantity 2.5 (an integer field)",
+                    400,
+                    WRONG_TYPE,
+                    k,
+                    id -> ORDERS,
+                    items("EUR", "{\"sku\":\"s\",\"quantity\":2.5,\"unitPrice\":\"1.00\"}"))),
+        withFreshKey(
+            k ->
+                order(
+                    "create order: quantity 2.0 (a float, not taken as 2)",
+                    400,
+                    WRONG_TYPE,
+                    k,
+                    id -> ORDERS,
+                    items("EUR", "{\"sku\":\"s\",\"quantity\":2.0,\"unitPrice\":\"1.00\"}"))),
+        withFreshKey(
+            k ->
+                order(
+                    "create order: quantity 2e0 (exponent notation)",
+                    400,
+                    WRONG_TYPE,
+                    k,
+                    id -> ORDERS,
+                    items("EUR", "{\"sku\":\"s\",\"quantity\":2e0,\"unitPrice\":\"1.00\"}"))),
+        withFreshKey(
+            k ->
+                order(
                     "create order: unknown currency XYZ",
                     400,
                     VALIDATION_FAILED,
