@@ -14,11 +14,13 @@ import dev.idemkit.PhasedOperation;
 import dev.idemkit.Quotas;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
+import dev.idemkit.testing.MutableClock;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -221,6 +223,221 @@ class QuotaSlotsIT {
         .hasSize(20)
         .allSatisfy(o -> assertThat(((Outcome.QuotaExceeded) o).quota()).isEqualTo("live_records"));
     assertThat(records()).as("a refused key leaves no record").isEqualTo(20);
+  }
+
+  @Test
+  void newKeysAdmittedInTwoMinutesAtOnceGetExactlyTheLiveRecordsQuota() throws Exception {
+    // Two instances of one tenant admit new keys at once on either side of a minute's end: one
+    // store's clock reads the minute's last second (and moves into the next minute halfway), the
+    // other's the next minute's first. The slots (V14) last counted in the earlier minute, so keys
+    // of the later minute start the slots over while keys of the earlier one still count in them;
+    // the live records' quota (20) must hold across both.
+    MutableClock lateInTheMinute = new MutableClock(Instant.parse("2026-03-01T12:00:59.500Z"));
+    MutableClock nextMinute = new MutableClock(Instant.parse("2026-03-01T12:01:00.250Z"));
+    Quotas quotas = new Quotas(1000, 20);
+    Idempotency first = limited(storeOn(lateInTheMinute), quotas);
+    Idempotency second = limited(storeOn(nextMinute), quotas);
+    for (int i = 0; i < 5; i++) { // the slots exist, counting keys of the earlier minute
+      admitAt("2026-03-01T12:00:30Z", 1000, 20);
+    }
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger calls = new AtomicInteger();
+    AtomicInteger started = new AtomicInteger();
+    CyclicBarrier together = new CyclicBarrier(24);
+    PhasedOperation<Map<String, String>> slowCall =
+        PhasedOperation.builder()
+            .local(
+                "CREATED",
+                (ctx, d) -> {
+                  try {
+                    together.await(2, TimeUnit.SECONDS);
+                  } catch (Exception lateOrAlone) {
+                    // fewer at once here: they race all the same
+                  }
+                  return dev.idemkit.Step.next(d);
+                })
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                        (ctx, d) -> {
+                          calls.incrementAndGet();
+                          release.await(60, TimeUnit.SECONDS); // live until released
+                          return CallResult.applied(d);
+                        }))
+            .complete(
+                (ctx, d) ->
+                    OperationResult.success(
+                        StoredResponse.of(201, Map.of(), "{}".getBytes(StandardCharsets.UTF_8))));
+    AtomicInteger answered = new AtomicInteger();
+    Future<List<Outcome>> flood =
+        pool.submit(
+            () ->
+                race(
+                    40,
+                    () -> {
+                      boolean earlier = started.getAndIncrement() % 2 == 0;
+                      Outcome o =
+                          (earlier ? first : second)
+                              .execute(
+                                  new IdempotentRequest(
+                                      key("k-" + UUID.randomUUID()), command(), TTL),
+                                  slowCall);
+                      answered.incrementAndGet();
+                      return o;
+                    }));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    boolean moved = false;
+    while (answered.get() < 20 && System.nanoTime() < deadline) {
+      if (!moved && calls.get() + answered.get() >= 10) {
+        lateInTheMinute.set(Instant.parse("2026-03-01T12:01:00.100Z")); // its minute ends too
+        moved = true;
+      }
+      Thread.sleep(10);
+    }
+    int callsWhileFull = calls.get();
+    long liveWhileFull =
+        count("select count(*) from idemkit_record where tenant = ? and recovery_due is not null");
+    release.countDown();
+    List<Outcome> outcomes = flood.get(90, TimeUnit.SECONDS);
+
+    assertThat(liveWhileFull).as("live records of the tenant at once").isEqualTo(20);
+    assertThat(callsWhileFull).as("calls under way at once").isEqualTo(20);
+    assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(20);
+    assertThat(outcomes)
+        .filteredOn(o -> o instanceof Outcome.QuotaExceeded)
+        .hasSize(20)
+        .allSatisfy(o -> assertThat(((Outcome.QuotaExceeded) o).quota()).isEqualTo("live_records"));
+    assertThat(records()).as("a refused key leaves no record").isEqualTo(20);
+  }
+
+  @Test
+  void theNextMinutesFirstKeysCountTheKeysStillBeingAdmittedInThePreviousOne() throws Exception {
+    // 16 new keys of the minute's last second are counted (each holding its slot: every slot of
+    // the tenant) and their transactions stay open, their live records not committed yet. The
+    // next minute's keys begin: they cannot see those records, so they must not be counted
+    // beside them in slots of their own minute; they wait for the slots, then count what was
+    // committed, exactly: with a live limit of 20, 4 of 8 are admitted.
+    String earlier = "2026-03-01T12:00:59.500Z";
+    String later = "2026-03-01T12:01:00.500Z";
+    admitAt(earlier, 1000, 20); // the tenant's slots exist, last counted in the earlier minute
+    List<Connection> open = new ArrayList<>();
+    try {
+      for (int i = 0; i < 16; i++) {
+        Connection c = db.dataSource().getConnection();
+        open.add(c);
+        c.setAutoCommit(false);
+        try (var s = c.createStatement()) {
+          s.execute("set local lock_timeout = '10s'");
+        }
+        assertThat(liveKeyAt(c, earlier)).as("key %d of the earlier minute", i).isNull();
+      }
+      AtomicInteger counting = new AtomicInteger();
+      Future<List<String>> nextMinute =
+          pool.submit(
+              () ->
+                  race(
+                      8,
+                      () -> {
+                        try (Connection c = db.dataSource().getConnection()) {
+                          c.setAutoCommit(false);
+                          try (var s = c.createStatement()) {
+                            s.execute("set local application_name = 'quota-next-minute'");
+                            s.execute("set local lock_timeout = '30s'");
+                          }
+                          counting.incrementAndGet();
+                          String refusal = liveKeyAt(c, later);
+                          if (refusal == null) {
+                            c.commit();
+                          } else {
+                            c.rollback();
+                          }
+                          return refusal;
+                        }
+                      }));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (waitingForASlot() < 8 && System.nanoTime() < deadline && !nextMinute.isDone()) {
+        Thread.sleep(10);
+      }
+      assertThat(nextMinute.isDone())
+          .as("a key of the next minute was decided while every slot was held")
+          .isFalse();
+      assertThat(waitingForASlot()).as("keys of the next minute waiting for a slot").isEqualTo(8);
+      for (Connection c : open) {
+        c.commit();
+      }
+      List<String> refusals = nextMinute.get(60, TimeUnit.SECONDS);
+
+      assertThat(refusals).filteredOn(r -> r == null).as("admitted in the next minute").hasSize(4);
+      assertThat(refusals)
+          .filteredOn(r -> r != null)
+          .hasSize(4)
+          .allSatisfy(r -> assertThat(r).contains("quota=live_records limit=20"));
+      assertThat(count("select count(*) from idemkit_record where tenant = ?"))
+          .as("live records of the tenant")
+          .isEqualTo(20);
+    } finally {
+      for (Connection c : open) {
+        c.close();
+      }
+    }
+  }
+
+  /**
+   * What the store's claim transaction of a phased operation does before its commit: the record,
+   * live (a recovery point set), then the count of the new key ({@code idemkit_admit}, new keys
+   * 1000 a minute, live records 20) at {@code at}. The refusal's message, or null if admitted.
+   */
+  private String liveKeyAt(Connection c, String at) throws Exception {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            """
+            insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
+                fencing_token, locked_until, created_at, updated_at, expires_at, recovery_due)
+            select ?, 'create_payment', ?, 'v1:sha256:' || repeat('0', 64), 'IN_PROGRESS', 1,
+                t + interval '30 seconds', t, t, t + interval '1 hour', t + interval '30 seconds'
+            from (select cast(? as timestamptz) as t) now
+            """)) {
+      ps.setString(1, tenant);
+      ps.setString(2, "k-" + UUID.randomUUID());
+      ps.setString(3, at);
+      ps.executeUpdate();
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement("select idemkit_admit(cast(? as timestamptz), ?, 1000, 20)")) {
+      ps.setString(1, at);
+      ps.setString(2, tenant);
+      ps.execute();
+      return null;
+    } catch (java.sql.SQLException e) {
+      if (!"IK429".equals(e.getSQLState())) {
+        throw e;
+      }
+      return e.getMessage();
+    }
+  }
+
+  /** Transactions of the next minute's keys that wait for a lock (a slot another one holds). */
+  private long waitingForASlot() throws Exception {
+    return count(
+        "select count(*) + 0 * length(?) from pg_stat_activity"
+            + " where application_name = 'quota-next-minute' and wait_event_type = 'Lock'");
+  }
+
+  private PostgresIdempotencyStore storeOn(java.time.Clock clock) {
+    return PostgresIdempotencyStore.builder(JdbcTransactions.of(db.dataSource()))
+        .clock(clock)
+        .build();
+  }
+
+  private Idempotency limited(PostgresIdempotencyStore on, Quotas quotas) {
+    return Idempotency.create(
+        on,
+        IdempotencyConfig.builder()
+            .lease(Duration.ofSeconds(30))
+            .defaultTtl(TTL)
+            .quotas(quotas)
+            .build());
   }
 
   private Idempotency limited(Quotas quotas) {
