@@ -40,6 +40,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 
 /**
@@ -396,29 +397,50 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * which stay put while the walk's {@code for update} lock holds them: each row is reached again
    * directly, not by a second lookup in the primary key.
    *
+   * <p>Live records past their window ({@code IN_PROGRESS} or {@code UNKNOWN_REQUIRES_RECOVERY}: an
+   * owner that died and nobody retried, an outcome escalated to an operator) stay in the index and
+   * are never dropped, so a walk from the index's start would read all of them again in every
+   * batch: a few hundred thousand of them made every batch of a run as slow as reading them all.
+   * The walk goes on instead from the time of the last row the previous batch of the same run
+   * dropped (keyset on {@code expires_at}, from that time on: rows of that same time not dropped
+   * yet are still ahead), and passes each of them once per run, not once per batch. Only live
+   * records of exactly that time, to the microsecond, are read again. A start of {@code null} reads
+   * the index from its beginning.
+   *
    * <p>Two instances meet here: {@code skip locked} hands each of them other rows, and a row one of
    * them marked and committed no longer matches {@code body_dropped_at is null} when the other
    * rechecks it, so no row is dropped twice. A retry taking the expired key over ({@code
    * REPLACE_EXPIRED}) and cleanup lock the same row: whichever comes second waits or skips it, and
-   * a row made live again fails the state condition on recheck.
+   * a row made live again fails the state condition on recheck. The statement answers how many it
+   * dropped and the time of the last one: where the next batch goes on.
    */
   private static final String DROP_BODIES =
       """
       with batch as (
-        select ctid from idemkit_record
+        select ctid, expires_at from idemkit_record
         where body_dropped_at is null
           and expires_at <= coalesce(cast(? as timestamptz), statement_timestamp())
                             - ? * interval '1 millisecond'
+          and expires_at >= coalesce(cast(? as timestamptz), '-infinity')
           and state not in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
         order by expires_at
         limit ?
-        for update skip locked)
-      update idemkit_record r
-      set response_body = null, response_headers = null,
-          body_dropped_at = coalesce(cast(? as timestamptz), statement_timestamp())
-      from batch
-      where r.ctid = batch.ctid
+        for update skip locked),
+      dropped as (
+        update idemkit_record r
+        set response_body = null, response_headers = null,
+            body_dropped_at = coalesce(cast(? as timestamptz), statement_timestamp())
+        from batch
+        where r.ctid = batch.ctid
+        returning batch.expires_at)
+      select count(*) as dropped, max(expires_at) as last_expires_at from dropped
       """;
+
+  /**
+   * Where the walk of {@link #DROP_BODIES} goes on: the {@code expires_at} of the last row the
+   * run's previous batch dropped.
+   */
+  private record BodyWalkPosition(OffsetDateTime expiresAt) {}
 
   /**
    * One batch of deleting records whose body is dropped and whose metadata retention (counted from
@@ -674,6 +696,14 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * wait); a key leaves the map when its last one ends.
    */
   private final ConcurrentHashMap<ScopedKey, Integer> claimsUnderWay = new ConcurrentHashMap<>();
+
+  /**
+   * Where the body walk of the current cleanup run goes on ({@link #DROP_BODIES}); null: from the
+   * start. One per store: batches of one run follow each other; if two threads run cleanup on one
+   * store at once, a batch that finds the position moved by the other leaves it alone, and rows
+   * either passes are found by the next run, which starts over.
+   */
+  private final AtomicReference<BodyWalkPosition> bodyWalk = new AtomicReference<>();
 
   private PostgresIdempotencyStore(JdbcTransactions transactions, Clock clock, Duration claimWait) {
     this.transactions = Objects.requireNonNull(transactions);
@@ -1240,13 +1270,26 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                 c -> {
                   String now = clock == null ? null : clock.instant().toString();
                   int dropped;
+                  BodyWalkPosition from = bodyWalk.get();
+                  BodyWalkPosition last;
                   try (PreparedStatement ps = c.prepareStatement(DROP_BODIES)) {
                     ps.setString(1, now);
                     ps.setLong(2, bodyRetention.toMillis());
-                    ps.setInt(3, batchSize);
-                    ps.setString(4, now);
-                    dropped = ps.executeUpdate();
+                    ps.setObject(3, from == null ? null : from.expiresAt());
+                    ps.setInt(4, batchSize);
+                    ps.setString(5, now);
+                    try (ResultSet rs = ps.executeQuery()) {
+                      rs.next();
+                      dropped = rs.getInt("dropped");
+                      last =
+                          new BodyWalkPosition(
+                              rs.getObject("last_expires_at", OffsetDateTime.class));
+                    }
                   }
+                  // A full batch: the run goes on after its last row. A short one reached the
+                  // end: the next batch (the next run's first) starts over, and finds what became
+                  // droppable behind the position meanwhile.
+                  bodyWalk.compareAndSet(from, dropped == batchSize ? last : null);
                   long deleted;
                   try (PreparedStatement ps = c.prepareStatement(DELETE_METADATA)) {
                     ps.setString(1, now);

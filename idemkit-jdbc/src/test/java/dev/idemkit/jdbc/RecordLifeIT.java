@@ -118,6 +118,93 @@ class RecordLifeIT {
   }
 
   @Test
+  void cleanupPassesStuckLiveRecordsOncePerRunNotOncePerBatch() throws Exception {
+    // Live records past their window (owners that died, outcomes escalated to an operator) are
+    // never cleaned up and stay first in the body walk's index. Expired bodies after them must
+    // still go in batches that each read about what they drop.
+    int stuck = 2000;
+    int expired = 500;
+    int batch = 50;
+    insertRecords("busy", stuck / 2, "IN_PROGRESS", "-3 days");
+    insertRecords("unknown", stuck / 2, "UNKNOWN_REQUIRES_RECOVERY", "-2 days");
+    insertRecords("done", expired, "COMPLETED", "-1 day");
+    ReadsCounted counted = new ReadsCounted();
+    IdempotencyStore instance = PostgresIdempotencyStore.builder(counted).build();
+
+    long dropped = 0;
+    CleanupResult r;
+    do {
+      r = instance.cleanupBatch(Duration.ZERO, Duration.ofDays(30), batch);
+      dropped += r.bodiesDropped();
+    } while (r.bodiesDropped() == batch);
+
+    assertThat(dropped).isEqualTo(expired);
+    assertThat(count("idem_key like 'done-%' and body_dropped_at is not null")).isEqualTo(expired);
+    assertThat(count("state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')"))
+        .as("live records kept")
+        .isEqualTo(stuck);
+    assertThat(
+            count(
+                "state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')"
+                    + " and body_dropped_at is null and response_body is not null"))
+        .as("live records untouched")
+        .isEqualTo(stuck);
+    List<Long> reads = counted.bodyIndexReads;
+    assertThat(reads).as("batches of the run").hasSize(expired / batch + 1);
+    assertThat(reads.get(0))
+        .as("the run's first batch reads past the live records once")
+        .isGreaterThanOrEqualTo(stuck);
+    assertThat(reads.subList(1, reads.size()))
+        .as("index entries each later batch of the run read (the live records: %d)", stuck)
+        // (a few hundred at most: its rows, and the entries of the rows dropped before it at the
+        // same time, all 500 expired together, until the index marks them dead)
+        .allSatisfy(n -> assertThat(n).isLessThan(stuck / 4L));
+  }
+
+  /**
+   * The store's connections, with each cleanup batch run in one transaction that counts the entries
+   * the body walk read from {@code idemkit_record_body_cleanup_ix} (the transaction's own
+   * statistics, exact for it).
+   */
+  private final class ReadsCounted implements JdbcTransactions {
+    final List<Long> bodyIndexReads = new ArrayList<>();
+    private final JdbcTransactions plain = JdbcTransactions.of(dataSource);
+
+    @Override
+    public <T> T inTransaction(ConnectionWork<T> work) throws Exception {
+      return plain.inTransaction(work);
+    }
+
+    @Override
+    public <T> T withConnection(ConnectionWork<T> work) throws Exception {
+      try (Connection c = dataSource.getConnection()) {
+        c.setAutoCommit(false);
+        try {
+          long before = bodyIndexRead(c);
+          T result = work.run(c);
+          bodyIndexReads.add(bodyIndexRead(c) - before);
+          c.commit();
+          return result;
+        } finally {
+          c.rollback();
+          c.setAutoCommit(true);
+        }
+      }
+    }
+
+    private long bodyIndexRead(Connection c) throws Exception {
+      try (PreparedStatement ps =
+              c.prepareStatement(
+                  "select pg_stat_get_xact_tuples_returned("
+                      + "cast('idemkit_record_body_cleanup_ix' as regclass))");
+          ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  @Test
   void bodyGoesAfterItsRetentionThenMetadataAndHistoryAfterTheirs() throws Exception {
     ScopedKey id = ScopedKey.of(tenant, "create_payment", "k-retained");
     ScopedKey other = ScopedKey.of(tenant, "create_payment", "k-other");
