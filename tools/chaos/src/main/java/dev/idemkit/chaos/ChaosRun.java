@@ -6,6 +6,7 @@ import dev.idemkit.client.IdempotentResponse;
 import dev.idemkit.client.RequestRejectedException;
 import dev.idemkit.client.RetryPolicy;
 import dev.idemkit.examples.provider.Fault;
+import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
@@ -145,8 +146,9 @@ public final class ChaosRun {
         --service-jar PATH      (examples/payments-service/target/payments-service.jar)
         --out DIR               history and report files (target/chaos)
 
-      Exit status: 0 when the accounting holds, 1 when it does not, 2 on a usage error or when
-      the run could not start.
+      Exit status: 0 when the accounting holds, 1 when it does not, 2 on a usage error, when the
+      run could not start, or when no operation was acknowledged (every request failed: the run
+      proves nothing).
       """;
 
   /**
@@ -243,11 +245,36 @@ public final class ChaosRun {
               + ": build it (./mvnw -pl examples/payments-service -am package -DskipTests) or"
               + " pass --service-jar");
     }
-    boolean valid;
+    Accounting.Result accounting;
     try (Cluster cluster = new Cluster(config.serviceJar(), config.out().resolve("logs"), FAULTS)) {
-      valid = run(cluster, config).accounting().valid();
+      accounting = run(cluster, config).accounting();
     }
-    return valid ? 0 : 1;
+    return exitStatus(accounting, System.err);
+  }
+
+  /**
+   * The exit status of a finished run: 1 when the accounting found an anomaly; 2, with a line on
+   * {@code err} saying why, when no operation was acknowledged (every request failed or its outcome
+   * stayed unknown), since then nothing was lost or duplicated only because nothing was done and
+   * the run proves nothing; 0 otherwise.
+   */
+  static int exitStatus(Accounting.Result a, PrintStream err) {
+    if (!a.valid()) {
+      return 1;
+    }
+    if (a.ok() == 0) {
+      err.println(
+          "chaos: the run proves nothing: no operation was acknowledged ("
+              + a.operations()
+              + " operations: fail "
+              + a.fail()
+              + ", info "
+              + a.info()
+              + "); every request failed or timed out, so there was nothing to lose or duplicate."
+              + " Look at the history and the services' logs under --out for why (exit status 2)");
+      return 2;
+    }
+    return 0;
   }
 
   private static Duration duration(String flag, String v) {
@@ -569,6 +596,9 @@ public final class ChaosRun {
         .append('\n');
     s.append("  ledger: ").append(a.ledger().summary()).append('\n');
     a.anomalies().stream().limit(20).forEach(x -> s.append("  ! ").append(x).append('\n'));
+    if (a.ok() == 0) {
+      s.append("  ! INCONCLUSIVE: no operation was acknowledged; the run proves nothing\n");
+    }
     s.append("  history: ")
         .append(o.history())
         .append("\n  history for Jepsen: ")
@@ -592,7 +622,7 @@ public final class ChaosRun {
             + "\"fail\":%d,\"info\":%d,\"lost\":%d,\"duplicated\":%d,\"unexpected\":%d,\"recovered\":%d,"
             + "\"unresolved\":%d,\"receipts\":%d,\"kills\":%d,\"pauses\":%d,\"terminations\":%d,"
             + "\"stalls\":%d,\"faults\":%s,\"undrained\":[%s],\"ledger\":%s,\"valid\":%s,"
-            + "\"anomalies\":[%s]}%n",
+            + "\"conclusive\":%s,\"anomalies\":[%s]}%n",
         History.quote(config.duration().toString()),
         config.clients(),
         config.nemesis(),
@@ -615,6 +645,7 @@ public final class ChaosRun {
         String.join(",", o.undrained().stream().map(History::quote).toList()),
         History.quote(a.ledger().summary()),
         a.valid(),
+        a.ok() > 0,
         anomalies);
   }
 }

@@ -1,0 +1,62 @@
+package dev.idemkit.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The exit status of a finished run: a run in which nothing was acknowledged has nothing lost or
+ * duplicated only because nothing was done, and must not pass as proof.
+ */
+class VerdictTest {
+
+  private static final Accounting.Ledger CONSERVED =
+      new Accounting.Ledger("conserved: 0 entries", 0, List.of());
+
+  private static Accounting.Result result(int ok, int fail, int info, int duplicated) {
+    return new Accounting.Result(
+        ok + fail + info,
+        ok,
+        fail,
+        info,
+        0,
+        duplicated,
+        0,
+        0,
+        0,
+        0,
+        CONSERVED,
+        duplicated == 0 ? List.of() : List.of("op-1 duplicated"),
+        Map.of());
+  }
+
+  private static String[] status(Accounting.Result a) {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int exit = ChaosRun.exitStatus(a, new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new String[] {Integer.toString(exit), err.toString(StandardCharsets.UTF_8)};
+  }
+
+  @Test
+  void aRunWithNothingAcknowledgedIsNotASuccess() {
+    String[] allFailed = status(result(0, 40, 3, 0));
+
+    assertThat(allFailed[0]).isEqualTo("2");
+    assertThat(allFailed[1])
+        .contains("the run proves nothing: no operation was acknowledged")
+        .contains("43 operations: fail 40, info 3");
+    assertThat(status(result(0, 0, 0, 0))[0]).as("no operation at all").isEqualTo("2");
+  }
+
+  @Test
+  void aRunThatHoldsSucceedsAndOneWithAnAnomalyFails() {
+    assertThat(status(result(30, 2, 1, 0))).containsExactly("0", "");
+    assertThat(status(result(30, 2, 1, 1))[0]).isEqualTo("1");
+    // An anomaly is a finding even when nothing was acknowledged.
+    assertThat(status(result(0, 5, 0, 1))[0]).isEqualTo("1");
+  }
+}
