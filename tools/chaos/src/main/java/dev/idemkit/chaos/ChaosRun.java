@@ -146,9 +146,9 @@ public final class ChaosRun {
         --service-jar PATH      (examples/payments-service/target/payments-service.jar)
         --out DIR               history and report files (target/chaos)
 
-      Exit status: 0 when the accounting holds, 1 when it does not, 2 on a usage error, when the
-      run could not start, or when no operation was acknowledged (every request failed: the run
-      proves nothing).
+      Durations are longer than zero. Exit status: 0 when the accounting holds, 1 when it does
+      not, 2 on a usage error, when the run could not start, or when no operation was
+      acknowledged (every request failed: the run proves nothing).
       """;
 
   /**
@@ -278,12 +278,18 @@ public final class ChaosRun {
   }
 
   private static Duration duration(String flag, String v) {
+    Duration d;
     try {
-      return Duration.parse(v);
+      d = Duration.parse(v);
     } catch (java.time.format.DateTimeParseException e) {
       throw new IllegalArgumentException(
           flag + " takes an ISO-8601 duration such as PT45S or PT2M, not '" + v + "'");
     }
+    if (d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException(
+          flag + " takes a duration longer than zero, such as PT45S or PT0.5S, not '" + v + "'");
+    }
+    return d;
   }
 
   private static long number(String flag, String v) {

@@ -23,6 +23,20 @@ class UsageTest {
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--duration", "45s"}))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("--duration takes an ISO-8601 duration");
+    for (String d : new String[] {"PT0S", "-PT5S", "PT-1S"}) {
+      assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--duration", d}))
+          .as(d)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage(
+              "--duration takes a duration longer than zero, such as PT45S or PT0.5S, not '"
+                  + d
+                  + "'");
+      assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--request-timeout", d}))
+          .as(d)
+          .hasMessageContaining("--request-timeout takes a duration longer than zero");
+    }
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--request-timeout", "150ms"}))
+        .hasMessageContaining("--request-timeout takes an ISO-8601 duration");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--clients"}))
         .hasMessage("--clients needs a value");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--clients", "x"}))
