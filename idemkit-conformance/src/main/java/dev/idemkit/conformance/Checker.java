@@ -27,6 +27,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.regex.Pattern;
 
 /**
  * Runs the checks against one endpoint. Each check uses fresh keys and a fresh {@code {{unique}}},
@@ -647,7 +648,7 @@ final class Checker {
       return Verdict.fail("the first principal's request failed: " + a.summary());
     }
     Response b = send(request(u1, k1, o.auth2(), o.body(), o.path(), List.of()));
-    problems.addAll(leaks("same key and body", a, b));
+    problems.addAll(leaks("same key and body", fill(o.body(), u1), a, b));
     // Same key, another body, other principal: a mismatch answer would reveal the key exists.
     if (o.mismatchBody() != null) {
       String u2 = unique();
@@ -655,7 +656,7 @@ final class Checker {
       Response c = send(request(u2, k2, o.auth(), o.body(), o.path(), List.of()));
       Response d = send(request(u2, k2, o.auth2(), o.mismatchBody(), o.path(), List.of()));
       if (c.success()) {
-        problems.addAll(leaks("same key, another body", c, d));
+        problems.addAll(leaks("same key, another body", fill(o.mismatchBody(), u2), c, d));
       }
     }
     return problems.isEmpty()
@@ -663,17 +664,94 @@ final class Checker {
         : Verdict.fail(String.join("; ", problems));
   }
 
-  private List<String> leaks(String what, Response first, Response other) {
+  /**
+   * What in the second principal's answer shows it got the first principal's operation. Bytes alone
+   * do not: an API may render the stored resource anew for whoever asks (a timestamp, the viewer),
+   * so the resource's identity is compared too (see {@link #sameResource}).
+   */
+  private List<String> leaks(String what, String sentBody, Response first, Response other) {
     List<String> problems = new ArrayList<>();
+    Optional<String> shared = sameResource(sentBody, first, other);
     if (Arrays.equals(first.body(), other.body())) {
       problems.add(
           what + ": the second principal got the first principal's answer: " + other.summary());
+    } else if (shared.isPresent()) {
+      problems.add(
+          what
+              + ": the second principal got the first principal's resource, re-rendered ("
+              + shared.get()
+              + "): "
+              + other.summary());
     } else if (isReplayMarked(other)) {
       problems.add(what + ": the second principal's answer is marked as a replay");
     } else if (revealsKey(other)) {
       problems.add(what + ": the answer reveals the first principal's key: " + other.summary());
     }
     return problems;
+  }
+
+  /**
+   * The first answer's resource, if the other answer names it too: the same {@code Location}, or
+   * every identifier in the first answer's JSON (a field {@code id}, or one whose name ends in
+   * {@code Id}, {@code _id} or {@code ID}) that the server made (its value is not in the request
+   * body, as an {@code accountId} sent in the request is) found with the same value at the same
+   * place in the other. Every one, not any one: two principals of one tenant may both see its
+   * {@code tenantId}; their own operations still differ in the resource's own id.
+   */
+  private static Optional<String> sameResource(String sentBody, Response first, Response other) {
+    Optional<String> location = first.header("Location");
+    if (location.isPresent() && location.equals(other.header("Location"))) {
+      return Optional.of("the same Location " + location.get());
+    }
+    Map<String, String> made = new LinkedHashMap<>();
+    Map<String, String> theirs = new LinkedHashMap<>();
+    try {
+      identifiers("", Json.parse(first.bodyText()), made);
+      identifiers("", Json.parse(other.bodyText()), theirs);
+    } catch (RuntimeException notJson) {
+      return Optional.empty();
+    }
+    made.values().removeIf(value -> value.isEmpty() || echoes(sentBody, value));
+    if (made.isEmpty()
+        || !made.entrySet().stream().allMatch(e -> e.getValue().equals(theirs.get(e.getKey())))) {
+      return Optional.empty();
+    }
+    List<String> named = new ArrayList<>();
+    made.forEach((path, value) -> named.add(path + " " + value));
+    return Optional.of("the same " + String.join(", ", named));
+  }
+
+  /** Whether {@code value} is in the request body as a value of its own (sent, not made). */
+  private static boolean echoes(String sentBody, String value) {
+    return sentBody.contains("\"" + value + "\"")
+        || Pattern.compile("(?<![\\w.])" + Pattern.quote(value) + "(?![\\w.])")
+            .matcher(sentBody)
+            .find();
+  }
+
+  /** Collects the identifier fields of a parsed JSON document by their dotted paths. */
+  private static void identifiers(String at, Object node, Map<String, String> into) {
+    if (node instanceof Map<?, ?> map) {
+      map.forEach(
+          (name, value) -> {
+            String field = String.valueOf(name);
+            String path = at.isEmpty() ? field : at + "." + field;
+            boolean identifier =
+                field.equalsIgnoreCase("id")
+                    || field.endsWith("Id")
+                    || field.endsWith("_id")
+                    || field.endsWith("ID");
+            if (identifier && (value instanceof String || value instanceof Number)) {
+              into.put(path, String.valueOf(value));
+            } else {
+              identifiers(path, value, into);
+            }
+          });
+    } else if (node instanceof List<?> list) {
+      for (int i = 0; i < list.size(); i++) {
+        identifiers(at + (at.isEmpty() ? "" : ".") + i, list.get(i), into);
+      }
+    }
   }
 
   /**

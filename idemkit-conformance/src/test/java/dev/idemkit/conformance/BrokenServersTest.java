@@ -182,6 +182,7 @@ class BrokenServersTest {
             Flaw.REPLAYS_DIFFERENT_BYTES,
             Set.of("replay.completed", "concurrent.duplicates", "lost-answer.retry")));
     cases.add(Arguments.of(Flaw.KEYS_NOT_SCOPED_BY_PRINCIPAL, Set.of("scope.principal")));
+    cases.add(Arguments.of(Flaw.KEYS_NOT_SCOPED_RE_RENDERED, Set.of("scope.principal")));
     cases.add(
         Arguments.of(
             Flaw.IN_PROGRESS_NOT_DETECTED,

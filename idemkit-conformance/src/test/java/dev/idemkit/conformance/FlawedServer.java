@@ -36,6 +36,12 @@ final class FlawedServer implements AutoCloseable {
     REPLAYS_DIFFERENT_BYTES,
     /** Keys are global, not per principal: another tenant's key replays that tenant's answer. */
     KEYS_NOT_SCOPED_BY_PRINCIPAL,
+    /**
+     * Keys are global, and a replay is rendered anew for whoever asks: another tenant's key gets
+     * that tenant's resource with its own {@code viewer} and no replay marker, so the bytes differ
+     * from the first answer while the resource is the same.
+     */
+    KEYS_NOT_SCOPED_RE_RENDERED,
     /** Stores the key only when the operation completes: a retry meanwhile runs it again. */
     IN_PROGRESS_NOT_DETECTED,
     /**
@@ -71,6 +77,7 @@ final class FlawedServer implements AutoCloseable {
 
   private static final class Record {
     final String fingerprint;
+    volatile String owner;
     volatile boolean done;
     volatile int status;
     volatile String item;
@@ -97,6 +104,7 @@ final class FlawedServer implements AutoCloseable {
 
   private final AtomicInteger ids = new AtomicInteger();
   private final AtomicInteger posts = new AtomicInteger();
+  private volatile boolean omitLocation;
 
   FlawedServer(Flaw flaw, long workMillis) throws IOException {
     this(flaw, Semantics.IETF, workMillis);
@@ -110,6 +118,11 @@ final class FlawedServer implements AutoCloseable {
     server.setExecutor(pool);
     server.createContext("/", this::handle);
     server.start();
+  }
+
+  /** Answers without {@code Location} headers from now on. */
+  void omitLocation() {
+    omitLocation = true;
   }
 
   String baseUrl() {
@@ -174,10 +187,12 @@ final class FlawedServer implements AutoCloseable {
         answer(ex, 400, "{\"errorCode\":\"INVALID_BODY\"}", null, false);
         return;
       }
-      String scope =
-          (flaw == Flaw.KEYS_NOT_SCOPED_BY_PRINCIPAL ? "" : principal) + "|" + path + "|" + key;
+      boolean global =
+          flaw == Flaw.KEYS_NOT_SCOPED_BY_PRINCIPAL || flaw == Flaw.KEYS_NOT_SCOPED_RE_RENDERED;
+      String scope = (global ? "" : principal) + "|" + path + "|" + key;
       String fingerprint = path + "|" + ref + "|" + amount;
       Record mine = new Record(fingerprint);
+      mine.owner = principal;
       // Stripe: a request without a key is not idempotent, it just runs.
       Record existing = key.isEmpty() ? null : claim(scope, mine);
       if (existing != null) {
@@ -204,10 +219,19 @@ final class FlawedServer implements AutoCloseable {
         } else if (!existing.done) {
           ex.getResponseHeaders().add("Retry-After", "1");
           problem(ex, 409, "IDEMPOTENCY_REQUEST_IN_PROGRESS");
+        } else if (flaw == Flaw.KEYS_NOT_SCOPED_RE_RENDERED
+            && existing.status == 201
+            && !existing.owner.equals(principal)) {
+          answer(
+              ex,
+              201,
+              render(existing.item, (String) ref, (String) amount, principal),
+              "/items/" + existing.item,
+              false);
         } else {
           byte[] replay =
               flaw == Flaw.REPLAYS_DIFFERENT_BYTES && existing.status == 201
-                  ? render(existing.item, (String) ref, (String) amount)
+                  ? render(existing.item, (String) ref, (String) amount, principal)
                   : existing.body;
           answer(
               ex,
@@ -232,7 +256,7 @@ final class FlawedServer implements AutoCloseable {
         effects.computeIfAbsent((String) ref, r -> new AtomicInteger()).incrementAndGet();
         mine.item = "it_" + ids.incrementAndGet();
         mine.status = 201;
-        mine.body = render(mine.item, (String) ref, (String) amount);
+        mine.body = render(mine.item, (String) ref, (String) amount, principal);
       }
       mine.done = true;
       if ((flaw == Flaw.IN_PROGRESS_NOT_DETECTED || flaw == Flaw.BUSINESS_CONFLICT_ON_DUPLICATE)
@@ -267,9 +291,12 @@ final class FlawedServer implements AutoCloseable {
     }
   }
 
-  private byte[] render(String item, String ref, String amount) {
+  private byte[] render(String item, String ref, String amount, String viewer) {
     String servedAt =
         flaw == Flaw.REPLAYS_DIFFERENT_BYTES ? ",\"servedAt\":\"" + Instant.now() + "\"" : "";
+    if (flaw == Flaw.KEYS_NOT_SCOPED_RE_RENDERED) {
+      servedAt = ",\"viewer\":\"" + viewer + "\"";
+    }
     return ("{\"id\":\""
             + item
             + "\",\"ref\":\""
@@ -324,17 +351,15 @@ final class FlawedServer implements AutoCloseable {
     ex.getResponseBody().write(body);
   }
 
-  private static void answer(
-      HttpExchange ex, int status, String body, String location, boolean replay)
+  private void answer(HttpExchange ex, int status, String body, String location, boolean replay)
       throws IOException {
     answer(ex, status, body.getBytes(StandardCharsets.UTF_8), location, replay);
   }
 
-  private static void answer(
-      HttpExchange ex, int status, byte[] body, String location, boolean replay)
+  private void answer(HttpExchange ex, int status, byte[] body, String location, boolean replay)
       throws IOException {
     ex.getResponseHeaders().add("Content-Type", "application/json");
-    if (location != null) {
+    if (location != null && !omitLocation) {
       ex.getResponseHeaders().add("Location", location);
     }
     if (replay) {
