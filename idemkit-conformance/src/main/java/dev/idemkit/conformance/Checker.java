@@ -1022,13 +1022,13 @@ final class Checker {
   private Request request(
       String unique,
       List<Map.Entry<String, String>> keyHeaders,
-      String auth,
+      Map.Entry<String, String> auth,
       String bodyTemplate,
       String pathTemplate,
       List<Map.Entry<String, String>> extra) {
     List<Map.Entry<String, String>> headers = new ArrayList<>();
     if (auth != null) {
-      headers.add(Map.entry("Authorization", auth));
+      headers.add(auth);
     }
     headers.add(Map.entry("Content-Type", o.contentType()));
     headers.addAll(o.headers());
@@ -1067,7 +1067,7 @@ final class Checker {
   private long effects(String unique) throws ConfigurationError {
     List<Map.Entry<String, String>> headers = new ArrayList<>();
     if (o.auth() != null) {
-      headers.add(Map.entry("Authorization", o.auth()));
+      headers.add(o.auth());
     }
     headers.add(Map.entry("Accept", "application/json"));
     URI url = resolve(fill(o.effectUrl(), unique));
@@ -1083,7 +1083,11 @@ final class Checker {
           answered
               + "; it must answer 2xx with a count"
               + (r.status() == 401 || r.status() == 403
-                  ? " (it is asked with --auth's Authorization header)"
+                  ? " (it is asked with --auth's "
+                      + (o.auth() == null
+                          ? "header, and none was given"
+                          : o.auth().getKey() + " header")
+                      + ")"
                   : ""));
     }
     Object document;

@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The checker's input, from the command line. Templates may use {@code {{unique}}}: each check puts
@@ -23,8 +25,8 @@ record Options(
     String invalidBody,
     String errorBody,
     List<Map.Entry<String, String>> errorHeaders,
-    String auth,
-    String auth2,
+    Map.Entry<String, String> auth,
+    Map.Entry<String, String> auth2,
     List<Map.Entry<String, String>> headers,
     String effectUrl,
     String effectCount,
@@ -53,8 +55,10 @@ record Options(
         --invalid-body T        a body the server refuses by validation
         --error-body T          a request that ends in an error answer (e.g. a decline)
         --error-header 'N: V'   a header that makes the request end in an error (repeatable)
-        --auth V                the Authorization header of the first principal
-        --auth2 V               the Authorization header of a second principal
+        --auth V                the first principal's credentials: an Authorization value
+                                ('Bearer sk_…') or a whole header ('X-Api-Key: k1'); also sent
+                                to --effect-url
+        --auth2 V               a second principal's credentials, in the same form
         --header 'N: V'         an extra header on every request (repeatable)
         --effect-url T          a GET URL (a path under the base URL, or http://…) counting the
                                 resources {{unique}} created, e.g.
@@ -96,8 +100,8 @@ record Options(
     String invalidBody = null;
     String errorBody = null;
     List<Map.Entry<String, String>> errorHeaders = new ArrayList<>();
-    String auth = null;
-    String auth2 = null;
+    Map.Entry<String, String> auth = null;
+    Map.Entry<String, String> auth2 = null;
     List<Map.Entry<String, String>> headers = new ArrayList<>();
     String effectUrl = null;
     String effectCount = "";
@@ -139,8 +143,8 @@ record Options(
         case "--invalid-body" -> invalidBody = v;
         case "--error-body" -> errorBody = v;
         case "--error-header" -> errorHeaders.add(header(v));
-        case "--auth" -> auth = v;
-        case "--auth2" -> auth2 = v;
+        case "--auth" -> auth = authHeader(flag, v);
+        case "--auth2" -> auth2 = authHeader(flag, v);
         case "--header" -> headers.add(header(v));
         case "--effect-url" -> effectUrl = v;
         case "--effect-count" -> effectCount = v;
@@ -239,6 +243,34 @@ record Options(
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(flag + " takes a whole number, not '" + v + "'");
     }
+  }
+
+  /** A header name (an RFC 9110 token) then a colon: {@code --auth}'s whole-header form. */
+  private static final Pattern HEADER =
+      Pattern.compile("([!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)", Pattern.DOTALL);
+
+  /**
+   * {@code --auth}'s header: {@code Name: value} is that header (an API key header, a session
+   * cookie); anything else is the value of {@code Authorization} ({@code Bearer …}, {@code Basic
+   * …}). A token before a colon is read as a header name: an Authorization value of that shape is
+   * written out in full, {@code Authorization: key:secret}.
+   */
+  static Map.Entry<String, String> authHeader(String flag, String v) {
+    Matcher m = HEADER.matcher(v.trim());
+    if (!m.matches()) {
+      if (v.isBlank()) {
+        throw new IllegalArgumentException(
+            flag
+                + " is an Authorization value ('Bearer …') or a header ('X-Api-Key: …'), not empty");
+      }
+      return Map.entry("Authorization", v.trim());
+    }
+    String value = m.group(2).trim();
+    if (value.isEmpty()) {
+      throw new IllegalArgumentException(
+          flag + " names the header " + m.group(1) + " but gives it no value: '" + v + "'");
+    }
+    return Map.entry(m.group(1), value);
   }
 
   private static Map.Entry<String, String> header(String v) {

@@ -105,6 +105,7 @@ final class FlawedServer implements AutoCloseable {
   private final AtomicInteger ids = new AtomicInteger();
   private final AtomicInteger posts = new AtomicInteger();
   private volatile boolean omitLocation;
+  private volatile String principalHeader = "Authorization";
 
   FlawedServer(Flaw flaw, long workMillis) throws IOException {
     this(flaw, Semantics.IETF, workMillis);
@@ -118,6 +119,11 @@ final class FlawedServer implements AutoCloseable {
     server.setExecutor(pool);
     server.createContext("/", this::handle);
     server.start();
+  }
+
+  /** Takes the principal from {@code header} (an API key header) instead of Authorization. */
+  void authenticateWith(String header) {
+    principalHeader = header;
   }
 
   /** Answers without {@code Location} headers from now on. */
@@ -156,7 +162,7 @@ final class FlawedServer implements AutoCloseable {
         return;
       }
       posts.incrementAndGet();
-      String principal = ex.getRequestHeaders().getFirst("Authorization");
+      String principal = ex.getRequestHeaders().getFirst(principalHeader);
       if (principal == null) {
         answer(ex, 401, "{\"error\":\"unauthenticated\"}", null, false);
         return;
