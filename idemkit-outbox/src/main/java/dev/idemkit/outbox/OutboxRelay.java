@@ -194,7 +194,10 @@ public final class OutboxRelay implements AutoCloseable {
     return new Builder(dataSource, transport);
   }
 
-  /** What one round did. */
+  /**
+   * What one round did: events picked, sent, failed (retried later, or parked). Events a {@link
+   * #close} cut short are neither sent nor failed.
+   */
   public record Round(int picked, int sent, int failed, int parked) {
     static final Round EMPTY = new Round(0, 0, 0, 0);
   }
@@ -253,6 +256,10 @@ public final class OutboxRelay implements AutoCloseable {
       addFollowers(c, now, batch, attempts);
     }
     Throwable[] errors = awaitAcknowledgements(batch);
+    // Interrupted (close() stops the threads so): what was not acknowledged yet was cut short by
+    // the
+    // shutdown, not failed by the event; it counts no attempt and stays due, for the next relay.
+    boolean closing = Thread.currentThread().isInterrupted();
     Instant markedAt = clock.instant();
     boolean outage = false;
     boolean acknowledged = false;
@@ -269,11 +276,16 @@ public final class OutboxRelay implements AutoCloseable {
     String[] nextAttempts = new String[batch.size()]; // ISO-8601, read as timestamptz
     Boolean[] counts = new Boolean[batch.size()];
     int failed = 0;
+    int abandoned = 0;
     int parked = 0;
     for (int i = 0; i < batch.size(); i++) {
       ids[i] = batch.get(i).eventId();
       counts[i] = false;
-      if (errors[i] instanceof TransportUnavailableException) {
+      if (errors[i] != null && closing) {
+        abandoned++;
+        messages[i] =
+            truncate("relay closed before the transport answered: " + describe(errors[i]));
+      } else if (errors[i] instanceof TransportUnavailableException) {
         // Not the event's fault: back off, but the attempt does not count toward parking.
         failed++;
         messages[i] = truncate("transport unavailable: " + errors[i].getMessage());
@@ -299,7 +311,7 @@ public final class OutboxRelay implements AutoCloseable {
       s.setArray(7, c.createArrayOf("boolean", counts));
       s.executeUpdate();
     }
-    return new Round(batch.size(), batch.size() - failed, failed, parked);
+    return new Round(batch.size(), batch.size() - failed - abandoned, failed, parked);
   }
 
   /**
@@ -481,7 +493,12 @@ public final class OutboxRelay implements AutoCloseable {
     }
   }
 
-  /** Stops the threads (a round in progress finishes or rolls back). */
+  /**
+   * Stops the threads: each is interrupted, and a round waiting for the transport stops waiting and
+   * marks what was acknowledged; the events it was still waiting for count no attempt (the shutdown
+   * is not their failure, and shutdowns must not walk events toward parking) and stay due, for the
+   * next relay to send again.
+   */
   @Override
   public synchronized void close() {
     running = false;

@@ -372,6 +372,43 @@ class OutboxRelayIT {
     assertThat(outbox.parked(10)).extracting(p -> p.event().eventId()).containsExactly(poison);
   }
 
+  /**
+   * Closing the relay while a round waits for the transport's acknowledgement counts no attempt:
+   * the event stays due, unparked, with its attempts as they were (here one attempt from parking),
+   * and the next relay sends it.
+   */
+  @Test
+  void closingTheRelayWhileASendIsInFlightCountsNoAttempt() throws Exception {
+    UUID id = appendCommitted(outbox, paymentCompleted("p1", 1)).event().eventId();
+    java.time.Instant appendedAt = clock.instant();
+    CountDownLatch inFlight = new CountDownLatch(1);
+    RecordingTransport neverAnswers =
+        new RecordingTransport() {
+          @Override
+          public List<CompletionStage<Void>> send(List<EventEnvelope> events) {
+            inFlight.countDown();
+            return events.stream()
+                .map(e -> (CompletionStage<Void>) new CompletableFuture<Void>())
+                .toList();
+          }
+        };
+    OutboxRelay relay = relay(neverAnswers).maxAttempts(1).build();
+    relay.start();
+    assertThat(inFlight.await(60, TimeUnit.SECONDS)).isTrue();
+    relay.close();
+
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from idemkit_outbox where event_id = ? and attempts = 0"
+                    + " and parked_at is null and sent_at is null and next_attempt_at = ?",
+                id,
+                appendedAt.atOffset(java.time.ZoneOffset.UTC)))
+        .as("no attempt counted, not parked, still due")
+        .isEqualTo(1);
+    RecordingTransport next = new RecordingTransport();
+    assertThat(relay(next).build().relayOnce()).isEqualTo(new OutboxRelay.Round(1, 1, 0, 0));
+  }
+
   static void awaitCondition(java.util.function.BooleanSupplier condition) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (!condition.getAsBoolean()) {
