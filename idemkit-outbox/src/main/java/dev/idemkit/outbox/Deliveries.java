@@ -46,6 +46,11 @@ public final class Deliveries {
        limit ?
       """;
 
+  private static final String PARKED_COUNT =
+      """
+      select count(*) from idemkit_delivery where status = 'PARKED'
+      """;
+
   private static final String REQUEUE =
       """
       update idemkit_delivery
@@ -115,6 +120,19 @@ public final class Deliveries {
       }
     }
     return out;
+  }
+
+  /**
+   * How many deliveries are parked, on every channel: all of them, however many (a count of {@link
+   * #parked} stops at its limit). Reads the parked rows' own index, never the delivered ones.
+   */
+  public long parkedCount() throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s = c.prepareStatement(PARKED_COUNT);
+        ResultSet rs = s.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    }
   }
 
   /** Puts a parked delivery back in line, due now; answers whether it was parked. */

@@ -203,6 +203,37 @@ class DeliveriesIT {
     assertThat(deliveries.parked(10)).isEmpty();
   }
 
+  /**
+   * The parked count is every parked delivery, of every channel, beyond any listing's limit; and it
+   * comes from the parked rows' index, not a scan of every delivery.
+   */
+  @Test
+  void theParkedCountCountsEveryParkedDelivery() throws Exception {
+    TestPostgres.execute(
+        """
+        insert into idemkit_delivery (delivery_key, channel, payload, status, attempts, created_at,
+                                      next_attempt_at)
+        select 'k' || i, case when i % 2 = 0 then 'mail' else 'webhook' end, '{}',
+               case when i <= 1500 then 'PARKED' when i <= 1600 then 'PENDING' else 'DELIVERED' end,
+               10, now(), now()
+          from generate_series(1, 20000) as i;
+        analyze idemkit_delivery;
+        """);
+
+    assertThat(deliveries.parkedCount()).isEqualTo(1500);
+    assertThat(deliveries.parked(1000)).hasSize(1000);
+    assertThat(TestPostgres.plan("select count(*) from idemkit_delivery where status = 'PARKED'"))
+        .contains("idemkit_delivery_parked_ix");
+    assertThat(
+            TestPostgres.plan(
+                "select delivery_key from idemkit_delivery where status = 'PARKED'"
+                    + " order by created_at, delivery_key limit 100"))
+        .contains("idemkit_delivery_parked_ix")
+        .doesNotContain("Sort");
+    assertThat(deliveries.requeue("k1")).isTrue();
+    assertThat(deliveries.parkedCount()).isEqualTo(1499);
+  }
+
   /** Four senders race over 200 intents: each is requested from the receiver exactly once. */
   @Test
   void concurrentSendersNeverShareADelivery() throws Exception {

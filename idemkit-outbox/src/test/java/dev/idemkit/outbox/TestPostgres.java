@@ -119,6 +119,21 @@ final class TestPostgres {
     }
   }
 
+  /** PostgreSQL's plan for {@code sql}, as text. */
+  static String plan(String sql) {
+    StringBuilder out = new StringBuilder();
+    try (Connection c = dataSource().getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("explain " + sql)) {
+      while (rs.next()) {
+        out.append(rs.getString(1)).append('\n');
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(sql, e);
+    }
+    return out.toString();
+  }
+
   /** The one timestamptz the query answers. */
   static java.time.Instant timestamp(String sql) {
     try (Connection c = dataSource().getConnection();

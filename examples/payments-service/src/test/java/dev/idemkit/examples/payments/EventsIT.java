@@ -195,6 +195,40 @@ class EventsIT extends HttpTestSupport {
     assertThat(mailCount(key)).isEqualTo("{\"delivered\":1,\"requests\":1}");
   }
 
+  /**
+   * The backlog endpoint counts every parked delivery: 1,001 parked mails (planted, on a channel of
+   * their own that no sender serves) are 1,001 more, not a listing's first thousand.
+   */
+  @Test
+  void operatorsSeeEveryParkedDeliveryCounted() throws Exception {
+    long before = parkedDeliveries();
+    try {
+      jdbc.sql(
+              """
+              insert into idemkit_delivery (delivery_key, channel, payload, status, attempts,
+                                            created_at, next_attempt_at, last_error)
+              select 'test_parked_' || i, 'test-parked', '{}', 'PARKED', 10, now(), now(),
+                     'mail service down'
+                from generate_series(1, 1001) as i
+              """)
+          .update();
+
+      assertThat(parkedDeliveries()).isEqualTo(before + 1001);
+    } finally {
+      jdbc.sql("delete from idemkit_delivery where channel = 'test-parked'").update();
+    }
+    assertThat(parkedDeliveries()).isEqualTo(before);
+  }
+
+  private long parkedDeliveries() {
+    HttpResponse<String> backlog = get("/v1/admin/events/outbox", ADMIN);
+    assertThat(backlog.statusCode()).isEqualTo(200);
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("\"parkedDeliveries\":(\\d+)").matcher(backlog.body());
+    assertThat(m.find()).as(backlog.body()).isTrue();
+    return Long.parseLong(m.group(1));
+  }
+
   @Test
   void aPaidOrderGetsOneShipmentWhateverTheConfirmations() throws Exception {
     HttpResponse<String> order =

@@ -31,8 +31,7 @@ public final class EventsAdminAnswers {
       @Schema(description = "Messages parked by the service's consumers") long parkedMessages,
       @Schema(description = "Messages held behind a gap in their aggregate's sequence")
           long heldMessages,
-      @Schema(description = "Mails the sender gave up on (up to 1000 counted)")
-          long parkedDeliveries) {}
+      @Schema(description = "Mails the sender gave up on; re-queue them") long parkedDeliveries) {}
 
   /** A parked event, without its payload. */
   @Schema(

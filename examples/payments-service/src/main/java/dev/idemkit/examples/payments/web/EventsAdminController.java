@@ -69,7 +69,7 @@ public class EventsAdminController extends OperatorEndpoints {
     m.put("oldestUnsentAgeSeconds", b.oldestUnsentAge().toMillis() / 1000.0);
     m.put("parkedMessages", parkedMessages);
     m.put("heldMessages", heldMessages);
-    m.put("parkedDeliveries", deliveries.parked(1000).size());
+    m.put("parkedDeliveries", deliveries.parkedCount());
     return m;
   }
 
