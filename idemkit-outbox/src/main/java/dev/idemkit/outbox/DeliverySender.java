@@ -94,7 +94,10 @@ public final class DeliverySender implements AutoCloseable {
     return new Builder(dataSource, channel, receiver);
   }
 
-  /** What one round did. */
+  /**
+   * What one round did: deliveries picked, delivered, failed (retried later, or parked). Those a
+   * {@link #close} cut short are neither delivered nor failed.
+   */
   public record Round(int picked, int delivered, int failed) {}
 
   /** One round (see the class comment); safe from several threads or processes at once. */
@@ -140,6 +143,14 @@ public final class DeliverySender implements AutoCloseable {
             ok.addBatch();
             delivered++;
           } catch (Exception | Error e) {
+            if (e instanceof InterruptedException || Thread.currentThread().isInterrupted()) {
+              // close() interrupted the call: the shutdown is not this delivery's failure. It
+              // counts no attempt and stays due (sent again, with its key, by the next sender);
+              // the round ends here and commits what was delivered.
+              Thread.currentThread().interrupt();
+              LOG.log(Level.FINE, "Delivery " + key + " on " + channel + " cut short by close()");
+              break;
+            }
             // An Error from the receiver (an AssertionError, a StackOverflowError) fails this
             // delivery like an exception; the round and the sender's thread go on.
             LOG.log(Level.INFO, "Delivery " + key + " on " + channel + " failed: " + e);
@@ -205,6 +216,11 @@ public final class DeliverySender implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Stops the sender's thread: it is interrupted, and a delivery the receiver was still working on
+   * when it was counts no attempt and stays due (the next sender delivers it again, under the same
+   * key); what the round delivered before is marked.
+   */
   @Override
   public synchronized void close() {
     running = false;

@@ -181,6 +181,38 @@ class DeliveriesIT {
         .containsExactly(org.assertj.core.groups.Tuple.tuple("receipt_payment_e3", 2));
   }
 
+  /**
+   * Closing the sender while the receiver is still working on a delivery (an HTTP call the
+   * interrupt cuts short) counts no attempt: the delivery stays pending and due, here one attempt
+   * from parking, and the next sender delivers it.
+   */
+  @Test
+  void closingTheSenderWhileADeliveryIsInFlightCountsNoAttempt() throws Exception {
+    record("receipt_payment_c1");
+    java.time.Instant recordedAt = clock.instant();
+    CountDownLatch inFlight = new CountDownLatch(1);
+    DeliverySender.Receiver slow =
+        (key, payload) -> {
+          inFlight.countDown();
+          new CountDownLatch(1).await(); // until interrupted
+        };
+    DeliverySender sender = sender(slow).maxAttempts(1).build();
+    sender.start();
+    assertThat(inFlight.await(60, TimeUnit.SECONDS)).isTrue();
+    sender.close();
+
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from idemkit_delivery where delivery_key = ?"
+                    + " and status = 'PENDING' and attempts = 0 and next_attempt_at = ?",
+                "receipt_payment_c1",
+                recordedAt.atOffset(java.time.ZoneOffset.UTC)))
+        .as("no attempt counted, not parked, still due")
+        .isEqualTo(1);
+    MailService mail = new MailService();
+    assertThat(sender(mail).build().deliverOnce()).isEqualTo(new DeliverySender.Round(1, 1, 0));
+  }
+
   @Test
   void aDeliveryFailingNTimesIsParkedAndDeliveredOnceWhenRequeued() throws Exception {
     record("receipt_payment_p3");
