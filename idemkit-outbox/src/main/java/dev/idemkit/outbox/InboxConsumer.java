@@ -489,9 +489,17 @@ public final class InboxConsumer implements MessageReceiver {
     try {
       return inOneTransaction(c -> List.of(message))[0];
     } catch (Exception | Error e) {
-      listener.consumeFailed(name);
       Throwable cause =
           e instanceof MessageFailedException && e.getCause() != null ? e.getCause() : e;
+      if (cause instanceof InterruptedException || Thread.currentThread().isInterrupted()) {
+        // The thread is being stopped (a relay's close() on the embedded transport, a consumer
+        // shutting down): not the message's failure. Rolled back, no attempt counted; the
+        // transport brings it again.
+        Thread.currentThread().interrupt();
+        LOG.log(Level.FINE, name + ": " + message.eventId() + " cut short by an interrupt");
+        return Received.FAILED;
+      }
+      listener.consumeFailed(name);
       return recordFailure(message, cause);
     }
   }

@@ -214,6 +214,42 @@ class InboxConsumerIT {
     assertThat(ledgerRows("ledger")).isEqualTo(1);
   }
 
+  /**
+   * Closing a relay whose embedded transport is inside a consumer's handler (the interrupt cuts the
+   * handler short) counts no attempt at the inbox either: no failed row, and the event, due as
+   * before, is applied once by the next relay.
+   */
+  @Test
+  void closingTheRelayWhileAHandlerRunsCountsNoAttemptAtTheInbox() throws Exception {
+    EventEnvelope m = appendCommitted(outbox, paymentCompleted("p1", 1)).event();
+    CountDownLatch inHandler = new CountDownLatch(1);
+    AtomicBoolean slow = new AtomicBoolean(true);
+    MessageHandler rows = ledger("ledger", e -> false);
+    MessageHandler waiting =
+        (tx, e) -> {
+          rows.apply(tx, e);
+          if (slow.get()) {
+            inHandler.countDown();
+            new CountDownLatch(1).await(); // until interrupted
+          }
+        };
+    InboxConsumer ledger = consumer("ledger", waiting).maxAttempts(1).build();
+    EmbeddedTransport embedded = EmbeddedTransport.create(Duration.ofDays(1)).subscribe(ledger);
+    OutboxRelay relay = OutboxRelay.builder(ds, embedded).clock(clock).maxAttempts(1).build();
+    relay.start();
+    assertThat(inHandler.await(60, TimeUnit.SECONDS)).isTrue();
+    relay.close();
+
+    assertThat(inboxRows("ledger")).as("no attempt recorded, nothing parked").isEmpty();
+    assertThat(TestPostgres.count("select count(*) from idemkit_outbox where attempts = 0"))
+        .isEqualTo(1);
+    slow.set(false);
+    assertThat(OutboxRelay.builder(ds, embedded).clock(clock).build().relayOnce())
+        .isEqualTo(new OutboxRelay.Round(1, 1, 0, 0));
+    assertThat(inboxRows("ledger")).containsExactly(m.eventId() + " PROCESSED");
+    assertThat(ledgerRows("ledger")).isEqualTo(1);
+  }
+
   /** Two consumers' names are two inboxes: each applies the message once. */
   @Test
   void eachConsumerNameHasItsOwnInbox() {
