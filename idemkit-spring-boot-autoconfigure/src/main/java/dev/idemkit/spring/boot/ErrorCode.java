@@ -24,7 +24,10 @@ public enum ErrorCode {
   /** 401: no tenant could be resolved; keys are scoped to an authenticated account. */
   AUTHENTICATION_REQUIRED,
 
-  /** 400: the request holds a value with no exact canonical form, so it has no fingerprint. */
+  /**
+   * 400: the request holds a value with no exact canonical form, or names more than one API version
+   * (the version header twice, or a list in it), so it has no fingerprint.
+   */
   REQUEST_NOT_CANONICAL,
 
   /** 429: the tenant's quota of new keys or live records is used up; retry after the delay. */

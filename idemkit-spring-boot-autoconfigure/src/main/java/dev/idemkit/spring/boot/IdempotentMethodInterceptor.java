@@ -205,7 +205,24 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     Fingerprint fingerprint;
     Object command = handler.requestBody(invocation.getArguments());
     Map<String, String> pathVariables = pathVariables(request);
-    String apiVersion = request.getHeader(properties.getApiVersionHeader());
+    String versionHeader = properties.getApiVersionHeader();
+    List<String> versions = Collections.list(request.getHeaders(versionHeader));
+    if (versions.size() > 1 || (versions.size() == 1 && versions.get(0).indexOf(',') >= 0)) {
+      // The version is part of the fingerprint: two of them (two fields, or a list in one) would
+      // be fingerprinted as whichever one was picked, and a retry that sends them in the other
+      // order would be another request.
+      return refuse(
+          Problems.response(
+              400,
+              ErrorCode.REQUEST_NOT_CANONICAL,
+              "Request cannot be fingerprinted",
+              "The request names more than one API version (the "
+                  + versionHeader
+                  + " header twice, or a list in it). Send one "
+                  + versionHeader
+                  + " header with one version."));
+    }
+    String apiVersion = versions.isEmpty() ? null : versions.get(0);
     try {
       fingerprint = fingerprinter.fingerprint(operation, command, pathVariables, apiVersion);
     } catch (IllegalArgumentException e) {

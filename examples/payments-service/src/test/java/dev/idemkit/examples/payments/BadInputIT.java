@@ -263,6 +263,39 @@ class BadInputIT extends HttpTestSupport {
                   other);
             }),
         withFreshKey(k -> keyCase("key: a parameterized value (a;p=1)", k + ";p=1", k)),
+        withFreshKey(
+            k -> {
+              String ref = reference();
+              return new Case(
+                  "api version: two Api-Version header fields",
+                  400,
+                  "REQUEST_NOT_CANONICAL",
+                  List.of(k),
+                  ref,
+                  t -> {
+                    List<String[]> headers = headers(TENANT_A, "application/json", k);
+                    headers.add(new String[] {"Api-Version", "2024-01-01"});
+                    headers.add(new String[] {"Api-Version", "2025-06-01"});
+                    return t.exchange(
+                        PAYMENTS, headers, BodyPublishers.ofString(payment(ref, "10.00")));
+                  });
+            }),
+        withFreshKey(
+            k -> {
+              String ref = reference();
+              return new Case(
+                  "api version: a list in one Api-Version field",
+                  400,
+                  "REQUEST_NOT_CANONICAL",
+                  List.of(k),
+                  ref,
+                  t -> {
+                    List<String[]> headers = headers(TENANT_A, "application/json", k);
+                    headers.add(new String[] {"Api-Version", "2024-01-01, 2025-06-01"});
+                    return t.exchange(
+                        PAYMENTS, headers, BodyPublishers.ofString(payment(ref, "10.00")));
+                  });
+            }),
         paymentCase(
             "key: absent on a required endpoint",
             400,
