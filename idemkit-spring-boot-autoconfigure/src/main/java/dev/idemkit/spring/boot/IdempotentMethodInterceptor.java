@@ -152,12 +152,22 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   }
 
   /**
-   * Reads the key, the tenant and the fingerprint, and applies the checks that come before a claim
-   * (issued keys, quotas), in that order. Nothing here claims the key: a refused request leaves no
-   * record.
+   * Reads the tenant, the key and the fingerprint, and applies the checks that come before a claim
+   * (issued keys), in that order (contract §2 (docs/contract.md), "Which answer comes first"): a
+   * request nobody authenticated is a 401 whatever key it sends or lacks, as it is where a filter
+   * authenticates. Nothing here claims the key: a refused request leaves no record.
    */
   private Reading read(MethodInvocation invocation, Handler handler, HttpServletRequest request) {
     String operation = handler.idempotent().operation();
+    String tenant = tenants.resolveTenant(request);
+    if (tenant == null || tenant.isBlank()) {
+      return refuse(
+          Problems.response(
+              401,
+              ErrorCode.AUTHENTICATION_REQUIRED,
+              "Authentication required",
+              "Authenticate the request; idempotency keys are scoped to your account."));
+    }
     List<String> values = Collections.list(request.getHeaders(KEY_HEADER));
     if (values.isEmpty()) {
       return refuse(
@@ -179,15 +189,6 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       return refuse(invalidKey(e.getMessage()));
     }
 
-    String tenant = tenants.resolveTenant(request);
-    if (tenant == null || tenant.isBlank()) {
-      return refuse(
-          Problems.response(
-              401,
-              ErrorCode.AUTHENTICATION_REQUIRED,
-              "Authentication required",
-              "Authenticate the request; idempotency keys are scoped to your account."));
-    }
     ScopedKey id = ScopedKey.of(tenant, operation, key.value());
     ResponseEntity<byte[]> notIssued;
     try {

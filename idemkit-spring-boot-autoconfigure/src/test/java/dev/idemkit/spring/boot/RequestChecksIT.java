@@ -101,6 +101,51 @@ class RequestChecksIT {
     assertThat(records(twoFields)).isOne();
   }
 
+  @Test
+  void aRequestNobodyAuthenticatedIsA401WhateverItsKey() throws Exception {
+    int before = Handlers.things.get();
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> malformed = send(anonymous().header("Idempotency-Key", "\"" + key));
+    HttpResponse<String> twoKeys =
+        send(anonymous().header("Idempotency-Key", key).header("Idempotency-Key", key + "-2"));
+    HttpResponse<String> none = send(anonymous());
+
+    for (HttpResponse<String> r : java.util.List.of(malformed, twoKeys, none)) {
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(401);
+      assertThat(r.body()).contains("\"errorCode\":\"AUTHENTICATION_REQUIRED\"");
+    }
+    assertThat(records(key)).isZero();
+    assertThat(records("\"" + key)).isZero();
+    assertThat(Handlers.things).as("the handler never ran").hasValue(before);
+  }
+
+  @Test
+  void aMalformedKeyWithABodyThatCannotBeReadIsAnsweredForTheBody() throws Exception {
+    int before = Handlers.things.get();
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> r =
+        send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/things"))
+                .header("Content-Type", "application/json")
+                .header("X-Tenant", "t1")
+                .header("Idempotency-Key", key + "\"")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"name\":")));
+
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+    assertThat(r.body()).doesNotContain("IDEMPOTENCY_KEY_INVALID");
+    assertThat(records(key)).isZero();
+    assertThat(records(key + "\"")).isZero();
+    assertThat(Handlers.things).hasValue(before);
+  }
+
+  private HttpRequest.Builder anonymous() {
+    return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/things"))
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"a\"}"));
+  }
+
   private HttpRequest.Builder thing(String key) {
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/things"))
         .header("Content-Type", "application/json")

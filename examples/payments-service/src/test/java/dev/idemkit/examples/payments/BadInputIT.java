@@ -529,6 +529,46 @@ class BadInputIT extends HttpTestSupport {
                           headers(TENANT_A, null, k),
                           BodyPublishers.ofString(payment(ref, "10.00"))));
             }),
+        withFreshKey(
+            k -> {
+              String ref = reference();
+              return new Case(
+                  "order of checks: no Authorization and a malformed key (401 first)",
+                  401,
+                  "AUTHENTICATION_REQUIRED",
+                  List.of(k, "\"" + k),
+                  ref,
+                  t ->
+                      t.exchange(
+                          PAYMENTS,
+                          List.of(
+                              new String[] {"Content-Type", "application/json"},
+                              new String[] {"Idempotency-Key", "\"" + k}),
+                          BodyPublishers.ofString(payment(ref, "10.00"))));
+            }),
+        withFreshKey(
+            k ->
+                paymentCase(
+                    "order of checks: a malformed key and an invalid body (the body first)",
+                    400,
+                    VALIDATION_FAILED,
+                    k + "\"",
+                    ref -> payment(ref, "-5.00"))),
+        withFreshKey(
+            k -> {
+              String ref = reference();
+              return new Case(
+                  "order of checks: a malformed key and a body too large (413 first)",
+                  413,
+                  "PAYLOAD_TOO_LARGE",
+                  List.of(k, k + "\""),
+                  ref,
+                  t ->
+                      t.exchange(
+                          PAYMENTS,
+                          headers(TENANT_A, "application/json", k + "\""),
+                          BodyPublishers.ofString(padded(ref, ONE_MB))));
+            }),
         authCase("gate: no Authorization", null),
         authCase("gate: wrong API key", "Bearer sk_test_wrong"),
         authCase("gate: Basic instead of Bearer", "Basic c2tfdGVzdF9kZW1vX2E6"));
