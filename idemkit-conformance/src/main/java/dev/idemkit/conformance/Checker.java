@@ -82,9 +82,31 @@ final class Checker {
   /** Every in-progress answer the race checks saw, for {@code conflict.retry-after}. */
   private final List<Response> conflicts = new CopyOnWriteArrayList<>();
 
+  /**
+   * Whether keys go out as sf-strings ({@code "k"}) or bare ({@code k}): the profile's form, unless
+   * the first request found that the API takes only the other one ({@link #keyForm}).
+   */
+  private boolean sfString;
+
+  /** The first request's answer with the profile's key form, for {@code key.form}. */
+  private Response firstAnswer;
+
+  /**
+   * Set when the API refused the profile's key form and accepted the other: the finding, reported
+   * by {@code key.form} alone; the other checks then send the form the API takes, so they judge
+   * what they are for instead of all failing on the key's spelling.
+   */
+  private String keyFormFinding;
+
   Checker(Options options) {
     this.o = options;
     this.profile = options == null ? Profile.IETF : options.profile();
+    this.sfString = profile.sfString();
+  }
+
+  /** The key-form finding of {@link #preflight()}, if the API takes only the other form. */
+  Optional<String> keyFormFinding() {
+    return Optional.ofNullable(keyFormFinding);
   }
 
   /** Every check id, in the order they run. */
@@ -130,13 +152,27 @@ final class Checker {
       }
     }
     Response first;
+    String key = UUID.randomUUID().toString();
     try {
-      first = send(request(unique(), freshKey(), o.auth(), o.body(), o.path(), List.of()));
+      first = send(request(unique(), keyHeader(key), o.auth(), o.body(), o.path(), List.of()));
+      if (!first.success() && mayBeTheKeysForm(first.status())) {
+        // Refused for its key's spelling? The same request with the other form tells.
+        String other = UUID.randomUUID().toString();
+        sfString = !profile.sfString();
+        Response otherForm =
+            send(request(unique(), keyHeader(other), o.auth(), o.body(), o.path(), List.of()));
+        sfString = profile.sfString();
+        if (otherForm.success()) {
+          sfString = !profile.sfString();
+          keyFormFinding = keyFormFinding(key, first, other);
+        }
+      }
     } catch (IOException e) {
       throw new ConfigurationError(
           "the first request to " + o.method() + " " + o.path() + " gave no answer: " + reason(e));
     }
-    if (!first.success()) {
+    firstAnswer = first;
+    if (!first.success() && keyFormFinding == null) {
       throw new ConfigurationError(
           "the first request to "
               + o.method()
@@ -148,6 +184,36 @@ final class Checker {
               + firstRequestAdvice(first.status())
               + ": every check starts from a request that succeeds");
     }
+  }
+
+  /** A refusal that is not about the credentials, the route or the server: maybe the key's form. */
+  private static boolean mayBeTheKeysForm(int status) {
+    return status >= 400
+        && status < 500
+        && status != 401
+        && status != 403
+        && status != 407
+        && status != 404
+        && status != 405
+        && status != 421;
+  }
+
+  private String keyFormFinding(String key, Response refused, String other) {
+    String profileForm = profile.sfString() ? "an sf-string, \"" + key + "\"" : "bare, " + key;
+    String otherForm = profile.sfString() ? "bare, " + other : "as an sf-string, \"" + other + "\"";
+    return "the API refuses the key in the "
+        + profile.name()
+        + " profile's form ("
+        + profileForm
+        + "): "
+        + refused.summary()
+        + "; it accepts a key sent "
+        + otherForm
+        + (profile.sfString()
+            ? ". The draft's key is an sf-string: a client that quotes its key, as the draft says,"
+                + " is refused"
+            : ". This profile's clients send bare keys and are refused")
+        + "; the other checks send the form the API takes";
   }
 
   private static String firstRequestAdvice(int status) {
@@ -195,6 +261,12 @@ final class Checker {
     String p = profile.name();
     return List.of(
         new Check(
+            "key.form",
+            "A key in the profile's form ("
+                + (profile.sfString() ? "an sf-string, \"k\"" : "bare, k")
+                + ") is accepted.",
+            this::keyForm),
+        new Check(
             "key.missing",
             "An endpoint that requires a key refuses a request without one and stores nothing.",
             this::missingKey),
@@ -229,8 +301,8 @@ final class Checker {
             () ->
                 malformed(
                     List.of(
-                        Map.entry(KEY, profile.keyHeader(UUID.randomUUID().toString())),
-                        Map.entry(KEY, profile.keyHeader(UUID.randomUUID().toString()))))),
+                        Map.entry(KEY, keyValue(UUID.randomUUID().toString())),
+                        Map.entry(KEY, keyValue(UUID.randomUUID().toString()))))),
         new Check(
             "key.max-length",
             "A key of exactly " + profile.maxKeyLength() + " characters is accepted.",
@@ -239,10 +311,14 @@ final class Checker {
             "key.forms",
             "The sf-string and the bare form of one key never make two operations.",
             () ->
-                profile.sfString()
-                    ? keyForms()
-                    : Verdict.skip(
-                        "the " + p + " profile takes keys literally: a quoted key is another key")),
+                keyFormFinding != null
+                    ? Verdict.skip("the API takes only one of the two forms (key.form)")
+                    : profile.sfString()
+                        ? keyForms()
+                        : Verdict.skip(
+                            "the "
+                                + p
+                                + " profile takes keys literally: a quoted key is another key")),
         new Check(
             "replay.completed",
             "A retry of a completed request gets the first answer: status, body bytes, Location.",
@@ -301,6 +377,17 @@ final class Checker {
 
   // ---------------------------------------------------------------- the checks
 
+  /** Decided by the first request ({@link #preflight()}), which sends the profile's form. */
+  private Verdict keyForm() {
+    if (keyFormFinding != null) {
+      return Verdict.fail(keyFormFinding);
+    }
+    if (firstAnswer == null) {
+      return Verdict.skip("no first request was sent");
+    }
+    return Verdict.pass("the first request's key, in this form: " + firstAnswer.summary());
+  }
+
   private Verdict missingKey() throws Exception {
     String u = unique();
     Response r = send(request(u, List.of(), o.auth(), o.body(), o.path(), List.of()));
@@ -352,7 +439,7 @@ final class Checker {
   private Verdict keyForms() throws Exception {
     String u = unique();
     String key = UUID.randomUUID().toString();
-    String first = profile.keyHeader(key);
+    String first = keyValue(key);
     String other = key;
     Response a =
         send(request(u, List.of(Map.entry(KEY, first)), o.auth(), o.body(), o.path(), List.of()));
@@ -1016,7 +1103,12 @@ final class Checker {
   }
 
   private List<Map.Entry<String, String>> keyHeader(String key) {
-    return List.of(Map.entry(KEY, profile.keyHeader(key)));
+    return List.of(Map.entry(KEY, keyValue(key)));
+  }
+
+  /** The header value for a key, in the form the checks send ({@link #sfString}). */
+  private String keyValue(String key) {
+    return sfString ? "\"" + key + "\"" : key;
   }
 
   private Request request(

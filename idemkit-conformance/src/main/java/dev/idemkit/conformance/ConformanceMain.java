@@ -60,6 +60,12 @@ public final class ConformanceMain {
       err.println("idemkit-conformance: no check ran (exit status 2)");
       return 2;
     }
+    checker
+        .keyFormFinding()
+        .ifPresent(
+            finding ->
+                err.println(
+                    "idemkit-conformance: key.form: " + finding + " (reported as key.form)"));
     out.printf(
         "idemkit-conformance: profile %s against %s %s%s%n%n",
         options.profile().name(), options.method(), options.baseUrl(), options.path());

@@ -294,11 +294,6 @@ record Profile(
         bool(p, "validation-errors-stored", base.validationErrorsStored));
   }
 
-  /** The header value for a key, in the profile's form. */
-  String keyHeader(String key) {
-    return sfString ? "\"" + key + "\"" : key;
-  }
-
   private static boolean bool(Properties p, String name, boolean fallback) {
     String v = p.getProperty(name, String.valueOf(fallback)).trim();
     if (!v.equals("true") && !v.equals("false")) {

@@ -130,9 +130,9 @@ class BrokenServersTest {
     assertThat(run.failed()).isEmpty();
     assertThat(run.exit()).isZero();
     // Every check ran conclusively; only the error-replay policy is reported, not judged.
-    assertThat(run.passed()).hasSize(20).doesNotContain("errors.replay");
+    assertThat(run.passed()).hasSize(21).doesNotContain("errors.replay");
     assertThat(run.stdout()).contains("INFO  errors.replay").contains("got it replayed");
-    assertThat(run.junit()).contains("tests=\"21\" failures=\"0\"");
+    assertThat(run.junit()).contains("tests=\"22\" failures=\"0\"");
   }
 
   /**

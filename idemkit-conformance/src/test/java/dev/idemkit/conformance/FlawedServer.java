@@ -72,7 +72,13 @@ final class FlawedServer implements AutoCloseable {
      * The draft's, except that a key reused with another request is a 409 too (as some APIs answer
      * it): both 409s are problems, told apart only by their {@code errorCode}.
      */
-    CONFLICT_FOR_MISMATCH
+    CONFLICT_FOR_MISMATCH,
+    /**
+     * The draft's, except that a quoted key ({@code "k"}) is refused: only bare tokens are keys.
+     */
+    BARE_KEYS_ONLY,
+    /** The draft's, read strictly: a key is an sf-string ({@code "k"}); a bare token is refused. */
+    SF_STRING_KEYS_ONLY
   }
 
   private static final class Record {
@@ -325,6 +331,10 @@ final class FlawedServer implements AutoCloseable {
       return v.isEmpty() || v.length() > 255 || !v.chars().allMatch(c -> c > 0x20 && c < 0x7f)
           ? null
           : v;
+    }
+    if (v.startsWith("\"") == (semantics == Semantics.BARE_KEYS_ONLY)
+        && (semantics == Semantics.BARE_KEYS_ONLY || semantics == Semantics.SF_STRING_KEYS_ONLY)) {
+      return null;
     }
     if (v.startsWith("\"")) {
       if (v.length() < 2 || !v.endsWith("\"")) {

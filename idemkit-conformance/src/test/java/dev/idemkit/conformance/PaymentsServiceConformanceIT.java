@@ -106,7 +106,7 @@ class PaymentsServiceConformanceIT {
     // Every check of the profile, by id: each passed; only the error-replay policy is reported.
     assertThat(statusById(json)).as(output).isEqualTo(EXPECTED);
     assertThat(Files.readString(junit))
-        .contains("tests=\"21\" failures=\"0\" errors=\"0\" skipped=\"0\"");
+        .contains("tests=\"22\" failures=\"0\" errors=\"0\" skipped=\"0\"");
     // Across everything the checker did, the provider charged each completed payment exactly
     // once, and no payment twice.
     List<String> completed = completedPayments();
@@ -159,6 +159,7 @@ class PaymentsServiceConformanceIT {
     Map<String, String> expected = new LinkedHashMap<>();
     for (String id :
         List.of(
+            "key.form",
             "key.missing",
             "key.empty",
             "key.too-long",

@@ -81,6 +81,7 @@ class ProfilesTest {
       assertThat(status).containsEntry("errors.replay", "INFO");
       assertThat(run.passed())
           .containsExactlyInAnyOrder(
+              "key.form",
               "key.empty",
               "key.too-long",
               "key.control-char",
@@ -151,7 +152,7 @@ class ProfilesTest {
 
       assertThat(run.exit()).as(run.stdout()).isZero();
       assertThat(run.failed()).isEmpty();
-      assertThat(run.passed()).hasSize(20);
+      assertThat(run.passed()).hasSize(21);
       assertThat(run.stdout()).contains("profile ietf-marked");
       assertThat(run.detail("replay.completed")).endsWith("marked Idempotent-Replayed: true");
     }
@@ -209,7 +210,7 @@ class ProfilesTest {
       Run run = BrokenServersTest.check(correct, reports, "codes-pass", profile);
 
       assertThat(run.exit()).as(run.stdout()).isZero();
-      assertThat(run.passed()).hasSize(20);
+      assertThat(run.passed()).hasSize(21);
       assertThat(run.stderr()).doesNotContain("warning");
       assertThat(run.detail("concurrent.duplicates")).contains("7 in progress");
       assertThat(run.detail("inflight.mismatch"))
