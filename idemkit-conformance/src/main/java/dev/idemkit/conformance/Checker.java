@@ -112,6 +112,57 @@ final class Checker {
   /** Every check id, in the order they run. */
   static final List<String> IDS = new Checker(null).checks().stream().map(Check::id).toList();
 
+  /**
+   * The checks whose verdict includes an effect count when there is an {@code --effect-url}:
+   * without one, {@code effect.exactly-one} is skipped and the others judge by the answers alone.
+   */
+  static final List<String> EFFECT_COUNTED =
+      List.of(
+          "key.missing",
+          "key.empty",
+          "key.too-long",
+          "key.control-char",
+          "key.non-ascii",
+          "key.bad-quoting",
+          "key.two-headers",
+          "key.forms",
+          "effect.exactly-one",
+          "mismatch.body",
+          "concurrent.duplicates",
+          "inflight.duplicate",
+          "inflight.mismatch",
+          "lost-answer.retry");
+
+  /**
+   * Without an {@code --effect-url}, what cannot be proven and which of the checks to run are
+   * weaker for it; empty with one.
+   */
+  static Optional<String> effectWarning(Options o) {
+    if (o.effectUrl() != null) {
+      return Optional.empty();
+    }
+    List<String> weakened =
+        EFFECT_COUNTED.stream()
+            .filter(id -> !id.equals("effect.exactly-one"))
+            .filter(id -> o.only().isEmpty() || o.only().contains(id))
+            .toList();
+    boolean exactlyOne = o.only().isEmpty() || o.only().contains("effect.exactly-one");
+    if (weakened.isEmpty() && !exactlyOne) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "no --effect-url: that each operation ran exactly once, and that refused requests"
+            + " stored nothing, cannot be proven, only inferred from the answers"
+            + (exactlyOne ? "; effect.exactly-one is skipped" : "")
+            + (weakened.isEmpty()
+                ? ""
+                : "; "
+                    + String.join(", ", weakened)
+                    + " judge by the answers alone (a server that ran an operation twice and"
+                    + " answered alike would pass them)")
+            + ". Give an --effect-url that counts what a {{unique}} created to prove it");
+  }
+
   /** Refuses {@code --only} ids that name no check (a typo would otherwise run nothing). */
   static void requireKnown(java.util.Set<String> only) {
     List<String> unknown = only.stream().filter(id -> !IDS.contains(id)).sorted().toList();

@@ -52,6 +52,8 @@ public final class ConformanceMain {
                         + why
                         + ": the race checks will say inconclusive where they see one; set"
                         + " in-progress-code or mismatch-code in the profile file"));
+    Checker.effectWarning(options)
+        .ifPresent(why -> err.println("idemkit-conformance: warning: " + why));
     Checker checker = new Checker(options);
     try {
       checker.preflight();

@@ -63,7 +63,9 @@ record Options(
         --effect-url T          a GET URL (a path under the base URL, or http://…) counting the
                                 resources {{unique}} created, e.g.
                                 '/v1/payments?merchantReference={{unique}}', with --auth; asked
-                                once before any check, where it must answer a count of 0
+                                once before any check, where it must answer a count of 0;
+                                without one, nothing proves an operation ran exactly once (a
+                                warning names the checks that judge by the answers alone)
         --effect-count PATH     where the count is in its JSON answer: 'count', 'data.length'
                                 (default: the answer is an array, or a number)
         --profile P             ietf (default), stripe, or a properties file (base=ietf, …)

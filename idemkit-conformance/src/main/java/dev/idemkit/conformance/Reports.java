@@ -21,17 +21,20 @@ final class Reports {
   }
 
   static String summary(Options o, List<CheckResult> results) {
-    return String.format(
-        Locale.ROOT,
-        "%nidemkit-conformance: profile %s, %s %s%s: %d passed, %d failed, %d skipped, %d reported%n",
-        o.profile().name(),
-        o.method(),
-        o.baseUrl(),
-        o.path(),
-        count(results, Status.PASS),
-        count(results, Status.FAIL),
-        count(results, Status.SKIP),
-        count(results, Status.INFO));
+    String warning = Checker.effectWarning(o).map(w -> "\nwarning: " + w + "\n").orElse("");
+    return warning
+        + String.format(
+            Locale.ROOT,
+            "%nidemkit-conformance: profile %s, %s %s%s: %d passed, %d failed, %d skipped, %d"
+                + " reported%n",
+            o.profile().name(),
+            o.method(),
+            o.baseUrl(),
+            o.path(),
+            count(results, Status.PASS),
+            count(results, Status.FAIL),
+            count(results, Status.SKIP),
+            count(results, Status.INFO));
   }
 
   static long count(List<CheckResult> results, Status status) {
@@ -54,7 +57,9 @@ final class Reports {
           .append(": ")
           .append(count(results, statuses[i]));
     }
-    out.append("},\n  \"checks\": [\n");
+    out.append("},\n  \"warnings\": [");
+    Checker.effectWarning(o).ifPresent(w -> out.append(Json.quote(w)));
+    out.append("],\n  \"checks\": [\n");
     for (int i = 0; i < results.size(); i++) {
       CheckResult r = results.get(i);
       out.append("    {\"id\": ")
