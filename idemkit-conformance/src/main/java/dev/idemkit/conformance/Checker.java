@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -785,8 +786,26 @@ final class Checker {
     if (!a.success()) {
       return Verdict.fail("the first principal's request failed: " + a.summary());
     }
+    OptionalLong before = effectsAs(o.auth2(), u1);
     Response b = send(request(u1, k1, o.auth2(), o.body(), o.path(), List.of()));
-    problems.addAll(leaks("same key and body", fill(o.body(), u1), a, b));
+    OptionalLong after = effectsAs(o.auth2(), u1);
+    // By effect, where the effect URL counts for the second principal too: its own operation
+    // created something, as that principal sees it (a count per principal goes 0 to 1, a global
+    // one 1 to 2); a replay of the first principal's operation created nothing, whatever its
+    // answer looks like, and an answer identical to the first is no leak if it did.
+    Optional<Boolean> ownEffect =
+        before.isPresent() && after.isPresent() && b.success()
+            ? Optional.of(after.getAsLong() > before.getAsLong())
+            : Optional.empty();
+    problems.addAll(leaks("same key and body", fill(o.body(), u1), a, b, ownEffect));
+    if (problems.isEmpty() && ownEffect.equals(Optional.of(false))) {
+      problems.add(
+          "same key and body: the second principal's request created nothing (--effect-url,"
+              + " asked with --auth2, counts "
+              + after.getAsLong()
+              + " before and after it): it got the first principal's operation: "
+              + b.summary());
+    }
     // Same key, another body, other principal: a mismatch answer would reveal the key exists.
     if (o.mismatchBody() != null) {
       String u2 = unique();
@@ -794,7 +813,8 @@ final class Checker {
       Response c = send(request(u2, k2, o.auth(), o.body(), o.path(), List.of()));
       Response d = send(request(u2, k2, o.auth2(), o.mismatchBody(), o.path(), List.of()));
       if (c.success()) {
-        problems.addAll(leaks("same key, another body", fill(o.mismatchBody(), u2), c, d));
+        problems.addAll(
+            leaks("same key, another body", fill(o.mismatchBody(), u2), c, d, Optional.empty()));
       }
     }
     return problems.isEmpty()
@@ -805,12 +825,17 @@ final class Checker {
   /**
    * What in the second principal's answer shows it got the first principal's operation. Bytes alone
    * do not: an API may render the stored resource anew for whoever asks (a timestamp, the viewer),
-   * so the resource's identity is compared too (see {@link #sameResource}).
+   * so the resource's identity is compared too (see {@link #sameResource}). {@code ownEffect}:
+   * whether the effect URL, asked as the second principal, counted an operation of its own; empty
+   * when it could not tell.
    */
-  private List<String> leaks(String what, String sentBody, Response first, Response other) {
+  private List<String> leaks(
+      String what, String sentBody, Response first, Response other, Optional<Boolean> ownEffect) {
     List<String> problems = new ArrayList<>();
     Optional<String> shared = sameResource(sentBody, first, other);
-    if (Arrays.equals(first.body(), other.body())) {
+    // Identical bytes are a replay, unless the effect count shows an operation of its own (an
+    // answer that names nothing the server made is the same for any two operations).
+    if (Arrays.equals(first.body(), other.body()) && !ownEffect.orElse(false)) {
       problems.add(
           what + ": the second principal got the first principal's answer: " + other.summary());
     } else if (shared.isPresent()) {
@@ -1207,6 +1232,29 @@ final class Checker {
    * under test: anything but a count is a {@link ConfigurationError} that names it, never a verdict
    * about the endpoint.
    */
+  /**
+   * The effect count for {@code unique} as {@code auth} sees it, for a second opinion only: empty
+   * when there is no effect URL or it gives no count with these credentials (an oracle may serve
+   * the first principal alone), never an error.
+   */
+  private OptionalLong effectsAs(Map.Entry<String, String> auth, String unique) {
+    if (o.effectUrl() == null) {
+      return OptionalLong.empty();
+    }
+    List<Map.Entry<String, String>> headers = new ArrayList<>();
+    headers.add(auth);
+    headers.add(Map.entry("Accept", "application/json"));
+    try {
+      Response r =
+          send(new Request("GET", resolve(fill(o.effectUrl(), unique)), headers, new byte[0]));
+      return r.success()
+          ? OptionalLong.of(EffectCount.of(Json.parse(r.bodyText()), o.effectCount()))
+          : OptionalLong.empty();
+    } catch (IOException | RuntimeException e) {
+      return OptionalLong.empty();
+    }
+  }
+
   private long effects(String unique) throws ConfigurationError {
     List<Map.Entry<String, String>> headers = new ArrayList<>();
     if (o.auth() != null) {

@@ -111,6 +111,7 @@ final class FlawedServer implements AutoCloseable {
   private final AtomicInteger ids = new AtomicInteger();
   private final AtomicInteger posts = new AtomicInteger();
   private volatile boolean omitLocation;
+  private volatile boolean omitIdentifiers;
   private volatile String principalHeader = "Authorization";
 
   FlawedServer(Flaw flaw, long workMillis) throws IOException {
@@ -130,6 +131,12 @@ final class FlawedServer implements AutoCloseable {
   /** Takes the principal from {@code header} (an API key header) instead of Authorization. */
   void authenticateWith(String header) {
     principalHeader = header;
+  }
+
+  /** Renders resources without their id from now on (and so without a Location). */
+  void omitIdentifiers() {
+    omitIdentifiers = true;
+    omitLocation = true;
   }
 
   /** Answers without {@code Location} headers from now on. */
@@ -309,9 +316,8 @@ final class FlawedServer implements AutoCloseable {
     if (flaw == Flaw.KEYS_NOT_SCOPED_RE_RENDERED) {
       servedAt = ",\"viewer\":\"" + viewer + "\"";
     }
-    return ("{\"id\":\""
-            + item
-            + "\",\"ref\":\""
+    return ((omitIdentifiers ? "{" : "{\"id\":\"" + item + "\",")
+            + "\"ref\":\""
             + ref
             + "\",\"amount\":\""
             + amount
