@@ -210,10 +210,10 @@ final class Checker {
       if (!first.success() && mayBeTheKeysForm(first.status())) {
         // Refused for its key's spelling? The same request with the other form tells.
         String other = UUID.randomUUID().toString();
-        sfString = !profile.sfString();
+        List<Map.Entry<String, String>> otherKey =
+            List.of(Map.entry(KEY, spelled(other, !profile.sfString())));
         Response otherForm =
-            send(request(unique(), keyHeader(other), o.auth(), o.body(), o.path(), List.of()));
-        sfString = profile.sfString();
+            send(request(unique(), otherKey, o.auth(), o.body(), o.path(), List.of()));
         if (otherForm.success()) {
           sfString = !profile.sfString();
           keyFormFinding = keyFormFinding(key, first, other);
@@ -1184,6 +1184,10 @@ final class Checker {
 
   /** The header value for a key, in the form the checks send ({@link #sfString}). */
   private String keyValue(String key) {
+    return spelled(key, sfString);
+  }
+
+  private static String spelled(String key, boolean sfString) {
     return sfString ? "\"" + key + "\"" : key;
   }
 
