@@ -552,10 +552,10 @@ public final class InboxConsumer implements MessageReceiver {
   /**
    * Throws if the handler returned normally but left the transaction aborted: it caught an SQL
    * error (a constraint violation, a lock timeout) and went on, and PostgreSQL then refuses every
-   * statement, the commit included, which rolls back. Without this check the commit's failure would
-   * stand for the handler's, and with a driver whose commit of an aborted transaction rolls back
-   * without a word the messages would count as applied while nothing was. So it is the handler's
-   * failure, like an exception it let through: rolled back, the attempt counted, nothing marked.
+   * statement; its commit is a rollback, which the PostgreSQL driver reports as a successful
+   * commit. Without this check the messages counted as applied (and were acknowledged) while
+   * neither the handler's writes nor the inbox rows were kept. So it is the handler's failure, like
+   * an exception it let through: rolled back, the attempt counted, nothing marked.
    */
   private static void failIfAborted(Connection c) throws SQLException {
     if (!aborted(c)) {

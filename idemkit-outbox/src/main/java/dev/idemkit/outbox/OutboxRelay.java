@@ -257,8 +257,8 @@ public final class OutboxRelay implements AutoCloseable {
     }
     Throwable[] errors = awaitAcknowledgements(batch);
     // Interrupted (close() stops the threads so): what was not acknowledged yet was cut short by
-    // the
-    // shutdown, not failed by the event; it counts no attempt and stays due, for the next relay.
+    // the shutdown, not failed by the event; it counts no attempt and stays due, for the next
+    // relay.
     boolean closing = Thread.currentThread().isInterrupted();
     Instant markedAt = clock.instant();
     boolean outage = false;
