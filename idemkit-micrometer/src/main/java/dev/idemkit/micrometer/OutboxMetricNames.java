@@ -61,6 +61,12 @@ public final class OutboxMetricNames {
   /** Counter: recorded side effects delivered; tag {@code channel}. */
   public static final String DELIVERED = "delivery.delivered.count";
 
+  /**
+   * Gauge: deliveries parked after their last attempt, on every channel (only where a count is
+   * given: {@link OutboxMetrics#parkedDeliveries}).
+   */
+  public static final String PARKED_DELIVERIES = "delivery.parked";
+
   /** The consumer's name. */
   public static final String TAG_CONSUMER = "consumer";
 

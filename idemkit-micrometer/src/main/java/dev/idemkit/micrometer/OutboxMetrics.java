@@ -9,6 +9,7 @@ import static dev.idemkit.micrometer.OutboxMetricNames.GAP_HELD;
 import static dev.idemkit.micrometer.OutboxMetricNames.GAP_RELEASED;
 import static dev.idemkit.micrometer.OutboxMetricNames.HELD_MESSAGES;
 import static dev.idemkit.micrometer.OutboxMetricNames.OLDEST_UNSENT_AGE;
+import static dev.idemkit.micrometer.OutboxMetricNames.PARKED_DELIVERIES;
 import static dev.idemkit.micrometer.OutboxMetricNames.PARKED_EVENTS;
 import static dev.idemkit.micrometer.OutboxMetricNames.PARKED_MESSAGES;
 import static dev.idemkit.micrometer.OutboxMetricNames.PUBLISHED;
@@ -39,7 +40,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * Meters for events across boundaries: an {@link OutboxListener} to give the relay, the inbox
  * consumers and the delivery senders (rates: published, failed, consumed, duplicates skipped,
  * delivered), and a {@link MeterBinder} with gauges read from the database (backlog, oldest unsent
- * age, parked events, parked messages). Names are in {@link OutboxMetricNames}.
+ * age, parked events, parked messages, and parked deliveries where given). Names are in {@link
+ * OutboxMetricNames}.
  *
  * <p>The gauges' two queries run at most once per refresh interval (10 s by default), by one thread
  * at a time; a scrape in between, or during a query, reads the last values. A failed query reports
@@ -53,6 +55,7 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
   private final Callable<Outbox.Backlog> backlog;
   private final Callable<Long> parkedMessages;
   private final Callable<Long> heldMessages;
+  private volatile Callable<Long> parkedDeliveries;
   private final Clock clock;
   private final Duration refreshInterval;
   private final ReentrantLock refreshing = new ReentrantLock();
@@ -68,6 +71,7 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
       double parked,
       double parkedMessages,
       double heldMessages,
+      double parkedDeliveries,
       Instant takenAt) {}
 
   /**
@@ -149,6 +153,12 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
           .description("Inbox messages held behind a gap in their aggregate's sequence")
           .register(registry);
     }
+    if (parkedDeliveries != null) {
+      Gauge.builder(PARKED_DELIVERIES, this, m -> m.sample().parkedDeliveries())
+          .description(
+              "Deliveries (side effects outside the database) parked after their last attempt")
+          .register(registry);
+    }
     this.registry = registry;
     registerAtZero(registry);
   }
@@ -162,7 +172,7 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
     if (!refreshing.tryLock()) {
       return s != null
           ? s
-          : new Sample(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, now);
+          : new Sample(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, now);
     }
     try {
       double b = Double.NaN;
@@ -190,12 +200,34 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
           LOG.log(System.Logger.Level.WARNING, "Could not count held inbox messages", e);
         }
       }
-      Sample fresh = new Sample(b, age, parked, messages, held, now);
+      double deliveries = Double.NaN;
+      Callable<Long> parkedDeliveriesCount = parkedDeliveries;
+      if (parkedDeliveriesCount != null) {
+        try {
+          deliveries = parkedDeliveriesCount.call();
+        } catch (Exception e) {
+          LOG.log(System.Logger.Level.WARNING, "Could not count parked deliveries", e);
+        }
+      }
+      Sample fresh = new Sample(b, age, parked, messages, held, deliveries, now);
       last = fresh;
       return fresh;
     } finally {
       refreshing.unlock();
     }
+  }
+
+  /**
+   * Adds a gauge of the parked deliveries ({@value OutboxMetricNames#PARKED_DELIVERIES}), read from
+   * {@code count} with the other gauges, for example {@link
+   * dev.idemkit.outbox.Deliveries#parkedCount}. Call it before {@link #bindTo}. Returns this.
+   */
+  public OutboxMetrics parkedDeliveries(Callable<Long> count) {
+    if (registry != null) {
+      throw new IllegalStateException("parkedDeliveries must be set before bindTo");
+    }
+    this.parkedDeliveries = Objects.requireNonNull(count);
+    return this;
   }
 
   /**

@@ -50,6 +50,38 @@ class OutboxMetricsTest {
   }
 
   @Test
+  void parkedDeliveriesAreAGaugeOnlyWhereACountIsGiven() {
+    AtomicInteger parkedMails = new AtomicInteger(4);
+    SimpleMeterRegistry withDeliveries = new SimpleMeterRegistry();
+    new OutboxMetrics(backlog::get, () -> 3L, clock, Duration.ofSeconds(10))
+        .parkedDeliveries(() -> (long) parkedMails.get())
+        .bindTo(withDeliveries);
+    metrics.bindTo(registry);
+
+    assertThat(withDeliveries.get(OutboxMetricNames.PARKED_DELIVERIES).gauge().value())
+        .isEqualTo(4);
+    assertThat(registry.find(OutboxMetricNames.PARKED_DELIVERIES).gauge()).isNull();
+
+    parkedMails.set(0);
+    clock.advance(Duration.ofSeconds(10));
+    assertThat(withDeliveries.get(OutboxMetricNames.PARKED_DELIVERIES).gauge().value()).isZero();
+  }
+
+  @Test
+  void aParkedDeliveriesCountThatFailsReadsNaNAndTheOtherGaugesStillRead() {
+    SimpleMeterRegistry r = new SimpleMeterRegistry();
+    new OutboxMetrics(backlog::get, () -> 3L, clock, Duration.ofSeconds(10))
+        .parkedDeliveries(
+            () -> {
+              throw new java.sql.SQLException("database down");
+            })
+        .bindTo(r);
+
+    assertThat(r.get(OutboxMetricNames.PARKED_DELIVERIES).gauge().value()).isNaN();
+    assertThat(r.get(OutboxMetricNames.PARKED_EVENTS).gauge().value()).isEqualTo(2);
+  }
+
+  @Test
   void everyCounterExistsAtZeroBeforeItsFirstEvent() {
     javax.sql.DataSource unused =
         (javax.sql.DataSource)

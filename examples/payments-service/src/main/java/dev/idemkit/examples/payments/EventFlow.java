@@ -121,14 +121,15 @@ public class EventFlow {
   }
 
   @Bean
-  public OutboxMetrics outboxMetrics(Outbox outbox, DataSource dataSource) {
-    // Parked and held messages across every consumer, one query each.
+  public OutboxMetrics outboxMetrics(Outbox outbox, DataSource dataSource, Deliveries deliveries) {
+    // Parked and held messages across every consumer, one query each; parked mails.
     return new OutboxMetrics(
-        outbox::backlog,
-        () -> countInbox(dataSource, "PARKED"),
-        () -> countInbox(dataSource, "HELD"),
-        java.time.Clock.systemUTC(),
-        java.time.Duration.ofSeconds(5));
+            outbox::backlog,
+            () -> countInbox(dataSource, "PARKED"),
+            () -> countInbox(dataSource, "HELD"),
+            java.time.Clock.systemUTC(),
+            java.time.Duration.ofSeconds(5))
+        .parkedDeliveries(deliveries::parkedCount);
   }
 
   private static long countInbox(DataSource dataSource, String status) throws Exception {
