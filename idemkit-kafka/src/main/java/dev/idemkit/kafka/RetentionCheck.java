@@ -88,16 +88,27 @@ final class RetentionCheck {
     try {
       admin = Admin.create(settings);
     } catch (KafkaException e) {
+      Throwable root = rootCause(e);
+      String reason = root.getClass().getSimpleName() + ": " + root.getMessage();
+      if (String.valueOf(root.getMessage()).contains(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)) {
+        throw new IllegalStateException(
+            "Kafka consumer "
+                + consumer
+                + " cannot start: no Kafka client can use bootstrap.servers="
+                + consumerSettings.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)
+                + " ("
+                + reason
+                + "). Name host:port pairs of which at least one resolves (Spring Boot:"
+                + " idemkit.events.kafka.bootstrap-servers); an unreachable broker only delays"
+                + " the start, but a list Kafka cannot use is refused by every client.",
+            e);
+      }
       throw new IllegalStateException(
           "Kafka consumer "
               + consumer
-              + " cannot start: no Kafka client can use bootstrap.servers="
-              + consumerSettings.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)
-              + " ("
-              + rootCause(e).getMessage()
-              + "). Name host:port pairs of which at least one resolves (Spring Boot:"
-              + " idemkit.events.kafka.bootstrap-servers); an unreachable broker only delays"
-              + " the start, but a list Kafka cannot use is refused by every client.",
+              + " cannot start: no Kafka client can be created with its settings ("
+              + reason
+              + "); the consumer's own client would be refused too.",
           e);
     }
     try {

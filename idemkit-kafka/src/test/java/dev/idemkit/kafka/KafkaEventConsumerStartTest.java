@@ -30,4 +30,20 @@ class KafkaEventConsumerStartTest {
         .hasMessageContaining("No resolvable bootstrap urls")
         .hasMessageContaining("idemkit.events.kafka.bootstrap-servers");
   }
+
+  @Test
+  void settingsNoKafkaClientCanBeCreatedWithRefuseTheStartWithKafkasReason() {
+    KafkaEventConsumer consumer =
+        KafkaEventConsumer.builder("127.0.0.1:1", "ledger", NEVER_USED, (tx, m) -> {})
+            .aggregateTypes("widget")
+            .property("security.protocol", "SSL")
+            .property("ssl.keystore.location", "/nonexistent/idemkit-keystore.jks")
+            .property("ssl.keystore.password", "secret")
+            .build();
+    assertThatThrownBy(consumer::start)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageStartingWith(
+            "Kafka consumer ledger cannot start: no Kafka client can be created with its settings")
+        .hasMessageContaining("/nonexistent/idemkit-keystore.jks");
+  }
 }

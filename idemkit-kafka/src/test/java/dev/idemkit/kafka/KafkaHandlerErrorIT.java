@@ -31,8 +31,9 @@ class KafkaHandlerErrorIT {
     broker().createTopic("idemkit.events." + type, 1); // everybody shares one partition
     var ledger = Fixture.ledger(consumerName);
 
-    append(type, List.of("asserting", "a", "deep", "b"), "1");
-    append(type, List.of("asserting", "a", "deep", "b"), "2");
+    // Event ids derive from tenant, aggregate id and cause: causes of this test's own.
+    append(type, List.of("asserting", "a", "deep", "b"), type + "-1");
+    append(type, List.of("asserting", "a", "deep", "b"), type + "-2");
 
     try (KafkaTransport transport = Fixture.transport(bootstrap);
         OutboxRelay relay = Fixture.relay(transport).build().start();
@@ -64,7 +65,7 @@ class KafkaHandlerErrorIT {
           () -> applications(consumerName).size() == 4 && parked(consumer).size() == 2);
 
       // Later events still reach the handler: the polling thread is alive.
-      append(type, List.of("a", "b"), "3");
+      append(type, List.of("a", "b"), type + "-3");
       await(
           Duration.ofSeconds(60),
           "a#3 and b#3 applied",

@@ -33,7 +33,7 @@ class KafkaSlowClusterIT {
     String bootstrap = broker().bootstrapServers();
     broker().createTopic("idemkit.events." + type, 1);
     List<String> aggregates = IntStream.range(0, 60).mapToObj(i -> "s" + i).toList();
-    append(type, aggregates, "x".repeat(2000)); // 60 events of about 2 KB
+    append(type, aggregates, type + "x".repeat(2000)); // 60 events of about 2 KB
 
     try (Admin admin = broker().admin()) {
       throttle(admin, clientId, 2048.0);
