@@ -256,8 +256,11 @@ public final class KafkaTransport implements EventTransport {
     /**
      * Any other producer setting ({@code linger.ms}, {@code compression.type}, security, …). The
      * settings the guarantees rest on cannot be weakened: idempotence stays on and acks stay {@code
-     * all}, and the producer stays non-transactional ({@code transactional.id} is refused: the
-     * transport sends outside any Kafka transaction, which a transactional producer refuses to do).
+     * all}, the producer stays non-transactional ({@code transactional.id} is refused: the
+     * transport sends outside any Kafka transaction, which a transactional producer refuses to do),
+     * and records are partitioned by their key, the aggregate id ({@code
+     * partitioner.ignore.keys=true} is refused: an aggregate's events would no longer share a
+     * partition, nor keep their order).
      *
      * @throws IllegalArgumentException for one of those settings
      */
@@ -269,6 +272,15 @@ public final class KafkaTransport implements EventTransport {
                 + " refused: the transport's producer is idempotent and not transactional (it sends"
                 + " each event outside any Kafka transaction, which a transactional producer"
                 + " refuses to do, so no event would be sent); remove the setting");
+      }
+      if (name.equals(ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG)
+          && "true".equalsIgnoreCase(String.valueOf(value).trim())) {
+        throw new IllegalArgumentException(
+            "partitioner.ignore.keys="
+                + value
+                + " refused: records are keyed by aggregate id so that an aggregate's events share"
+                + " a partition and are consumed in order; ignoring the keys would spread them over"
+                + " partitions and let consumers apply them out of order (or hold them)");
       }
       if (name.equals(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG)
               && !"true".equals(String.valueOf(value))

@@ -1,5 +1,6 @@
 package dev.idemkit.kafka;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
@@ -15,5 +16,24 @@ class KafkaTransportSettingsTest {
         .hasMessageStartingWith("transactional.id=relay-1 refused: ")
         .hasMessageContaining("not transactional")
         .hasMessageEndingWith("remove the setting");
+  }
+
+  @Test
+  void ignoringTheAggregateKeyWhenPartitioningIsRefused() {
+    for (Object ignore : new Object[] {"true", "TRUE", true}) {
+      assertThatThrownBy(
+              () ->
+                  KafkaTransport.builder("127.0.0.1:1").property("partitioner.ignore.keys", ignore))
+          .as("partitioner.ignore.keys=%s", ignore)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("partitioner.ignore.keys=" + ignore + " refused: ")
+          .hasMessageContaining("keyed by aggregate id");
+    }
+    // Restating Kafka's default is fine.
+    assertThat(
+            KafkaTransport.builder("127.0.0.1:1")
+                .property("partitioner.ignore.keys", "false")
+                .producerProperties())
+        .containsEntry("partitioner.ignore.keys", "false");
   }
 }

@@ -58,8 +58,9 @@ public class IdemkitKafkaProperties {
   private int maxAttempts = 5;
 
   /**
-   * Extra producer settings ({@code linger.ms}, security, …); idempotence and acks=all stay, and a
-   * {@code transactional.id} is refused (the producer is idempotent, not transactional).
+   * Extra producer settings ({@code linger.ms}, security, …); idempotence and acks=all stay, a
+   * {@code transactional.id} is refused (the producer is idempotent, not transactional), and so is
+   * {@code partitioner.ignore.keys=true} (records are partitioned by aggregate).
    */
   private Map<String, String> producer = new LinkedHashMap<>();
 

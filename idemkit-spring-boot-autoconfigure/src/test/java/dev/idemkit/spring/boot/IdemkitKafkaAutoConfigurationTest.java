@@ -124,8 +124,9 @@ class IdemkitKafkaAutoConfigurationTest {
   }
 
   /**
-   * A transactional producer would refuse every send the transport makes outside a transaction: the
-   * start-up fails naming the property, as for the settings that would lose acknowledged events.
+   * A transactional producer would refuse every send the transport makes outside a transaction, and
+   * a partitioner ignoring the keys would split aggregates over partitions: the start-up fails
+   * naming the property, as for the settings that would lose acknowledged events.
    */
   @Test
   void producerSettingsTheTransportCannotWorkWithStopStartUpNamingTheProperty() {
@@ -134,6 +135,9 @@ class IdemkitKafkaAutoConfigurationTest {
         "idemkit.events.kafka.producer.transactional.id");
     assertStartUpFailsNaming(
         "idemkit.events.kafka.producer.acks=1", "idemkit.events.kafka.producer.acks");
+    assertStartUpFailsNaming(
+        "idemkit.events.kafka.producer.partitioner.ignore.keys=true",
+        "idemkit.events.kafka.producer.partitioner.ignore.keys");
   }
 
   @Test
