@@ -1,5 +1,6 @@
 package dev.idemkit.spring.boot;
 
+import dev.idemkit.kafka.KafkaConsumerListener;
 import dev.idemkit.kafka.KafkaConsumers;
 import dev.idemkit.kafka.KafkaEventConsumer;
 import dev.idemkit.kafka.KafkaSchema;
@@ -76,9 +77,10 @@ public class IdemkitKafkaAutoConfiguration {
 
   /**
    * Starts the Kafka consumers; each one's inbox reports to the application's {@link
-   * OutboxListener} beans (the meters), as an inbox built on the embedded transport is given them.
-   * The beans are looked up when a consumer starts, so a listener may itself depend on the
-   * consumers.
+   * OutboxListener} beans (the meters), as an inbox built on the embedded transport is given them,
+   * and the consumer itself to the {@link KafkaConsumerListener} beans (with Micrometer, {@link
+   * IdemkitKafkaMetricsAutoConfiguration}'s). The beans are looked up when a consumer starts, so a
+   * listener may itself depend on the consumers.
    */
   @Bean
   @ConditionalOnBean(DataSource.class)
@@ -87,7 +89,8 @@ public class IdemkitKafkaAutoConfiguration {
       IdemkitKafkaProperties properties,
       DataSource dataSource,
       ObjectProvider<KafkaSchemaInitializer> schema,
-      ObjectProvider<OutboxListener> listeners) {
+      ObjectProvider<OutboxListener> listeners,
+      ObjectProvider<KafkaConsumerListener> kafkaListeners) {
     schema.ifAvailable(s -> {}); // the tables exist before a consumer starts
     checkConsumerSettings(properties, dataSource);
     Duration timeout = properties.getRetentionCheckTimeout();
@@ -107,7 +110,9 @@ public class IdemkitKafkaAutoConfiguration {
               .retentionCheckTimeout(properties.getRetentionCheckTimeout())
               .maxAttempts(properties.getMaxAttempts())
               .sequenceStart(properties.consumer(b.name()).getFirstSequence())
-              .listener(CompositeOutboxListener.of(listeners.orderedStream().toList()));
+              .listener(CompositeOutboxListener.of(listeners.orderedStream().toList()))
+              .kafkaListener(
+                  CompositeKafkaConsumerListener.of(kafkaListeners.orderedStream().toList()));
           properties.getConsumer().forEach(b::property);
           return b;
         });

@@ -6,10 +6,13 @@ import dev.idemkit.jdbc.IdemkitDatabase;
 import dev.idemkit.kafka.KafkaConsumers;
 import dev.idemkit.kafka.KafkaEventConsumer;
 import dev.idemkit.kafka.KafkaTransport;
+import dev.idemkit.micrometer.KafkaConsumerMetrics;
 import dev.idemkit.outbox.EventEnvelope;
 import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.spi.EventTransport;
 import dev.idemkit.outbox.spi.MessageReceiver.Received;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -170,6 +173,18 @@ class IdemkitKafkaAutoConfigurationTest {
       all.append(c.getMessage()).append('\n');
     }
     return all.toString();
+  }
+
+  @Test
+  void kafkaConsumerMetricsComeWithAMeterRegistryOnly() {
+    ApplicationContextRunner withMetrics =
+        runner
+            .withConfiguration(AutoConfigurations.of(IdemkitKafkaMetricsAutoConfiguration.class))
+            .withPropertyValues("idemkit.events.kafka.bootstrap-servers=127.0.0.1:1");
+    withMetrics
+        .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .run(context -> assertThat(context).hasSingleBean(KafkaConsumerMetrics.class));
+    withMetrics.run(context -> assertThat(context).doesNotHaveBean(KafkaConsumerMetrics.class));
   }
 
   @Test
