@@ -32,6 +32,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
@@ -158,7 +159,8 @@ public final class KafkaEventConsumer implements AutoCloseable {
    *     without {@code delete}) and {@link Builder#acceptUnboundedRetention} was not set: the
    *     message names the topic, its setting, the inbox retention and the setting to change; or if
    *     no Kafka client can use {@code bootstrap.servers} (none of its hosts resolves, a malformed
-   *     entry), naming the setting
+   *     entry), naming the setting, or the consumer's client cannot be created with its settings
+   *     (an interceptor or metric reporter that fails, say), with Kafka's reason
    */
   public synchronized KafkaEventConsumer start() {
     if (running) {
@@ -172,8 +174,31 @@ public final class KafkaEventConsumer implements AutoCloseable {
         redeliveryHorizon,
         acceptUnboundedRetention,
         RetentionCheck.read(name, consumerProperties, topics, retentionCheckTimeout));
+    // Created here, not on the polling thread, which a failure here would end before its first
+    // poll with nobody told; handed to that thread by its start (a happens-before edge).
+    KafkaConsumer<String, String> c;
+    try {
+      c =
+          new KafkaConsumer<>(
+              consumerProperties, new StringDeserializer(), new StringDeserializer());
+    } catch (KafkaException e) {
+      Throwable root = e;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
+      }
+      throw new IllegalStateException(
+          "Kafka consumer "
+              + name
+              + " cannot start: its Kafka client could not be created ("
+              + root.getClass().getSimpleName()
+              + ": "
+              + root.getMessage()
+              + ")",
+          e);
+    }
+    consumer = c;
     running = true;
-    thread = new Thread(this::run, "idemkit-kafka-consumer-" + name);
+    thread = new Thread(() -> run(c), "idemkit-kafka-consumer-" + name);
     thread.setDaemon(true);
     thread.start();
     return this;
@@ -197,11 +222,8 @@ public final class KafkaEventConsumer implements AutoCloseable {
     }
   }
 
-  private void run() {
-    try (KafkaConsumer<String, String> c =
-        new KafkaConsumer<>(
-            consumerProperties, new StringDeserializer(), new StringDeserializer())) {
-      consumer = c;
+  private void run(KafkaConsumer<String, String> c) {
+    try (c) {
       c.subscribe(topics, new Rebalance());
       Instant nextHeldCheck = clock.instant();
       while (running) {

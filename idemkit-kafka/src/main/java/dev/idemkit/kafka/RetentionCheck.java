@@ -62,8 +62,8 @@ final class RetentionCheck {
    * log.cleanup.policy}). What it cannot learn in time is {@link Unknown}.
    *
    * @throws IllegalStateException if no Kafka client can be created on these settings, e.g. none of
-   *     the hosts of {@code bootstrap.servers} resolves (Kafka refuses such a list; the consumer's
-   *     own client would be refused too, in its polling thread), naming the setting
+   *     the hosts of {@code bootstrap.servers} resolves (Kafka refuses such a list, for the
+   *     consumer's own client too), naming the setting
    */
   static List<TopicRetention> read(
       String consumer, Properties consumerSettings, List<String> topics, Duration timeout) {
