@@ -107,7 +107,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
     this.clock = b.clock;
     this.listener = b.kafkaListener;
     this.inbox =
-        InboxConsumer.builder(b.name, b.dataSource, new ErrorsAsFailures(b.handler))
+        InboxConsumer.builder(b.name, b.dataSource, b.handler)
             .inSequence(b.sequenceStart)
             .maxAttempts(b.maxAttempts)
             .retention(b.inboxRetention)
@@ -273,7 +273,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
       try {
         outcomes = inbox.receive(items.stream().map(Item::envelope).toList());
       } catch (RuntimeException | Error e) {
-        // Not the handler's failure (the inbox counts those, Errors included: ErrorsAsFailures):
+        // Not the handler's failure (the inbox counts those, Errors included):
         // the batch is read again after a backoff, no attempt counted.
         LOG.log(Level.WARNING, name + ": the inbox failed on a batch of " + items.size(), e);
         outcomes = items.stream().map(i -> Received.FAILED).toList();
