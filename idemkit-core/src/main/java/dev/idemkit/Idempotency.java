@@ -60,10 +60,26 @@ public interface Idempotency {
   Optional<Outcome> recover(ScopedKey id, PhasedOperation<?> operation);
 
   /**
+   * {@link #execute(IdempotentRequest, Operation)} for a key that may finish an operation but not
+   * start one: if the key has a record that still answers (live, or finished within its window),
+   * the request gets what {@code execute} gives (a replay, in progress, a mismatch, a takeover that
+   * resumes, a retryable failure run again); it never makes a record. Empty when the key has none,
+   * or only one whose window has passed. A claim of the key that another transaction has not
+   * committed yet is waited for, as {@code execute} waits for it, so a record being made is never
+   * taken for none. For a key whose own validity ended (a server-issued key past its expiry): the
+   * operation made with it is still answered, and nothing new starts under it.
+   *
+   * @throws OperationFailedException as {@link #execute(IdempotentRequest, Operation)}
+   * @throws LostOwnershipException as {@link #execute(IdempotentRequest, Operation)}
+   */
+  Optional<Outcome> executeExisting(IdempotentRequest request, Operation operation);
+
+  /**
    * Whether {@code id} has a record that still answers for it: one that is live, or whose window
-   * (on the store's clock) has not passed. A key whose own validity ended (a server-issued key) may
-   * still be used for such a record: retries of an operation are answered for the record's whole
-   * window.
+   * (on the store's clock) has not passed. A read: it does not see a record whose claim another
+   * transaction has not committed yet, and the answer may change before a later {@link #execute};
+   * to answer a key only if it has a record, use {@link #executeExisting}, which decides in the
+   * claim.
    */
   boolean hasRecord(ScopedKey id);
 

@@ -84,16 +84,33 @@ public final class IdempotencyEngine implements Idempotency {
 
   @Override
   public Outcome execute(IdempotentRequest request, Operation operation) {
+    return run(request, operation, true);
+  }
+
+  @Override
+  public Optional<Outcome> executeExisting(IdempotentRequest request, Operation operation) {
+    return Optional.ofNullable(run(request, operation, false));
+  }
+
+  /**
+   * {@link #execute}, or with {@code mayMakeRecord} false {@link #executeExisting}: null when the
+   * key has no record that answers and none was made.
+   */
+  private Outcome run(IdempotentRequest request, Operation operation, boolean mayMakeRecord) {
     long started = System.nanoTime();
     String name = request.id().operation();
     Outcome outcome;
     try {
       outcome = replays.readFirst(name) ? answerFromRecord(request) : null;
       if (outcome == null && operation instanceof LocalOperation local) {
-        outcome = executeLocal(request, local);
+        outcome = executeLocal(request, local, mayMakeRecord);
       } else if (outcome == null) {
-        outcome = executePhased(request, (PhasedOperation<?>) operation);
+        outcome = executePhased(request, (PhasedOperation<?>) operation, mayMakeRecord);
       }
+    } catch (NoRecord none) {
+      // Nothing was made: the claim that would have made the record rolled back with its
+      // transaction, before any operation ran.
+      return null;
     } catch (RecordUnreadableException unreadable) {
       // Nothing ran. The answer cannot be read, but a different command is a mismatch whatever
       // the record holds: the fingerprint is stored in the clear.
@@ -220,11 +237,12 @@ public final class IdempotencyEngine implements Idempotency {
    * blocks on the claim's insert until this transaction ends, then sees the completed record and
    * replays it.
    */
-  private Outcome executeLocal(IdempotentRequest request, LocalOperation operation) {
+  private Outcome executeLocal(
+      IdempotentRequest request, LocalOperation operation, boolean mayMakeRecord) {
     try {
       return store.inTransaction(
           tx -> {
-            Acquired acquired = acquire(tx, request);
+            Acquired acquired = acquire(tx, request, mayMakeRecord);
             if (acquired.answer() != null) {
               return acquired.answer();
             }
@@ -236,6 +254,8 @@ public final class IdempotencyEngine implements Idempotency {
             admitIfNew(tx, request.id(), claim);
             return done;
           });
+    } catch (NoRecord none) {
+      throw none;
     } catch (QuotaExceededException refused) {
       listener.onQuotaExceeded(request.id(), refused.outcome().quota());
       return refused.outcome();
@@ -243,7 +263,7 @@ public final class IdempotencyEngine implements Idempotency {
       return busyAnswer(request);
     } catch (BusinessRejectionException rejection) {
       // The operation's transaction, claim included, was rolled back. Store the rejection alone.
-      return storeRejection(request, rejection.response());
+      return storeRejection(request, rejection.response(), mayMakeRecord);
     } catch (LostOwnershipException lost) {
       listener.onLostOwnership(request.id());
       throw lost;
@@ -259,11 +279,12 @@ public final class IdempotencyEngine implements Idempotency {
     }
   }
 
-  private Outcome storeRejection(IdempotentRequest request, StoredResponse response) {
+  private Outcome storeRejection(
+      IdempotentRequest request, StoredResponse response, boolean mayMakeRecord) {
     try {
       return store.inTransaction(
           tx -> {
-            Acquired acquired = acquire(tx, request);
+            Acquired acquired = acquire(tx, request, mayMakeRecord);
             if (acquired.answer() != null) {
               return acquired.answer();
             }
@@ -288,7 +309,8 @@ public final class IdempotencyEngine implements Idempotency {
    * (or to the completion, if no call is left): one commit. A concurrent identical request blocks
    * on the claim's insert until it ends, then sees the record in progress (or completed).
    */
-  private Outcome executePhased(IdempotentRequest request, PhasedOperation<?> operation) {
+  private Outcome executePhased(
+      IdempotentRequest request, PhasedOperation<?> operation, boolean mayMakeRecord) {
     ScopedKey id = request.id();
     List<PhaseRun<?>> owned = new ArrayList<>(1);
     Outcome outcome;
@@ -296,7 +318,7 @@ public final class IdempotencyEngine implements Idempotency {
       outcome =
           store.inTransaction(
               tx -> {
-                Acquired acquired = acquire(tx, request);
+                Acquired acquired = acquire(tx, request, mayMakeRecord);
                 if (acquired.answer() != null) {
                   return acquired.answer();
                 }
@@ -312,6 +334,8 @@ public final class IdempotencyEngine implements Idempotency {
                 admitIfNew(tx, id, acquired.claim());
                 return done;
               });
+    } catch (NoRecord none) {
+      throw none;
     } catch (QuotaExceededException refused) {
       listener.onQuotaExceeded(id, refused.outcome().quota());
       return refused.outcome();
@@ -776,6 +800,18 @@ public final class IdempotencyEngine implements Idempotency {
     }
   }
 
+  /**
+   * {@link #executeExisting}: the key has no record that answers, and the claim's transaction is
+   * rolled back so that none is made. Thrown and caught inside the engine; no stack trace.
+   */
+  private static final class NoRecord extends RuntimeException {
+    private static final NoRecord INSTANCE = new NoRecord();
+
+    private NoRecord() {
+      super("no record answers for the key", null, false, false);
+    }
+  }
+
   private record Claim(
       Ownership ownership,
       String recoveryPoint,
@@ -803,13 +839,23 @@ public final class IdempotencyEngine implements Idempotency {
    * Decides, by the contract's table, what the existing record means for this request. Every change
    * of owner is one conditional write in the store; losing it means someone else changed the
    * record, so the decision is taken again on what is there now.
+   *
+   * <p>Without {@code mayMakeRecord} ({@link #executeExisting}) a key whose claim inserted a new
+   * record, or that found only an expired one, throws {@link NoRecord}: the caller's transaction
+   * rolls the insert back. The claim is still the insert, not a read: a concurrent claim of the key
+   * not yet committed (a local operation runs in its claim's transaction) makes it wait for that
+   * transaction's end, as {@link #execute} waits, so a record being made is found, never taken for
+   * none.
    */
-  private Acquired acquire(StoreTransaction tx, IdempotentRequest request) {
+  private Acquired acquire(StoreTransaction tx, IdempotentRequest request, boolean mayMakeRecord) {
     ScopedKey id = request.id();
     Fingerprint fingerprint = request.fingerprint();
     for (int race = 0; race < MAX_RACES; race++) {
       ClaimAttempt attempt = store.claim(tx, id, fingerprint, config.lease(), request.ttl());
       if (attempt instanceof ClaimAttempt.Inserted inserted) {
+        if (!mayMakeRecord) {
+          throw NoRecord.INSTANCE;
+        }
         return Acquired.owned(Claim.fresh(inserted.record()));
       }
       Optional<Snapshot> seen =
@@ -823,6 +869,9 @@ public final class IdempotencyEngine implements Idempotency {
       IdempotencyRecord record = snapshot.record();
       Instant now = snapshot.now();
       if (record.isExpiredAt(now)) {
+        if (!mayMakeRecord) {
+          throw NoRecord.INSTANCE;
+        }
         Optional<IdempotencyRecord> replaced =
             takeOver(tx, snapshot, Takeover.REPLACE_EXPIRED, request);
         if (replaced.isPresent()) {

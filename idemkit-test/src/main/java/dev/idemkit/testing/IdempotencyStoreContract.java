@@ -586,6 +586,80 @@ public abstract class IdempotencyStoreContract {
   }
 
   @Test
+  void executeExistingAnswersAKeysRecordButNeverMakesOne() throws Exception {
+    ScopedKey unseen = key("k-existing-unseen");
+    ScopedKey done = key("k-existing-done");
+    ScopedKey retryable = key("k-existing-retryable");
+
+    assertThat(existing(unseen, "10.00")).as("a key without a record").isEmpty();
+    assertThat(store.find(unseen)).as("no record made").isEmpty();
+    assertThat(payments(unseen)).isZero();
+
+    execute(done, command("10.00"), pay(done, "{\"n\":1}"));
+    assertThat(existing(done, "10.00")).get().isInstanceOf(Outcome.Replayed.class);
+    assertThat(existing(done, "25.00")).get().isInstanceOf(Outcome.Mismatch.class);
+
+    leaveIn(RecordState.FAILED_RETRYABLE, retryable, command("10.00"));
+    assertThat(existing(retryable, "10.00"))
+        .as("a retryable failure runs again")
+        .get()
+        .isInstanceOf(Outcome.Executed.class);
+    assertThat(payments(retryable)).isEqualTo(1);
+
+    clock.advance(TTL.plusSeconds(1));
+    assertThat(existing(done, "10.00")).as("a record whose window passed").isEmpty();
+    assertThat(record(done).state()).as("not replaced").isEqualTo(RecordState.COMPLETED);
+    assertThat(payments(done)).isEqualTo(1);
+  }
+
+  @Test
+  void executeExistingWaitsForAClaimNotCommittedYet() throws Exception {
+    // The first request's claim, its payment and its completion are one transaction: until it
+    // commits, no read finds the record. executeExisting must wait for it (as execute does, on
+    // the claim), not answer that the key has none while its operation is under way.
+    ScopedKey id = key("k-existing-under-way");
+    CountDownLatch inside = new CountDownLatch(1);
+    CountDownLatch secondAnswered = new CountDownLatch(1);
+    Future<Outcome> first =
+        pool.submit(
+            () ->
+                execute(
+                    id,
+                    command("10.00"),
+                    ctx -> {
+                      ledger.write(ctx.transaction(), entry(id, "payment"));
+                      inside.countDown();
+                      // Commits when the second request is answered, or after 2 s: a second
+                      // request that waits on this claim is never answered before it.
+                      secondAnswered.await(2, TimeUnit.SECONDS);
+                      return OperationResult.success(response(201, "{\"n\":1}"));
+                    }));
+    assertThat(inside.await(30, TimeUnit.SECONDS)).isTrue();
+    Future<Optional<Outcome>> second =
+        pool.submit(
+            () -> {
+              try {
+                return existing(id, "10.00");
+              } finally {
+                secondAnswered.countDown();
+              }
+            });
+
+    assertThat(first.get(60, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+    assertThat(second.get(60, TimeUnit.SECONDS))
+        .as("the second request, while the first one's claim was not committed")
+        .get()
+        .isInstanceOfAny(Outcome.Replayed.class, Outcome.InProgress.class);
+    assertThat(payments(id)).isEqualTo(1);
+  }
+
+  private Optional<Outcome> existing(ScopedKey id, String amount) {
+    return idempotency.executeExisting(
+        new IdempotentRequest(id, command(amount), TTL),
+        (LocalOperation) pay(id, "{\"existing\":true}"));
+  }
+
+  @Test
   void anOperationRecoveredAfterItsWindowIsAnsweredForAWholeWindowAfterCompletion()
       throws Exception {
     ScopedKey id = key("k-late");

@@ -121,14 +121,17 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     if (reading instanceof Reading.Refused refused) {
       return refused.answer();
     }
-    IdempotentRequest ready = ((Reading.Ready) reading).request();
+    Reading.Ready ready = (Reading.Ready) reading;
     Outcome outcome;
     try {
       outcome = run(invocation, idempotent, ready);
     } catch (RuntimeException e) {
-      return answerFailure(ready.id(), idempotent, e);
+      return answerFailure(ready.request().id(), idempotent, e);
     }
-    return answer(ready.id(), outcome);
+    if (outcome == null) {
+      return notIssued(expiredUnused());
+    }
+    return answer(ready.request().id(), outcome);
   }
 
   /**
@@ -146,7 +149,11 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 
   /** What reading a request gives: a request ready for the engine, or the answer refusing it. */
   private sealed interface Reading {
-    record Ready(IdempotentRequest request) implements Reading {}
+    /**
+     * @param existingOnly the key may answer or finish its operation but not start one (an issued
+     *     key past its validity): the engine never makes a record for it
+     */
+    record Ready(IdempotentRequest request, boolean existingOnly) implements Reading {}
 
     record Refused(ResponseEntity<byte[]> answer) implements Reading {}
   }
@@ -190,15 +197,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     }
 
     ScopedKey id = ScopedKey.of(tenant, operation, key.value());
-    ResponseEntity<byte[]> notIssued;
-    try {
-      notIssued = checkIssuedKey(key, tenant, operation);
-    } catch (RuntimeException e) {
-      if (storeUnreachable(e)) {
-        return refuse(storeUnavailable(id, e));
-      }
-      throw e;
-    }
+    IssuedKeys.Check issued = issuedKeys.check(key, tenant, operation);
+    ResponseEntity<byte[]> notIssued = checkIssuedKey(issued, operation);
     if (notIssued != null) {
       return refuse(notIssued);
     }
@@ -247,7 +247,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
             fingerprint,
             ttl,
             stored ->
-                fingerprinter.recompute(operation, command, pathVariables, apiVersion, stored)));
+                fingerprinter.recompute(operation, command, pathVariables, apiVersion, stored)),
+        issued == IssuedKeys.Check.EXPIRED);
   }
 
   private static Reading refuse(ResponseEntity<byte[]> answer) {
@@ -258,22 +259,38 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
    * Runs the request through the engine: the handler inside the engine's transaction, or, for a
    * phased handler, the operation it builds. While another request holds the key, waits up to
    * {@code idemkit.in-progress-wait} for its answer, asking again every 50 ms.
+   *
+   * <p>An issued key past its validity ({@link Reading.Ready#existingOnly()}) runs through {@link
+   * Idempotency#executeExisting}: answered from its record for the record's whole window, never the
+   * start of a new operation; null when it has no record. The engine decides that in the claim
+   * itself, not in a read before it, so two races end cleanly: a request whose key expired while
+   * the key's first request is still in its transaction (its claim not committed, invisible to any
+   * read) waits for that claim and gets its answer, rather than a 400 "expired before it was used"
+   * for a key that was used; and a record whose window ends between a check and the claim is not
+   * replaced by a new operation under the expired key.
    */
-  private Outcome run(MethodInvocation invocation, Idempotent idempotent, IdempotentRequest request)
+  private Outcome run(MethodInvocation invocation, Idempotent idempotent, Reading.Ready ready)
       throws Throwable {
     Method method = invocation.getMethod();
+    IdempotentRequest request = ready.request();
     Operation run =
         idempotent.phased()
             ? phases(invocation)
             : (LocalOperation) ctx -> toStored(invocation, method);
-    Outcome outcome = idempotency.execute(request, run);
+    Outcome outcome = runOnce(request, run, ready.existingOnly());
     long deadline = System.nanoTime() + properties.getInProgressWait().toNanos();
     while (outcome instanceof Outcome.InProgress && System.nanoTime() < deadline) {
       Thread.sleep(50);
-      outcome = idempotency.execute(request, run);
+      outcome = runOnce(request, run, ready.existingOnly());
     }
     storeReachable();
     return outcome;
+  }
+
+  private Outcome runOnce(IdempotentRequest request, Operation run, boolean existingOnly) {
+    return existingOnly
+        ? idempotency.executeExisting(request, run).orElse(null)
+        : idempotency.execute(request, run);
   }
 
   /**
@@ -408,30 +425,23 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
    *   <li>A key in the issued-key form must verify exactly, in strict operations and in every
    *       other: otherwise a variant spelling (or a foreign key) would be taken as an ordinary
    *       client key.
-   *   <li>A key whose validity ended is still answered from its record, for the record's whole
-   *       window: the record is looked at before the key's validity, so a retry of a completed
-   *       operation gets its answer rather than a 400 that a client takes as final.
+   *   <li>A key whose validity ended goes on, to be answered from its record for the record's whole
+   *       window (a retry of a completed operation gets its answer rather than a 400 that a client
+   *       takes as final), but it starts nothing: {@link #run} asks the engine for the record only,
+   *       and answers 400 ({@link #expiredUnused()}) when there is none.
    *   <li>A strict operation refuses keys that are not in the issued-key form.
    * </ul>
    */
-  private ResponseEntity<byte[]> checkIssuedKey(
-      IdempotencyKey key, String tenant, String operation) {
+  private ResponseEntity<byte[]> checkIssuedKey(IssuedKeys.Check issued, String operation) {
     String endpoint = properties.getIssuedKeys().getEndpoint();
-    return switch (issuedKeys.check(key, tenant, operation)) {
-      case VALID -> null;
+    return switch (issued) {
+      case VALID, EXPIRED -> null;
       case NOT_VERIFIED ->
           notIssued(
               "This key has the form of a key issued by "
                   + endpoint
                   + " but is not one issued for your account and this operation, in exactly the text it was"
                   + " issued. Send the key exactly as issued, or request a new one.");
-      case EXPIRED ->
-          idempotency.hasRecord(ScopedKey.of(tenant, operation, key.value()))
-              ? null
-              : notIssued(
-                  "This issued key expired before it was used. Request a new key from "
-                      + endpoint
-                      + ", then send the request with it.");
       case NOT_ISSUED_FORM ->
           issuedKeys.isStrict(operation)
               ? notIssued(
@@ -443,6 +453,13 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
                       + " it.")
               : null;
     };
+  }
+
+  /** What an issued key past its validity that has no record is told. */
+  private String expiredUnused() {
+    return "This issued key expired before it was used. Request a new key from "
+        + properties.getIssuedKeys().getEndpoint()
+        + ", then send the request with it.";
   }
 
   private static ResponseEntity<byte[]> notIssued(String detail) {
