@@ -1253,7 +1253,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   /**
    * Each walk's batch is one short auto-commit statement that skips locked rows, so cleanup never
-   * waits on, nor holds up, live traffic for long.
+   * waits on, nor holds up, live traffic for long. The body walk of a run's next batch goes on from
+   * where this one stopped (after a full batch; a short one ends the run and the next batch starts
+   * over), so live records past their window are read once per run, not once per batch ({@link
+   * #DROP_BODIES}).
    */
   @Override
   public CleanupResult cleanupBatch(
