@@ -102,7 +102,9 @@ public final class ApiDocumentation {
     TITLES.put(
         ErrorCode.IDEMPOTENCY_KEY_NOT_ISSUED.code(),
         "The operation accepts only keys issued by POST /v1/idempotency-keys");
-    TITLES.put(ErrorCode.REQUEST_NOT_CANONICAL.code(), "A value has no exact canonical form");
+    TITLES.put(
+        ErrorCode.REQUEST_NOT_CANONICAL.code(),
+        "A value has no exact canonical form, or Api-Version is sent twice or as a list");
     TITLES.put(
         ErrorCode.IDEMPOTENCY_REQUEST_IN_PROGRESS.code(),
         "The first request with this key is still running; retry after Retry-After");
