@@ -123,6 +123,11 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
+  public void beginCleanupRun() {
+    delegate.beginCleanupRun();
+  }
+
+  @Override
   public CleanupResult cleanupBatch(
       Duration bodyRetention, Duration metadataRetention, int batchSize) {
     return delegate.cleanupBatch(bodyRetention, metadataRetention, batchSize);

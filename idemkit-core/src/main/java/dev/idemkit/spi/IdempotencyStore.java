@@ -158,6 +158,7 @@ public interface IdempotencyStore {
    * traffic calls {@link #cleanupBatch} itself and pauses between batches.
    */
   default CleanupResult cleanup(Duration bodyRetention, Duration metadataRetention, int batchSize) {
+    beginCleanupRun();
     long dropped = 0;
     long deleted = 0;
     int batches = 0;
@@ -170,6 +171,15 @@ public interface IdempotencyStore {
     } while (batch.bodiesDropped() == batchSize || batch.recordsDeleted() == batchSize);
     return new CleanupResult(dropped, deleted, batches);
   }
+
+  /**
+   * Says that a cleanup run begins: the calls of {@link #cleanupBatch} that follow, until the next
+   * call of this, are its batches. A store may then go on from where a run's previous batch stopped
+   * and start over only when a run begins (the PostgreSQL store does: live records past their
+   * window, which are never cleaned up, are read once per run rather than once per batch). Without
+   * it, a store may start over whenever a batch reaches the end. The default does nothing.
+   */
+  default void beginCleanupRun() {}
 
   /**
    * One batch of each cleanup walk, each its own short transaction that skips rows another holds:

@@ -403,16 +403,17 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * batch: a few hundred thousand of them made every batch of a run as slow as reading them all.
    * The walk goes on instead from the time of the last row the previous batch of the same run
    * dropped (keyset on {@code expires_at}, from that time on: rows of that same time not dropped
-   * yet are still ahead), and passes each of them once per run, not once per batch. Only live
-   * records of exactly that time, to the microsecond, are read again. A start of {@code null} reads
-   * the index from its beginning.
+   * yet are still ahead), or, once a batch of the run reached the end, from that batch's time bound
+   * (every row up to it was read), and passes each of them once per run, not once per batch. Only
+   * live records of exactly that time, to the microsecond, are read again. A start of {@code null}
+   * reads the index from its beginning.
    *
    * <p>Two instances meet here: {@code skip locked} hands each of them other rows, and a row one of
    * them marked and committed no longer matches {@code body_dropped_at is null} when the other
    * rechecks it, so no row is dropped twice. A retry taking the expired key over ({@code
    * REPLACE_EXPIRED}) and cleanup lock the same row: whichever comes second waits or skips it, and
    * a row made live again fails the state condition on recheck. The statement answers how many it
-   * dropped and the time of the last one: where the next batch goes on.
+   * dropped, the time of the last one and its time bound: where the next batch goes on.
    */
   private static final String DROP_BODIES =
       """
@@ -433,12 +434,15 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         from batch
         where r.ctid = batch.ctid
         returning batch.expires_at)
-      select count(*) as dropped, max(expires_at) as last_expires_at from dropped
+      select count(*) as dropped, max(expires_at) as last_expires_at,
+          coalesce(cast(? as timestamptz), statement_timestamp()) - ? * interval '1 millisecond'
+              as bound
+      from dropped
       """;
 
   /**
    * Where the walk of {@link #DROP_BODIES} goes on: the {@code expires_at} of the last row the
-   * run's previous batch dropped.
+   * run's previous batch dropped, or the time bound of a batch that reached the end.
    */
   private record BodyWalkPosition(OffsetDateTime expiresAt) {}
 
@@ -704,6 +708,14 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * either passes are found by the next run, which starts over.
    */
   private final AtomicReference<BodyWalkPosition> bodyWalk = new AtomicReference<>();
+
+  /**
+   * Whether a caller says where its cleanup runs begin ({@link #beginCleanupRun}): then a batch
+   * that reaches the end keeps the position (the run's further batches, there for the other walks,
+   * read only what expired since), and the walk starts over at the next run. Otherwise it starts
+   * over after every batch that reaches the end.
+   */
+  private volatile boolean cleanupRunsBegun;
 
   private PostgresIdempotencyStore(JdbcTransactions transactions, Clock clock, Duration claimWait) {
     this.transactions = Objects.requireNonNull(transactions);
@@ -1246,6 +1258,13 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                 }));
   }
 
+  /** The body walk starts over from the beginning at the next batch. */
+  @Override
+  public void beginCleanupRun() {
+    cleanupRunsBegun = true;
+    bodyWalk.set(null);
+  }
+
   @Override
   public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
     return cleanup(Duration.ZERO, metadataRetention, batchSize);
@@ -1254,9 +1273,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   /**
    * Each walk's batch is one short auto-commit statement that skips locked rows, so cleanup never
    * waits on, nor holds up, live traffic for long. The body walk of a run's next batch goes on from
-   * where this one stopped (after a full batch; a short one ends the run and the next batch starts
-   * over), so live records past their window are read once per run, not once per batch ({@link
-   * #DROP_BODIES}).
+   * where this one stopped, and starts over when a run begins ({@link #beginCleanupRun}; without
+   * runs, after a batch that reached the end), so live records past their window are read once per
+   * run, not once per batch ({@link #DROP_BODIES}).
    */
   @Override
   public CleanupResult cleanupBatch(
@@ -1281,18 +1300,25 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                     ps.setObject(3, from == null ? null : from.expiresAt());
                     ps.setInt(4, batchSize);
                     ps.setString(5, now);
+                    ps.setString(6, now);
+                    ps.setLong(7, bodyRetention.toMillis());
                     try (ResultSet rs = ps.executeQuery()) {
                       rs.next();
                       dropped = rs.getInt("dropped");
                       last =
                           new BodyWalkPosition(
-                              rs.getObject("last_expires_at", OffsetDateTime.class));
+                              rs.getObject(
+                                  dropped == batchSize ? "last_expires_at" : "bound",
+                                  OffsetDateTime.class));
                     }
                   }
                   // A full batch: the run goes on after its last row. A short one reached the
-                  // end: the next batch (the next run's first) starts over, and finds what became
-                  // droppable behind the position meanwhile.
-                  bodyWalk.compareAndSet(from, dropped == batchSize ? last : null);
+                  // end: the run's further batches go on from its bound, and the next run starts
+                  // over (beginCleanupRun), finding what became droppable behind the position
+                  // meanwhile (a record suspended to FAILED_RETRYABLE keeps its expires_at).
+                  // Without runs, the next batch starts over.
+                  bodyWalk.compareAndSet(
+                      from, dropped == batchSize || cleanupRunsBegun ? last : null);
                   long deleted;
                   try (PreparedStatement ps = c.prepareStatement(DELETE_METADATA)) {
                     ps.setString(1, now);

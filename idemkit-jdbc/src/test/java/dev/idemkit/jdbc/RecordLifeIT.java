@@ -161,6 +161,46 @@ class RecordLifeIT {
         .allSatisfy(n -> assertThat(n).isLessThan(stuck / 4L));
   }
 
+  @Test
+  void aRunThatGoesOnForMetadataDoesNotReadTheStuckLiveRecordsAgainForBodies() throws Exception {
+    // No body is left to drop, but 300 records are past their metadata retention: the run goes on
+    // for them, 50 a batch. The body walk reached the end in the run's first batch; its further
+    // batches must not walk past the 2 000 live records again.
+    int stuck = 2000;
+    insertRecords("busy", stuck / 2, "IN_PROGRESS", "-3 days");
+    insertRecords("unknown", stuck / 2, "UNKNOWN_REQUIRES_RECOVERY", "-2 days");
+    insertRecords("old", 300, "COMPLETED", "-40 days");
+    sql(
+        "update idemkit_record set response_body = null, body_dropped_at = now() - interval '39"
+            + " days' where idem_key like 'old-%'");
+    ReadsCounted counted = new ReadsCounted();
+    IdempotencyStore instance = PostgresIdempotencyStore.builder(counted).build();
+
+    CleanupResult run = instance.cleanup(Duration.ZERO, Duration.ofDays(30), 50);
+
+    assertThat(run.recordsDeleted()).isEqualTo(300);
+    assertThat(count("idem_key like 'old-%'")).isZero();
+    assertThat(
+            count(
+                "state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')"
+                    + " and body_dropped_at is null and response_body is not null"))
+        .as("live records untouched")
+        .isEqualTo(stuck);
+    List<Long> reads = counted.bodyIndexReads;
+    assertThat(reads).as("batches of the run").hasSize(300 / 50 + 1);
+    assertThat(reads.get(0)).isGreaterThanOrEqualTo(stuck);
+    assertThat(reads.subList(1, reads.size()))
+        .as("index entries the body walk read in each later batch of the run")
+        .allSatisfy(n -> assertThat(n).isLessThan(stuck / 4L));
+
+    int before = reads.size();
+    instance.cleanup(Duration.ZERO, Duration.ofDays(30), 50);
+    assertThat(reads).hasSize(before + 1);
+    assertThat(reads.get(before))
+        .as("the next run starts over: what became droppable behind the position is found")
+        .isGreaterThanOrEqualTo(stuck);
+  }
+
   /**
    * The store's connections, with each cleanup batch run in one transaction that counts the entries
    * the body walk read from {@code idemkit_record_body_cleanup_ix} (the transaction's own

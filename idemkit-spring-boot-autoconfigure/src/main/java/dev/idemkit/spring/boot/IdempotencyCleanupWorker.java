@@ -71,6 +71,7 @@ public class IdempotencyCleanupWorker implements SmartLifecycle {
     long bodies = 0;
     long records = 0;
     int batches = 0;
+    store.beginCleanupRun();
     while (true) {
       CleanupResult batch =
           store.cleanupBatch(
