@@ -613,6 +613,30 @@ public abstract class IdempotencyStoreContract {
   }
 
   @Test
+  void executeExistingResumesAPhasedOperationButStartsNone() throws Exception {
+    ScopedKey unseen = key("k-existing-phased-unseen");
+    ScopedKey abandoned = key("k-existing-phased-abandoned");
+
+    assertThat(
+            idempotency.executeExisting(
+                new IdempotentRequest(unseen, command("10.00"), TTL), twoPhases(unseen)))
+        .isEmpty();
+    assertThat(store.find(unseen)).as("no record made").isEmpty();
+    assertThat(ledger.count(entry(unseen, "A"))).as("no phase ran").isZero();
+
+    crashInPhaseB(abandoned);
+    clock.advance(LEASE.plusSeconds(1));
+    Optional<Outcome> resumed =
+        idempotency.executeExisting(
+            new IdempotentRequest(abandoned, command("10.00"), TTL), twoPhases(abandoned));
+
+    assertThat(resumed).get().isInstanceOf(Outcome.Executed.class);
+    assertThat(ledger.count(entry(abandoned, "A"))).isEqualTo(1);
+    assertThat(ledger.count(entry(abandoned, "B"))).isEqualTo(1);
+    assertThat(record(abandoned).state()).isEqualTo(RecordState.COMPLETED);
+  }
+
+  @Test
   void executeExistingWaitsForAClaimNotCommittedYet() throws Exception {
     // The first request's claim, its payment and its completion are one transaction: until it
     // commits, no read finds the record. executeExisting must wait for it (as execute does, on
