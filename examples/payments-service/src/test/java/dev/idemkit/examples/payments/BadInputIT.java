@@ -696,6 +696,15 @@ class BadInputIT extends HttpTestSupport {
         withFreshKey(
             k ->
                 order(
+                    "create order: quantity \"2.0\" (a string with a fraction)",
+                    400,
+                    WRONG_TYPE,
+                    k,
+                    id -> ORDERS,
+                    items("EUR", "{\"sku\":\"s\",\"quantity\":\"2.0\",\"unitPrice\":\"1.00\"}"))),
+        withFreshKey(
+            k ->
+                order(
                     "create order: unknown currency XYZ",
                     400,
                     VALIDATION_FAILED,
