@@ -4,7 +4,8 @@ package dev.idemkit.kafka;
  * Told what a {@link KafkaEventConsumer} does beyond what its inbox reports (applied, duplicates,
  * failures, parked, held, released and stale messages go to the {@link
  * dev.idemkit.outbox.OutboxListener}); for meters. Every method has a no-op default. Called on the
- * consumer's thread; must be fast and must not throw.
+ * consumer's thread; must be fast and must not throw (one that throws anyway is logged and ignored:
+ * it decides neither the batch nor its offsets).
  */
 public interface KafkaConsumerListener {
 

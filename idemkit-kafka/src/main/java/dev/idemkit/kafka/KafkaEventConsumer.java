@@ -22,6 +22,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
@@ -60,7 +61,12 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *       inbox counts the attempts and parks the message after the last one, acknowledged, so a
  *       poison message holds up its partition for a few backoffs, never for ever; its aggregate's
  *       later events are then held until an operator fixes the cause and {@link #requeue re-queues}
- *       it.
+ *       it. A round that fails anywhere after its poll (the inbox's bookkeeping, a call on the
+ *       Kafka client, the commit) sends every partition of its records back to the batch's first
+ *       offset there before the next poll: an offset is committed only for records the inbox
+ *       answered applied, duplicate, held or parked (and those before them), never past one it
+ *       answered FAILED or did not get. A {@link KafkaConsumerListener} that throws is logged and
+ *       ignored; it is only told.
  *   <li><b>Held messages</b> are applied once their gap closes: every {@code heldRetryInterval}
  *       this consumer calls {@link InboxConsumer#releaseHeld}; {@link #requeue} does at once.
  *   <li>Records that are not Idemkit events (missing or malformed headers) are skipped and counted.
@@ -95,9 +101,11 @@ public final class KafkaEventConsumer implements AutoCloseable {
   private final Duration retentionCheckTimeout;
   private final Clock clock;
   private final KafkaConsumerListener listener;
+  private final UnaryOperator<Consumer<String, String>> clientWrapper;
 
   private final Map<TopicPartition, Integer> failuresInARow = new ConcurrentHashMap<>();
   private final Map<TopicPartition, Instant> pausedUntil = new ConcurrentHashMap<>();
+  private final Map<TopicPartition, Long> rewindTo = new HashMap<>();
   private volatile boolean running;
   private Thread thread;
   private volatile Consumer<String, String> consumer;
@@ -106,6 +114,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
     this.name = b.name;
     this.clock = b.clock;
     this.listener = b.kafkaListener;
+    this.clientWrapper = b.clientWrapper;
     this.inbox =
         InboxConsumer.builder(b.name, b.dataSource, b.handler)
             .inSequence(b.sequenceStart)
@@ -196,9 +205,10 @@ public final class KafkaEventConsumer implements AutoCloseable {
               + ")",
           e);
     }
-    consumer = c;
+    Consumer<String, String> polled = clientWrapper.apply(c);
+    consumer = polled;
     running = true;
-    thread = new Thread(() -> run(c), "idemkit-kafka-consumer-" + name);
+    thread = new Thread(() -> run(polled), "idemkit-kafka-consumer-" + name);
     thread.setDaemon(true);
     thread.start();
     return this;
@@ -222,27 +232,32 @@ public final class KafkaEventConsumer implements AutoCloseable {
     }
   }
 
-  private void run(KafkaConsumer<String, String> c) {
+  private void run(Consumer<String, String> c) {
     try (c) {
       c.subscribe(topics, new Rebalance());
       Instant nextHeldCheck = clock.instant();
       while (running) {
+        ConsumerRecords<String, String> unsettled = ConsumerRecords.empty();
         try {
+          rewind(c);
           ConsumerRecords<String, String> records = c.poll(pollTimeout);
+          unsettled = records;
           resumeDue(c);
           if (!records.isEmpty()) {
             process(c, records);
           }
+          unsettled = ConsumerRecords.empty();
           if (!clock.instant().isBefore(nextHeldCheck)) {
             releaseHeld();
             nextHeldCheck = clock.instant().plus(heldRetryInterval);
           }
         } catch (WakeupException e) {
-          // close() asked us to stop.
+          // close() asked us to stop; the client closes without committing anything more.
         } catch (Exception | Error e) {
-          // An Error too (a listener's, the client's): this thread is the only one polling, and
-          // if it ended, nothing would be consumed any more, with nobody told.
+          // An Error too (the client's, a bug's): this thread is the only one polling, and if it
+          // ended, nothing would be consumed any more, with nobody told.
           LOG.log(Level.WARNING, name + ": consumer round failed; trying again", e);
+          rewindLater(unsettled);
           sleepQuietly(initialBackoff);
         }
       }
@@ -251,7 +266,46 @@ public final class KafkaEventConsumer implements AutoCloseable {
     }
   }
 
-  /** One poll's records: to the inbox as one batch, then the offsets, up to any failure. */
+  /**
+   * A round failed after its poll (the inbox's bookkeeping, a seek, a pause, the commit, …): the
+   * client's position is past records whose outcome may not allow their offsets to be committed
+   * (failed, or not received at all), and the next round's commit would move past them. So every
+   * partition of the polled records goes back to the batch's first offset there: by then every
+   * record before it was settled (committed, or its partition sent back to it). The inbox skips
+   * what it already has when they come again.
+   */
+  private void rewindLater(ConsumerRecords<String, String> records) {
+    for (TopicPartition p : records.partitions()) {
+      rewindTo.merge(p, records.records(p).get(0).offset(), Math::min);
+    }
+  }
+
+  /**
+   * Seeks the partitions {@link #rewindLater} noted, before the next poll: a round never polls (so
+   * never commits) while one is pending, and a seek that throws is tried again next round. A
+   * partition no longer assigned is dropped: its next owner starts from its committed offset.
+   */
+  private void rewind(Consumer<String, String> c) {
+    if (rewindTo.isEmpty()) {
+      return;
+    }
+    Set<TopicPartition> assigned = c.assignment();
+    for (var it = rewindTo.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<TopicPartition, Long> e = it.next();
+      if (assigned.contains(e.getKey())) {
+        c.seek(e.getKey(), e.getValue());
+      }
+      it.remove();
+    }
+  }
+
+  /**
+   * One poll's records: to the inbox as one batch, then the offsets, up to the first record of each
+   * partition whose outcome does not allow its offset to be committed. Each record's offset is
+   * committed only if its outcome is {@linkplain Received#acknowledged() acknowledged} (or it is no
+   * Idemkit event), and so are those before it. If this throws, the caller rewinds the partitions
+   * ({@link #rewindLater}).
+   */
   void process(Consumer<String, String> c, ConsumerRecords<String, String> records) {
     List<Item> items = new ArrayList<>(records.count());
     int unreadable = 0;
@@ -264,7 +318,8 @@ public final class KafkaEventConsumer implements AutoCloseable {
       }
     }
     if (unreadable > 0) {
-      listener.unreadable(name, unreadable);
+      int count = unreadable;
+      tell(() -> listener.unreadable(name, count));
     }
 
     Map<TopicPartition, Long> failedAt = new HashMap<>();
@@ -278,17 +333,22 @@ public final class KafkaEventConsumer implements AutoCloseable {
         LOG.log(Level.WARNING, name + ": the inbox failed on a batch of " + items.size(), e);
         outcomes = items.stream().map(i -> Received.FAILED).toList();
       }
+      if (outcomes.size() != items.size()) {
+        throw new IllegalStateException(
+            name + ": the inbox answered " + outcomes.size() + " outcomes for " + items.size());
+      }
       List<EventEnvelope> applied = new ArrayList<>(items.size());
       for (int k = 0; k < items.size(); k++) {
         Item item = items.get(k);
-        if (outcomes.get(k) == Received.APPLIED) {
-          applied.add(item.envelope());
-        } else if (outcomes.get(k) == Received.FAILED) {
+        Received outcome = outcomes.get(k);
+        if (outcome == null || !outcome.acknowledged()) {
           failedAt.merge(item.partition(), item.offset(), Math::min);
+        } else if (outcome == Received.APPLIED) {
+          applied.add(item.envelope());
         }
       }
       if (!applied.isEmpty()) {
-        listener.applied(name, applied);
+        tell(() -> listener.applied(name, applied));
       }
     }
 
@@ -306,12 +366,24 @@ public final class KafkaEventConsumer implements AutoCloseable {
         int failures = failuresInARow.merge(p, 1, Integer::sum);
         pausedUntil.put(p, clock.instant().plus(backoff(failures)));
         c.pause(List.of(p));
-        listener.partitionRetried(name);
+        tell(() -> listener.partitionRetried(name));
       }
     }
     // Only now: every message up to these offsets is in the inbox (applied, skipped, held or
     // parked), and those transactions committed.
     c.commitSync(commit);
+  }
+
+  /**
+   * Tells the {@link KafkaConsumerListener}, which must not throw; one that does anyway is logged
+   * and ignored: it is only told (meters), and must neither stop the batch nor decide its offsets.
+   */
+  private void tell(Runnable call) {
+    try {
+      call.run();
+    } catch (Exception | Error e) {
+      LOG.log(Level.WARNING, name + ": the KafkaConsumerListener threw; ignored", e);
+    }
   }
 
   /**
@@ -322,7 +394,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
   public int releaseHeld() throws SQLException {
     List<EventEnvelope> applied = inbox.releaseHeldMessages();
     if (!applied.isEmpty()) {
-      listener.applied(name, applied);
+      tell(() -> listener.applied(name, applied));
     }
     return applied.size();
   }
@@ -447,6 +519,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
     private Clock clock = Clock.systemUTC();
     private OutboxListener outboxListener = OutboxListener.NONE;
     private KafkaConsumerListener kafkaListener = KafkaConsumerListener.NONE;
+    private UnaryOperator<Consumer<String, String>> clientWrapper = UnaryOperator.identity();
 
     private Builder(
         String bootstrapServers, String name, DataSource dataSource, MessageHandler handler) {
@@ -624,6 +697,14 @@ public final class KafkaEventConsumer implements AutoCloseable {
     /** Told about applied batches, unreadable records and partition retries. */
     public Builder kafkaListener(KafkaConsumerListener listener) {
       this.kafkaListener = Objects.requireNonNull(listener);
+      return this;
+    }
+
+    /**
+     * Tests only: wraps the Kafka client the polling thread uses (to make one of its calls fail).
+     */
+    Builder clientWrapper(UnaryOperator<Consumer<String, String>> wrapper) {
+      this.clientWrapper = Objects.requireNonNull(wrapper);
       return this;
     }
 
