@@ -19,6 +19,10 @@ import javax.sql.DataSource;
  * the receiving system as its idempotency key, and marks it delivered. A crash between delivering
  * and marking delivers again with the same key, and the receiver, deduplicating on it, keeps one:
  * nothing is lost (the intent committed) and nothing doubles at the receiving end.
+ *
+ * <p>A delivered row is kept for the sender's {@link DeliverySender.Builder#deliveredRetention
+ * delivered retention} (then {@link DeliverySender#deleteDelivered deleted}); while it is kept,
+ * recording its key again changes nothing. Pending and parked rows are kept until delivered.
  */
 public final class Deliveries {
 
@@ -124,7 +128,8 @@ public final class Deliveries {
 
   /**
    * How many deliveries are parked, on every channel: all of them, however many (a count of {@link
-   * #parked} stops at its limit). Reads the parked rows' own index, never the delivered ones.
+   * #parked} stops at its limit). Reads the parked rows' own index, never the delivered ones (kept
+   * for the delivered retention).
    */
   public long parkedCount() throws SQLException {
     try (Connection c = dataSource.getConnection();

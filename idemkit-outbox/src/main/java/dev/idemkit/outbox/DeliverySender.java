@@ -21,6 +21,12 @@ import javax.sql.DataSource;
  * counts a failure (backoff, parked after the last allowed attempt). If the process dies after the
  * receiver accepted and before the commit, the delivery is still pending and is sent again, with
  * the same key: the receiver answers from its own record of that key, and delivers nothing twice.
+ *
+ * <p>Delivered rows are kept for the {@link Builder#deliveredRetention delivered retention}, then
+ * {@link #deleteDelivered deleted}: while its row is kept, recording the same key again changes
+ * nothing; once it is gone, the same key recorded again is a new delivery, sent again under that
+ * key (the receiver's own memory of the key is then all that stops a second effect). The sender's
+ * thread runs the cleanup when it starts and every minute after.
  */
 public final class DeliverySender implements AutoCloseable {
 
@@ -64,6 +70,31 @@ public final class DeliverySender implements AutoCloseable {
        where delivery_key = ?
       """;
 
+  /**
+   * Deletes up to a batch of this channel's rows delivered before the cutoff, read oldest first
+   * from their own partial index ({@code idemkit_delivery_delivered_ix}), so a batch reads its own
+   * rows only. {@code SKIP LOCKED}: two cleanups (two senders, two instances) take different rows
+   * instead of one waiting for the other, and a row another transaction holds is passed by (a later
+   * run deletes it). A delivered row never changes again (marking touches only rows locked while
+   * pending, {@link Deliveries#requeue} only parked ones, and recording its key again does
+   * nothing), so a row locked here is still one to delete; the status is checked again all the
+   * same.
+   */
+  private static final String DELETE_DELIVERED =
+      """
+      delete from idemkit_delivery
+       where status = 'DELIVERED' and delivery_key in (
+             select delivery_key from idemkit_delivery
+              where channel = ? and status = 'DELIVERED' and delivered_at < ?
+              order by delivered_at
+              limit ?
+                for update skip locked)
+      """;
+
+  private static final int CLEANUP_BATCH = 1000;
+
+  private static final long CLEANUP_EVERY_NANOS = Duration.ofMinutes(1).toNanos();
+
   private final DataSource dataSource;
   private final String channel;
   private final Receiver receiver;
@@ -74,6 +105,7 @@ public final class DeliverySender implements AutoCloseable {
   private final Duration maxBackoff;
   private final Duration pollInterval;
   private final OutboxListener listener;
+  private final Duration deliveredRetention;
   private volatile boolean running;
   private Thread worker;
 
@@ -88,7 +120,11 @@ public final class DeliverySender implements AutoCloseable {
     this.maxBackoff = b.maxBackoff;
     this.pollInterval = b.pollInterval;
     this.listener = b.listener;
+    this.deliveredRetention = b.deliveredRetention;
   }
+
+  /** The delivered retention when none is given: 14 days, the inbox's default retention. */
+  public static final Duration DEFAULT_DELIVERED_RETENTION = Duration.ofDays(14);
 
   public static Builder builder(DataSource dataSource, String channel, Receiver receiver) {
     return new Builder(dataSource, channel, receiver);
@@ -182,7 +218,48 @@ public final class DeliverySender implements AutoCloseable {
     return d.compareTo(maxBackoff) > 0 ? maxBackoff : d;
   }
 
-  /** Starts a thread running rounds, pausing the poll interval after a round that was not full. */
+  /**
+   * Deletes this channel's deliveries delivered longer ago than the {@link
+   * Builder#deliveredRetention delivered retention}; answers how many. Pending and parked ones, of
+   * any age, are never touched.
+   *
+   * <p>Deletes in batches of {@value #CLEANUP_BATCH} rows, each a statement and a transaction of
+   * its own (no lock is held past a batch), and passes by rows another transaction holds ({@code
+   * SKIP LOCKED}): safe on every instance at once, the cleanups share the rows rather than wait for
+   * each other, and each row is deleted once.
+   */
+  public int deleteDelivered() throws SQLException {
+    int deleted = 0;
+    int batch;
+    do {
+      batch = deleteDeliveredBatch(CLEANUP_BATCH);
+      deleted += batch;
+    } while (batch == CLEANUP_BATCH);
+    return deleted;
+  }
+
+  /**
+   * One batch of {@link #deleteDelivered}: up to {@code limit} rows, in a transaction of its own.
+   */
+  int deleteDeliveredBatch(int limit) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s = c.prepareStatement(DELETE_DELIVERED)) {
+      s.setString(1, channel);
+      s.setObject(2, Outbox.utc(clock.instant().minus(deliveredRetention)));
+      s.setInt(3, limit);
+      int deleted = s.executeUpdate();
+      if (!c.getAutoCommit()) {
+        c.commit();
+      }
+      return deleted;
+    }
+  }
+
+  /**
+   * Starts a thread running rounds, pausing the poll interval after a round that was not full; it
+   * also {@link #deleteDelivered deletes delivered rows} past the retention when it starts and
+   * every minute after.
+   */
   public synchronized DeliverySender start() {
     if (running) {
       return this;
@@ -191,8 +268,18 @@ public final class DeliverySender implements AutoCloseable {
     worker =
         new Thread(
             () -> {
+              long nextCleanup = System.nanoTime();
               while (running) {
                 try {
+                  if (System.nanoTime() - nextCleanup >= 0) {
+                    nextCleanup = System.nanoTime() + CLEANUP_EVERY_NANOS;
+                    int deleted = deleteDelivered();
+                    if (deleted > 0) {
+                      LOG.log(
+                          Level.FINE,
+                          () -> "Deleted " + deleted + " delivered row(s) on " + channel);
+                    }
+                  }
                   Round r = deliverOnce();
                   if (r.picked() < batchSize) {
                     Thread.sleep(pollInterval.toMillis());
@@ -247,6 +334,8 @@ public final class DeliverySender implements AutoCloseable {
     private Duration maxBackoff = Duration.ofMinutes(5);
     private Duration pollInterval = Duration.ofMillis(100);
     private OutboxListener listener = OutboxListener.NONE;
+    private Duration deliveredRetention = DEFAULT_DELIVERED_RETENTION;
+    private InboxConsumer recordedBy;
 
     private Builder(DataSource dataSource, String channel, Receiver receiver) {
       this.dataSource = Objects.requireNonNull(dataSource);
@@ -293,11 +382,35 @@ public final class DeliverySender implements AutoCloseable {
     }
 
     /**
+     * How long a delivered row is kept after its delivery (default {@link
+     * #DEFAULT_DELIVERED_RETENTION}, 14 days, the inbox's default retention; positive). While it is
+     * kept its key is known, and recording the key again is answered as a duplicate; after it, the
+     * same key recorded again is a new delivery. Keep it at least as long as the retention of every
+     * inbox whose consumer records deliveries on this channel (see {@link #recordedBy}).
+     */
+    public Builder deliveredRetention(Duration deliveredRetention) {
+      this.deliveredRetention = Objects.requireNonNull(deliveredRetention);
+      return this;
+    }
+
+    /**
+     * The inbox consumer whose handler records this channel's deliveries: {@link #build} then
+     * refuses a delivered retention shorter than its retention.
+     */
+    public Builder recordedBy(InboxConsumer consumer) {
+      this.recordedBy = Objects.requireNonNull(consumer);
+      return this;
+    }
+
+    /**
      * The sender.
      *
      * @throws IllegalArgumentException naming the setting and its value, if a count is below 1, a
-     *     backoff zero or negative (or the max below the initial one), or the poll interval under a
-     *     millisecond (a busy loop)
+     *     backoff or the delivered retention zero or negative (or the max backoff below the initial
+     *     one), or the poll interval under a millisecond (a busy loop)
+     * @throws IllegalStateException if the delivered retention is shorter than the retention of the
+     *     inbox consumer given to {@link #recordedBy}: a key forgotten before the inbox forgets the
+     *     message that recorded it
      */
     public DeliverySender build() {
       String part = "DeliverySender " + channel;
@@ -305,6 +418,19 @@ public final class DeliverySender implements AutoCloseable {
       Settings.atLeastOne(part, "maxAttempts", maxAttempts);
       Settings.backoff(part, initialBackoff, maxBackoff);
       Settings.pollInterval(part, pollInterval);
+      Settings.positive(part, "deliveredRetention", deliveredRetention);
+      if (recordedBy != null && deliveredRetention.compareTo(recordedBy.retention()) < 0) {
+        throw new IllegalStateException(
+            part
+                + " refuses to start: its deliveredRetention ("
+                + deliveredRetention
+                + ") is shorter than the retention of inbox consumer "
+                + recordedBy.consumerName()
+                + " ("
+                + recordedBy.retention()
+                + "), which records its deliveries: a key must stay known at least as long as"
+                + " the message that recorded it. Raise deliveredRetention.");
+      }
       return new DeliverySender(this);
     }
   }

@@ -352,6 +352,13 @@ public final class InboxConsumer implements MessageReceiver {
     return new Builder(name, dataSource, handler);
   }
 
+  /**
+   * How long processed ids are remembered (the delivery sender checks its retention against it).
+   */
+  Duration retention() {
+    return retention;
+  }
+
   @Override
   public String consumerName() {
     return name;

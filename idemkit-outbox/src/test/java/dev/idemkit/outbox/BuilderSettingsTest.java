@@ -57,6 +57,23 @@ class BuilderSettingsTest {
   }
 
   @Test
+  void theDeliverySenderRefusesADeliveredRetentionZeroNegativeOrShorterThanItsInboxs() {
+    senderRefuses(
+        b -> b.deliveredRetention(Duration.ZERO), "deliveredRetention must be positive, was PT0S");
+    senderRefuses(b -> b.deliveredRetention(Duration.ofDays(-1)), "deliveredRetention", "PT-24H");
+    InboxConsumer receipts = inbox().retention(Duration.ofDays(14)).build();
+    assertThatThrownBy(
+            () -> sender().deliveredRetention(Duration.ofDays(7)).recordedBy(receipts).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContainingAll(
+            "DeliverySender mail", "deliveredRetention (PT168H)", "ledger", "(PT336H)");
+    assertThatNoException()
+        .isThrownBy(
+            () -> sender().deliveredRetention(Duration.ofDays(14)).recordedBy(receipts).build());
+    assertThatNoException().isThrownBy(() -> sender().recordedBy(receipts).build());
+  }
+
+  @Test
   void theDeliverySenderRefusesCountsBelowOneAndDurationsThatWouldSpin() {
     senderRefuses(b -> b.batchSize(0), "batchSize must be at least 1, was 0");
     senderRefuses(b -> b.batchSize(-1), "batchSize", "-1");
