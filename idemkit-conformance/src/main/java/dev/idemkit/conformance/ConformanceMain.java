@@ -2,6 +2,7 @@ package dev.idemkit.conformance;
 
 import dev.idemkit.conformance.CheckResult.Status;
 import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -36,24 +37,24 @@ public final class ConformanceMain {
       err.print(Options.USAGE);
       return 2;
     }
+    List<String> warnings = new ArrayList<>();
     if (!options.body().contains("{{unique}}")) {
-      err.println(
-          "idemkit-conformance: warning: --body has no {{unique}}: every check sends the same"
-              + " request, so a server that refuses duplicates by a business key will fail checks"
-              + " for that, not for its Idempotency-Key handling");
+      warnings.add(
+          "--body has no {{unique}}: every check sends the same request, so a server that refuses"
+              + " duplicates by a business key will fail checks for that, not for its"
+              + " Idempotency-Key handling");
     }
     options
         .profile()
         .ambiguity()
         .ifPresent(
             why ->
-                err.println(
-                    "idemkit-conformance: warning: "
-                        + why
+                warnings.add(
+                    why
                         + ": the race checks will say inconclusive where they see one; set"
                         + " in-progress-code or mismatch-code in the profile file"));
-    Checker.effectWarning(options)
-        .ifPresent(why -> err.println("idemkit-conformance: warning: " + why));
+    Checker.effectWarning(options).ifPresent(warnings::add);
+    warnings.forEach(w -> err.println("idemkit-conformance: warning: " + w));
     Checker checker = new Checker(options);
     try {
       checker.preflight();
@@ -86,14 +87,14 @@ public final class ConformanceMain {
               + " was written (exit status 2)");
       return 2;
     }
-    out.print(Reports.summary(options, results));
+    out.print(Reports.summary(options, warnings, results));
     try {
       if (options.jsonReport() != null) {
-        Reports.writeJson(options.jsonReport(), options, results);
+        Reports.writeJson(options.jsonReport(), options, warnings, results);
         out.println("JSON report: " + options.jsonReport());
       }
       if (options.junitReport() != null) {
-        Reports.writeJunit(options.junitReport(), options, results);
+        Reports.writeJunit(options.junitReport(), options, warnings, results);
         out.println("JUnit report: " + options.junitReport());
       }
     } catch (Exception e) {

@@ -73,7 +73,9 @@ record Options(
         --inflight-delay-ms N   when the second request of an in-flight check starts (200)
         --timeout-s N           per request (30)
         --json FILE             also write the report as JSON
-        --junit FILE            also write it as JUnit XML
+        --junit FILE            also write it as JUnit XML (a failure's message is what the
+                                check found; the warnings are the suite's properties and
+                                system-err)
         --only ID,ID            run only these checks (ids as in the report; an unknown id is a
                                 usage error)
 

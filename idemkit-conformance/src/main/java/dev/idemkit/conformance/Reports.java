@@ -20,9 +20,14 @@ final class Reports {
         Locale.ROOT, "%-4s  %-28s %s%n      %s%n", r.status(), r.id(), r.rationale(), r.detail());
   }
 
-  static String summary(Options o, List<CheckResult> results) {
-    String warning = Checker.effectWarning(o).map(w -> "\nwarning: " + w + "\n").orElse("");
-    return warning
+  /**
+   * The closing lines: every warning of the run (each also went to standard error before the
+   * checks), then the counts.
+   */
+  static String summary(Options o, List<String> warnings, List<CheckResult> results) {
+    StringBuilder warned = new StringBuilder();
+    warnings.forEach(w -> warned.append("\nwarning: ").append(w).append('\n'));
+    return warned
         + String.format(
             Locale.ROOT,
             "%nidemkit-conformance: profile %s, %s %s%s: %d passed, %d failed, %d skipped, %d"
@@ -41,7 +46,8 @@ final class Reports {
     return results.stream().filter(r -> r.status() == status).count();
   }
 
-  static void writeJson(Path file, Options o, List<CheckResult> results) throws IOException {
+  static void writeJson(Path file, Options o, List<String> warnings, List<CheckResult> results)
+      throws IOException {
     StringBuilder out = new StringBuilder();
     out.append("{\n  \"tool\": \"idemkit-conformance\",\n");
     out.append("  \"profile\": ").append(Json.quote(o.profile().name())).append(",\n");
@@ -58,7 +64,9 @@ final class Reports {
           .append(count(results, statuses[i]));
     }
     out.append("},\n  \"warnings\": [");
-    Checker.effectWarning(o).ifPresent(w -> out.append(Json.quote(w)));
+    for (int i = 0; i < warnings.size(); i++) {
+      out.append(i == 0 ? "" : ", ").append(Json.quote(warnings.get(i)));
+    }
     out.append("],\n  \"checks\": [\n");
     for (int i = 0; i < results.size(); i++) {
       CheckResult r = results.get(i);
@@ -78,7 +86,14 @@ final class Reports {
     write(file, out.toString());
   }
 
-  static void writeJunit(Path file, Options o, List<CheckResult> results) throws IOException {
+  /**
+   * JUnit XML. CI dashboards show a failure's {@code message} and little else, so it carries what
+   * the check found (its detail; the rationale and the detail are the failure's text). The run's
+   * warnings (no effect URL, a body without {@code {{unique}}}, an ambiguous profile, …) are the
+   * suite's {@code warning} properties and its {@code system-err}, where a consumer shows them.
+   */
+  static void writeJunit(Path file, Options o, List<String> warnings, List<CheckResult> results)
+      throws IOException {
     String suite = "idemkit-conformance." + o.profile().name();
     long millis = results.stream().mapToLong(CheckResult::millis).sum();
     StringBuilder out = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -91,6 +106,13 @@ final class Reports {
             count(results, Status.FAIL),
             count(results, Status.SKIP),
             millis / 1000.0));
+    if (!warnings.isEmpty()) {
+      out.append("  <properties>\n");
+      for (String w : warnings) {
+        out.append("    <property name=\"warning\" value=\"").append(xml(w)).append("\"/>\n");
+      }
+      out.append("  </properties>\n");
+    }
     for (CheckResult r : results) {
       out.append(
           String.format(
@@ -102,9 +124,11 @@ final class Reports {
       switch (r.status()) {
         case FAIL ->
             out.append("    <failure message=\"")
-                .append(xml(r.rationale()))
-                .append("\">")
                 .append(xml(r.detail()))
+                .append("\" type=\"")
+                .append(xml(r.id()))
+                .append("\">")
+                .append(xml(r.rationale() + "\n" + r.detail()))
                 .append("</failure>\n");
         case SKIP -> out.append("    <skipped message=\"").append(xml(r.detail())).append("\"/>\n");
         default ->
@@ -113,6 +137,11 @@ final class Reports {
                 .append("</system-out>\n");
       }
       out.append("  </testcase>\n");
+    }
+    if (!warnings.isEmpty()) {
+      out.append("  <system-err>");
+      warnings.forEach(w -> out.append(xml("warning: " + w)).append('\n'));
+      out.append("  </system-err>\n");
     }
     out.append("</testsuite>\n");
     write(file, out.toString());
