@@ -87,7 +87,7 @@ public final class ChaosRun {
           Locale.ROOT,
           "RESULT operations=%d ok=%d fail=%d info=%d lost=%d duplicated=%d unexpected=%d recovered=%d"
               + " unresolved=%d receipts=%d ledger=%s kills=%d pauses=%d terminations=%d"
-              + " stalls=%d drained=%s valid=%s",
+              + " stalls=%d drained=%s valid=%s conclusive=%s",
           a.operations(),
           a.ok(),
           a.fail(),
@@ -104,7 +104,8 @@ public final class ChaosRun {
           terminations,
           stalls,
           undrained.isEmpty(),
-          a.valid());
+          a.valid(),
+          conclusive(a));
     }
   }
 
@@ -262,7 +263,7 @@ public final class ChaosRun {
     if (!a.valid()) {
       return 1;
     }
-    if (a.ok() == 0) {
+    if (!conclusive(a)) {
       err.println(
           "chaos: the run proves nothing: no operation was acknowledged ("
               + a.operations()
@@ -275,6 +276,14 @@ public final class ChaosRun {
       return 2;
     }
     return 0;
+  }
+
+  /**
+   * Whether the run can prove anything: some operation was acknowledged. With none, nothing was
+   * lost or duplicated only because nothing was done.
+   */
+  static boolean conclusive(Accounting.Result a) {
+    return a.ok() > 0;
   }
 
   private static Duration duration(String flag, String v) {
@@ -602,7 +611,7 @@ public final class ChaosRun {
         .append('\n');
     s.append("  ledger: ").append(a.ledger().summary()).append('\n');
     a.anomalies().stream().limit(20).forEach(x -> s.append("  ! ").append(x).append('\n'));
-    if (a.ok() == 0) {
+    if (!conclusive(a)) {
       s.append("  ! INCONCLUSIVE: no operation was acknowledged; the run proves nothing\n");
     }
     s.append("  history: ")
@@ -651,7 +660,7 @@ public final class ChaosRun {
         String.join(",", o.undrained().stream().map(History::quote).toList()),
         History.quote(a.ledger().summary()),
         a.valid(),
-        a.ok() > 0,
+        conclusive(a),
         anomalies);
   }
 }

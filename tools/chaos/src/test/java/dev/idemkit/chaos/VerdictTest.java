@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -58,5 +59,19 @@ class VerdictTest {
     assertThat(status(result(30, 2, 1, 1))[0]).isEqualTo("1");
     // An anomaly is a finding even when nothing was acknowledged.
     assertThat(status(result(0, 5, 0, 1))[0]).isEqualTo("1");
+  }
+
+  /** The RESULT line, which scripts read, says so too: valid=true alone passed for proof. */
+  @Test
+  void theResultLineSaysWhetherTheRunIsConclusive() {
+    assertThat(outcome(result(0, 40, 3, 0)).resultLine())
+        .startsWith("RESULT operations=43 ok=0 fail=40 info=3 ")
+        .endsWith(" valid=true conclusive=false");
+    assertThat(outcome(result(30, 2, 1, 0)).resultLine()).endsWith(" valid=true conclusive=true");
+  }
+
+  private static ChaosRun.Outcome outcome(Accounting.Result a) {
+    return new ChaosRun.Outcome(
+        a, 0, 0, 0, 0, List.of(), Path.of("h.jsonl"), Path.of("h.edn"), Path.of("r.json"));
   }
 }
