@@ -20,6 +20,8 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -262,7 +264,12 @@ public final class KafkaTransport implements EventTransport {
      * partitioner.ignore.keys=true} is refused: an aggregate's events would no longer share a
      * partition, nor keep their order).
      *
-     * @throws IllegalArgumentException for one of those settings
+     * <p>Each setting Kafka defines is checked at once against Kafka's definition of it (type,
+     * allowed values), as {@link KafkaEventConsumer.Builder#property} checks consumer settings.
+     *
+     * @throws IllegalArgumentException for one of those settings, or a value Kafka would refuse (an
+     *     unknown {@code compression.type}, a {@code linger.ms} that is no number, …), naming the
+     *     setting and the value
      */
     public Builder property(String name, Object value) {
       if (name.equals(ProducerConfig.TRANSACTIONAL_ID_CONFIG)) {
@@ -290,6 +297,18 @@ public final class KafkaTransport implements EventTransport {
         throw new IllegalArgumentException(
             name + "=" + value + " would let an acknowledged event be lost or reordered; refused");
       }
+      ConfigDef.ConfigKey key = ProducerConfig.configDef().configKeys().get(name);
+      if (key != null) {
+        try {
+          Object parsed = ConfigDef.parseType(name, value, key.type);
+          if (key.validator != null) {
+            key.validator.ensureValid(name, parsed);
+          }
+        } catch (ConfigException e) {
+          throw new IllegalArgumentException(
+              "invalid producer setting " + name + "=" + value + ": " + e.getMessage(), e);
+        }
+      }
       properties.put(name, value);
       return this;
     }
@@ -301,7 +320,21 @@ public final class KafkaTransport implements EventTransport {
       return copy;
     }
 
+    /**
+     * The transport, its producer created.
+     *
+     * @throws IllegalArgumentException if the producer settings together are not valid (what
+     *     Kafka's producer would refuse with a {@code KafkaException})
+     */
     public KafkaTransport build() {
+      Properties all = producerProperties();
+      all.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+      all.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+      try {
+        new ProducerConfig(all); // what KafkaProducer checks when it is created
+      } catch (ConfigException e) {
+        throw new IllegalArgumentException("invalid producer setting: " + e.getMessage(), e);
+      }
       return new KafkaTransport(
           new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer()), this);
     }

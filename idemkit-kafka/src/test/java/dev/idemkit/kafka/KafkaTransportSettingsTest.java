@@ -36,4 +36,34 @@ class KafkaTransportSettingsTest {
                 .producerProperties())
         .containsEntry("partitioner.ignore.keys", "false");
   }
+
+  @Test
+  void aValueKafkaWouldRefuseIsRefusedWhenGivenNamingTheSettingAndTheValue() {
+    Object[][] bad = {
+      {"compression.type", "zip"}, // no such codec
+      {"linger.ms", "soon"}, // not a number
+      {"batch.size", -1}, // below the minimum
+      {"enable.metrics.push", "maybe"} // not a boolean
+    };
+    for (Object[] setting : bad) {
+      String name = (String) setting[0];
+      assertThatThrownBy(() -> KafkaTransport.builder("127.0.0.1:1").property(name, setting[1]))
+          .as("%s=%s", name, setting[1])
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("invalid producer setting " + name + "=" + setting[1] + ": ");
+    }
+  }
+
+  @Test
+  void validValuesAndSettingsKafkaDoesNotDefineAreKept() {
+    assertThat(
+            KafkaTransport.builder("127.0.0.1:1")
+                .property("compression.type", "zstd")
+                .property("linger.ms", 20)
+                .property("my.interceptor.option", "anything")
+                .producerProperties())
+        .containsEntry("compression.type", "zstd")
+        .containsEntry("linger.ms", 20)
+        .containsEntry("my.interceptor.option", "anything");
+  }
 }

@@ -143,6 +143,18 @@ class IdemkitKafkaAutoConfigurationTest {
         "idemkit.events.kafka.producer.partitioner.ignore.keys");
   }
 
+  /** A producer value Kafka would refuse fails start-up naming the property and the value. */
+  @Test
+  void badProducerValuesStopStartUpNamingThePropertyAndTheValue() {
+    assertStartUpFailsNaming(
+        "idemkit.events.kafka.producer.compression.type=zip",
+        "idemkit.events.kafka.producer.compression.type: invalid producer setting"
+            + " compression.type=zip");
+    assertStartUpFailsNaming(
+        "idemkit.events.kafka.producer.linger.ms=soon",
+        "idemkit.events.kafka.producer.linger.ms: invalid producer setting linger.ms=soon");
+  }
+
   @Test
   void validConsumerSettingsAndTopicNamesStart() {
     runner
