@@ -24,4 +24,10 @@ public interface KafkaConsumerListener {
 
   /** A partition was sent back to a failed message's offset, to be read again after a backoff. */
   default void partitionRetried(String consumer) {}
+
+  /**
+   * {@code consumer} started polling ({@link KafkaEventConsumer#start}, once per start): for meters
+   * that read it (its held messages, say). Called on the thread that started it.
+   */
+  default void started(KafkaEventConsumer consumer) {}
 }

@@ -156,12 +156,12 @@ public final class KafkaEventConsumer implements AutoCloseable {
   }
 
   /**
-   * Checks the topics' retention on the cluster, then starts the polling thread. The check asks the
-   * cluster for every subscribed topic's {@code retention.ms} and {@code cleanup.policy} (for a
-   * topic not created yet, the broker's defaults), waiting up to {@link
-   * Builder#retentionCheckTimeout} (default 5 s); what it cannot learn in that time (cluster down,
-   * DescribeConfigs not authorized) it takes to be the configured {@link
-   * Builder#redeliveryHorizon}, with a warning, and starts.
+   * Checks the topics' retention on the cluster, then starts the polling thread and tells the
+   * {@link KafkaConsumerListener#started listener}. The check asks the cluster for every subscribed
+   * topic's {@code retention.ms} and {@code cleanup.policy} (for a topic not created yet, the
+   * broker's defaults), waiting up to {@link Builder#retentionCheckTimeout} (default 5 s); what it
+   * cannot learn in that time (cluster down, DescribeConfigs not authorized) it takes to be the
+   * configured {@link Builder#redeliveryHorizon}, with a warning, and starts.
    *
    * @throws IllegalStateException (and polls nothing) if a topic keeps records for as long as the
    *     inbox retention or longer, or for ever ({@code retention.ms=-1}, a {@code cleanup.policy}
@@ -211,6 +211,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
     thread = new Thread(() -> run(polled), "idemkit-kafka-consumer-" + name);
     thread.setDaemon(true);
     thread.start();
+    tell(() -> listener.started(this));
     return this;
   }
 

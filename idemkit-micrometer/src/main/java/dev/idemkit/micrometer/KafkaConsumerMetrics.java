@@ -14,9 +14,11 @@ import java.util.List;
 /**
  * Meters of the Kafka inbox consumer (named like {@link OutboxMetricNames}'), tagged by consumer:
  * unreadable records, partitions sent back after a failure, the commit-to-apply lag ({@value #LAG})
- * and, with {@link #monitor}, the number of messages held right now ({@value #HELD}). Give it to
- * {@link KafkaEventConsumer.Builder#kafkaListener}. What the inbox does (held, released, stale,
- * applied, duplicates) goes to the {@link OutboxMetrics} given as the consumer's {@link
+ * and the number of messages held right now ({@value #HELD}), for every consumer it is the {@link
+ * KafkaEventConsumer.Builder#kafkaListener} of once that one {@link KafkaConsumerListener#started
+ * started} (or any consumer given to {@link #monitor}). Give it to {@link
+ * KafkaEventConsumer.Builder#kafkaListener}. What the inbox does (held, released, stale, applied,
+ * duplicates) goes to the {@link OutboxMetrics} given as the consumer's {@link
  * KafkaEventConsumer.Builder#listener}.
  */
 public final class KafkaConsumerMetrics implements KafkaConsumerListener {
@@ -43,7 +45,11 @@ public final class KafkaConsumerMetrics implements KafkaConsumerListener {
         .register(registry);
   }
 
-  /** Adds a gauge of the messages {@code consumer} holds behind gaps right now. */
+  /**
+   * Adds a gauge of the messages {@code consumer} holds behind gaps right now (once per consumer
+   * name: Micrometer keeps the first gauge of a name and tags). Done by {@link #started} for the
+   * consumers this is the listener of.
+   */
   public KafkaConsumerMetrics monitor(KafkaEventConsumer consumer) {
     Gauge.builder(HELD, consumer, KafkaConsumerMetrics::heldCount)
         .tag("consumer", consumer.name())
@@ -72,6 +78,12 @@ public final class KafkaConsumerMetrics implements KafkaConsumerListener {
     if (oldest != null) {
       lastLagMillis = Duration.between(oldest, now).toMillis();
     }
+  }
+
+  /** Monitors the consumer that started ({@link #monitor}). */
+  @Override
+  public void started(KafkaEventConsumer consumer) {
+    monitor(consumer);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.idemkit.spring.boot;
 
 import dev.idemkit.kafka.KafkaConsumerListener;
+import dev.idemkit.kafka.KafkaEventConsumer;
 import dev.idemkit.outbox.EventEnvelope;
 import java.util.List;
 
@@ -33,5 +34,10 @@ final class CompositeKafkaConsumerListener implements KafkaConsumerListener {
   @Override
   public void partitionRetried(String consumer) {
     listeners.forEach(l -> l.partitionRetried(consumer));
+  }
+
+  @Override
+  public void started(KafkaEventConsumer consumer) {
+    listeners.forEach(l -> l.started(consumer));
   }
 }

@@ -13,10 +13,11 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * The Kafka consumers' own meters ({@link KafkaConsumerMetrics}: unreadable records, partitions
- * sent back after a failure, the commit-to-apply lag) when Micrometer's registry is there and
- * {@code idemkit.events.kafka.bootstrap-servers} is set: a {@code KafkaConsumerListener} bean,
- * which every consumer {@link KafkaConsumers} starts reports to ({@link
- * IdemkitKafkaAutoConfiguration}).
+ * sent back after a failure, the commit-to-apply lag, and each consumer's held messages) when
+ * Micrometer's registry is there and {@code idemkit.events.kafka.bootstrap-servers} is set: a
+ * {@code KafkaConsumerListener} bean, which every consumer {@link KafkaConsumers} starts reports to
+ * ({@link IdemkitKafkaAutoConfiguration}), and which adds that consumer's held-messages gauge when
+ * it starts ({@link KafkaConsumerMetrics#started}).
  */
 @AutoConfiguration(
     afterName =

@@ -8,6 +8,7 @@ import dev.idemkit.kafka.KafkaEventConsumer;
 import dev.idemkit.kafka.testkit.KafkaBroker;
 import dev.idemkit.micrometer.KafkaConsumerMetrics;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
@@ -32,7 +33,8 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
 /**
  * With a {@link MeterRegistry}, the consumers the starter starts report to {@link
  * KafkaConsumerMetrics}: a record on a consumer's topic that is not an Idemkit event (no envelope
- * headers) shows in {@value KafkaConsumerMetrics#UNREADABLE}, tagged with the consumer.
+ * headers) shows in {@value KafkaConsumerMetrics#UNREADABLE}, tagged with the consumer, and the
+ * consumer's held messages are the gauge {@value KafkaConsumerMetrics#HELD}.
  */
 class KafkaConsumerMetricsIT {
 
@@ -95,6 +97,13 @@ class KafkaConsumerMetricsIT {
                 Thread.sleep(50);
               }
               assertThat(unreadable(registry, consumer)).isEqualTo(2.0);
+              // The consumer is monitored: its held messages are a gauge (none held).
+              Gauge held =
+                  registry.find(KafkaConsumerMetrics.HELD).tag("consumer", consumer).gauge();
+              assertThat(held)
+                  .as("gauge %s of %s", KafkaConsumerMetrics.HELD, consumer)
+                  .isNotNull();
+              assertThat(held.value()).isZero();
             });
   }
 
