@@ -23,7 +23,13 @@ import java.util.List;
  */
 public final class KafkaConsumerMetrics implements KafkaConsumerListener {
 
-  public static final String HELD = OutboxMetricNames.HELD_MESSAGES;
+  /**
+   * Gauge: the consumer's messages held right now, tag {@code consumer}. Not {@value
+   * OutboxMetricNames#HELD_MESSAGES}, the untagged count of every inbox that {@link OutboxMetrics}
+   * may register in the same registry: one name with two sets of tag keys is refused by Prometheus.
+   */
+  public static final String HELD = "kafka.inbox.held";
+
   public static final String UNREADABLE = "kafka.unreadable.count";
   public static final String PARTITION_RETRIES = "kafka.partition_retries.count";
   public static final String LAG = "inbox.lag.max";
