@@ -186,12 +186,19 @@ public class EventFlow {
             .maxAttempts(events.deliveryMaxAttempts())
             .backoff(events.initialBackoff(), events.maxBackoff())
             .pollInterval(events.pollInterval())
+            // Delivered mails' rows (their keys) are deleted after this, by the sender's thread;
+            // refused if shorter than the receipts inbox's retention (docs/events.md).
+            .deliveredRetention(events.deliveryRetention())
+            .recordedBy(consumers.byName().get(ReceiptsConsumer.NAME))
             .listener(metrics)
             .build();
     return new Workers(relay, sender);
   }
 
-  /** The relay and the mail sender, started once the service is up and stopped before it ends. */
+  /**
+   * The relay and the mail sender, started once the service is up and stopped before it ends. Their
+   * threads also delete what is past its retention: sent events, delivered mails.
+   */
   public static final class Workers implements SmartLifecycle {
     private final OutboxRelay relay;
     private final DeliverySender sender;
@@ -200,6 +207,14 @@ public class EventFlow {
     Workers(OutboxRelay relay, DeliverySender sender) {
       this.relay = relay;
       this.sender = sender;
+    }
+
+    /**
+     * Deletes the delivered mails past {@code payments.events.delivery-retention} now (the sender's
+     * thread does it every minute); answers how many.
+     */
+    public int deleteDeliveredMails() throws java.sql.SQLException {
+      return sender.deleteDelivered();
     }
 
     @Override

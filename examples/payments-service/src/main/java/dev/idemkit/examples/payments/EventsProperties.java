@@ -20,6 +20,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param redeliveryHorizon how long after an event's first delivery it may come again (parked
  *     events are re-queued within it)
  * @param deliveryMaxAttempts a receipt mail is parked after this many failed deliveries
+ * @param deliveryRetention how long a delivered receipt mail's row (its key) is kept (default 14
+ *     days); not shorter than the receipts consumer's inbox retention ({@code inboxRetention}, on
+ *     Kafka {@code idemkit.events.kafka.inbox-retention}): the service refuses to start otherwise
  * @param aggregateWindow unsent events of one aggregate a relay round may carry (default: 1 on the
  *     embedded transport; 8 on Kafka, whose consumers apply each aggregate's events in sequence and
  *     hold one that comes early)
@@ -40,6 +43,7 @@ public record EventsProperties(
     Duration inboxRetention,
     Duration redeliveryHorizon,
     Integer deliveryMaxAttempts,
+    Duration deliveryRetention,
     Integer aggregateWindow,
     Integer maxPayloadBytes,
     Faults faults) {
@@ -55,6 +59,7 @@ public record EventsProperties(
     inboxRetention = inboxRetention == null ? Duration.ofDays(14) : inboxRetention;
     redeliveryHorizon = redeliveryHorizon == null ? Duration.ofDays(7) : redeliveryHorizon;
     deliveryMaxAttempts = deliveryMaxAttempts == null ? 10 : deliveryMaxAttempts;
+    deliveryRetention = deliveryRetention == null ? Duration.ofDays(14) : deliveryRetention;
     maxPayloadBytes = maxPayloadBytes == null ? Outbox.DEFAULT_MAX_PAYLOAD_BYTES : maxPayloadBytes;
     faults = faults == null ? new Faults(0, 0) : faults;
     // aggregateWindow stays null when unset: EventFlow picks it by transport.

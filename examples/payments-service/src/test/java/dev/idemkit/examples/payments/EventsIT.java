@@ -26,6 +26,7 @@ class EventsIT extends HttpTestSupport {
 
   @Autowired EmbeddedMail mail;
   @Autowired InboxCleanupWorker inboxCleanup;
+  @Autowired EventFlow.Workers workers;
 
   private HttpResponse<String> pay(String account, String fault) {
     HttpRequest.Builder b =
@@ -366,5 +367,51 @@ class EventsIT extends HttpTestSupport {
     assertThat(jdbc.sql(consumers).param(recent).query(String.class).list())
         .containsExactlyInAnyOrderElementsOf(recentBefore)
         .isNotEmpty();
+  }
+
+  /**
+   * The mail sender deletes the receipt mails delivered longer ago than {@code
+   * payments.events.delivery-retention} (14 days; here the row is aged): an old one goes, a recent
+   * one stays, and so does a parked mail of any age.
+   */
+  @Test
+  void deliveredReceiptMailsPastTheRetentionAreDeletedAndParkedOnesKept() throws Exception {
+    String old =
+        "receipt_payment_" + field(pay("acc_" + UUID.randomUUID(), null).body(), "paymentId");
+    String recent =
+        "receipt_payment_" + field(pay("acc_" + UUID.randomUUID(), null).body(), "paymentId");
+    String delivered =
+        "select count(*) from idemkit_delivery where delivery_key = ? and status = 'DELIVERED'";
+    for (String key : List.of(old, recent)) {
+      await(
+          "the receipt " + key + " is delivered",
+          () -> jdbc.sql(delivered).param(key).query(Long.class).single() == 1);
+    }
+    String parked = "test_parked_mail_" + UUID.randomUUID();
+    try {
+      jdbc.sql(
+              """
+              insert into idemkit_delivery (delivery_key, channel, payload, status, attempts,
+                                            created_at, next_attempt_at, last_error)
+              values (?, 'mail', '{}', 'PARKED', 10, now() - interval '30 days',
+                      now() - interval '30 days', 'mail service down')
+              """)
+          .param(parked)
+          .update();
+      jdbc.sql(
+              "update idemkit_delivery set delivered_at = now() - interval '15 days'"
+                  + " where delivery_key = ?")
+          .param(old)
+          .update();
+
+      assertThat(workers.deleteDeliveredMails()).isPositive();
+
+      String any = "select count(*) from idemkit_delivery where delivery_key = ?";
+      assertThat(jdbc.sql(any).param(old).query(Long.class).single()).isZero();
+      assertThat(jdbc.sql(delivered).param(recent).query(Long.class).single()).isEqualTo(1);
+      assertThat(jdbc.sql(any).param(parked).query(Long.class).single()).isEqualTo(1);
+    } finally {
+      jdbc.sql("delete from idemkit_delivery where delivery_key = ?").param(parked).update();
+    }
   }
 }
