@@ -26,7 +26,8 @@ import javax.sql.DataSource;
  * {@link #deleteDelivered deleted}: while its row is kept, recording the same key again changes
  * nothing; once it is gone, the same key recorded again is a new delivery, sent again under that
  * key (the receiver's own memory of the key is then all that stops a second effect). The sender's
- * thread runs the cleanup when it starts and every minute after.
+ * thread runs the cleanup from when it starts, one batch between two rounds, and every minute once
+ * nothing is due (see {@link #start}).
  */
 public final class DeliverySender implements AutoCloseable {
 
@@ -256,9 +257,32 @@ public final class DeliverySender implements AutoCloseable {
   }
 
   /**
+   * One batch of the sender thread's cleanup; answers when the next is due: at once (after the next
+   * delivery round) if the batch was full, else in a minute. One batch between two rounds, so a
+   * large backlog of old delivered rows (a first start after an upgrade) never holds deliveries
+   * back by more than a batch. A failed cleanup (its database away) is logged and tried again in a
+   * minute; the delivery round still runs.
+   */
+  private long cleanUpOneBatch() {
+    try {
+      int deleted = deleteDeliveredBatch(CLEANUP_BATCH);
+      if (deleted > 0) {
+        LOG.log(Level.FINE, () -> "Deleted " + deleted + " delivered row(s) on " + channel);
+      }
+      if (deleted == CLEANUP_BATCH) {
+        return System.nanoTime();
+      }
+    } catch (SQLException | RuntimeException e) {
+      LOG.log(Level.WARNING, "Cleanup of delivered rows on " + channel + " failed", e);
+    }
+    return System.nanoTime() + CLEANUP_EVERY_NANOS;
+  }
+
+  /**
    * Starts a thread running rounds, pausing the poll interval after a round that was not full; it
-   * also {@link #deleteDelivered deletes delivered rows} past the retention when it starts and
-   * every minute after.
+   * also {@link #deleteDelivered deletes delivered rows} past the retention, from when it starts:
+   * one batch before a round while rows are due, then again a minute after the last batch that was
+   * not full.
    */
   public synchronized DeliverySender start() {
     if (running) {
@@ -272,13 +296,7 @@ public final class DeliverySender implements AutoCloseable {
               while (running) {
                 try {
                   if (System.nanoTime() - nextCleanup >= 0) {
-                    nextCleanup = System.nanoTime() + CLEANUP_EVERY_NANOS;
-                    int deleted = deleteDelivered();
-                    if (deleted > 0) {
-                      LOG.log(
-                          Level.FINE,
-                          () -> "Deleted " + deleted + " delivered row(s) on " + channel);
-                    }
+                    nextCleanup = cleanUpOneBatch();
                   }
                   Round r = deliverOnce();
                   if (r.picked() < batchSize) {

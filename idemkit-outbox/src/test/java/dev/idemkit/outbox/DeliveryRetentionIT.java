@@ -255,6 +255,32 @@ class DeliveryRetentionIT {
   }
 
   @Test
+  void theSendersThreadDeletesABacklogOneBatchBetweenTwoRoundsSoMailsAreNotHeldBack()
+      throws Exception {
+    record("mail", keys("old-", 2500));
+    mailSender().deliverOnce();
+    clock.advance(RETENTION.plusSeconds(1));
+    record("mail", "new-1");
+    // The receiver notes how many old rows are left when the new mail is delivered.
+    java.util.concurrent.atomic.AtomicLong oldLeft = new java.util.concurrent.atomic.AtomicLong(-1);
+    DeliverySender.Receiver noting =
+        (key, payload) ->
+            oldLeft.set(
+                TestPostgres.count(
+                    "select count(*) from idemkit_delivery where delivery_key like 'old-%'"));
+    try (DeliverySender sender = sender("mail", noting).build().start()) {
+      long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      while (TestPostgres.count("select count(*) from idemkit_delivery") > 1
+          && System.nanoTime() < deadline) {
+        Thread.sleep(20); // waiting for the thread, not moving time
+      }
+    }
+    // Its first round came after one batch of 1,000: the other 1,500 waited for later rounds.
+    assertThat(oldLeft.get()).isEqualTo(1500);
+    assertThat(remainingKeys()).containsExactly("new-1");
+  }
+
+  @Test
   void aKeyIsADuplicateWhileItsRowIsKeptAndANewDeliveryUnderTheSameKeyAfter() throws Exception {
     record("mail", "receipt_payment_p1");
     DeliverySender sender = mailSender();
