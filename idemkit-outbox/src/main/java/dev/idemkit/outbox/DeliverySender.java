@@ -7,6 +7,8 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -80,6 +82,12 @@ public final class DeliverySender implements AutoCloseable {
    * pending, {@link Deliveries#requeue} only parked ones, and recording its key again does
    * nothing), so a row locked here is still one to delete; the status is checked again all the
    * same.
+   *
+   * <p>The race, a consumer recording the same key while a batch deletes its row: the consumer's
+   * insert ({@code ON CONFLICT DO NOTHING}) meets the row the batch is deleting, waits for the
+   * batch's commit and then inserts: a new delivery, as if it had come just after the cleanup (the
+   * row was past the retention either way). Had it come just before, it changed nothing and the
+   * batch deletes the row as it was.
    */
   private static final String DELETE_DELIVERED =
       """
@@ -353,7 +361,7 @@ public final class DeliverySender implements AutoCloseable {
     private Duration pollInterval = Duration.ofMillis(100);
     private OutboxListener listener = OutboxListener.NONE;
     private Duration deliveredRetention = DEFAULT_DELIVERED_RETENTION;
-    private InboxConsumer recordedBy;
+    private final List<InboxConsumer> recordedBy = new ArrayList<>();
 
     private Builder(DataSource dataSource, String channel, Receiver receiver) {
       this.dataSource = Objects.requireNonNull(dataSource);
@@ -412,11 +420,11 @@ public final class DeliverySender implements AutoCloseable {
     }
 
     /**
-     * The inbox consumer whose handler records this channel's deliveries: {@link #build} then
-     * refuses a delivered retention shorter than its retention.
+     * An inbox consumer whose handler records this channel's deliveries (once for each, if several
+     * do): {@link #build} then refuses a delivered retention shorter than its retention.
      */
     public Builder recordedBy(InboxConsumer consumer) {
-      this.recordedBy = Objects.requireNonNull(consumer);
+      this.recordedBy.add(Objects.requireNonNull(consumer));
       return this;
     }
 
@@ -437,17 +445,19 @@ public final class DeliverySender implements AutoCloseable {
       Settings.backoff(part, initialBackoff, maxBackoff);
       Settings.pollInterval(part, pollInterval);
       Settings.positive(part, "deliveredRetention", deliveredRetention);
-      if (recordedBy != null && deliveredRetention.compareTo(recordedBy.retention()) < 0) {
-        throw new IllegalStateException(
-            part
-                + " refuses to start: its deliveredRetention ("
-                + deliveredRetention
-                + ") is shorter than the retention of inbox consumer "
-                + recordedBy.consumerName()
-                + " ("
-                + recordedBy.retention()
-                + "), which records its deliveries: a key must stay known at least as long as"
-                + " the message that recorded it. Raise deliveredRetention.");
+      for (InboxConsumer consumer : recordedBy) {
+        if (deliveredRetention.compareTo(consumer.retention()) < 0) {
+          throw new IllegalStateException(
+              part
+                  + " refuses to start: its deliveredRetention ("
+                  + deliveredRetention
+                  + ") is shorter than the retention of inbox consumer "
+                  + consumer.consumerName()
+                  + " ("
+                  + consumer.retention()
+                  + "), which records its deliveries: a key must stay known at least as long as"
+                  + " the message that recorded it. Raise deliveredRetention.");
+        }
       }
       return new DeliverySender(this);
     }

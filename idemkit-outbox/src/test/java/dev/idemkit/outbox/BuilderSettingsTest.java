@@ -71,6 +71,10 @@ class BuilderSettingsTest {
         .isThrownBy(
             () -> sender().deliveredRetention(Duration.ofDays(14)).recordedBy(receipts).build());
     assertThatNoException().isThrownBy(() -> sender().recordedBy(receipts).build());
+    InboxConsumer longer = inbox().retention(Duration.ofDays(30)).build();
+    assertThatThrownBy(() -> sender().recordedBy(receipts).recordedBy(longer).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContainingAll("deliveredRetention (PT336H)", "(PT720H)");
   }
 
   @Test

@@ -280,6 +280,66 @@ class DeliveryRetentionIT {
     assertThat(remainingKeys()).containsExactly("new-1");
   }
 
+  /**
+   * A consumer records keys again while a cleanup deletes their old rows: each record either finds
+   * the delivered row (a duplicate, and the row then goes) or comes after its deletion (a new
+   * pending delivery, kept); none fails, none is lost.
+   */
+  @Test
+  void recordingAKeyAgainWhileACleanupDeletesItsRowIsEitherADuplicateOrANewDelivery()
+      throws Exception {
+    String[] keys = keys("k-", 2000);
+    record("mail", keys);
+    mailSender().deliverOnce();
+    clock.advance(RETENTION.plusSeconds(1));
+    DeliverySender cleaner = mailSender();
+    CountDownLatch go = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    List<String> recordedAsNew = new ArrayList<>();
+    try {
+      Future<Integer> cleanup =
+          pool.submit(
+              () -> {
+                go.await();
+                int deleted = 0;
+                int batch;
+                do {
+                  batch = cleaner.deleteDeliveredBatch(10);
+                  deleted += batch;
+                } while (batch > 0);
+                return deleted;
+              });
+      Future<List<String>> recorder =
+          pool.submit(
+              () -> {
+                List<String> fresh = new ArrayList<>();
+                go.await();
+                for (String key : keys) {
+                  try (Connection c = ds.getConnection()) {
+                    c.setAutoCommit(false);
+                    if (deliveries.record(c, key, "mail", "{}")) {
+                      fresh.add(key);
+                    }
+                    c.commit();
+                  }
+                }
+                return fresh;
+              });
+      go.countDown();
+      recordedAsNew.addAll(recorder.get(60, TimeUnit.SECONDS));
+      cleanup.get(60, TimeUnit.SECONDS);
+    } finally {
+      pool.shutdownNow();
+    }
+    // Whatever the cleanup had not reached yet when recorded was a duplicate, and goes now.
+    mailSender().deleteDelivered();
+    assertThat(recordedAsNew).isNotEmpty();
+    assertThat(remainingKeys()).containsExactlyInAnyOrderElementsOf(recordedAsNew);
+    assertThat(
+            TestPostgres.count("select count(*) from idemkit_delivery where status <> 'PENDING'"))
+        .isZero();
+  }
+
   @Test
   void aKeyIsADuplicateWhileItsRowIsKeptAndANewDeliveryUnderTheSameKeyAfter() throws Exception {
     record("mail", "receipt_payment_p1");
