@@ -376,8 +376,8 @@ class EventsIT extends HttpTestSupport {
    */
   @Test
   void deliveredReceiptMailsPastTheRetentionAreDeletedAndParkedOnesKept() throws Exception {
-    String old =
-        "receipt_payment_" + field(pay("acc_" + UUID.randomUUID(), null).body(), "paymentId");
+    String oldPayment = field(pay("acc_" + UUID.randomUUID(), null).body(), "paymentId");
+    String old = "receipt_payment_" + oldPayment;
     String recent =
         "receipt_payment_" + field(pay("acc_" + UUID.randomUUID(), null).body(), "paymentId");
     String delivered =
@@ -410,6 +410,9 @@ class EventsIT extends HttpTestSupport {
       assertThat(jdbc.sql(any).param(old).query(Long.class).single()).isZero();
       assertThat(jdbc.sql(delivered).param(recent).query(Long.class).single()).isEqualTo(1);
       assertThat(jdbc.sql(any).param(parked).query(Long.class).single()).isEqualTo(1);
+      // The receipt stays, and still reads sent (its mail's record is what went).
+      assertThat(get("/v1/receipts?paymentId=" + oldPayment, TENANT_A).body())
+          .contains("\"deliveryKey\":\"" + old + "\"", "\"status\":\"SENT\"");
     } finally {
       jdbc.sql("delete from idemkit_delivery where delivery_key = ?").param(parked).update();
     }

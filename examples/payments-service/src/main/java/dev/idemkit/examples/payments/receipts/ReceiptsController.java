@@ -18,8 +18,10 @@ import org.springframework.web.bind.annotation.RestController;
  * A tenant's receipts for a payment, with their mail's status: {@code PENDING} until sent (the
  * deliveries tried so far in {@code attempts}), then {@code SENT}; {@code PARKED} when the mail
  * failed as often as the sender tries ({@code payments.events.delivery-max-attempts}) and waits for
- * an operator to re-queue it ({@code POST /v1/admin/events/deliveries/parked/{key}/requeue}). 404
- * {@code PAYMENT_NOT_FOUND} for a payment that is not the tenant's, as for its ledger entries.
+ * an operator to re-queue it ({@code POST /v1/admin/events/deliveries/parked/{key}/requeue}). A
+ * sent mail's record is deleted after {@code payments.events.delivery-retention}: its receipt then
+ * reads {@code SENT} with no {@code sentAt}. 404 {@code PAYMENT_NOT_FOUND} for a payment that is
+ * not the tenant's, as for its ledger entries.
  */
 @Tag(name = "receipts")
 @RestController
@@ -68,7 +70,11 @@ public class ReceiptsController {
   @Schema(requiredProperties = "receipts")
   public record Receipts(List<Receipt> receipts) {}
 
-  /** One receipt and its mail: {@code sentAt} is null until the mail is sent. */
+  /**
+   * One receipt and its mail: {@code sentAt} is null until the mail is sent, and again once the
+   * mail's delivery record is deleted ({@code payments.events.delivery-retention} after sending;
+   * {@code status} stays {@code SENT}, {@code attempts} reads 0).
+   */
   @Schema(
       requiredProperties = {
         "paymentId",
@@ -89,9 +95,14 @@ public class ReceiptsController {
               format = "date-time")
           String sentAt) {}
 
-  /** The receipt's status from its delivery's: the mail is sent, waiting to be, or parked. */
+  /**
+   * The receipt's status from its delivery's: the mail is sent, waiting to be, or parked. No
+   * delivery row: the mail was sent, and its row deleted after {@code
+   * payments.events.delivery-retention} (the receipt and its delivery are written in one
+   * transaction, and only delivered rows are ever deleted).
+   */
   private static String receiptStatus(String deliveryStatus) {
-    if ("DELIVERED".equals(deliveryStatus)) {
+    if (deliveryStatus == null || "DELIVERED".equals(deliveryStatus)) {
       return "SENT";
     }
     return "PARKED".equals(deliveryStatus) ? "PARKED" : "PENDING";
