@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idemkit.examples.payments.demo.EmbeddedMail;
 import dev.idemkit.examples.payments.demo.MailSimulator;
+import dev.idemkit.examples.payments.receipts.ReceiptsConsumer;
+import dev.idemkit.outbox.EventEnvelope;
+import dev.idemkit.outbox.InboxConsumer;
+import dev.idemkit.outbox.spi.MessageReceiver;
 import dev.idemkit.spring.boot.InboxCleanupWorker;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -27,6 +31,7 @@ class EventsIT extends HttpTestSupport {
   @Autowired EmbeddedMail mail;
   @Autowired InboxCleanupWorker inboxCleanup;
   @Autowired EventFlow.Workers workers;
+  @Autowired EventFlow.Consumers consumers;
 
   private HttpResponse<String> pay(String account, String fault) {
     HttpRequest.Builder b =
@@ -416,5 +421,60 @@ class EventsIT extends HttpTestSupport {
     } finally {
       jdbc.sql("delete from idemkit_delivery where delivery_key = ?").param(parked).update();
     }
+  }
+
+  /**
+   * A payment applied again to the receipts consumer after its inbox row and its mail's record were
+   * both deleted (the retentions passed; here deleted outright) records no second mail: the
+   * receipt, kept for good, answers it.
+   */
+  @Test
+  void aPaymentAppliedAgainAfterItsMailRecordWasDeletedMailsNoMore() throws Exception {
+    String paymentId = field(pay("acc_" + UUID.randomUUID(), null).body(), "paymentId");
+    String key = "receipt_payment_" + paymentId;
+    await(
+        "the receipt is mailed",
+        () ->
+            jdbc.sql(
+                        "select count(*) from idemkit_delivery where delivery_key = ? and status = 'DELIVERED'")
+                    .param(key)
+                    .query(Long.class)
+                    .single()
+                == 1);
+    EventEnvelope completed =
+        jdbc.sql(
+                """
+                select event_id, event_type, tenant, aggregate_type, aggregate_id, sequence,
+                       occurred_at, payload
+                  from idemkit_outbox where aggregate_id = ? and event_type = 'PaymentCompleted'
+                """)
+            .param(paymentId)
+            .query(
+                (rs, n) ->
+                    new EventEnvelope(
+                        rs.getObject("event_id", UUID.class),
+                        rs.getString("event_type"),
+                        rs.getString("tenant"),
+                        rs.getString("aggregate_type"),
+                        rs.getString("aggregate_id"),
+                        rs.getLong("sequence"),
+                        rs.getTimestamp("occurred_at").toInstant(),
+                        rs.getString("payload")))
+            .single();
+    jdbc.sql("delete from idemkit_inbox where consumer_name = 'receipts' and message_id = ?")
+        .param(completed.eventId())
+        .update();
+    jdbc.sql("delete from idemkit_delivery where delivery_key = ?").param(key).update();
+
+    InboxConsumer receipts = consumers.byName().get(ReceiptsConsumer.NAME);
+    assertThat(receipts.receive(completed)).isEqualTo(MessageReceiver.Received.APPLIED);
+
+    assertThat(
+            jdbc.sql("select count(*) from idemkit_delivery where delivery_key = ?")
+                .param(key)
+                .query(Long.class)
+                .single())
+        .isZero();
+    assertThat(mailCount(key)).isEqualTo("{\"delivered\":1,\"requests\":1}");
   }
 }

@@ -17,7 +17,10 @@ import tools.jackson.databind.json.JsonMapper;
  * One receipt per completed payment. An e-mail is not transactional, so this consumer does not send
  * it: in the inbox's transaction it writes the receipt row and records the mail as a delivery under
  * the key {@code receipt_payment_<paymentId>}; the {@link MailClient}'s sender delivers it later,
- * passing that key to the mail service as its idempotency key.
+ * passing that key to the mail service as its idempotency key. The mail is recorded only with a new
+ * receipt: the receipt row, kept for good, is what stops a payment applied again from mailing
+ * again, however late (the mail's record is deleted after {@code
+ * payments.events.delivery-retention}, its inbox row after the inbox retention).
  */
 public final class ReceiptsConsumer implements MessageHandler {
 
@@ -63,7 +66,12 @@ public final class ReceiptsConsumer implements MessageHandler {
       s.setString(3, payment.get("accountId"));
       s.setString(4, key);
       s.setTimestamp(5, Timestamp.from(Instant.now()));
-      s.executeUpdate();
+      if (s.executeUpdate() == 0) {
+        // The receipt exists, so its mail was recorded with it (one transaction): this payment is
+        // applied again (its inbox row forgotten). The receipt, kept for good, answers it: no
+        // second mail, even after the mail's own record is deleted (delivery retention).
+        return;
+      }
     }
     deliveries.record(
         transaction,
