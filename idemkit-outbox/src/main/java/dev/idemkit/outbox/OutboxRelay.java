@@ -145,10 +145,24 @@ public final class OutboxRelay implements AutoCloseable {
    */
   private static final String BY_KEY_ONLY = "set local enable_seqscan = off";
 
+  /**
+   * One batch of sent events past the retention: the oldest {@link #DELETE_BATCH} found on the
+   * index of sent events ({@code idemkit_outbox_sent_ix}), each row locked and deleted by its key,
+   * skipping rows another transaction holds. Short statements, never a lock on the whole backlog.
+   */
   private static final String DELETE_SENT =
       """
-      delete from idemkit_outbox where sent_at < ?
+      delete from idemkit_outbox
+      where event_id in (
+        select event_id from idemkit_outbox
+        where sent_at is not null and sent_at < ?
+        order by sent_at
+        limit ?
+        for update skip locked)
       """;
+
+  /** Sent events one cleanup statement deletes at most. */
+  static final int DELETE_BATCH = 1000;
 
   private final DataSource dataSource;
   private final EventTransport transport;
@@ -440,18 +454,36 @@ public final class OutboxRelay implements AutoCloseable {
     return d.compareTo(maxBackoff) > 0 ? maxBackoff : d;
   }
 
-  /** Deletes events sent longer ago than the retention; answers how many. */
+  /**
+   * Deletes events sent longer ago than the retention, in batches of {@value #DELETE_BATCH} (each
+   * its own short transaction; rows another transaction holds are left for a later call); answers
+   * how many.
+   */
   public int deleteSentEvents() throws SQLException {
+    int total = 0;
+    int deleted;
+    do {
+      deleted = deleteSentBatch();
+      total += deleted;
+    } while (deleted == DELETE_BATCH);
+    return total;
+  }
+
+  /** One batch of {@link #deleteSentEvents}: at most {@value #DELETE_BATCH} events. */
+  int deleteSentBatch() throws SQLException {
     try (Connection c = dataSource.getConnection();
         PreparedStatement s = c.prepareStatement(DELETE_SENT)) {
       s.setObject(1, Outbox.utc(clock.instant().minus(sentRetention)));
+      s.setInt(2, DELETE_BATCH);
       return s.executeUpdate();
     }
   }
 
   /**
    * Starts the relay's threads: each runs rounds back to back while they come back full, else waits
-   * the poll interval; every so often one deletes sent events past the retention.
+   * the poll interval. Every 1,000 rounds the first thread deletes a batch of sent events past the
+   * retention, and then one batch before each round while batches come back full: a backlog of old
+   * events holds its rounds back by one short statement each, never by the whole backlog.
    */
   public synchronized OutboxRelay start() {
     if (running) {
@@ -469,12 +501,15 @@ public final class OutboxRelay implements AutoCloseable {
 
   private void loop() {
     long rounds = 0;
+    boolean moreToDelete = false;
+    boolean deletes = Thread.currentThread() == workers.get(0);
     while (running) {
       try {
-        Round r = relayOnce();
-        if (++rounds % 1000 == 0 && Thread.currentThread() == workers.get(0)) {
-          deleteSentEvents();
+        if (deletes && (moreToDelete || ++rounds % 1000 == 0)) {
+          moreToDelete = false; // a failed batch waits for the next thousand rounds
+          moreToDelete = deleteSentBatch() == DELETE_BATCH;
         }
+        Round r = relayOnce();
         if (r.picked() < batchSize) {
           Thread.sleep(pollInterval.toMillis());
         }

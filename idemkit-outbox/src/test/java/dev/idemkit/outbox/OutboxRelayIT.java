@@ -5,7 +5,9 @@ import static dev.idemkit.outbox.Fixtures.paymentCompleted;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -329,6 +331,69 @@ class OutboxRelayIT {
     assertThat(relay.deleteSentEvents()).isEqualTo(1);
     assertThat(TestPostgres.count("select count(*) from idemkit_outbox")).isEqualTo(1);
     assertThat(outbox.backlog().oldestUnsentAge()).isEqualTo(Duration.ofDays(8));
+  }
+
+  /**
+   * Sent events past the retention go in batches of {@value OutboxRelay#DELETE_BATCH}, each a short
+   * statement of its own, and a row another transaction holds is skipped, not waited for (one
+   * {@code delete} of the whole backlog held every row's lock until it ended, and waited for any
+   * row locked elsewhere). Recent sent events and unsent ones of any age stay.
+   */
+  @Test
+  void sentEventsGoInBatchesAndARowHeldElsewhereIsSkippedNotWaitedFor() throws Exception {
+    OutboxRelay relay = relay(new RecordingTransport()).sentRetention(Duration.ofDays(7)).build();
+    Instant now = clock.instant();
+    insertEvents("old-", 2_500, now.minus(Duration.ofDays(8)), true);
+    insertEvents("recent-", 10, now.minus(Duration.ofDays(1)), true);
+    insertEvents("unsent-", 5, now.minus(Duration.ofDays(8)), false);
+
+    assertThat(relay.deleteSentBatch()).isEqualTo(OutboxRelay.DELETE_BATCH);
+    try (Connection holder = ds.getConnection()) {
+      holder.setAutoCommit(false);
+      try (PreparedStatement ps =
+          holder.prepareStatement(
+              "select event_id from idemkit_outbox where sent_at is not null"
+                  + " and aggregate_id like 'old-%' order by sent_at limit 1 for update")) {
+        ps.executeQuery().close();
+      }
+      ExecutorService cleaner = Executors.newSingleThreadExecutor();
+      try {
+        Future<Integer> deleted = cleaner.submit(relay::deleteSentEvents);
+        assertThat(deleted.get(60, TimeUnit.SECONDS)).isEqualTo(1_499);
+      } finally {
+        cleaner.shutdownNow();
+        holder.rollback();
+      }
+    }
+    assertThat(
+            TestPostgres.count(
+                "select count(*) from idemkit_outbox where aggregate_id like 'old-%'"))
+        .isEqualTo(1);
+    assertThat(relay.deleteSentEvents()).isEqualTo(1);
+    assertThat(TestPostgres.count("select count(*) from idemkit_outbox")).isEqualTo(15);
+    assertThat(unsent()).isEqualTo(5);
+  }
+
+  private void insertEvents(String prefix, int n, Instant at, boolean sent) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                """
+                insert into idemkit_outbox (event_id, event_type, tenant, aggregate_type,
+                    aggregate_id, sequence, occurred_at, payload, next_attempt_at, sent_at)
+                select gen_random_uuid(), 'PaymentCompleted', 'tenant_a', 'payment', ? || i, 1,
+                       ?, '{}', ?, case when ? then ? end
+                  from generate_series(1, ?) as i
+                """)) {
+      java.time.OffsetDateTime t = at.atOffset(java.time.ZoneOffset.UTC);
+      ps.setString(1, prefix);
+      ps.setObject(2, t);
+      ps.setObject(3, t);
+      ps.setBoolean(4, sent);
+      ps.setObject(5, t);
+      ps.setInt(6, n);
+      ps.executeUpdate();
+    }
   }
 
   /**
