@@ -4,6 +4,7 @@ import dev.idemkit.conformance.CheckResult.Status;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * {@code java -jar idemkit-conformance.jar}: checks one endpoint's {@code Idempotency-Key}
@@ -63,12 +64,18 @@ public final class ConformanceMain {
       err.println("idemkit-conformance: no check ran (exit status 2)");
       return 2;
     }
-    checker
-        .keyFormFinding()
-        .ifPresent(
-            finding ->
-                err.println(
-                    "idemkit-conformance: key.form: " + finding + " (reported as key.form)"));
+    Optional<String> keyForm = checker.keyFormFinding();
+    if (keyForm.isPresent()) {
+      if (options.only().isEmpty() || options.only().contains("key.form")) {
+        err.println("idemkit-conformance: key.form: " + keyForm.get() + " (reported as key.form)");
+      } else {
+        // Not a verdict the run was asked for, but the checks it was asked for send another form
+        // than the profile's: the report must say why.
+        String warning = "key.form (not selected by --only, so no verdict): " + keyForm.get();
+        warnings.add(warning);
+        err.println("idemkit-conformance: warning: " + warning);
+      }
+    }
     out.printf(
         "idemkit-conformance: profile %s against %s %s%s%n%n",
         options.profile().name(), options.method(), options.baseUrl(), options.path());

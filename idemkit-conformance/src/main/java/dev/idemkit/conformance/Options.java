@@ -77,7 +77,8 @@ record Options(
                                 check found; the warnings are the suite's properties and
                                 system-err)
         --only ID,ID            run only these checks (ids as in the report; an unknown id is a
-                                usage error)
+                                usage error); an API that takes only the other key form is
+                                then a warning in the report, not a key.form verdict
 
       A profile file (Java properties) may set: base (ietf or stripe), name, require-key,
       missing-key-status, malformed-status, key-form (sf-string or bare), max-key-length,

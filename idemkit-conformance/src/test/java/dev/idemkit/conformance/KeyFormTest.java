@@ -2,12 +2,14 @@ package dev.idemkit.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.client.internal.Json;
 import dev.idemkit.conformance.BrokenServersTest.Run;
 import dev.idemkit.conformance.FlawedServer.Flaw;
 import dev.idemkit.conformance.FlawedServer.Semantics;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -65,5 +67,39 @@ class KeyFormTest {
 
     assertThat(run.exit()).as(run.stderr() + run.stdout()).isZero();
     assertThat(run.statuses()).containsEntry("key.form", "PASS").containsEntry("key.forms", "PASS");
+  }
+
+  /**
+   * With {@code --only} leaving {@code key.form} out, the finding is no verdict, but the checks
+   * that run send the form the API takes, not the profile's: the report says so as a warning.
+   */
+  @Test
+  void aKeyFormFindingOutsideOnlyIsAWarningInTheReports() throws Exception {
+    Run run;
+    try (FlawedServer api = new FlawedServer(Flaw.NONE, Semantics.BARE_KEYS_ONLY, 20)) {
+      run =
+          BrokenServersTest.check(
+              api,
+              reports,
+              "bare-only-selected",
+              List.of("--profile", "ietf", "--only", "key.missing,replay.completed"));
+    }
+
+    assertThat(run.exit()).as(run.stderr() + run.stdout()).isZero();
+    assertThat(run.statuses()).containsOnlyKeys("key.missing", "replay.completed");
+    String warning =
+        "key.form (not selected by --only, so no verdict): the API refuses the key in the ietf"
+            + " profile's form (an sf-string, \"";
+    @SuppressWarnings("unchecked")
+    List<String> warnings =
+        (List<String>) ((Map<String, Object>) Json.parse(run.json())).get("warnings");
+    assertThat(warnings).singleElement().asString().startsWith(warning).contains("accepts a key");
+    assertThat(run.stdout()).contains("warning: " + warning);
+    assertThat(run.stderr()).contains("idemkit-conformance: warning: " + warning);
+    Path junit = reports.resolve("bare-only-selected.xml");
+    assertThat(JunitReportTest.warningProperties(JunitReportTest.suite(junit)))
+        .singleElement()
+        .asString()
+        .startsWith(warning);
   }
 }
