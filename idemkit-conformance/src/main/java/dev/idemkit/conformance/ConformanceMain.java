@@ -38,6 +38,10 @@ public final class ConformanceMain {
       err.print(Options.USAGE);
       return 2;
     }
+    Options.authNote("--auth", options.auth())
+        .ifPresent(note -> err.println("idemkit-conformance: note: " + note));
+    Options.authNote("--auth2", options.auth2())
+        .ifPresent(note -> err.println("idemkit-conformance: note: " + note));
     List<String> warnings = new ArrayList<>();
     if (!options.body().contains("{{unique}}")) {
       warnings.add(

@@ -56,8 +56,8 @@ record Options(
         --error-body T          a request that ends in an error answer (e.g. a decline)
         --error-header 'N: V'   a header that makes the request end in an error (repeatable)
         --auth V                the first principal's credentials: an Authorization value
-                                ('Bearer sk_…') or a whole header ('X-Api-Key: k1'); also sent
-                                to --effect-url
+                                ('Bearer sk_…', 'sk:abc') or a whole header, a name, a colon
+                                and a space ('X-Api-Key: k1'); also sent to --effect-url
         --auth2 V               a second principal's credentials, in the same form
         --header 'N: V'         an extra header on every request (repeatable)
         --effect-url T          a GET URL (a path under the base URL, or http://…) counting the
@@ -250,15 +250,22 @@ record Options(
     }
   }
 
-  /** A header name (an RFC 9110 token) then a colon: {@code --auth}'s whole-header form. */
+  /**
+   * {@code --auth}'s whole-header form: a header name (an RFC 9110 token), a colon, then a space or
+   * a tab before the value, or nothing (a header without a value, refused).
+   */
   private static final Pattern HEADER =
-      Pattern.compile("([!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)", Pattern.DOTALL);
+      Pattern.compile("([!#$%&'*+.^_`|~0-9A-Za-z-]+):(?:[ \t]+(.*))?", Pattern.DOTALL);
+
+  /** A token, a colon and no space: an Authorization value, though it may be meant as a header. */
+  private static final Pattern TOKEN_COLON = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+:\\S.*");
 
   /**
-   * {@code --auth}'s header: {@code Name: value} is that header (an API key header, a session
-   * cookie); anything else is the value of {@code Authorization} ({@code Bearer …}, {@code Basic
-   * …}). A token before a colon is read as a header name: an Authorization value of that shape is
-   * written out in full, {@code Authorization: key:secret}.
+   * {@code --auth}'s header: {@code Name: value}, with a space after the colon, is that header (an
+   * API key header, a session cookie); anything else is the value of {@code Authorization} ({@code
+   * Bearer …}, {@code Basic …}, and a token with a colon in it, {@code sk:abc}). An Authorization
+   * value with a space after its first colon is written out in full, {@code Authorization: key:
+   * secret}.
    */
   static Map.Entry<String, String> authHeader(String flag, String v) {
     Matcher m = HEADER.matcher(v.trim());
@@ -270,12 +277,36 @@ record Options(
       }
       return Map.entry("Authorization", v.trim());
     }
-    String value = m.group(2).trim();
+    String value = m.group(2) == null ? "" : m.group(2).trim();
     if (value.isEmpty()) {
       throw new IllegalArgumentException(
           flag + " names the header " + m.group(1) + " but gives it no value: '" + v + "'");
     }
     return Map.entry(m.group(1), value);
+  }
+
+  /**
+   * A note for an {@code --auth} sent as {@code Authorization} that reads like a header written
+   * without the space ({@code X-Api-Key:k1}), so the user sees what is sent; empty otherwise.
+   */
+  static java.util.Optional<String> authNote(String flag, Map.Entry<String, String> auth) {
+    if (auth == null
+        || !auth.getKey().equals("Authorization")
+        || !TOKEN_COLON.matcher(auth.getValue()).matches()) {
+      return java.util.Optional.empty();
+    }
+    String name = auth.getValue().substring(0, auth.getValue().indexOf(':'));
+    return java.util.Optional.of(
+        flag
+            + " is sent as 'Authorization: "
+            + auth.getValue()
+            + "'; to send a header "
+            + name
+            + " instead, put a space after the colon: '"
+            + name
+            + ": "
+            + auth.getValue().substring(name.length() + 1)
+            + "'");
   }
 
   private static Map.Entry<String, String> header(String v) {

@@ -51,6 +51,32 @@ class AuthHeaderTest {
         .isEqualTo(Map.entry("Cookie", "session=abc; theme=dark"));
     assertThat(Options.authHeader("--auth", "Authorization: key:secret"))
         .isEqualTo(Map.entry("Authorization", "key:secret"));
+    assertThat(Options.authHeader("--auth", "X-Api-Key:\tk1"))
+        .isEqualTo(Map.entry("X-Api-Key", "k1"));
+  }
+
+  /**
+   * A header is a name, a colon and a space: a bare token with a colon in it ({@code sk:abc}, a
+   * {@code user:password} an API takes as it is) is an Authorization value, not a header named
+   * {@code sk}; without the space a header is sent as Authorization, and a note says so.
+   */
+  @Test
+  void aTokenWithAColonIsAnAuthorizationValue() {
+    assertThat(Options.authHeader("--auth", "sk:abc"))
+        .isEqualTo(Map.entry("Authorization", "sk:abc"));
+    assertThat(Options.authHeader("--auth", "user:pass:word"))
+        .isEqualTo(Map.entry("Authorization", "user:pass:word"));
+    assertThat(Options.authHeader("--auth2", "X-Api-Key:k2"))
+        .isEqualTo(Map.entry("Authorization", "X-Api-Key:k2"));
+
+    Result r = UsageTest.run(UsageTest.withRequired("--auth", "sk:abc", "--auth2", "Bearer b"));
+    assertThat(r.err())
+        .contains(
+            "idemkit-conformance: note: --auth is sent as 'Authorization: sk:abc'; to send a"
+                + " header sk instead, put a space after the colon: 'sk: abc'")
+        .doesNotContain("--auth2 is sent as");
+    assertThat(Options.authNote("--auth", Map.entry("Authorization", "Bearer x"))).isEmpty();
+    assertThat(Options.authNote("--auth", Map.entry("X-Api-Key", "k:1"))).isEmpty();
   }
 
   @Test
