@@ -24,6 +24,8 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -147,6 +149,9 @@ public final class ChaosRun {
         --service-jar PATH      (examples/payments-service/target/payments-service.jar)
         --out DIR               history and report files (target/chaos)
 
+      Progress goes to standard error (every 10 s while the clients run); the summary, the
+      RESULT line and the files written, to standard output.
+
       Durations are longer than zero. Exit status: 0 when the accounting holds, 1 when it does
       not, 2 on a usage error, when the run could not start, or when no operation was
       acknowledged (every request failed: the run proves nothing).
@@ -247,6 +252,10 @@ public final class ChaosRun {
               + " pass --service-jar");
     }
     Accounting.Result accounting;
+    progress(
+        "starting PostgreSQL, the provider and the mail simulator (logs under "
+            + config.out().resolve("logs")
+            + ")");
     try (Cluster cluster = new Cluster(config.serviceJar(), config.out().resolve("logs"), FAULTS)) {
       accounting = run(cluster, config).accounting();
     }
@@ -335,6 +344,12 @@ public final class ChaosRun {
     if (config.brokenStore() != null) {
       extra.add("--payments.demo.broken-store=" + config.brokenStore());
     }
+    progress(
+        "starting two payments-service instances (on a loaded machine this can take minutes;"
+            + " their logs: service-*-"
+            + tag
+            + ".log)");
+    long starting = System.nanoTime();
     ExecutorService starts = Executors.newFixedThreadPool(2);
     try {
       Future<?> a = starts.submit(() -> cluster.start("service-a-" + tag, extra));
@@ -344,6 +359,15 @@ public final class ChaosRun {
     } finally {
       starts.shutdownNow();
     }
+    progress(
+        "both instances serving after "
+            + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - starting)
+            + " s; "
+            + config.clients()
+            + " clients run for "
+            + config.duration()
+            + ", nemesis "
+            + (config.nemesis() ? "on" : "off"));
     List<IntSupplier> ports = new ArrayList<>();
     for (Cluster.Instance i : cluster.instances()) {
       ports.add(() -> i.port);
@@ -355,7 +379,20 @@ public final class ChaosRun {
       if (config.nemesis()) {
         nemesisThread.start();
       }
-      long deadline = System.nanoTime() + config.duration().toNanos();
+      long begun = System.nanoTime();
+      long deadline = begun + config.duration().toNanos();
+      ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor();
+      ticker.scheduleAtFixedRate(
+          () ->
+              progress(
+                  progressLine(
+                      Duration.ofNanos(System.nanoTime() - begun),
+                      config.duration(),
+                      history.ops(),
+                      nemesis)),
+          PROGRESS_EVERY.toSeconds(),
+          PROGRESS_EVERY.toSeconds(),
+          TimeUnit.SECONDS);
       ExecutorService clients = Executors.newFixedThreadPool(config.clients());
       List<Future<?>> running = new ArrayList<>();
       for (int p = 0; p < config.clients(); p++) {
@@ -367,16 +404,25 @@ public final class ChaosRun {
                   return null;
                 }));
       }
-      for (Future<?> f : running) {
-        f.get();
+      try {
+        for (Future<?> f : running) {
+          f.get();
+        }
+      } finally {
+        ticker.shutdownNow();
       }
+      progress(progressLine(config.duration(), config.duration(), history.ops(), nemesis));
       clients.shutdown();
       nemesis.stop();
       if (config.nemesis()) {
         nemesisThread.join();
       }
+      progress("clients done; healing every fault and draining (at most 60 s)");
       nemesis.heal();
       List<String> undrained = drain(cluster, Duration.ofSeconds(60));
+      progress(
+          (undrained.isEmpty() ? "drained" : "not drained: " + String.join(", ", undrained))
+              + "; accounting");
       Accounting.Result result;
       try (Connection payments = cluster.payments();
           Connection provider = cluster.providerDatabase()) {
@@ -409,6 +455,52 @@ public final class ChaosRun {
     } finally {
       cluster.stopInstances();
     }
+  }
+
+  /** How often a running run says how far it got. */
+  static final Duration PROGRESS_EVERY = Duration.ofSeconds(10);
+
+  /** A line on standard error, so that a run of minutes is not silent until its summary. */
+  private static void progress(String what) {
+    System.err.println("chaos: " + what);
+  }
+
+  /**
+   * Where the clients are: time run of the duration, the operations answered so far by outcome and
+   * those still running, and what the nemesis did.
+   */
+  static String progressLine(
+      Duration elapsed, Duration duration, List<History.Op> ops, Nemesis nemesis) {
+    int invoked = 0;
+    int ok = 0;
+    int fail = 0;
+    int info = 0;
+    for (History.Op op : ops) {
+      if (!(op.process() instanceof Integer)) {
+        continue;
+      }
+      switch (op.type()) {
+        case "invoke" -> invoked++;
+        case "ok" -> ok++;
+        case "fail" -> fail++;
+        default -> info++;
+      }
+    }
+    return String.format(
+        Locale.ROOT,
+        "%d s of %d s: %d operations answered (ok %d, fail %d, info %d), %d running; nemesis: %d"
+            + " kill -9, %d SIGSTOP/SIGCONT, %d pg_terminate_backend, %d consumer stalls",
+        Math.min(elapsed.toSeconds(), duration.toSeconds()),
+        duration.toSeconds(),
+        ok + fail + info,
+        ok,
+        fail,
+        info,
+        invoked - ok - fail - info,
+        nemesis.kills.get(),
+        nemesis.pauses.get(),
+        nemesis.terminations.get(),
+        nemesis.stalls.get());
   }
 
   /**

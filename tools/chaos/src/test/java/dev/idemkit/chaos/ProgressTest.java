@@ -1,0 +1,47 @@
+package dev.idemkit.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A run of minutes says how far it got while the clients run (every {@link
+ * ChaosRun#PROGRESS_EVERY}), instead of nothing on either stream until its summary.
+ */
+class ProgressTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void theProgressLineCountsTheClientsOperationsAndTheNemesisActions() throws Exception {
+    try (History history = new History(dir.resolve("history.jsonl"))) {
+      for (int p = 0; p < 4; p++) {
+        history.add("invoke", p, "create-payment", History.value("op", "op-" + p));
+      }
+      history.add("ok", 0, "create-payment", History.value("op", "op-0", "status", 201));
+      history.add("ok", 1, "create-payment", History.value("op", "op-1", "status", 201));
+      history.add("fail", 2, "create-payment", History.value("op", "op-2", "status", 402));
+      // The nemesis's own invoke/info pairs are not operations.
+      history.add("invoke", "nemesis", "kill", History.value("instance", "a"));
+      history.add("info", "nemesis", "kill", History.value("instance", "a"));
+      Nemesis nemesis = new Nemesis(null, history, Duration.ofSeconds(6), 1);
+      nemesis.kills.incrementAndGet();
+      nemesis.terminations.addAndGet(2);
+
+      assertThat(
+              ChaosRun.progressLine(
+                  Duration.ofSeconds(20), Duration.ofSeconds(45), history.ops(), nemesis))
+          .isEqualTo(
+              "20 s of 45 s: 3 operations answered (ok 2, fail 1, info 0), 1 running; nemesis: 1"
+                  + " kill -9, 0 SIGSTOP/SIGCONT, 2 pg_terminate_backend, 0 consumer stalls");
+      // A tick a little after the deadline says no more than the duration.
+      assertThat(
+              ChaosRun.progressLine(
+                  Duration.ofSeconds(47), Duration.ofSeconds(45), history.ops(), nemesis))
+          .startsWith("45 s of 45 s: ");
+    }
+  }
+}
