@@ -1,6 +1,7 @@
 package dev.idemkit.conformance;
 
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -138,7 +139,7 @@ record Options(
       String v = args[++i];
       switch (flag) {
         case "--base-url" ->
-            baseUrl = URI.create(v.endsWith("/") ? v.substring(0, v.length() - 1) : v);
+            baseUrl = url(flag, v.endsWith("/") ? v.substring(0, v.length() - 1) : v);
         case "--method" -> method = v;
         case "--path" -> path = v;
         case "--body" -> body = v;
@@ -173,6 +174,7 @@ record Options(
               + "); https is not supported: the checker speaks plain HTTP/1.1 on its own sockets,"
               + " to send malformed headers no client library would");
     }
+    requirePort("--base-url", baseUrl);
     if (concurrency < 2 || concurrency > MAX_CONCURRENCY) {
       throw new IllegalArgumentException(
           "--concurrency must be between 2 and "
@@ -198,6 +200,10 @@ record Options(
                 + effectUrl
                 + (effectUrl.startsWith("https://") ? " (https is not supported)" : ""));
       }
+      // As the checker will ask it, with a value in place of {{unique}}.
+      String sample = effectUrl.replace("{{unique}}", "u");
+      requirePort(
+          "--effect-url", url("--effect-url", sample.startsWith("/") ? baseUrl + sample : sample));
     }
     return new Options(
         baseUrl,
@@ -228,6 +234,38 @@ record Options(
   static final class HelpRequested extends IllegalArgumentException {
     HelpRequested() {
       super("help");
+    }
+  }
+
+  /** A URL, or a usage error naming the option (not a bare {@link URI} parse error). */
+  private static URI url(String flag, String v) {
+    try {
+      return new URI(v);
+    } catch (URISyntaxException e) {
+      throw new IllegalArgumentException(
+          flag
+              + " is not a URL: "
+              + e.getReason()
+              + " at index "
+              + e.getIndex()
+              + " of '"
+              + v
+              + "'");
+    }
+  }
+
+  /** A host, and a port a socket can connect to if the URL names one. */
+  private static void requirePort(String flag, URI url) {
+    if (url.getHost() == null) {
+      throw new IllegalArgumentException(flag + " names no host (or no valid port): " + url);
+    }
+    if (url.getPort() == 0 || url.getPort() > 65535) {
+      throw new IllegalArgumentException(
+          flag
+              + " has port "
+              + url.getPort()
+              + ", which no server listens on (1 to 65535): "
+              + url);
     }
   }
 

@@ -166,4 +166,30 @@ class UsageTest {
     assertThat(StandardCharsets.UTF_8.newEncoder().canEncode(cut)).isTrue();
     assertThat(Checker.prefix("short", 120)).isEqualTo("short");
   }
+
+  /**
+   * A base or effect URL that is no URL, or whose port no socket can reach, is a usage error naming
+   * the option; it was a stack trace and exit status 1 (read as a failed check) or a bare parse
+   * error.
+   */
+  @Test
+  void aUrlThatCannotBeAskedIsAUsageErrorNamingTheOption() {
+    Result port = run("--base-url", "http://127.0.0.1:99999", "--path", "/x", "--body", "{}");
+    assertThat(port.exit()).isEqualTo(2);
+    assertThat(port.err())
+        .contains("idemkit-conformance: --base-url has port 99999, which no server listens on")
+        .doesNotContain("Exception");
+
+    Result syntax = run("--base-url", "http://not a host", "--path", "/x", "--body", "{}");
+    assertThat(syntax.exit()).isEqualTo(2);
+    assertThat(syntax.err()).contains("idemkit-conformance: --base-url is not a URL: ");
+
+    for (String effect :
+        new String[] {"http://127.0.0.1:70000/e?r={{unique}}", "http://bad host/e?r={{unique}}"}) {
+      Result r = run(withRequired("--effect-url", effect));
+      assertThat(r.exit()).as(effect).isEqualTo(2);
+      assertThat(r.err()).as(effect).contains("idemkit-conformance: --effect-url ");
+      assertThat(r.err()).as(effect).doesNotContain("Exception").doesNotContain("cannot connect");
+    }
+  }
 }
