@@ -184,6 +184,9 @@ public final class ChaosRun {
         System.out.print(USAGE);
         return 0;
       }
+      if (!USAGE.contains("\n  " + args[i] + " ")) {
+        throw new IllegalArgumentException(unknownOption(args[i]));
+      }
       if (i + 1 >= args.length) {
         throw new IllegalArgumentException(args[i] + " needs a value");
       }
@@ -241,7 +244,7 @@ public final class ChaosRun {
             }
             case "--request-timeout" ->
                 config.withBrokenStore(config.brokenStore(), duration(args[i], v));
-            default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            default -> throw new IllegalArgumentException(unknownOption(args[i]));
           };
     }
     if (!Files.isRegularFile(config.serviceJar())) {
@@ -260,6 +263,22 @@ public final class ChaosRun {
       accounting = run(cluster, config).accounting();
     }
     return exitStatus(accounting, System.err);
+  }
+
+  /** An unknown option; {@code --duration=PT5M} is told to give its value as the next argument. */
+  private static String unknownOption(String flag) {
+    int equals = flag.indexOf('=');
+    if (flag.startsWith("--")
+        && equals > 0
+        && USAGE.contains("\n  " + flag.substring(0, equals) + " ")) {
+      return "unknown option "
+          + flag
+          + "; give the value as the next argument: "
+          + flag.substring(0, equals)
+          + " "
+          + flag.substring(equals + 1);
+    }
+    return "unknown option " + flag;
   }
 
   /**

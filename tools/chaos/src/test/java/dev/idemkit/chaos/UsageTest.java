@@ -51,4 +51,15 @@ class UsageTest {
             () -> ChaosRun.runMain(new String[] {"--service-jar", "/nonexistent/service.jar"}))
         .hasMessageContaining("no service jar at /nonexistent/service.jar");
   }
+
+  /** {@code --duration=PT5M} was "unknown option --duration=PT5M" and left the user guessing. */
+  @Test
+  void anOptionWithItsValueAfterAnEqualsSignIsToldHowToGiveIt() {
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--duration=PT5M"}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "unknown option --duration=PT5M; give the value as the next argument: --duration PT5M");
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--frobnicate=1", "x"}))
+        .hasMessage("unknown option --frobnicate=1");
+  }
 }
