@@ -39,6 +39,9 @@ record Options(
     Path junitReport,
     Set<String> only) {
 
+  /** The longest {@code --timeout-s}. */
+  static final Duration MAX_TIMEOUT = Duration.ofHours(1);
+
   /** The most requests the race checks release together. */
   static final int MAX_CONCURRENCY = 256;
 
@@ -72,7 +75,7 @@ record Options(
         --profile P             ietf (default), stripe, or a properties file (base=ietf, …)
         --concurrency N         requests released together by the race checks (8; 2 to 256)
         --inflight-delay-ms N   when the second request of an in-flight check starts (200)
-        --timeout-s N           per request (30)
+        --timeout-s N           per request (30; 1 to 3600)
         --json FILE             also write the report as JSON
         --junit FILE            also write it as JUnit XML (a failure's message is what the
                                 check found; the warnings are the suite's properties and
@@ -183,6 +186,15 @@ record Options(
     }
     if (timeout.isZero()) {
       throw new IllegalArgumentException("--timeout-s must be at least 1");
+    }
+    if (timeout.compareTo(MAX_TIMEOUT) > 0) {
+      // A socket's timeout is an int of milliseconds: a longer one overflowed into a negative
+      // timeout and a stack trace.
+      throw new IllegalArgumentException(
+          "--timeout-s must be at most "
+              + MAX_TIMEOUT.toSeconds()
+              + " (an hour), not "
+              + timeout.toSeconds());
     }
     requirePath("--path", path);
     if (otherPath != null) {

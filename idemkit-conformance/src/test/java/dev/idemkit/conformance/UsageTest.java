@@ -192,4 +192,15 @@ class UsageTest {
       assertThat(r.err()).as(effect).doesNotContain("Exception").doesNotContain("cannot connect");
     }
   }
+
+  /** A timeout past an int of milliseconds overflowed into a stack trace and exit status 1. */
+  @Test
+  void aTimeoutLongerThanAnHourIsAUsageError() {
+    Result r = run(withRequired("--timeout-s", "3000000"));
+
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.err())
+        .contains("idemkit-conformance: --timeout-s must be at most 3600 (an hour), not 3000000")
+        .doesNotContain("Exception");
+  }
 }
