@@ -196,6 +196,10 @@ record Options(
               + " (an hour), not "
               + timeout.toSeconds());
     }
+    if (!method.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
+      throw new IllegalArgumentException(
+          "--method is one HTTP method, such as POST or PUT, not '" + method + "'");
+    }
     requirePath("--path", path);
     if (otherPath != null) {
       requirePath("--other-path", otherPath);

@@ -203,4 +203,20 @@ class UsageTest {
         .contains("idemkit-conformance: --timeout-s must be at most 3600 (an hour), not 3000000")
         .doesNotContain("Exception");
   }
+
+  /**
+   * A method that is no HTTP token broke the request line: the API's 400 was then blamed on the
+   * body ("check --body, --content-type and --header").
+   */
+  @Test
+  void aMethodThatIsNoHttpTokenIsAUsageError() {
+    for (String method : new String[] {"GET POST", "", "PO\"ST"}) {
+      Result r = run(withRequired("--method", method));
+      assertThat(r.exit()).as(method).isEqualTo(2);
+      assertThat(r.err())
+          .as(method)
+          .contains("--method is one HTTP method, such as POST or PUT, not '" + method + "'")
+          .doesNotContain("cannot connect");
+    }
+  }
 }
