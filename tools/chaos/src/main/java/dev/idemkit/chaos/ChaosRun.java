@@ -282,13 +282,30 @@ public final class ChaosRun {
   }
 
   /**
-   * The exit status of a finished run: 1 when the accounting found an anomaly; 2, with a line on
-   * {@code err} saying why, when no operation was acknowledged (every request failed or its outcome
-   * stayed unknown), since then nothing was lost or duplicated only because nothing was done and
-   * the run proves nothing; 0 otherwise.
+   * The exit status of a finished run, with a line on {@code err} when it is not 0: 1 when the
+   * accounting found an anomaly (the line counts them); 2, with a line on {@code err} saying why,
+   * when no operation was acknowledged (every request failed or its outcome stayed unknown), since
+   * then nothing was lost or duplicated only because nothing was done and the run proves nothing; 0
+   * otherwise.
    */
   static int exitStatus(Accounting.Result a, PrintStream err) {
     if (!a.valid()) {
+      err.println(
+          "chaos: the accounting failed: "
+              + a.anomalies().size()
+              + (a.anomalies().size() == 1 ? " anomaly" : " anomalies")
+              + " (lost "
+              + a.lost()
+              + ", duplicated "
+              + a.duplicated()
+              + ", unexpected "
+              + a.unexpected()
+              + ", unresolved "
+              + a.unresolved()
+              + ", ledger "
+              + (a.ledger().violations().isEmpty() ? "conserved" : "violated")
+              + "); the summary shows the first 20, the report under --out all of them"
+              + " (exit status 1)");
       return 1;
     }
     if (!conclusive(a)) {

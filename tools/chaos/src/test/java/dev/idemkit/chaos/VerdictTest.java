@@ -53,6 +53,19 @@ class VerdictTest {
     assertThat(status(result(0, 0, 0, 0))[0]).as("no operation at all").isEqualTo("2");
   }
 
+  /** Exit status 1 came with no line on standard error; the inconclusive 2 had one. */
+  @Test
+  void aFailedAccountingSaysSoOnStandardError() {
+    String[] duplicated = status(result(30, 2, 1, 1));
+
+    assertThat(duplicated[0]).isEqualTo("1");
+    assertThat(duplicated[1])
+        .contains(
+            "chaos: the accounting failed: 1 anomaly (lost 0, duplicated 1, unexpected 0,"
+                + " unresolved 0, ledger conserved)")
+        .contains("(exit status 1)");
+  }
+
   @Test
   void aRunThatHoldsSucceedsAndOneWithAnAnomalyFails() {
     assertThat(status(result(30, 2, 1, 0))).containsExactly("0", "");
