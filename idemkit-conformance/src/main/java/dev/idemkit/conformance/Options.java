@@ -200,6 +200,8 @@ record Options(
       throw new IllegalArgumentException(
           "--method is one HTTP method, such as POST or PUT, not '" + method + "'");
     }
+    requireFile("--json", json);
+    requireFile("--junit", junit);
     requirePath("--path", path);
     if (otherPath != null) {
       requirePath("--other-path", otherPath);
@@ -250,6 +252,17 @@ record Options(
   static final class HelpRequested extends IllegalArgumentException {
     HelpRequested() {
       super("help");
+    }
+  }
+
+  /**
+   * A report goes to a file: a directory there would be found only after every check ran, and the
+   * run's verdicts would be lost with exit status 2.
+   */
+  private static void requireFile(String flag, Path file) {
+    if (file != null && java.nio.file.Files.isDirectory(file)) {
+      throw new IllegalArgumentException(
+          flag + " names a directory, " + file + "; give a file, e.g. " + file.resolve("report"));
     }
   }
 

@@ -219,4 +219,20 @@ class UsageTest {
           .doesNotContain("cannot connect");
     }
   }
+
+  /**
+   * A report path that is a directory was found only when the report was written, after every check
+   * had run: the run's time lost, exit status 2. It is refused before anything is sent.
+   */
+  @Test
+  void aReportPathThatIsADirectoryIsAUsageError() {
+    for (String flag : new String[] {"--json", "--junit"}) {
+      Result r = run(withRequired(flag, dir.toString()));
+      assertThat(r.exit()).as(flag).isEqualTo(2);
+      assertThat(r.err())
+          .as(flag)
+          .contains("idemkit-conformance: " + flag + " names a directory, " + dir)
+          .doesNotContain("cannot connect");
+    }
+  }
 }
