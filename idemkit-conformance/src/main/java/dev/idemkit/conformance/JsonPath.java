@@ -25,7 +25,7 @@ final class JsonPath {
       } else if (node instanceof List<?> list && "length".equals(part)) {
         node = list.size();
       } else if (node instanceof List<?> list
-          && part.matches("\\d+")
+          && part.matches("\\d{1,9}")
           && Integer.parseInt(part) < list.size()) {
         node = list.get(Integer.parseInt(part));
       } else {
