@@ -107,7 +107,7 @@ public final class ChaosRun {
           stalls,
           undrained.isEmpty(),
           a.valid(),
-          conclusive(a));
+          conclusive(this));
     }
   }
 
@@ -136,6 +136,16 @@ public final class ChaosRun {
 
   private ChaosRun() {}
 
+  /**
+   * A bad command line: the only failure that prints the usage. An {@link IllegalArgumentException}
+   * from the run itself is a failure of the run, not of its options.
+   */
+  static final class UsageException extends IllegalArgumentException {
+    UsageException(String message) {
+      super(message);
+    }
+  }
+
   static final String USAGE =
       """
       Usage: java -jar idemkit-chaos.jar [options]   (docs/proof.md)
@@ -153,8 +163,9 @@ public final class ChaosRun {
       RESULT line and the files written, to standard output.
 
       Durations are longer than zero. Exit status: 0 when the accounting holds, 1 when it does
-      not, 2 on a usage error, when the run could not start, or when no operation was
-      acknowledged (every request failed: the run proves nothing).
+      not, 2 on a usage error, when the run could not start, when no operation was
+      acknowledged (every request failed: the run proves nothing), or when the drain after
+      the clients did not finish within 60 s (effects on their way were not counted).
       """;
 
   /**
@@ -165,7 +176,7 @@ public final class ChaosRun {
     int status;
     try {
       status = runMain(args);
-    } catch (IllegalArgumentException usage) {
+    } catch (UsageException usage) {
       System.err.println("chaos: " + usage.getMessage());
       System.err.print(USAGE);
       status = 2;
@@ -185,10 +196,10 @@ public final class ChaosRun {
         return 0;
       }
       if (!USAGE.contains("\n  " + args[i] + " ")) {
-        throw new IllegalArgumentException(unknownOption(args[i]));
+        throw new UsageException(unknownOption(args[i]));
       }
       if (i + 1 >= args.length) {
-        throw new IllegalArgumentException(args[i] + " needs a value");
+        throw new UsageException(args[i] + " needs a value");
       }
       String v = args[i + 1];
       config =
@@ -237,32 +248,32 @@ public final class ChaosRun {
             case "--nemesis" -> config.withNemesis(bool(args[i], v));
             case "--broken-store" -> {
               if (!v.equals("find-then-insert") && !v.equals("no-fencing")) {
-                throw new IllegalArgumentException(
+                throw new UsageException(
                     "--broken-store is find-then-insert or no-fencing, not " + v);
               }
               yield config.withBrokenStore(v, config.requestTimeout());
             }
             case "--request-timeout" ->
                 config.withBrokenStore(config.brokenStore(), duration(args[i], v));
-            default -> throw new IllegalArgumentException(unknownOption(args[i]));
+            default -> throw new UsageException(unknownOption(args[i]));
           };
     }
     if (!Files.isRegularFile(config.serviceJar())) {
-      throw new IllegalArgumentException(
+      throw new UsageException(
           "no service jar at "
               + config.serviceJar().toAbsolutePath()
               + ": build it (./mvnw -pl examples/payments-service -am package -DskipTests) or"
               + " pass --service-jar");
     }
-    Accounting.Result accounting;
+    Outcome outcome;
     progress(
         "starting PostgreSQL, the provider and the mail simulator (logs under "
             + config.out().resolve("logs")
             + ")");
     try (Cluster cluster = new Cluster(config.serviceJar(), config.out().resolve("logs"), FAULTS)) {
-      accounting = run(cluster, config).accounting();
+      outcome = run(cluster, config);
     }
-    return exitStatus(accounting, System.err);
+    return exitStatus(outcome, System.err);
   }
 
   /** An unknown option; {@code --duration=PT5M} is told to give its value as the next argument. */
@@ -284,11 +295,10 @@ public final class ChaosRun {
   /**
    * The exit status of a finished run, with a line on {@code err} when it is not 0: 1 when the
    * accounting found an anomaly (the line counts them); 2, with a line on {@code err} saying why,
-   * when no operation was acknowledged (every request failed or its outcome stayed unknown), since
-   * then nothing was lost or duplicated only because nothing was done and the run proves nothing; 0
-   * otherwise.
+   * when the run is not conclusive (see {@link #conclusive}); 0 otherwise.
    */
-  static int exitStatus(Accounting.Result a, PrintStream err) {
+  static int exitStatus(Outcome o, PrintStream err) {
+    Accounting.Result a = o.accounting();
     if (!a.valid()) {
       err.println(
           "chaos: the accounting failed: "
@@ -308,7 +318,7 @@ public final class ChaosRun {
               + " (exit status 1)");
       return 1;
     }
-    if (!conclusive(a)) {
+    if (a.ok() == 0) {
       err.println(
           "chaos: the run proves nothing: no operation was acknowledged ("
               + a.operations()
@@ -320,15 +330,26 @@ public final class ChaosRun {
               + " Look at the history and the services' logs under --out for why (exit status 2)");
       return 2;
     }
+    if (!o.undrained().isEmpty()) {
+      err.println(
+          "chaos: the run proves nothing: the drain did not finish within "
+              + DRAIN.toSeconds()
+              + " s (left: "
+              + String.join(", ", o.undrained())
+              + "), so effects still on their way (ledger entries, receipts, shipments) were not"
+              + " counted. Look at the services' logs under --out for what held them (exit status 2)");
+      return 2;
+    }
     return 0;
   }
 
   /**
-   * Whether the run can prove anything: some operation was acknowledged. With none, nothing was
-   * lost or duplicated only because nothing was done.
+   * Whether the run can prove anything: some operation was acknowledged (with none, nothing was
+   * lost or duplicated only because nothing was done), and everything drained (otherwise the
+   * effects counted are not all there will be).
    */
-  static boolean conclusive(Accounting.Result a) {
-    return a.ok() > 0;
+  static boolean conclusive(Outcome o) {
+    return o.accounting().ok() > 0 && o.undrained().isEmpty();
   }
 
   private static Duration duration(String flag, String v) {
@@ -336,11 +357,11 @@ public final class ChaosRun {
     try {
       d = Duration.parse(v);
     } catch (java.time.format.DateTimeParseException e) {
-      throw new IllegalArgumentException(
+      throw new UsageException(
           flag + " takes an ISO-8601 duration such as PT45S or PT2M, not '" + v + "'");
     }
     if (d.isNegative() || d.isZero()) {
-      throw new IllegalArgumentException(
+      throw new UsageException(
           flag + " takes a duration longer than zero, such as PT45S or PT0.5S, not '" + v + "'");
     }
     return d;
@@ -350,21 +371,21 @@ public final class ChaosRun {
     try {
       return Long.parseLong(v.trim());
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(flag + " takes a whole number, not '" + v + "'");
+      throw new UsageException(flag + " takes a whole number, not '" + v + "'");
     }
   }
 
   private static int positive(String flag, String v) {
     long n = number(flag, v);
     if (n < 1 || n > 1000) {
-      throw new IllegalArgumentException(flag + " takes a number from 1 to 1000, not " + v);
+      throw new UsageException(flag + " takes a number from 1 to 1000, not " + v);
     }
     return (int) n;
   }
 
   private static boolean bool(String flag, String v) {
     if (!v.equals("true") && !v.equals("false")) {
-      throw new IllegalArgumentException(flag + " is true or false, not '" + v + "'");
+      throw new UsageException(flag + " is true or false, not '" + v + "'");
     }
     return Boolean.parseBoolean(v);
   }
@@ -453,9 +474,10 @@ public final class ChaosRun {
       if (config.nemesis()) {
         nemesisThread.join();
       }
-      progress("clients done; healing every fault and draining (at most 60 s)");
+      progress(
+          "clients done; healing every fault and draining (at most " + DRAIN.toSeconds() + " s)");
       nemesis.heal();
-      List<String> undrained = drain(cluster, Duration.ofSeconds(60));
+      List<String> undrained = drain(cluster, DRAIN);
       progress(
           (undrained.isEmpty() ? "drained" : "not drained: " + String.join(", ", undrained))
               + "; accounting");
@@ -492,6 +514,9 @@ public final class ChaosRun {
       cluster.stopInstances();
     }
   }
+
+  /** How long the drain after the clients may take before the run counts as inconclusive. */
+  static final Duration DRAIN = Duration.ofSeconds(60);
 
   /** How often a running run says how far it got. */
   static final Duration PROGRESS_EVERY = Duration.ofSeconds(10);
@@ -739,8 +764,11 @@ public final class ChaosRun {
         .append('\n');
     s.append("  ledger: ").append(a.ledger().summary()).append('\n');
     a.anomalies().stream().limit(20).forEach(x -> s.append("  ! ").append(x).append('\n'));
-    if (!conclusive(a)) {
+    if (a.ok() == 0) {
       s.append("  ! INCONCLUSIVE: no operation was acknowledged; the run proves nothing\n");
+    } else if (!o.undrained().isEmpty()) {
+      s.append(
+          "  ! INCONCLUSIVE: the drain did not finish; effects on their way were not counted\n");
     }
     s.append("  history: ")
         .append(o.history())
@@ -788,7 +816,7 @@ public final class ChaosRun {
         String.join(",", o.undrained().stream().map(History::quote).toList()),
         History.quote(a.ledger().summary()),
         a.valid(),
-        conclusive(a),
+        conclusive(o),
         anomalies);
   }
 }

@@ -37,8 +37,12 @@ class VerdictTest {
   }
 
   private static String[] status(Accounting.Result a) {
+    return status(outcome(a));
+  }
+
+  private static String[] status(ChaosRun.Outcome o) {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int exit = ChaosRun.exitStatus(a, new PrintStream(err, true, StandardCharsets.UTF_8));
+    int exit = ChaosRun.exitStatus(o, new PrintStream(err, true, StandardCharsets.UTF_8));
     return new String[] {Integer.toString(exit), err.toString(StandardCharsets.UTF_8)};
   }
 
@@ -83,8 +87,31 @@ class VerdictTest {
     assertThat(outcome(result(30, 2, 1, 0)).resultLine()).endsWith(" valid=true conclusive=true");
   }
 
+  /**
+   * A run whose drain did not finish exited 0 when what had been counted held: the ledger entries,
+   * receipts and shipments still on their way were never checked.
+   */
+  @Test
+  void aRunWhoseDrainDidNotFinishIsInconclusive() {
+    ChaosRun.Outcome undrained = outcome(result(30, 2, 1, 0), List.of("outbox unsent 12"));
+
+    String[] status = status(undrained);
+
+    assertThat(status[0]).isEqualTo("2");
+    assertThat(status[1])
+        .contains("the drain did not finish within 60 s (left: outbox unsent 12)")
+        .contains("(exit status 2)");
+    assertThat(undrained.resultLine()).endsWith(" drained=false valid=true conclusive=false");
+    // An anomaly found in what was counted is still a finding.
+    assertThat(status(outcome(result(30, 2, 1, 1), List.of("outbox unsent 12")))[0]).isEqualTo("1");
+  }
+
   private static ChaosRun.Outcome outcome(Accounting.Result a) {
+    return outcome(a, List.of());
+  }
+
+  private static ChaosRun.Outcome outcome(Accounting.Result a, List<String> undrained) {
     return new ChaosRun.Outcome(
-        a, 0, 0, 0, 0, List.of(), Path.of("h.jsonl"), Path.of("h.edn"), Path.of("r.json"));
+        a, 0, 0, 0, 0, undrained, Path.of("h.jsonl"), Path.of("h.edn"), Path.of("r.json"));
   }
 }
