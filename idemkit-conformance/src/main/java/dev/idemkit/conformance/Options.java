@@ -74,7 +74,8 @@ record Options(
                                 (default: the answer is an array, or a number)
         --profile P             ietf (default), stripe, or a properties file (base=ietf, …)
         --concurrency N         requests released together by the race checks (8; 2 to 256)
-        --inflight-delay-ms N   when the second request of an in-flight check starts (200)
+        --inflight-delay-ms N   when the second request of an in-flight check starts (200;
+                                shorter than --timeout-s)
         --timeout-s N           per request (30; 1 to 3600)
         --json FILE             also write the report as JSON
         --junit FILE            also write it as JUnit XML (a failure's message is what the
@@ -158,7 +159,8 @@ record Options(
         case "--effect-url" -> effectUrl = v;
         case "--effect-count" -> effectCount = v;
         case "--profile" -> profile = Profile.named(v);
-        case "--concurrency" -> concurrency = (int) number(flag, v);
+        // Past an int, the cast wrapped: 4294967298 became 2 and passed the range check.
+        case "--concurrency" -> concurrency = (int) Math.min(number(flag, v), Integer.MAX_VALUE);
         case "--inflight-delay-ms" -> inflightDelay = Duration.ofMillis(number(flag, v));
         case "--timeout-s" -> timeout = Duration.ofSeconds(number(flag, v));
         case "--json" -> json = Path.of(v);
@@ -195,6 +197,16 @@ record Options(
               + MAX_TIMEOUT.toSeconds()
               + " (an hour), not "
               + timeout.toSeconds());
+    }
+    if (inflightDelay.compareTo(timeout) >= 0) {
+      // The in-flight checks sleep this long before their second request, which must find the
+      // first still waiting for its answer: a longer delay only hung the run.
+      throw new IllegalArgumentException(
+          "--inflight-delay-ms must be shorter than --timeout-s ("
+              + timeout.toMillis()
+              + " ms): the second request of an in-flight check starts while the first still"
+              + " waits for its answer; not "
+              + inflightDelay.toMillis());
     }
     if (!method.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
       throw new IllegalArgumentException(

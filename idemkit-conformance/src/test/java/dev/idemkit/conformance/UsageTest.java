@@ -204,6 +204,30 @@ class UsageTest {
         .doesNotContain("Exception");
   }
 
+  /** A delay of hours before the in-flight checks' second request hung the run silently. */
+  @Test
+  void anInflightDelayAsLongAsTheTimeoutIsAUsageError() {
+    Result r = run(withRequired("--inflight-delay-ms", "30000"));
+
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.err())
+        .contains(
+            "idemkit-conformance: --inflight-delay-ms must be shorter than --timeout-s (30000 ms)")
+        .contains("not 30000")
+        .doesNotContain("Exception");
+    assertThat(run(withRequired("--inflight-delay-ms", "9999999999999", "--timeout-s", "5")).err())
+        .contains("--inflight-delay-ms must be shorter than --timeout-s (5000 ms)");
+  }
+
+  /** A concurrency past an int wrapped around: 4294967298 ran as 2. */
+  @Test
+  void aConcurrencyPastAnIntIsOutOfRange() {
+    Result r = run(withRequired("--concurrency", "4294967298"));
+
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.err()).contains("--concurrency must be between 2 and 256");
+  }
+
   /**
    * A method that is no HTTP token broke the request line: the API's 400 was then blamed on the
    * body ("check --body, --content-type and --header").
