@@ -35,7 +35,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.WakeupException;
@@ -669,17 +668,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
                 + " would let a new consumer skip the events already on its topics; refused"
                 + " (only earliest)");
       }
-      ConfigDef.ConfigKey key = ConsumerConfig.configDef().configKeys().get(name);
-      if (key != null) {
-        try {
-          Object parsed = ConfigDef.parseType(name, value, key.type);
-          if (key.validator != null) {
-            key.validator.ensureValid(name, parsed);
-          }
-        } catch (ConfigException e) {
-          throw new IllegalArgumentException(e.getMessage(), e);
-        }
-      }
+      KafkaSettings.check(ConsumerConfig.configDef(), "consumer", name, value);
       properties.put(name, value);
       return this;
     }

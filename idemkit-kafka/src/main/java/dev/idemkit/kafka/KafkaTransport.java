@@ -20,7 +20,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RetriableException;
@@ -297,18 +296,7 @@ public final class KafkaTransport implements EventTransport {
         throw new IllegalArgumentException(
             name + "=" + value + " would let an acknowledged event be lost or reordered; refused");
       }
-      ConfigDef.ConfigKey key = ProducerConfig.configDef().configKeys().get(name);
-      if (key != null) {
-        try {
-          Object parsed = ConfigDef.parseType(name, value, key.type);
-          if (key.validator != null) {
-            key.validator.ensureValid(name, parsed);
-          }
-        } catch (ConfigException e) {
-          throw new IllegalArgumentException(
-              "invalid producer setting " + name + "=" + value + ": " + e.getMessage(), e);
-        }
-      }
+      KafkaSettings.check(ProducerConfig.configDef(), "producer", name, value);
       properties.put(name, value);
       return this;
     }
