@@ -38,11 +38,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The quotas' count on slots (schema V14): concurrent new keys of one tenant hold different slots
- * instead of queueing on one row; with more concurrent new keys than a tenant's minute has slots
- * (16), each slot holds its share of the minute's quota, a key finds room in another slot or waits
- * for one, the live records' count goes exact near its limit, and the limits are admitted exactly,
- * neither more nor fewer.
+ * The quotas' count on slots (schemas V14, V15): concurrent new keys of one tenant hold different
+ * slots instead of queueing on one row; with more concurrent new keys than a tenant's minute has
+ * slots (16), each slot holds its share of the minute's quota, a key finds room in another slot or
+ * waits for one, the live records' count goes exact near its limit, and the limits are admitted
+ * exactly, neither more nor fewer.
  */
 class QuotaSlotsIT {
 
@@ -112,6 +112,115 @@ class QuotaSlotsIT {
       }
     }
     assertThat(slotKeys()).as("each open transaction counted its key").isEqualTo(keys + 1);
+  }
+
+  /**
+   * V15: a connection counts in its own slot ({@code pg_backend_pid() % n}) while that slot is free
+   * and has room, one row read by its key; held by another transaction, or full, the key is counted
+   * in another slot at once, without waiting for the holder.
+   */
+  @Test
+  void aConnectionCountsInItsOwnSlotAndInAnotherWhenItsOwnIsHeldOrFull() throws Exception {
+    awayFromAMinutesEnd();
+    try (Connection mine = db.dataSource().getConnection();
+        Connection other = db.dataSource().getConnection()) {
+      int own = (int) (pid(mine) % 16);
+      makeSlots(mine, tenant); // a tenant's first key makes them and takes any free one
+      for (int i = 0; i < 3; i++) {
+        admitOn(mine, 1600);
+      }
+      assertThat(keysBySlot())
+          .as("three keys, all in the connection's own slot")
+          .containsEntry(own, 3L);
+      assertThat(slotKeys()).isEqualTo(3);
+
+      // Another transaction holds the own slot: the next key goes elsewhere, without waiting.
+      other.setAutoCommit(false);
+      try (PreparedStatement lock =
+          other.prepareStatement(
+              "select 1 from idemkit_tenant_key_slot where tenant = ? and slot = ? for update")) {
+        lock.setString(1, tenant);
+        lock.setInt(2, own);
+        lock.executeQuery().close();
+      }
+      try (var s = mine.createStatement()) {
+        s.execute("set lock_timeout = '2s'");
+      }
+      admitOn(mine, 1600);
+      other.rollback();
+      assertThat(keysBySlot().get(own)).as("the held slot kept its count").isEqualTo(3L);
+      assertThat(slotKeys()).isEqualTo(4);
+    }
+    // A full own slot (limit 32: two keys a slot) sends the key on to one with room.
+    String full = "full-" + UUID.randomUUID().toString().substring(0, 8);
+    try (Connection mine = db.dataSource().getConnection()) {
+      int own = (int) (pid(mine) % 16);
+      makeSlots(mine, full);
+      for (int i = 0; i < 3; i++) {
+        try (PreparedStatement ps =
+            mine.prepareStatement("select idemkit_admit(statement_timestamp(), ?, 32, 0)")) {
+          ps.setString(1, full);
+          ps.execute();
+        }
+      }
+      try (PreparedStatement ps =
+          mine.prepareStatement(
+              "select slot, keys from idemkit_tenant_key_slot where tenant = ? and keys > 0")) {
+        ps.setString(1, full);
+        Map<Integer, Long> bySlot = new java.util.HashMap<>();
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            bySlot.put(rs.getInt(1), rs.getLong(2));
+          }
+        }
+        assertThat(bySlot).containsEntry(own, 2L).hasSize(2);
+        assertThat(bySlot.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(3);
+      }
+    }
+  }
+
+  private void admitOn(Connection c, int newKeys) throws Exception {
+    try (PreparedStatement ps =
+        c.prepareStatement("select idemkit_admit(statement_timestamp(), ?, ?, 200)")) {
+      ps.setString(1, tenant);
+      ps.setInt(2, newKeys);
+      ps.execute();
+    }
+  }
+
+  private static void makeSlots(Connection c, String tenant) throws Exception {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "insert into idemkit_tenant_key_slot (tenant, slot, minute, keys)"
+                + " select ?, g, date_trunc('minute', statement_timestamp()), 0"
+                + " from generate_series(0, 15) g")) {
+      ps.setString(1, tenant);
+      ps.executeUpdate();
+    }
+  }
+
+  private static long pid(Connection c) throws Exception {
+    try (var s = c.createStatement();
+        ResultSet rs = s.executeQuery("select pg_backend_pid()")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private Map<Integer, Long> keysBySlot() throws Exception {
+    Map<Integer, Long> bySlot = new java.util.HashMap<>();
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select slot, keys from idemkit_tenant_key_slot where tenant = ? and keys > 0")) {
+      ps.setString(1, tenant);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          bySlot.put(rs.getInt(1), rs.getLong(2));
+        }
+      }
+    }
+    return bySlot;
   }
 
   @Test

@@ -46,8 +46,11 @@ import javax.sql.DataSource;
  *   <li><b>one-row</b>: quotas on, counted by the store's {@code idemkit_admit} as schema V10-V12
  *       wrote it: every new key of the tenant counts in the one row of its current minute, locked
  *       until the claim's transaction has committed;
- *   <li><b>slots</b>: quotas on, counted by {@code idemkit_admit} as schema V14 writes it: in one
- *       of up to 16 slot rows that no other transaction holds.
+ *   <li><b>slots</b>: quotas on, counted by {@code idemkit_admit} as schema V14 wrote it: in one of
+ *       up to 16 slot rows that no other transaction holds, found by reading all of them;
+ *   <li><b>own-slot</b>: the same slots, counted by {@code idemkit_admit} as schema V15 writes it:
+ *       the connection's own slot tried first by its key, the others read only when it is held or
+ *       full.
  * </ul>
  *
  * <p>Both counts are the store's own function texts, read from its migrations and swapped between
@@ -56,7 +59,8 @@ import javax.sql.DataSource;
  * decides most of it: run it on the embedded default (commits do not wait) and on a server that
  * flushes ({@code IDEMKIT_JDBC_URL}).
  *
- * <p>Ends with {@code RESULT slots_vs_one_row=… slots_vs_none=… one_row_vs_none=…}.
+ * <p>Ends with {@code RESULT own_slot_vs_slots=… own_slot_vs_none=… slots_vs_one_row=…
+ * slots_vs_none=… one_row_vs_none=…}.
  */
 public final class QuotaBenchmark {
 
@@ -70,8 +74,10 @@ public final class QuotaBenchmark {
   private final String tenant = "quota-" + UUID.randomUUID().toString().substring(0, 8);
   private final Idempotency plain;
   private final Idempotency limited;
-  private final String oneRowCount;
-  private final String slotsCount;
+
+  /** The count's function text per variant with quotas on. */
+  private final Map<String, String> counts = new LinkedHashMap<>();
+
   private final Map<String, List<double[]>> runs = new LinkedHashMap<>();
 
   private QuotaBenchmark(DataSource dataSource, int workers) {
@@ -82,9 +88,9 @@ public final class QuotaBenchmark {
     this.limited =
         Idempotency.create(
             store, IdempotencyConfig.builder().quotas(new Quotas(100_000_000, 200)).build());
-    this.oneRowCount = migration("V12__live_quota_retry_after_when_escalated.sql");
-    String v14 = migration("V14__admit_on_slots.sql");
-    this.slotsCount = v14.substring(v14.indexOf("create or replace function idemkit_admit"));
+    counts.put("one-row", migration("V12__live_quota_retry_after_when_escalated.sql"));
+    counts.put("slots", function(migration("V14__admit_on_slots.sql")));
+    counts.put("own-slot", function(migration("V15__admit_own_slot_first.sql")));
   }
 
   public static void main(String[] args) throws Exception {
@@ -116,15 +122,16 @@ public final class QuotaBenchmark {
     createTables();
     System.out.println("warm-up (not counted) ...");
     measure("none", Duration.ofSeconds(3));
-    measure("one-row", Duration.ofSeconds(3));
-    measure("slots", Duration.ofSeconds(3));
+    for (String variant : counts.keySet()) {
+      measure(variant, Duration.ofSeconds(3));
+    }
     runs.clear();
-    List<String> order = new ArrayList<>(List.of("none", "one-row", "slots"));
+    List<String> order = new ArrayList<>(List.of("none", "one-row", "slots", "own-slot"));
     for (int r = 1; r <= rounds; r++) {
       StringBuilder line = new StringBuilder(String.format("round %d/%d:", r, rounds));
       for (String variant : order) {
         double[] run = measure(variant, round);
-        line.append(String.format("  %-7s %6.0f tx/s (p99 %5.1f ms)", variant, run[0], run[2]));
+        line.append(String.format("  %-8s %6.0f tx/s (p99 %5.1f ms)", variant, run[0], run[2]));
       }
       System.out.println(line);
       order.add(order.remove(0)); // each variant first in turn
@@ -132,22 +139,24 @@ public final class QuotaBenchmark {
     double none = mean("none", 0);
     double oneRow = mean("one-row", 0);
     double slots = mean("slots", 0);
+    double ownSlot = mean("own-slot", 0);
     System.out.println();
     System.out.println("              tx/s   p50 ms   p99 ms   (means of the rounds)");
-    for (String v : List.of("none", "one-row", "slots")) {
+    for (String v : List.of("none", "one-row", "slots", "own-slot")) {
       System.out.printf("  %-8s %8.0f %8.2f %8.2f%n", v, mean(v, 0), mean(v, 1), mean(v, 2));
     }
     checkCounts();
     System.out.printf(
-        "RESULT slots_vs_one_row=%.2f slots_vs_none=%.2f one_row_vs_none=%.2f%n",
-        slots / oneRow, slots / none, oneRow / none);
+        "RESULT own_slot_vs_slots=%.2f own_slot_vs_none=%.2f slots_vs_one_row=%.2f"
+            + " slots_vs_none=%.2f one_row_vs_none=%.2f%n",
+        ownSlot / slots, ownSlot / none, slots / oneRow, slots / none, oneRow / none);
   }
 
   /** Runs one variant on every worker for {@code length}: tx/s, p50 ms, p99 ms. */
   private double[] measure(String variant, Duration length) throws Exception {
     Idempotency idempotency = "none".equals(variant) ? plain : limited;
     if (!"none".equals(variant)) {
-      execute("one-row".equals(variant) ? oneRowCount : slotsCount);
+      execute(counts.get(variant));
     }
     ExecutorService pool = Executors.newFixedThreadPool(workers);
     AtomicBoolean stop = new AtomicBoolean();
@@ -237,6 +246,11 @@ public final class QuotaBenchmark {
             "Check: %d completed records, %d payments%n", rs.getLong(1), rs.getLong(2));
       }
     }
+  }
+
+  /** A migration's {@code idemkit_admit}, without what the migration does before it. */
+  private static String function(String migration) {
+    return migration.substring(migration.indexOf("create or replace function idemkit_admit"));
   }
 
   private void createTables() throws SQLException {
