@@ -67,18 +67,7 @@ class FirstRequestTest {
 
   @Test
   void aRequestTheApiAcceptsLetsTheChecksRun() {
-    Result r =
-        UsageTest.run(
-            "--base-url",
-            api.baseUrl(),
-            "--path",
-            "/items",
-            "--body",
-            "{\"ref\":\"{{unique}}\",\"amount\":\"10.00\"}",
-            "--auth",
-            "Bearer tenant-a",
-            "--only",
-            "replay.completed");
+    Result r = UsageTest.run(api.itemsArgs("--only", "replay.completed"));
 
     assertThat(r.exit()).as(r.err()).isZero();
     assertThat(r.out()).contains("PASS  replay.completed");

@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -146,6 +147,26 @@ final class FlawedServer implements AutoCloseable {
 
   String baseUrl() {
     return "http://127.0.0.1:" + server.getAddress().getPort();
+  }
+
+  /**
+   * The checker's arguments for a payment-like POST to this server's {@code /items} with tenant a's
+   * credentials, then {@code more}.
+   */
+  String[] itemsArgs(String... more) {
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--base-url",
+                baseUrl(),
+                "--path",
+                "/items",
+                "--body",
+                "{\"ref\":\"{{unique}}\",\"amount\":\"10.00\"}",
+                "--auth",
+                "Bearer tenant-a"));
+    args.addAll(List.of(more));
+    return args.toArray(String[]::new);
   }
 
   /** How many requests the idempotent endpoints received, keyed or not. */

@@ -59,18 +59,11 @@ class JunitReportTest {
     try (FlawedServer api = new FlawedServer(Flaw.NONE, Semantics.BARE_KEYS_ONLY, 20)) {
       r =
           UsageTest.run(
-              "--base-url",
-              api.baseUrl(),
-              "--path",
-              "/items",
-              "--body",
-              "{\"ref\":\"{{unique}}\",\"amount\":\"10.00\"}",
-              "--auth",
-              "Bearer tenant-a",
-              "--only",
-              "key.form,key.missing,effect.exactly-one",
-              "--junit",
-              junit.toString());
+              api.itemsArgs(
+                  "--only",
+                  "key.form,key.missing,effect.exactly-one",
+                  "--junit",
+                  junit.toString()));
     }
 
     assertThat(r.exit()).as(r.out() + r.err()).isEqualTo(1);
@@ -96,20 +89,7 @@ class JunitReportTest {
   void aRunWithoutWarningsHasNone() throws Exception {
     Path junit = dir.resolve("quiet.xml");
     try (FlawedServer api = new FlawedServer(Flaw.NONE, 20)) {
-      Result r =
-          UsageTest.run(
-              "--base-url",
-              api.baseUrl(),
-              "--path",
-              "/items",
-              "--body",
-              "{\"ref\":\"{{unique}}\",\"amount\":\"10.00\"}",
-              "--auth",
-              "Bearer tenant-a",
-              "--only",
-              "key.form",
-              "--junit",
-              junit.toString());
+      Result r = UsageTest.run(api.itemsArgs("--only", "key.form", "--junit", junit.toString()));
       assertThat(r.exit()).as(r.out() + r.err()).isZero();
     }
 

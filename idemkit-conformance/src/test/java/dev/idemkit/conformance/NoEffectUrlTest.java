@@ -25,18 +25,11 @@ class NoEffectUrlTest {
     List<String> args =
         new java.util.ArrayList<>(
             List.of(
-                "--base-url",
-                api.baseUrl(),
-                "--path",
-                "/items",
-                "--body",
-                "{\"ref\":\"{{unique}}\",\"amount\":\"10.00\"}",
-                "--auth",
-                "Bearer tenant-a",
-                "--only",
-                "key.missing,effect.exactly-one,replay.completed,concurrent.duplicates",
-                "--json",
-                json.toString()));
+                api.itemsArgs(
+                    "--only",
+                    "key.missing,effect.exactly-one,replay.completed,concurrent.duplicates",
+                    "--json",
+                    json.toString())));
     args.addAll(List.of(more));
     return UsageTest.run(args.toArray(String[]::new));
   }

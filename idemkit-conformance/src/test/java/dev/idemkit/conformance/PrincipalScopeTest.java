@@ -20,19 +20,7 @@ class PrincipalScopeTest {
     // No --mismatch-body: the leak must be seen in the replay itself.
     List<String> args =
         new ArrayList<>(
-            List.of(
-                "--base-url",
-                api.baseUrl(),
-                "--path",
-                "/items",
-                "--body",
-                "{\"ref\":\"{{unique}}\",\"amount\":\"10.00\"}",
-                "--auth",
-                "Bearer tenant-a",
-                "--auth2",
-                "Bearer tenant-b",
-                "--only",
-                "scope.principal"));
+            List.of(api.itemsArgs("--auth2", "Bearer tenant-b", "--only", "scope.principal")));
     args.addAll(List.of(more));
     return UsageTest.run(args.toArray(String[]::new));
   }
