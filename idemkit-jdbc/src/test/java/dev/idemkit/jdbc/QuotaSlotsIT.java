@@ -127,9 +127,9 @@ class QuotaSlotsIT {
       int own = (int) (pid(mine) % 16);
       makeSlots(mine, tenant); // a tenant's first key makes them and takes any free one
       for (int i = 0; i < 3; i++) {
-        admitOn(mine, 1600);
+        admitOn(mine, tenant, 1600, 200);
       }
-      assertThat(keysBySlot())
+      assertThat(keysBySlot(tenant))
           .as("three keys, all in the connection's own slot")
           .containsEntry(own, 3L);
       assertThat(slotKeys()).isEqualTo(3);
@@ -146,9 +146,9 @@ class QuotaSlotsIT {
       try (var s = mine.createStatement()) {
         s.execute("set lock_timeout = '2s'");
       }
-      admitOn(mine, 1600);
+      admitOn(mine, tenant, 1600, 200);
       other.rollback();
-      assertThat(keysBySlot().get(own)).as("the held slot kept its count").isEqualTo(3L);
+      assertThat(keysBySlot(tenant).get(own)).as("the held slot kept its count").isEqualTo(3L);
       assertThat(slotKeys()).isEqualTo(4);
     }
     // A full own slot (limit 32: two keys a slot) sends the key on to one with room.
@@ -157,33 +157,54 @@ class QuotaSlotsIT {
       int own = (int) (pid(mine) % 16);
       makeSlots(mine, full);
       for (int i = 0; i < 3; i++) {
-        try (PreparedStatement ps =
-            mine.prepareStatement("select idemkit_admit(statement_timestamp(), ?, 32, 0)")) {
-          ps.setString(1, full);
-          ps.execute();
-        }
+        admitOn(mine, full, 32, 0);
       }
-      try (PreparedStatement ps =
-          mine.prepareStatement(
-              "select slot, keys from idemkit_tenant_key_slot where tenant = ? and keys > 0")) {
-        ps.setString(1, full);
-        Map<Integer, Long> bySlot = new java.util.HashMap<>();
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            bySlot.put(rs.getInt(1), rs.getLong(2));
-          }
-        }
-        assertThat(bySlot).containsEntry(own, 2L).hasSize(2);
-        assertThat(bySlot.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(3);
-      }
+      Map<Integer, Long> bySlot = keysBySlot(full);
+      assertThat(bySlot).containsEntry(own, 2L).hasSize(2);
+      assertThat(bySlot.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(3);
     }
   }
 
-  private void admitOn(Connection c, int newKeys) throws Exception {
+  /**
+   * A phased operation whose external call stays under way, its record live, until {@code release}
+   * (counted in {@code calls} when it begins); up to 24 of them start their local phase together.
+   */
+  private static PhasedOperation<Map<String, String>> callHeldUntil(
+      CountDownLatch release, AtomicInteger calls) {
+    CyclicBarrier together = new CyclicBarrier(24);
+    return PhasedOperation.builder()
+        .local(
+            "CREATED",
+            (ctx, d) -> {
+              try {
+                together.await(2, TimeUnit.SECONDS);
+              } catch (Exception lateOrAlone) {
+                // fewer at once here: they race all the same
+              }
+              return dev.idemkit.Step.next(d);
+            })
+        .external(
+            "CHARGED",
+            call ->
+                call.call(
+                    (ctx, d) -> {
+                      calls.incrementAndGet();
+                      release.await(60, TimeUnit.SECONDS); // live until released
+                      return CallResult.applied(d);
+                    }))
+        .complete(
+            (ctx, d) ->
+                OperationResult.success(
+                    StoredResponse.of(201, Map.of(), "{}".getBytes(StandardCharsets.UTF_8))));
+  }
+
+  /** Counts a new key of {@code tenant} on {@code c}, in its transaction (committed if none). */
+  private static void admitOn(Connection c, String tenant, int newKeys, int live) throws Exception {
     try (PreparedStatement ps =
-        c.prepareStatement("select idemkit_admit(statement_timestamp(), ?, ?, 200)")) {
+        c.prepareStatement("select idemkit_admit(statement_timestamp(), ?, ?, ?)")) {
       ps.setString(1, tenant);
       ps.setInt(2, newKeys);
+      ps.setInt(3, live);
       ps.execute();
     }
   }
@@ -207,7 +228,7 @@ class QuotaSlotsIT {
     }
   }
 
-  private Map<Integer, Long> keysBySlot() throws Exception {
+  private Map<Integer, Long> keysBySlot(String tenant) throws Exception {
     Map<Integer, Long> bySlot = new java.util.HashMap<>();
     try (Connection c = db.dataSource().getConnection();
         PreparedStatement ps =
@@ -277,32 +298,7 @@ class QuotaSlotsIT {
     Idempotency limited = limited(new Quotas(0, 20));
     CountDownLatch release = new CountDownLatch(1);
     AtomicInteger calls = new AtomicInteger();
-    CyclicBarrier together = new CyclicBarrier(24);
-    PhasedOperation<Map<String, String>> slowCall =
-        PhasedOperation.builder()
-            .local(
-                "CREATED",
-                (ctx, d) -> {
-                  try {
-                    together.await(2, TimeUnit.SECONDS);
-                  } catch (Exception lateOrAlone) {
-                    // fewer at once here: they race all the same
-                  }
-                  return dev.idemkit.Step.next(d);
-                })
-            .external(
-                "CHARGED",
-                call ->
-                    call.call(
-                        (ctx, d) -> {
-                          calls.incrementAndGet();
-                          release.await(60, TimeUnit.SECONDS); // live until released
-                          return CallResult.applied(d);
-                        }))
-            .complete(
-                (ctx, d) ->
-                    OperationResult.success(
-                        StoredResponse.of(201, Map.of(), "{}".getBytes(StandardCharsets.UTF_8))));
+    PhasedOperation<Map<String, String>> slowCall = callHeldUntil(release, calls);
     AtomicInteger answered = new AtomicInteger();
     Future<List<Outcome>> flood =
         pool.submit(
@@ -352,32 +348,7 @@ class QuotaSlotsIT {
     CountDownLatch release = new CountDownLatch(1);
     AtomicInteger calls = new AtomicInteger();
     AtomicInteger started = new AtomicInteger();
-    CyclicBarrier together = new CyclicBarrier(24);
-    PhasedOperation<Map<String, String>> slowCall =
-        PhasedOperation.builder()
-            .local(
-                "CREATED",
-                (ctx, d) -> {
-                  try {
-                    together.await(2, TimeUnit.SECONDS);
-                  } catch (Exception lateOrAlone) {
-                    // fewer at once here: they race all the same
-                  }
-                  return dev.idemkit.Step.next(d);
-                })
-            .external(
-                "CHARGED",
-                call ->
-                    call.call(
-                        (ctx, d) -> {
-                          calls.incrementAndGet();
-                          release.await(60, TimeUnit.SECONDS); // live until released
-                          return CallResult.applied(d);
-                        }))
-            .complete(
-                (ctx, d) ->
-                    OperationResult.success(
-                        StoredResponse.of(201, Map.of(), "{}".getBytes(StandardCharsets.UTF_8))));
+    PhasedOperation<Map<String, String>> slowCall = callHeldUntil(release, calls);
     AtomicInteger answered = new AtomicInteger();
     Future<List<Outcome>> flood =
         pool.submit(
