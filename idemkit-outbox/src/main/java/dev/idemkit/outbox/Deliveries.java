@@ -142,7 +142,7 @@ public final class Deliveries {
 
   /** Puts a parked delivery back in line, due now; answers whether it was parked. */
   public boolean requeue(String key) throws SQLException {
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = Outbox.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(REQUEUE)) {
       s.setObject(1, Outbox.utc(clock.instant()));
       s.setString(2, key);

@@ -251,16 +251,12 @@ public final class DeliverySender implements AutoCloseable {
    * One batch of {@link #deleteDelivered}: up to {@code limit} rows, in a transaction of its own.
    */
   int deleteDeliveredBatch(int limit) throws SQLException {
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = Outbox.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(DELETE_DELIVERED)) {
       s.setString(1, channel);
       s.setObject(2, Outbox.utc(clock.instant().minus(deliveredRetention)));
       s.setInt(3, limit);
-      int deleted = s.executeUpdate();
-      if (!c.getAutoCommit()) {
-        c.commit();
-      }
-      return deleted;
+      return s.executeUpdate();
     }
   }
 

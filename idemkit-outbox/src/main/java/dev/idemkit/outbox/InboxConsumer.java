@@ -906,7 +906,7 @@ public final class InboxConsumer implements MessageReceiver {
             + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
     LOG.log(Level.WARNING, name + " failed on " + m.type() + " " + m.eventId() + ": " + error);
     LOG.log(Level.FINE, "The failure in full", cause);
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = Outbox.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(RECORD_FAILURE)) {
       s.setString(1, name);
       s.setObject(2, m.eventId());
@@ -1172,7 +1172,7 @@ public final class InboxConsumer implements MessageReceiver {
         Level.WARNING,
         name + " failed on re-queued " + m.type() + " " + m.eventId() + ": " + error);
     LOG.log(Level.FINE, "The failure in full", cause);
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = Outbox.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(REQUEUE_FAILED)) {
       s.setString(1, error.length() > 1000 ? error.substring(0, 1000) : error);
       s.setString(2, name);
@@ -1214,7 +1214,7 @@ public final class InboxConsumer implements MessageReceiver {
   public int deleteProcessed() throws SQLException {
     OffsetDateTime cutoff = Outbox.utc(clock.instant().minus(retention));
     int deleted = 0;
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = Outbox.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(DELETE_PROCESSED)) {
       int batch;
       do {

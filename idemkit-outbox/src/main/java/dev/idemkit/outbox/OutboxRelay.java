@@ -471,7 +471,7 @@ public final class OutboxRelay implements AutoCloseable {
 
   /** One batch of {@link #deleteSentEvents}: at most {@value #DELETE_BATCH} events. */
   int deleteSentBatch() throws SQLException {
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = Outbox.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(DELETE_SENT)) {
       s.setObject(1, Outbox.utc(clock.instant().minus(sentRetention)));
       s.setInt(2, DELETE_BATCH);
