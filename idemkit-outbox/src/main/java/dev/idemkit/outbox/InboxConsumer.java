@@ -900,10 +900,34 @@ public final class InboxConsumer implements MessageReceiver {
     }
   }
 
+  /** A failure as it is logged and stored: the exception's simple name and its message. */
+  private static String describe(Throwable cause) {
+    return cause.getClass().getSimpleName()
+        + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+  }
+
+  /** An error as the inbox row keeps it: at most 1,000 characters. */
+  private static String stored(String error) {
+    return error.length() > 1000 ? error.substring(0, 1000) : error;
+  }
+
+  /**
+   * What a racing delivery or re-queue made of a message whose failure could not be recorded (its
+   * row had moved on): read from its row, on {@code c}.
+   */
+  private Received settledMeanwhile(Connection c, UUID eventId) throws SQLException {
+    try (PreparedStatement st = c.prepareStatement(STATUS)) {
+      st.setString(1, name);
+      st.setObject(2, eventId);
+      try (ResultSet rs = st.executeQuery()) {
+        rs.next();
+        return settled(eventId, rs.getString(1));
+      }
+    }
+  }
+
   private Received recordFailure(EventEnvelope m, Throwable cause) {
-    String error =
-        cause.getClass().getSimpleName()
-            + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+    String error = describe(cause);
     LOG.log(Level.WARNING, name + " failed on " + m.type() + " " + m.eventId() + ": " + error);
     LOG.log(Level.FINE, "The failure in full", cause);
     try (Connection c = Outbox.autoCommitting(dataSource);
@@ -912,7 +936,7 @@ public final class InboxConsumer implements MessageReceiver {
       s.setObject(2, m.eventId());
       s.setInt(3, maxAttempts);
       s.setObject(4, Outbox.utc(clock.instant()));
-      s.setString(5, error.length() > 1000 ? error.substring(0, 1000) : error);
+      s.setString(5, stored(error));
       s.setString(6, m.type());
       s.setString(7, m.tenant());
       s.setString(8, m.aggregateType());
@@ -924,14 +948,7 @@ public final class InboxConsumer implements MessageReceiver {
       try (ResultSet rs = s.executeQuery()) {
         if (!rs.next()) {
           // A racing delivery processed (or parked) it meanwhile.
-          try (PreparedStatement st = c.prepareStatement(STATUS)) {
-            st.setString(1, name);
-            st.setObject(2, m.eventId());
-            try (ResultSet r2 = st.executeQuery()) {
-              r2.next();
-              return settled(m.eventId(), r2.getString(1));
-            }
-          }
+          return settledMeanwhile(c, m.eventId());
         }
         if ("PARKED".equals(rs.getString(1))) {
           listener.messageParked(name);
@@ -1165,28 +1182,19 @@ public final class InboxConsumer implements MessageReceiver {
    * counts the attempt and keeps the error on it.
    */
   private Received recordRequeueFailure(EventEnvelope m, Throwable cause) {
-    String error =
-        cause.getClass().getSimpleName()
-            + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+    String error = describe(cause);
     LOG.log(
         Level.WARNING,
         name + " failed on re-queued " + m.type() + " " + m.eventId() + ": " + error);
     LOG.log(Level.FINE, "The failure in full", cause);
     try (Connection c = Outbox.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(REQUEUE_FAILED)) {
-      s.setString(1, error.length() > 1000 ? error.substring(0, 1000) : error);
+      s.setString(1, stored(error));
       s.setString(2, name);
       s.setObject(3, m.eventId());
       if (s.executeUpdate() == 0) {
         // A racing re-queue applied it meanwhile.
-        try (PreparedStatement st = c.prepareStatement(STATUS)) {
-          st.setString(1, name);
-          st.setObject(2, m.eventId());
-          try (ResultSet rs = st.executeQuery()) {
-            rs.next();
-            return settled(m.eventId(), rs.getString(1));
-          }
-        }
+        return settledMeanwhile(c, m.eventId());
       }
     } catch (SQLException e) {
       LOG.log(Level.WARNING, name + " could not record the failure of " + m.eventId(), e);
