@@ -74,15 +74,6 @@ public interface Idempotency {
    */
   Optional<Outcome> executeExisting(IdempotentRequest request, Operation operation);
 
-  /**
-   * Whether {@code id} has a record that still answers for it: one that is live, or whose window
-   * (on the store's clock) has not passed. A read: it does not see a record whose claim another
-   * transaction has not committed yet, and the answer may change before a later {@link #execute};
-   * to answer a key only if it has a record, use {@link #executeExisting}, which decides in the
-   * claim.
-   */
-  boolean hasRecord(ScopedKey id);
-
   /** Same as {@link #execute(ScopedKey, Fingerprint, Operation)}; lets a lambda stand for it. */
   default Outcome execute(ScopedKey id, Fingerprint fingerprint, LocalOperation operation) {
     return execute(id, fingerprint, (Operation) operation);

@@ -174,19 +174,6 @@ public final class IdempotencyEngine implements Idempotency {
   }
 
   @Override
-  public boolean hasRecord(ScopedKey id) {
-    try {
-      return store.inTransaction(
-          tx ->
-              store.read(tx, id).map(seen -> !seen.record().isExpiredAt(seen.now())).orElse(false));
-    } catch (RuntimeException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new IllegalStateException("Could not read the record of " + id, e);
-    }
-  }
-
-  @Override
   public Optional<Outcome> recover(ScopedKey id, PhasedOperation<?> operation) {
     long started = System.nanoTime();
     Acquired acquired;
