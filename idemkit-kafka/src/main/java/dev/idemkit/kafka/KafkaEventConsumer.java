@@ -190,10 +190,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
           new KafkaConsumer<>(
               consumerProperties, new StringDeserializer(), new StringDeserializer());
     } catch (KafkaException e) {
-      Throwable root = e;
-      while (root.getCause() != null && root.getCause() != root) {
-        root = root.getCause();
-      }
+      Throwable root = RetentionCheck.rootCause(e);
       throw new IllegalStateException(
           "Kafka consumer "
               + name

@@ -372,7 +372,7 @@ final class RetentionCheck {
     return entry == null ? null : entry.value();
   }
 
-  private static Throwable rootCause(Throwable t) {
+  static Throwable rootCause(Throwable t) {
     Throwable root = t;
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
