@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -107,7 +108,7 @@ public final class ChaosRun {
           stalls,
           undrained.isEmpty(),
           a.valid(),
-          conclusive(this));
+          inconclusive(this).isEmpty());
     }
   }
 
@@ -295,7 +296,7 @@ public final class ChaosRun {
   /**
    * The exit status of a finished run, with a line on {@code err} when it is not 0: 1 when the
    * accounting found an anomaly (the line counts them); 2, with a line on {@code err} saying why,
-   * when the run is not conclusive (see {@link #conclusive}); 0 otherwise.
+   * when the run is not conclusive ({@link #inconclusive}); 0 otherwise.
    */
   static int exitStatus(Outcome o, PrintStream err) {
     Accounting.Result a = o.accounting();
@@ -318,38 +319,44 @@ public final class ChaosRun {
               + " (exit status 1)");
       return 1;
     }
-    if (a.ok() == 0) {
+    Optional<String> inconclusive = inconclusive(o);
+    if (inconclusive.isPresent()) {
       err.println(
-          "chaos: the run proves nothing: no operation was acknowledged ("
-              + a.operations()
-              + " operations: fail "
-              + a.fail()
-              + ", info "
-              + a.info()
-              + "); every request failed or timed out, so there was nothing to lose or duplicate."
-              + " Look at the history and the services' logs under --out for why (exit status 2)");
-      return 2;
-    }
-    if (!o.undrained().isEmpty()) {
-      err.println(
-          "chaos: the run proves nothing: the drain did not finish within "
-              + DRAIN.toSeconds()
-              + " s (left: "
-              + String.join(", ", o.undrained())
-              + "), so effects still on their way (ledger entries, receipts, shipments) were not"
-              + " counted. Look at the services' logs under --out for what held them (exit status 2)");
+          "chaos: the run proves nothing: "
+              + inconclusive.get()
+              + ". Look at the history and the services' logs under --out for why (exit status 2)");
       return 2;
     }
     return 0;
   }
 
   /**
-   * Whether the run can prove anything: some operation was acknowledged (with none, nothing was
-   * lost or duplicated only because nothing was done), and everything drained (otherwise the
-   * effects counted are not all there will be).
+   * Why the run proves nothing, if it does not: no operation was acknowledged (nothing was lost or
+   * duplicated only because nothing was done), or the drain did not finish (the effects counted are
+   * not all there will be).
    */
-  static boolean conclusive(Outcome o) {
-    return o.accounting().ok() > 0 && o.undrained().isEmpty();
+  static Optional<String> inconclusive(Outcome o) {
+    Accounting.Result a = o.accounting();
+    if (a.ok() == 0) {
+      return Optional.of(
+          "no operation was acknowledged ("
+              + a.operations()
+              + " operations: fail "
+              + a.fail()
+              + ", info "
+              + a.info()
+              + "); every request failed or timed out, so there was nothing to lose or duplicate");
+    }
+    if (!o.undrained().isEmpty()) {
+      return Optional.of(
+          "the drain did not finish within "
+              + DRAIN.toSeconds()
+              + " s (left: "
+              + String.join(", ", o.undrained())
+              + "), so effects still on their way (ledger entries, receipts, shipments) were not"
+              + " counted");
+    }
+    return Optional.empty();
   }
 
   private static Duration duration(String flag, String v) {
@@ -764,12 +771,7 @@ public final class ChaosRun {
         .append('\n');
     s.append("  ledger: ").append(a.ledger().summary()).append('\n');
     a.anomalies().stream().limit(20).forEach(x -> s.append("  ! ").append(x).append('\n'));
-    if (a.ok() == 0) {
-      s.append("  ! INCONCLUSIVE: no operation was acknowledged; the run proves nothing\n");
-    } else if (!o.undrained().isEmpty()) {
-      s.append(
-          "  ! INCONCLUSIVE: the drain did not finish; effects on their way were not counted\n");
-    }
+    inconclusive(o).ifPresent(why -> s.append("  ! INCONCLUSIVE: ").append(why).append('\n'));
     s.append("  history: ")
         .append(o.history())
         .append("\n  history for Jepsen: ")
@@ -816,7 +818,7 @@ public final class ChaosRun {
         String.join(",", o.undrained().stream().map(History::quote).toList()),
         History.quote(a.ledger().summary()),
         a.valid(),
-        conclusive(o),
+        inconclusive(o).isEmpty(),
         anomalies);
   }
 }
