@@ -1232,11 +1232,6 @@ final class Checker {
   }
 
   /**
-   * The effect count for {@code unique}. The effect URL is the user's own oracle, not the endpoint
-   * under test: anything but a count is a {@link ConfigurationError} that names it, never a verdict
-   * about the endpoint.
-   */
-  /**
    * The effect count for {@code unique} as {@code auth} sees it, for a second opinion only: empty
    * when there is no effect URL or it gives no count with these credentials (an oracle may serve
    * the first principal alone), never an error.
@@ -1245,12 +1240,8 @@ final class Checker {
     if (o.effectUrl() == null) {
       return OptionalLong.empty();
     }
-    List<Map.Entry<String, String>> headers = new ArrayList<>();
-    headers.add(auth);
-    headers.add(Map.entry("Accept", "application/json"));
     try {
-      Response r =
-          send(new Request("GET", resolve(fill(o.effectUrl(), unique)), headers, new byte[0]));
+      Response r = send(effectRequest(auth, resolve(fill(o.effectUrl(), unique))));
       return r.success()
           ? OptionalLong.of(EffectCount.of(Json.parse(r.bodyText()), o.effectCount()))
           : OptionalLong.empty();
@@ -1259,16 +1250,26 @@ final class Checker {
     }
   }
 
-  private long effects(String unique) throws ConfigurationError {
+  /** A GET of the effect URL {@code url} with {@code auth} (none if null), asking for JSON. */
+  private static Request effectRequest(Map.Entry<String, String> auth, URI url) {
     List<Map.Entry<String, String>> headers = new ArrayList<>();
-    if (o.auth() != null) {
-      headers.add(o.auth());
+    if (auth != null) {
+      headers.add(auth);
     }
     headers.add(Map.entry("Accept", "application/json"));
+    return new Request("GET", url, headers, new byte[0]);
+  }
+
+  /**
+   * The effect count for {@code unique}. The effect URL is the user's own oracle, not the endpoint
+   * under test: anything but a count is a {@link ConfigurationError} that names it, never a verdict
+   * about the endpoint.
+   */
+  private long effects(String unique) throws ConfigurationError {
     URI url = resolve(fill(o.effectUrl(), unique));
     Response r;
     try {
-      r = send(new Request("GET", url, headers, new byte[0]));
+      r = send(effectRequest(o.auth(), url));
     } catch (IOException e) {
       throw new ConfigurationError("--effect-url " + url + " gave no answer: " + reason(e));
     }
