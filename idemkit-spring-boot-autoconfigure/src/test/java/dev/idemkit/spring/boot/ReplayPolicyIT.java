@@ -2,13 +2,10 @@ package dev.idemkit.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -41,13 +38,7 @@ import org.springframework.web.bind.annotation.RestController;
 class ReplayPolicyIT {
 
   static {
-    try {
-      System.setProperty(
-          "idemkit.embedded.data-dir",
-          Files.createTempDirectory("replay-policy-pg").toAbsolutePath().toString());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    FreshEmbeddedDataDir.use("replay-policy-pg");
   }
 
   private static final HttpClient HTTP = HttpClient.newHttpClient();

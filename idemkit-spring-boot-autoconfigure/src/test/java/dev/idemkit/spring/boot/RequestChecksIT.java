@@ -3,14 +3,11 @@ package dev.idemkit.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idemkit.testing.MutableClock;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -45,13 +42,7 @@ import org.springframework.web.bind.annotation.RestController;
 class RequestChecksIT {
 
   static {
-    try {
-      System.setProperty(
-          "idemkit.embedded.data-dir",
-          Files.createTempDirectory("request-checks-pg").toAbsolutePath().toString());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    FreshEmbeddedDataDir.use("request-checks-pg");
   }
 
   private static final HttpClient HTTP = HttpClient.newHttpClient();
