@@ -263,39 +263,8 @@ class BadInputIT extends HttpTestSupport {
                   other);
             }),
         withFreshKey(k -> keyCase("key: a parameterized value (a;p=1)", k + ";p=1", k)),
-        withFreshKey(
-            k -> {
-              String ref = reference();
-              return new Case(
-                  "api version: two Api-Version header fields",
-                  400,
-                  "REQUEST_NOT_CANONICAL",
-                  List.of(k),
-                  ref,
-                  t -> {
-                    List<String[]> headers = headers(TENANT_A, "application/json", k);
-                    headers.add(new String[] {"Api-Version", "2024-01-01"});
-                    headers.add(new String[] {"Api-Version", "2025-06-01"});
-                    return t.exchange(
-                        PAYMENTS, headers, BodyPublishers.ofString(payment(ref, "10.00")));
-                  });
-            }),
-        withFreshKey(
-            k -> {
-              String ref = reference();
-              return new Case(
-                  "api version: a list in one Api-Version field",
-                  400,
-                  "REQUEST_NOT_CANONICAL",
-                  List.of(k),
-                  ref,
-                  t -> {
-                    List<String[]> headers = headers(TENANT_A, "application/json", k);
-                    headers.add(new String[] {"Api-Version", "2024-01-01, 2025-06-01"});
-                    return t.exchange(
-                        PAYMENTS, headers, BodyPublishers.ofString(payment(ref, "10.00")));
-                  });
-            }),
+        apiVersionCase("api version: two Api-Version header fields", "2024-01-01", "2025-06-01"),
+        apiVersionCase("api version: a list in one Api-Version field", "2024-01-01, 2025-06-01"),
         paymentCase(
             "key: absent on a required endpoint",
             400,
@@ -806,6 +775,31 @@ class BadInputIT extends HttpTestSupport {
   }
 
   /** A payment body built from its reference, sent with a fresh valid key. */
+  /**
+   * A valid payment with a fresh key and one {@code Api-Version} header field per value of {@code
+   * fields}: a version that is not one value is not canonical.
+   */
+  private static Case apiVersionCase(String name, String... fields) {
+    return withFreshKey(
+        k -> {
+          String ref = reference();
+          return new Case(
+              name,
+              400,
+              "REQUEST_NOT_CANONICAL",
+              List.of(k),
+              ref,
+              t -> {
+                List<String[]> headers = headers(TENANT_A, "application/json", k);
+                for (String field : fields) {
+                  headers.add(new String[] {"Api-Version", field});
+                }
+                return t.exchange(
+                    PAYMENTS, headers, BodyPublishers.ofString(payment(ref, "10.00")));
+              });
+        });
+  }
+
   private static Case paymentCase(
       String name, int status, String errorCode, Function<String, String> body) {
     return withFreshKey(k -> paymentCase(name, status, errorCode, k, body));
