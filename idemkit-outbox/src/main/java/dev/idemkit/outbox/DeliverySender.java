@@ -238,13 +238,7 @@ public final class DeliverySender implements AutoCloseable {
    * each other, and each row is deleted once.
    */
   public int deleteDelivered() throws SQLException {
-    int deleted = 0;
-    int batch;
-    do {
-      batch = deleteDeliveredBatch(CLEANUP_BATCH);
-      deleted += batch;
-    } while (batch == CLEANUP_BATCH);
-    return deleted;
+    return Outbox.inBatches(CLEANUP_BATCH, () -> deleteDeliveredBatch(CLEANUP_BATCH));
   }
 
   /**

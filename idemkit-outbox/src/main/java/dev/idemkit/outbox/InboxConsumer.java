@@ -1221,18 +1221,19 @@ public final class InboxConsumer implements MessageReceiver {
    */
   public int deleteProcessed() throws SQLException {
     OffsetDateTime cutoff = Outbox.utc(clock.instant().minus(retention));
-    int deleted = 0;
+    int deleted;
     try (Connection c = Outbox.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(DELETE_PROCESSED)) {
-      int batch;
-      do {
-        s.setString(1, name);
-        s.setString(2, name);
-        s.setObject(3, cutoff);
-        s.setInt(4, CLEANUP_BATCH);
-        batch = s.executeUpdate();
-        deleted += batch;
-      } while (batch == CLEANUP_BATCH);
+      deleted =
+          Outbox.inBatches(
+              CLEANUP_BATCH,
+              () -> {
+                s.setString(1, name);
+                s.setString(2, name);
+                s.setObject(3, cutoff);
+                s.setInt(4, CLEANUP_BATCH);
+                return s.executeUpdate();
+              });
     }
     if (sequenceStart == SequenceStart.FIRST_SEEN) {
       int forgotten = forgetIdleAggregates(cutoff);

@@ -364,6 +364,26 @@ public final class Outbox {
     }
   }
 
+  /** One batch of a cleanup: deletes up to its size, answers how many it deleted. */
+  @FunctionalInterface
+  interface Batch {
+    int delete() throws SQLException;
+  }
+
+  /**
+   * Runs {@code batch} until one deletes fewer than {@code size} rows (the backlog is gone);
+   * answers how many all of them deleted.
+   */
+  static int inBatches(int size, Batch batch) throws SQLException {
+    int total = 0;
+    int deleted;
+    do {
+      deleted = batch.delete();
+      total += deleted;
+    } while (deleted == size);
+    return total;
+  }
+
   /**
    * A connection of {@code dataSource} on which each statement commits on its own, as the callers
    * of this method expect: a pool configured with auto-commit off (Hikari's {@code

@@ -460,13 +460,7 @@ public final class OutboxRelay implements AutoCloseable {
    * how many.
    */
   public int deleteSentEvents() throws SQLException {
-    int total = 0;
-    int deleted;
-    do {
-      deleted = deleteSentBatch();
-      total += deleted;
-    } while (deleted == DELETE_BATCH);
-    return total;
+    return Outbox.inBatches(DELETE_BATCH, this::deleteSentBatch);
   }
 
   /** One batch of {@link #deleteSentEvents}: at most {@value #DELETE_BATCH} events. */
