@@ -135,7 +135,10 @@ final class RawHttp {
     if (statusLine.length < 2 || !statusLine[0].startsWith("HTTP/")) {
       throw new IOException("not an HTTP answer: " + lines[0]);
     }
-    int status = Integer.parseInt(statusLine[1]);
+    int status = number(statusLine[1], 10, "status code", lines[0]);
+    if (statusLine[1].length() != 3) {
+      throw new IOException("not an HTTP answer (a status code has three digits): " + lines[0]);
+    }
     List<Map.Entry<String, String>> headers = new ArrayList<>();
     for (int i = 1; i < lines.length; i++) {
       int colon = lines[i].indexOf(':');
@@ -158,7 +161,7 @@ final class RawHttp {
             .map(Map.Entry::getValue)
             .findFirst();
     if (!chunked && length.isPresent()) {
-      int n = Integer.parseInt(length.get().trim());
+      int n = number(length.get().trim(), 10, "Content-Length", length.get());
       if (n < body.length) {
         body = Arrays.copyOf(body, n);
       } else if (n > body.length) {
@@ -178,7 +181,9 @@ final class RawHttp {
       }
       String size = new String(data, at, lineEnd - at, StandardCharsets.ISO_8859_1);
       int semicolon = size.indexOf(';');
-      int n = Integer.parseInt((semicolon < 0 ? size : size.substring(0, semicolon)).trim(), 16);
+      int n =
+          number(
+              (semicolon < 0 ? size : size.substring(0, semicolon)).trim(), 16, "chunk size", size);
       at = lineEnd + 2;
       if (n == 0) {
         return out.toByteArray();
@@ -189,6 +194,23 @@ final class RawHttp {
       out.write(data, at, n);
       at += n + 2;
     }
+  }
+
+  /**
+   * A number the server sent ({@code what}, in {@code line}), in {@code radix}: anything but a
+   * non-negative int is a malformed answer, an {@link IOException} like any other, never a {@link
+   * NumberFormatException} out of the checker.
+   */
+  private static int number(String text, int radix, String what, String line) throws IOException {
+    try {
+      int n = Integer.parseInt(text, radix);
+      if (n >= 0 && !text.startsWith("+") && !text.startsWith("-")) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // below
+    }
+    throw new IOException("not an HTTP answer (a malformed " + what + "): " + line);
   }
 
   static int indexOf(byte[] data, byte[] pattern, int from) {

@@ -36,6 +36,31 @@ class RawHttpTest {
     assertThatThrownBy(() -> parse("")).hasMessageContaining("without an answer");
   }
 
+  /**
+   * A malformed number in an answer (status code, Content-Length, chunk size) threw
+   * NumberFormatException or NegativeArraySizeException out of the checker (exit status 1 and a
+   * stack trace, as if a check had failed); it is a malformed answer like any other.
+   */
+  @Test
+  void aMalformedNumberInTheAnswerIsAMalformedAnswer() {
+    for (String wire :
+        new String[] {
+          "HTTP/1.1 abc OK\r\n\r\n",
+          "HTTP/1.1 2000 OK\r\n\r\n",
+          "HTTP/1.1 -20 OK\r\n\r\n",
+          "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\nok",
+          "HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\nok",
+          "HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\nok",
+          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n",
+          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-2\r\nok\r\n0\r\n\r\n"
+        }) {
+      assertThatThrownBy(() -> parse(wire))
+          .as(wire)
+          .isInstanceOf(IOException.class)
+          .hasMessageStartingWith("not an HTTP answer");
+    }
+  }
+
   @Test
   void twoKeyHeadersAndControlCharactersGoOutAsWritten() {
     RawHttp.Request request =
