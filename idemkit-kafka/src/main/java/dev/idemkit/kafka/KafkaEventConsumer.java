@@ -35,7 +35,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
@@ -731,12 +730,9 @@ public final class KafkaEventConsumer implements AutoCloseable {
       all.putAll(properties);
       all.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
       all.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-      try {
-        new ConsumerConfig(all); // what KafkaConsumer checks when the polling thread starts
-      } catch (ConfigException e) {
-        throw new IllegalArgumentException(
-            "Kafka consumer " + name + ": invalid consumer setting: " + e.getMessage(), e);
-      }
+      // What KafkaConsumer checks when the polling thread starts.
+      KafkaSettings.checkAll(
+          all, ConsumerConfig::new, "Kafka consumer " + name + ": invalid consumer setting");
       return new KafkaEventConsumer(this);
     }
   }

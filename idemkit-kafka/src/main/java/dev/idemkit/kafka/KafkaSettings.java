@@ -1,5 +1,7 @@
 package dev.idemkit.kafka;
 
+import java.util.Properties;
+import java.util.function.Function;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 
@@ -30,6 +32,22 @@ final class KafkaSettings {
     } catch (ConfigException e) {
       throw new IllegalArgumentException(
           "invalid " + kind + " setting " + name + "=" + value + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Checks the settings together, as the client will when it is created ({@code config}: {@code
+   * ProducerConfig::new} or {@code ConsumerConfig::new}), so that a combination it refuses is
+   * refused when the transport or consumer is built, not on a thread after start-up.
+   *
+   * @param what who is built, for the message ({@code "invalid producer setting"}, …)
+   * @throws IllegalArgumentException {@code what}, then Kafka's reason
+   */
+  static void checkAll(Properties settings, Function<Properties, ?> config, String what) {
+    try {
+      config.apply(settings);
+    } catch (ConfigException e) {
+      throw new IllegalArgumentException(what + ": " + e.getMessage(), e);
     }
   }
 }

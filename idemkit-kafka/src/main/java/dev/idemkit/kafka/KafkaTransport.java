@@ -20,7 +20,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -318,11 +317,8 @@ public final class KafkaTransport implements EventTransport {
       Properties all = producerProperties();
       all.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
       all.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-      try {
-        new ProducerConfig(all); // what KafkaProducer checks when it is created
-      } catch (ConfigException e) {
-        throw new IllegalArgumentException("invalid producer setting: " + e.getMessage(), e);
-      }
+      // What KafkaProducer checks when it is created.
+      KafkaSettings.checkAll(all, ProducerConfig::new, "invalid producer setting");
       return new KafkaTransport(
           new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer()), this);
     }
