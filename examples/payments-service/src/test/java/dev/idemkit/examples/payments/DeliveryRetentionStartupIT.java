@@ -5,11 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idemkit.examples.payments.receipts.ReceiptsConsumer;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -24,9 +22,7 @@ class DeliveryRetentionStartupIT {
 
   @BeforeAll
   static void database() throws IOException {
-    dataDir = Files.createTempDirectory("delivery-retention-pg").toAbsolutePath();
-    Runtime.getRuntime()
-        .addShutdownHook(new Thread(() -> HttpTestSupport.deleteOnceStopped(dataDir)));
+    dataDir = HttpTestSupport.ownDataDir("delivery-retention-pg");
   }
 
   @Test
@@ -54,12 +50,6 @@ class DeliveryRetentionStartupIT {
   }
 
   private static ConfigurableApplicationContext start(String... args) {
-    String[] all = new String[args.length + 4];
-    System.arraycopy(args, 0, all, 0, args.length);
-    all[args.length] = "--idemkit.embedded.data-dir=" + dataDir;
-    all[args.length + 1] = "--server.port=0";
-    all[args.length + 2] = "--payments.provider.embedded-port=0";
-    all[args.length + 3] = "--payments.mail.embedded-port=0";
-    return new SpringApplicationBuilder(PaymentsApplication.class).run(all);
+    return HttpTestSupport.startService(dataDir, args);
   }
 }

@@ -14,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -23,8 +24,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -95,6 +98,29 @@ abstract class HttpTestSupport {
       errors.start();
       root.addAppender(errors);
     }
+  }
+
+  /**
+   * A data directory for a test's own embedded PostgreSQL (a service started apart from the shared
+   * one), deleted at exit once its server has stopped.
+   */
+  static Path ownDataDir(String prefix) throws IOException {
+    Path dataDir = Files.createTempDirectory(prefix).toAbsolutePath();
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteOnceStopped(dataDir)));
+    return dataDir;
+  }
+
+  /**
+   * The service on {@code dataDir}'s embedded PostgreSQL, its server, provider and mail simulator
+   * on free ports, with {@code args} besides.
+   */
+  static ConfigurableApplicationContext startService(Path dataDir, String... args) {
+    List<String> all = new ArrayList<>(List.of(args));
+    all.add("--idemkit.embedded.data-dir=" + dataDir);
+    all.add("--server.port=0");
+    all.add("--payments.provider.embedded-port=0");
+    all.add("--payments.mail.embedded-port=0");
+    return new SpringApplicationBuilder(PaymentsApplication.class).run(all.toArray(String[]::new));
   }
 
   static void deleteOnceStopped(Path dataDir) {

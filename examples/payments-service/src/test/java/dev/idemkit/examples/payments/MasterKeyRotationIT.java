@@ -7,15 +7,12 @@ import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
@@ -33,9 +30,7 @@ class MasterKeyRotationIT {
 
   @BeforeAll
   static void database() throws IOException {
-    dataDir = Files.createTempDirectory("master-key-rotation-pg").toAbsolutePath();
-    Runtime.getRuntime()
-        .addShutdownHook(new Thread(() -> HttpTestSupport.deleteOnceStopped(dataDir)));
+    dataDir = HttpTestSupport.ownDataDir("master-key-rotation-pg");
   }
 
   @Test
@@ -101,12 +96,7 @@ class MasterKeyRotationIT {
 
   /** The service on this test's database, with {@code args} on its command line. */
   private static ConfigurableApplicationContext start(String... args) {
-    List<String> all = new ArrayList<>(List.of(args));
-    all.add("--idemkit.embedded.data-dir=" + dataDir);
-    all.add("--server.port=0");
-    all.add("--payments.provider.embedded-port=0");
-    all.add("--payments.mail.embedded-port=0");
-    return new SpringApplicationBuilder(PaymentsApplication.class).run(all.toArray(String[]::new));
+    return HttpTestSupport.startService(dataDir, args);
   }
 
   private static JdbcClient jdbc(ConfigurableApplicationContext context) {
