@@ -13,6 +13,7 @@ import dev.idemkit.StoredResponse;
 import dev.idemkit.jdbc.IdemkitDatabase;
 import dev.idemkit.jdbc.PostgresDataKeyStore;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.lang.reflect.Field;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -85,16 +86,73 @@ public final class StoreBenchmark {
     int seconds = intArg(args, "--seconds", 8);
     int rounds = intArg(args, "--rounds", 3);
     int workers = intArg(args, "--workers", 8);
+    boolean profile = java.util.Arrays.asList(args).contains("--profile");
     String url = System.getenv("IDEMKIT_JDBC_URL");
     System.out.println("bench/store: starting PostgreSQL ...");
+    java.nio.file.Path dir = Files.createTempDirectory("idemkit-bench-pg");
+    EmbeddedPostgres profiled = null;
+    if (profile && (url == null || url.isBlank())) {
+      // The same embedded server, with pg_stat_statements loaded: what each variant sends.
+      profiled =
+          IdemkitDatabase.embeddedServer(dir, 100)
+              .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+              .start();
+    }
     try (IdemkitDatabase db =
-        url != null && !url.isBlank()
-            ? IdemkitDatabase.fromEnvironment(workers)
-            : IdemkitDatabase.embedded(Files.createTempDirectory("idemkit-bench-pg"), workers)) {
+        profiled != null
+            ? IdemkitDatabase.connect(
+                profiled.getJdbcUrl("postgres", "postgres"), "postgres", null, workers)
+            : url != null && !url.isBlank()
+                ? IdemkitDatabase.fromEnvironment(workers)
+                : IdemkitDatabase.embedded(dir, workers)) {
       System.out.printf(
           "Database: %s; %d workers on a pool of %d connections; %d rounds of %d s%n%n",
           db.description(), workers, workers, rounds, seconds);
-      new StoreBenchmark(db.dataSource(), workers).run(rounds, Duration.ofSeconds(seconds));
+      StoreBenchmark bench = new StoreBenchmark(db.dataSource(), workers);
+      bench.profile = profile;
+      bench.run(rounds, Duration.ofSeconds(seconds));
+    } finally {
+      if (profiled != null) {
+        profiled.close();
+      }
+    }
+  }
+
+  /** With --profile: the statements each measured run sent, per request. */
+  private boolean profile;
+
+  private void resetStatements() {
+    if (!profile) {
+      return;
+    }
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("create extension if not exists pg_stat_statements");
+      s.execute("select pg_stat_statements_reset()");
+    } catch (SQLException e) {
+      System.out.println("  (no pg_stat_statements: " + e.getMessage() + ")");
+    }
+  }
+
+  private void printStatements(String name, long requests) {
+    if (!profile || requests == 0) {
+      return;
+    }
+    System.out.printf("  %s: statements per request (pg_stat_statements)%n", name);
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "select calls, mean_exec_time, regexp_replace(left(query, 80), '\\s+', ' ', 'g')"
+                    + " from pg_stat_statements where query not like '%pg_stat_statements%'"
+                    + " order by calls desc limit 10")) {
+      while (rs.next()) {
+        System.out.printf(
+            "    %6.2f per request  %7.3f ms each  %s%n",
+            rs.getLong(1) / (double) requests, rs.getDouble(2), rs.getString(3));
+      }
+    } catch (SQLException e) {
+      System.out.println("    (no pg_stat_statements: " + e.getMessage() + ")");
     }
   }
 
@@ -179,6 +237,7 @@ public final class StoreBenchmark {
 
   /** Runs {@code request} on every worker for {@code length}; returns requests per second. */
   private double measure(String name, Duration length, Request request) throws Exception {
+    resetStatements();
     long[] cpuBefore = machineCpuTicks();
     long jvmBefore = jvmCpuNanos();
     long postgresBefore = postgresCpuNanos();
@@ -215,6 +274,7 @@ public final class StoreBenchmark {
             : Math.max(0, busyMicros - jvmMicros);
     runs.computeIfAbsent(name, k -> new ArrayList<>())
         .add(new Run(n / seconds, jvmMicros / n, otherMicros / n));
+    printStatements(name, n);
     return n / seconds;
   }
 
