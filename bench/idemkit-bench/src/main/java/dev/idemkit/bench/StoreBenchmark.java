@@ -30,12 +30,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
 
@@ -50,8 +51,11 @@ import javax.sql.DataSource;
  * with no engine and no store: {@code engine_vs_sql} (wrapped / sql) is then what the engine and
  * the store's Java cost beyond their SQL, and sql / bare what the SQL itself costs.
  *
- * <p>Arguments: {@code --seconds N} per measured round (default 8), {@code --rounds N} (default 3),
- * {@code --workers N} (default 8). {@code IDEMKIT_JDBC_URL} picks a server; by default an embedded
+ * <p>Arguments: {@code --seconds N} per measured round (default 4), {@code --rounds N} (default 6:
+ * the same 24 s per variant as 3 rounds of 8 s, alternated twice as often, so that the server's
+ * background work, checkpoints and autovacuum, falls on every variant alike), {@code --workers N}
+ * (default 8), {@code --profile} (the embedded server with {@code pg_stat_statements}: each run's
+ * statements per request). {@code IDEMKIT_JDBC_URL} picks a server; by default an embedded
  * PostgreSQL in a fresh temporary directory.
  */
 public final class StoreBenchmark {
@@ -62,9 +66,41 @@ public final class StoreBenchmark {
   /** The same store with answers and recovery data encrypted at rest (docs/data-protection.md). */
   private final Idempotency encrypted;
 
-  private final List<ScopedKey> completedEncrypted = new CopyOnWriteArrayList<>();
+  private final Keys completedEncrypted = new Keys();
   private final int workers;
-  private final List<ScopedKey> completed = new CopyOnWriteArrayList<>();
+  private final Keys completed = new Keys();
+
+  /**
+   * Up to {@value #KEPT} keys the wrapped runs completed, for the replays. Kept without copying: a
+   * {@code CopyOnWriteArrayList} copied its whole array on every add, up to 160 kB a request, which
+   * the wrapped rounds paid and the bare and sql rounds did not.
+   */
+  private static final class Keys {
+    private final AtomicReferenceArray<ScopedKey> keys = new AtomicReferenceArray<>(KEPT);
+    private final AtomicInteger added = new AtomicInteger();
+
+    void add(ScopedKey key) {
+      if (added.get() < KEPT) {
+        int i = added.getAndIncrement();
+        if (i < KEPT) {
+          keys.set(i, key);
+        }
+      }
+    }
+
+    /** One of the keys added so far, at random (waiting for a slot whose key is being set). */
+    ScopedKey any() {
+      int n = Math.min(added.get(), KEPT);
+      while (true) {
+        ScopedKey key = keys.get(ThreadLocalRandom.current().nextInt(n));
+        if (key != null) {
+          return key;
+        }
+      }
+    }
+  }
+
+  private static final int KEPT = 20_000;
   private final String tenant = "bench-" + UUID.randomUUID().toString().substring(0, 8);
 
   private StoreBenchmark(DataSource dataSource, int workers) {
@@ -83,8 +119,8 @@ public final class StoreBenchmark {
   }
 
   public static void main(String[] args) throws Exception {
-    int seconds = intArg(args, "--seconds", 8);
-    int rounds = intArg(args, "--rounds", 3);
+    int seconds = intArg(args, "--seconds", 4);
+    int rounds = intArg(args, "--rounds", 6);
     int workers = intArg(args, "--workers", 8);
     boolean profile = java.util.Arrays.asList(args).contains("--profile");
     String url = System.getenv("IDEMKIT_JDBC_URL");
@@ -205,10 +241,16 @@ public final class StoreBenchmark {
     System.out.printf("encrypted / plain = %.2f  (target >= 0.95)%n", enc / wrapped);
     System.out.println();
     System.out.println(
-        "Where the CPU went, per request (2 cores shared by the JVM and PostgreSQL):");
-    System.out.println(
-        "             round trips   JVM us/req   "
-            + (postmaster.isPresent() ? "PostgreSQL us/req" : "rest of machine us/req"));
+        "Where the CPU went, per request (2 cores shared by the JVM and PostgreSQL; worker: the"
+            + " worker threads' own CPU, and what they allocated):");
+    System.out.printf(
+        "  %-16s %-44s %6s %6s %8s %8s%n",
+        "",
+        "round trips",
+        "JVM us",
+        "worker",
+        "B alloc",
+        postmaster.isPresent() ? "PG us" : "rest us");
     printCpu("bare", "3 (2 inserts, commit)");
     printCpu("wrapped", "4 (claim, 2 inserts, complete+commit)");
     printCpu("sql", "4 (the same statements, no engine)");
@@ -230,8 +272,15 @@ public final class StoreBenchmark {
     void run() throws Exception;
   }
 
-  /** Throughput and where the machine's CPU went, per request. */
-  private record Run(double rps, double jvmMicros, double otherMicros) {}
+  /**
+   * Throughput and where the machine's CPU went, per request; of the JVM's, what the worker threads
+   * themselves spent and allocated (the request's own work, without the collector and the compiler).
+   */
+  private record Run(
+      double rps, double jvmMicros, double otherMicros, double workerMicros, double workerBytes) {}
+
+  private static final com.sun.management.ThreadMXBean THREADS =
+      (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
 
   private final Map<String, List<Run>> runs = new java.util.LinkedHashMap<>();
 
@@ -244,16 +293,22 @@ public final class StoreBenchmark {
     ExecutorService pool = Executors.newFixedThreadPool(workers);
     AtomicBoolean stop = new AtomicBoolean();
     LongAdder done = new LongAdder();
+    LongAdder workerCpu = new LongAdder();
+    LongAdder workerBytes = new LongAdder();
     List<Future<?>> futures = new ArrayList<>();
     long start = System.nanoTime();
     for (int i = 0; i < workers; i++) {
       futures.add(
           pool.submit(
               () -> {
+                long cpu = THREADS.getCurrentThreadCpuTime();
+                long bytes = THREADS.getCurrentThreadAllocatedBytes();
                 while (!stop.get()) {
                   request.run();
                   done.increment();
                 }
+                workerCpu.add(THREADS.getCurrentThreadCpuTime() - cpu);
+                workerBytes.add(THREADS.getCurrentThreadAllocatedBytes() - bytes);
                 return null;
               }));
     }
@@ -273,7 +328,13 @@ public final class StoreBenchmark {
             ? (postgresCpuNanos() - postgresBefore) / 1e3
             : Math.max(0, busyMicros - jvmMicros);
     runs.computeIfAbsent(name, k -> new ArrayList<>())
-        .add(new Run(n / seconds, jvmMicros / n, otherMicros / n));
+        .add(
+            new Run(
+                n / seconds,
+                jvmMicros / n,
+                otherMicros / n,
+                workerCpu.sum() / 1e3 / n,
+                workerBytes.sum() / (double) n));
     printStatements(name, n);
     return n / seconds;
   }
@@ -352,13 +413,11 @@ public final class StoreBenchmark {
     if (!(outcome instanceof Outcome.Executed)) {
       throw new IllegalStateException("expected an execution, got " + outcome);
     }
-    if (completed.size() < 20_000) {
-      completed.add(id);
-    }
+    completed.add(id);
   }
 
   private void replay() {
-    ScopedKey id = completed.get(ThreadLocalRandom.current().nextInt(completed.size()));
+    ScopedKey id = completed.any();
     Outcome outcome = pay(id);
     if (!(outcome instanceof Outcome.Replayed)) {
       throw new IllegalStateException("expected a replay, got " + outcome);
@@ -371,14 +430,11 @@ public final class StoreBenchmark {
     if (!(outcome instanceof Outcome.Executed)) {
       throw new IllegalStateException("expected an execution, got " + outcome);
     }
-    if (completedEncrypted.size() < 20_000) {
-      completedEncrypted.add(id);
-    }
+    completedEncrypted.add(id);
   }
 
   private void replayEncrypted() {
-    ScopedKey id =
-        completedEncrypted.get(ThreadLocalRandom.current().nextInt(completedEncrypted.size()));
+    ScopedKey id = completedEncrypted.any();
     Outcome outcome = pay(encrypted, id);
     if (!(outcome instanceof Outcome.Replayed)) {
       throw new IllegalStateException("expected a replay, got " + outcome);
@@ -558,7 +614,10 @@ public final class StoreBenchmark {
     List<Run> counted = measured.size() > 1 ? measured.subList(1, measured.size()) : measured;
     double jvm = counted.stream().mapToDouble(Run::jvmMicros).average().orElse(0);
     double other = counted.stream().mapToDouble(Run::otherMicros).average().orElse(0);
-    System.out.printf("  %-8s %-40s %6.0f       %6.0f%n", name, roundTrips, jvm, other);
+    double worker = counted.stream().mapToDouble(Run::workerMicros).average().orElse(0);
+    double bytes = counted.stream().mapToDouble(Run::workerBytes).average().orElse(0);
+    System.out.printf(
+        "  %-16s %-44s %6.0f %6.0f %8.0f %8.0f%n", name, roundTrips, jvm, worker, bytes, other);
   }
 
   private static int intArg(String[] args, String name, int fallback) {
