@@ -53,12 +53,17 @@ import javax.sql.DataSource;
  *       its inbox commit (p50, p99).
  * </ol>
  *
- * <p>Arguments: {@code --seconds N} per phase (default 10), {@code --writers N} (default 8), {@code
- * --relays N} relay threads (default 2), {@code --batch N} events per relay round (default 500),
- * {@code --poll-ms N} how long a relay waits after a round that found fewer than a batch (default
- * 5; the library's default is 50), {@code --profile} (the embedded server with {@code
- * pg_stat_statements}: each phase's statements by database time, with their WAL). Ends with {@code
- * RESULT events_per_s=<n> p99_ms=<n> vs_direct=<ratio>}.
+ * <p>Direct and saturated alternate for {@code --rounds} rounds (default 3; the relays and the
+ * consumer run during the saturated phases only), and the figures are their means; then the
+ * append-only phase, and the paced one at half the mean saturated rate.
+ *
+ * <p>Arguments: {@code --seconds N} per phase (default 10), {@code --rounds N} (default 3), {@code
+ * --writers N} (default 8), {@code --relays N} relay threads (default 2), {@code --batch N} events
+ * per relay round (default 500), {@code --poll-ms N} how long a relay waits after a round that
+ * found fewer than a batch (default 5; the library's default is 50), {@code --profile} (the
+ * embedded server with {@code pg_stat_statements}: the first round's and the append-only phase's
+ * statements by database time, with their WAL). Ends with {@code RESULT events_per_s=<n>
+ * p99_ms=<n> vs_direct=<ratio>}.
  */
 public final class EventsBenchmark {
 
@@ -84,6 +89,7 @@ public final class EventsBenchmark {
 
   public static void main(String[] args) throws Exception {
     int seconds = intArg(args, "--seconds", 10);
+    int rounds = intArg(args, "--rounds", 3);
     int writers = intArg(args, "--writers", 8);
     int relays = intArg(args, "--relays", 2);
     int batch = intArg(args, "--batch", 500);
@@ -111,11 +117,11 @@ public final class EventsBenchmark {
                 : IdemkitDatabase.embedded(dir, pool)) {
       System.out.printf(
           "Database: %s; %d writers, %d relay threads, batches of %d, a relay waits %d ms after"
-              + " a round that found fewer, %d s per phase%n%n",
-          db.description(), writers, relays, batch, poll.toMillis(), seconds);
+              + " a round that found fewer, %d s per phase, %d rounds%n%n",
+          db.description(), writers, relays, batch, poll.toMillis(), seconds, rounds);
       EventsBenchmark bench = new EventsBenchmark(db.dataSource(), writers, relays, batch, poll);
       bench.profile = profile;
-      bench.run(Duration.ofSeconds(seconds));
+      bench.run(Duration.ofSeconds(seconds), rounds);
     } finally {
       if (profiled != null) {
         profiled.close();
@@ -190,7 +196,7 @@ public final class EventsBenchmark {
     }
   }
 
-  private void run(Duration phase) throws Exception {
+  private void run(Duration phase, int rounds) throws Exception {
     OutboxSchema.migrate(ds);
     execute(
         """
@@ -203,21 +209,92 @@ public final class EventsBenchmark {
     System.out.println("warm-up (not counted) ...");
     direct(Duration.ofSeconds(3));
     reset();
-    resetProfile();
-    double direct = direct(phase);
-    System.out.printf(
-        "direct:    %,.0f payments/s (payment + 2 ledger rows, one commit)%n", direct);
-    printProfile("direct");
+    saturated(Duration.ofSeconds(3));
     reset();
+
+    // Rounds alternate the baseline and the saturated flow, so that drift of the machine (it
+    // moved the direct rate by a third between runs a minute apart) hits both alike.
+    double directTotal = 0;
+    double committedTotal = 0;
+    double consumedTotal = 0;
+    for (int r = 1; r <= rounds; r++) {
+      boolean profileThis = r == 1;
+      if (profileThis) {
+        resetProfile();
+      }
+      double direct = direct(phase);
+      if (profileThis) {
+        printProfile("direct");
+      }
+      reset();
+      if (profileThis) {
+        resetProfile();
+      }
+      Result saturated = saturated(phase);
+      if (profileThis) {
+        printProfile("saturated");
+      }
+      reset();
+      directTotal += direct;
+      committedTotal += saturated.appendedPerS;
+      consumedTotal += saturated.consumedPerS;
+      System.out.printf(
+          "round %d/%d: direct %,7.0f payments/s   saturated %,7.0f events/s committed, %,7.0f"
+              + " commit→inbox commit (p50 %.1f ms, p99 %.1f ms)   saturated/direct %.2f%n",
+          r,
+          rounds,
+          direct,
+          saturated.appendedPerS,
+          saturated.consumedPerS,
+          saturated.p50,
+          saturated.p99,
+          saturated.consumedPerS / direct);
+    }
+    double direct = directTotal / rounds;
+    double consumed = consumedTotal / rounds;
+
     // The writers' half alone: payment row and outbox append, nothing relayed.
     resetProfile();
     double appendOnly = append(phase, 0, false).appendedPerS;
+    printProfile("append only");
+    reset();
+    double half = consumed / 2;
+    Result paced = relayed(() -> appendAndConsume(phase, half));
+
+    System.out.println();
+    System.out.printf(
+        "direct:    %,.0f payments/s (payment + 2 ledger rows, one commit; mean of %d rounds)%n",
+        direct, rounds);
     System.out.printf(
         "append:    %,.0f payments/s (payment + outbox append, one commit; no relay running)%n",
         appendOnly);
-    printProfile("append only");
-    reset();
+    System.out.printf(
+        "saturated: %,.0f events/s committed, %,.0f events/s commit→inbox commit (mean of %d"
+            + " rounds)%n",
+        committedTotal / rounds, consumed, rounds);
+    System.out.printf(
+        "paced at %,.0f/s: %,.0f events/s; latency p50 %.1f ms, p99 %.1f ms%n",
+        half, paced.consumedPerS, paced.p50, paced.p99);
+    System.out.printf(
+        "%nRESULT events_per_s=%.0f p99_ms=%.1f vs_direct=%.2f%n",
+        consumed, paced.p99, consumed / direct);
+  }
 
+  /** Writers flat out while relays send to the ledger consumer; drain included. */
+  private Result saturated(Duration phase) throws Exception {
+    return relayed(() -> appendAndConsume(phase, 0));
+  }
+
+  @FunctionalInterface
+  private interface Phase {
+    Result run() throws Exception;
+  }
+
+  /**
+   * Runs {@code phase} with relays and the ledger consumer running, started for it alone (the
+   * direct and append-only phases run with no relay polling beside them).
+   */
+  private Result relayed(Phase phase) throws Exception {
     InboxConsumer ledger =
         InboxConsumer.builder("ledger", ds, ledgerHandler())
             .redeliveryHorizon(Duration.ofDays(7))
@@ -231,24 +308,7 @@ public final class EventsBenchmark {
             .pollInterval(poll)
             .build()
             .start()) {
-      appendAndConsume(Duration.ofSeconds(3), 0); // warm-up
-      reset();
-      resetProfile();
-      Result saturated = appendAndConsume(phase, 0);
-      System.out.printf(
-          "saturated: %,.0f events/s committed, %,.0f events/s commit→inbox commit;"
-              + " latency p50 %.1f ms, p99 %.1f ms%n",
-          saturated.appendedPerS, saturated.consumedPerS, saturated.p50, saturated.p99);
-      printProfile("saturated");
-      reset();
-      double half = saturated.consumedPerS / 2;
-      Result paced = appendAndConsume(phase, half);
-      System.out.printf(
-          "paced at %,.0f/s: %,.0f events/s; latency p50 %.1f ms, p99 %.1f ms%n",
-          half, paced.consumedPerS, paced.p50, paced.p99);
-      System.out.printf(
-          "%nRESULT events_per_s=%.0f p99_ms=%.1f vs_direct=%.2f%n",
-          saturated.consumedPerS, paced.p99, saturated.consumedPerS / direct);
+      return phase.run();
     }
   }
 
