@@ -58,7 +58,9 @@ import javax.sql.DataSource;
  * append-only phase, and the paced one at half the mean saturated rate.
  *
  * <p>Arguments: {@code --seconds N} per phase (default 10), {@code --rounds N} (default 3), {@code
- * --writers N} (default 8), {@code --relays N} relay threads (default 2), {@code --batch N} events
+ * --warmup N} seconds of direct and of saturated before the rounds, not counted (default 10: the
+ * relay's and the consumer's per-round code is compiled late, and 3 s left the first round a
+ * third slower than the third), {@code --writers N} (default 8), {@code --relays N} relay threads (default 2), {@code --batch N} events
  * per relay round (default 500), {@code --poll-ms N} how long a relay waits after a round that
  * found fewer than a batch (default 5; the library's default is 50), {@code --profile} (the
  * embedded server with {@code pg_stat_statements}: the first round's and the append-only phase's
@@ -90,6 +92,7 @@ public final class EventsBenchmark {
   public static void main(String[] args) throws Exception {
     int seconds = intArg(args, "--seconds", 10);
     int rounds = intArg(args, "--rounds", 3);
+    int warmup = intArg(args, "--warmup", 10);
     int writers = intArg(args, "--writers", 8);
     int relays = intArg(args, "--relays", 2);
     int batch = intArg(args, "--batch", 500);
@@ -121,7 +124,7 @@ public final class EventsBenchmark {
           db.description(), writers, relays, batch, poll.toMillis(), seconds, rounds);
       EventsBenchmark bench = new EventsBenchmark(db.dataSource(), writers, relays, batch, poll);
       bench.profile = profile;
-      bench.run(Duration.ofSeconds(seconds), rounds);
+      bench.run(Duration.ofSeconds(seconds), rounds, Duration.ofSeconds(warmup));
     } finally {
       if (profiled != null) {
         profiled.close();
@@ -196,7 +199,7 @@ public final class EventsBenchmark {
     }
   }
 
-  private void run(Duration phase, int rounds) throws Exception {
+  private void run(Duration phase, int rounds, Duration warmup) throws Exception {
     OutboxSchema.migrate(ds);
     execute(
         """
@@ -206,10 +209,10 @@ public final class EventsBenchmark {
             amount numeric(19,4) not null, unique (entry_type, source_payment_id));
         """);
 
-    System.out.println("warm-up (not counted) ...");
-    direct(Duration.ofSeconds(3));
+    System.out.printf("warm-up, %d s of each (not counted) ...%n", warmup.toSeconds());
+    direct(warmup);
     reset();
-    saturated(Duration.ofSeconds(3));
+    saturated(warmup);
     reset();
 
     // Rounds alternate the baseline and the saturated flow, so that drift of the machine (it
