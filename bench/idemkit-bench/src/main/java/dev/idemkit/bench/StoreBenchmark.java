@@ -18,6 +18,7 @@ import java.lang.reflect.Field;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -26,6 +27,7 @@ import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -122,12 +124,13 @@ public final class StoreBenchmark {
     int seconds = intArg(args, "--seconds", 4);
     int rounds = intArg(args, "--rounds", 6);
     int workers = intArg(args, "--workers", 8);
-    boolean profile = java.util.Arrays.asList(args).contains("--profile");
+    boolean profile = Arrays.asList(args).contains("--profile");
     String url = System.getenv("IDEMKIT_JDBC_URL");
+    boolean embedded = url == null || url.isBlank();
     System.out.println("bench/store: starting PostgreSQL ...");
-    java.nio.file.Path dir = Files.createTempDirectory("idemkit-bench-pg");
+    Path dir = embedded ? Files.createTempDirectory("idemkit-bench-pg") : null;
     EmbeddedPostgres profiled = null;
-    if (profile && (url == null || url.isBlank())) {
+    if (profile && embedded) {
       // The same embedded server, with pg_stat_statements loaded: what each variant sends.
       profiled =
           IdemkitDatabase.embeddedServer(dir, 100)
@@ -138,9 +141,9 @@ public final class StoreBenchmark {
         profiled != null
             ? IdemkitDatabase.connect(
                 profiled.getJdbcUrl("postgres", "postgres"), "postgres", null, workers)
-            : url != null && !url.isBlank()
-                ? IdemkitDatabase.fromEnvironment(workers)
-                : IdemkitDatabase.embedded(dir, workers)) {
+            : embedded
+                ? IdemkitDatabase.embedded(dir, workers)
+                : IdemkitDatabase.fromEnvironment(workers)) {
       System.out.printf(
           "Database: %s; %d workers on a pool of %d connections; %d rounds of %d s%n%n",
           db.description(), workers, workers, rounds, seconds);
@@ -351,7 +354,7 @@ public final class StoreBenchmark {
         Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("show data_directory")) {
       rs.next();
-      java.nio.file.Path pid = java.nio.file.Path.of(rs.getString(1), "postmaster.pid");
+      Path pid = Path.of(rs.getString(1), "postmaster.pid");
       postmaster = ProcessHandle.of(Long.parseLong(Files.readAllLines(pid).get(0).trim()));
     } catch (Exception notHere) {
       postmaster = Optional.empty();
@@ -379,7 +382,7 @@ public final class StoreBenchmark {
   private static long[] machineCpuTicks() {
     try {
       String[] f =
-          Files.readAllLines(java.nio.file.Path.of("/proc/stat")).get(0).trim().split("\\s+");
+          Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
       long busy = 0;
       for (int i = 1; i < f.length; i++) {
         if (i != 4 && i != 5) { // idle, iowait
