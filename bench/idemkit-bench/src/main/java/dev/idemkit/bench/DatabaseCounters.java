@@ -2,6 +2,7 @@ package dev.idemkit.bench;
 
 import dev.idemkit.jdbc.IdemkitDatabase;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -36,6 +37,17 @@ final class DatabaseCounters implements AutoCloseable {
   static final String SERVICE_DATABASE = "postgres";
   static final String PROVIDER_DATABASE = "postgres_provider";
   static final String OWN_DATABASE = "bench_counters";
+
+  /**
+   * The embedded server as Idemkit runs it, in {@code dataDir}, with {@code pg_stat_statements}
+   * loaded: what {@code bench/store --profile} and {@code bench/events --profile} read.
+   */
+  static EmbeddedPostgres embeddedWithStatements(Path dataDir) throws IOException {
+    return IdemkitDatabase.embeddedServer(dataDir, 100)
+        .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+        .setServerConfig("pg_stat_statements.track_planning", "on")
+        .start();
+  }
 
   /** Counts of one database at one moment, or the difference of two such moments. */
   record Counts(

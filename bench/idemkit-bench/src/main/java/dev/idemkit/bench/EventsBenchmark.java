@@ -105,11 +105,7 @@ public final class EventsBenchmark {
     EmbeddedPostgres profiled = null;
     if (profile && (url == null || url.isBlank())) {
       // The same embedded server, with pg_stat_statements loaded: where the database's time goes.
-      profiled =
-          IdemkitDatabase.embeddedServer(dir, 100)
-              .setServerConfig("shared_preload_libraries", "pg_stat_statements")
-              .setServerConfig("pg_stat_statements.track_planning", "on")
-              .start();
+      profiled = DatabaseCounters.embeddedWithStatements(dir);
     }
     try (IdemkitDatabase db =
         profiled != null

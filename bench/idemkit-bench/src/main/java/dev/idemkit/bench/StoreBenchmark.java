@@ -132,10 +132,7 @@ public final class StoreBenchmark {
     EmbeddedPostgres profiled = null;
     if (profile && embedded) {
       // The same embedded server, with pg_stat_statements loaded: what each variant sends.
-      profiled =
-          IdemkitDatabase.embeddedServer(dir, 100)
-              .setServerConfig("shared_preload_libraries", "pg_stat_statements")
-              .start();
+      profiled = DatabaseCounters.embeddedWithStatements(dir);
     }
     try (IdemkitDatabase db =
         profiled != null
