@@ -59,13 +59,13 @@ import javax.sql.DataSource;
  *
  * <p>Arguments: {@code --seconds N} per phase (default 10), {@code --rounds N} (default 3), {@code
  * --warmup N} seconds of direct and of saturated before the rounds, not counted (default 10: the
- * relay's and the consumer's per-round code is compiled late, and 3 s left the first round a
- * third slower than the third), {@code --writers N} (default 8), {@code --relays N} relay threads
+ * relay's and the consumer's per-round code is compiled late, and 3 s left the first round a third
+ * slower than the third), {@code --writers N} (default 8), {@code --relays N} relay threads
  * (default 2), {@code --batch N} events per relay round (default 500), {@code --poll-ms N} how long
  * a relay waits after a round that found fewer than a batch (default 5; the library's default is
  * 50), {@code --profile} (the embedded server with {@code pg_stat_statements}: the first round's
- * and the append-only phase's statements by database time, with their WAL). Ends with {@code
- * RESULT events_per_s=<n> p99_ms=<n> vs_direct=<ratio>}.
+ * and the append-only phase's statements by database time, with their WAL). Ends with {@code RESULT
+ * events_per_s=<n> p99_ms=<n> vs_direct=<ratio>}.
  */
 public final class EventsBenchmark {
 

@@ -274,7 +274,8 @@ public final class StoreBenchmark {
 
   /**
    * Throughput and where the machine's CPU went, per request; of the JVM's, what the worker threads
-   * themselves spent and allocated (the request's own work, without the collector and the compiler).
+   * themselves spent and allocated (the request's own work, without the collector and the
+   * compiler).
    */
   private record Run(
       double rps, double jvmMicros, double otherMicros, double workerMicros, double workerBytes) {}
@@ -378,8 +379,7 @@ public final class StoreBenchmark {
   /** Busy ticks of the whole machine from /proc/stat (zero where there is none). */
   private static long[] machineCpuTicks() {
     try {
-      String[] f =
-          Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+      String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
       long busy = 0;
       for (int i = 1; i < f.length; i++) {
         if (i != 4 && i != 5) { // idle, iowait
