@@ -366,9 +366,12 @@ class EventsIT extends HttpTestSupport {
         .param(old)
         .update();
 
-    assertThat(inboxCleanup.cleanUpOnce()).isPositive();
-
-    assertThat(jdbc.sql(consumers).param(old).query(String.class).list()).isEmpty();
+    // The worker's own schedule may be deleting them at this moment (its rows are then skipped
+    // here, and counted by it): what matters is that they go, whichever run takes them.
+    inboxCleanup.cleanUpOnce();
+    await(
+        "the old payment's processed ids are forgotten by every consumer",
+        () -> jdbc.sql(consumers).param(old).query(String.class).list().isEmpty());
     assertThat(jdbc.sql(consumers).param(recent).query(String.class).list())
         .containsExactlyInAnyOrderElementsOf(recentBefore)
         .isNotEmpty();
