@@ -412,10 +412,13 @@ class EventsIT extends HttpTestSupport {
           .param(old)
           .update();
 
-      assertThat(workers.deleteDeliveredMails()).isPositive();
-
+      // The sender's own thread cleans up every minute and may be deleting it at this moment
+      // (the row is then skipped here): what matters is that it goes, whichever run takes it.
+      workers.deleteDeliveredMails();
       String any = "select count(*) from idemkit_delivery where delivery_key = ?";
-      assertThat(jdbc.sql(any).param(old).query(Long.class).single()).isZero();
+      await(
+          "the old receipt's mail record is deleted",
+          () -> jdbc.sql(any).param(old).query(Long.class).single() == 0);
       assertThat(jdbc.sql(delivered).param(recent).query(Long.class).single()).isEqualTo(1);
       assertThat(jdbc.sql(any).param(parked).query(Long.class).single()).isEqualTo(1);
       // The receipt stays, and still reads sent (its mail's record is what went).
