@@ -643,13 +643,15 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       """;
 
   /**
-   * Admits a new key against the tenant's quotas: the function {@code idemkit_admit} (schemas V14,
-   * V15) counts the key in a free slot of the tenant's current minute (up to 16 rows, each with its
-   * share of the quota; the connection's own slot tried first) unless the minute is full, then,
-   * holding that slot, counts the tenant's live records (this one included); within the number of
-   * slots of the live limit it locks every slot and counts alone. So exactly the limits are
-   * admitted however many race, and concurrent new keys of a tenant do not queue on one row. A
-   * refusal raises {@link #QUOTA_EXCEEDED}, which aborts the transaction.
+   * Admits a new key against the tenant's quotas: the function {@code idemkit_admit} (schemas V14
+   * to V16) counts the key in a free slot of the tenant's current minute (up to 16 rows, each with
+   * its share of the quota; the connection's own slot tried first; when every slot with room is
+   * held, the key looks again a moment later, holding none, so keys waiting together cannot
+   * deadlock) unless the minute is full, then, holding that slot, counts the tenant's live records
+   * (this one included); within the number of slots of the live limit it locks every slot, in slot
+   * order, and counts alone. So exactly the limits are admitted however many race, and concurrent
+   * new keys of a tenant do not queue on one row. A refusal raises {@link #QUOTA_EXCEEDED}, which
+   * aborts the transaction.
    */
   private static final String ADMIT =
       """

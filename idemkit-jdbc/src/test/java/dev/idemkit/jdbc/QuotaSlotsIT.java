@@ -31,6 +31,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -38,7 +39,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The quotas' count on slots (schemas V14, V15): concurrent new keys of one tenant hold different
+ * The quotas' count on slots (schemas V14 to V16): concurrent new keys of one tenant hold different
  * slots instead of queueing on one row; with more concurrent new keys than a tenant's minute has
  * slots (16), each slot holds its share of the minute's quota, a key finds room in another slot or
  * waits for one, the live records' count goes exact near its limit, and the limits are admitted
@@ -163,6 +164,93 @@ class QuotaSlotsIT {
       assertThat(bySlot).containsEntry(own, 2L).hasSize(2);
       assertThat(bySlot.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(3);
     }
+  }
+
+  /**
+   * V16: many new keys of a fresh tenant, more than its quota has room for, counted at once, each
+   * transaction committing up to 4 ms after its count (the rest of its work), fresh tenant after
+   * fresh tenant; with a limit of new keys, and with a limit of live records (each key's record
+   * live, as a phased operation's is, so most counts are near that limit). Each key is admitted or
+   * refused by the quota, exactly the limit admitted, and none fails: V15 deadlocked with the limit
+   * of new keys (a key waiting for a slot while holding slots it had found full, which other
+   * waiting keys waited for), and a first version of V16 with the live limit (a key waiting for a
+   * slot taken in a subtransaction went on to wait for that key's whole transaction).
+   */
+  @Test
+  void keysWaitingForSlotsAtOnceAreAdmittedOrRefusedNeverDeadlocked() throws Exception {
+    awayFromAMinutesEnd();
+    Map<String, Integer> failures = new java.util.concurrent.ConcurrentHashMap<>();
+    List<String> wrongCounts = new java.util.concurrent.CopyOnWriteArrayList<>();
+    record Flood(int keys, int newKeys, int live, int tenants) {
+      int admitted() {
+        return live > 0 ? live : newKeys;
+      }
+    }
+    for (Flood flood :
+        List.of(new Flood(24, 5, 0, 60), new Flood(36, 20, 0, 30), new Flood(32, 1000, 12, 30))) {
+      List<Connection> open = new ArrayList<>();
+      try {
+        for (int i = 0; i < flood.keys(); i++) {
+          open.add(db.dataSource().getConnection());
+        }
+        for (int t = 0; t < flood.tenants(); t++) {
+          String fresh = "flood-" + UUID.randomUUID().toString().substring(0, 8);
+          AtomicInteger next = new AtomicInteger();
+          List<Boolean> admitted =
+              race(
+                  flood.keys(),
+                  () -> {
+                    Connection c = open.get(next.getAndIncrement());
+                    c.setAutoCommit(false);
+                    try (PreparedStatement record =
+                            c.prepareStatement(
+                                """
+                                insert into idemkit_record (tenant, operation, idem_key,
+                                    fingerprint, state, fencing_token, locked_until, created_at,
+                                    updated_at, expires_at, recovery_due)
+                                select ?, 'create_payment', ?, 'v1:sha256:' || repeat('0', 64),
+                                    'IN_PROGRESS', 1, t + interval '30 seconds', t, t,
+                                    t + interval '1 hour', t + interval '30 seconds'
+                                from (select statement_timestamp() as t) now
+                                """);
+                        PreparedStatement ps =
+                            c.prepareStatement(
+                                "select idemkit_admit(statement_timestamp(), ?, ?, ?)")) {
+                      if (flood.live() > 0) {
+                        record.setString(1, fresh);
+                        record.setString(2, "k-" + UUID.randomUUID());
+                        record.executeUpdate();
+                      }
+                      ps.setString(1, fresh);
+                      ps.setInt(2, flood.newKeys());
+                      ps.setInt(3, flood.live());
+                      ps.execute();
+                      Thread.sleep(ThreadLocalRandom.current().nextInt(5)); // the rest of its work
+                      c.commit();
+                      return true;
+                    } catch (java.sql.SQLException e) {
+                      c.rollback();
+                      if (!"IK429".equals(e.getSQLState())) {
+                        failures.merge(e.getSQLState(), 1, Integer::sum);
+                      }
+                      return false;
+                    } finally {
+                      c.setAutoCommit(true);
+                    }
+                  });
+          long counted = admitted.stream().filter(a -> a).count();
+          if (counted != flood.admitted()) {
+            wrongCounts.add(flood + ": " + counted + " admitted");
+          }
+        }
+      } finally {
+        for (Connection c : open) {
+          c.close();
+        }
+      }
+    }
+    assertThat(failures).as("failures other than the quota's refusal, by SQLSTATE").isEmpty();
+    assertThat(wrongCounts).as("tenants admitted other than their limit").isEmpty();
   }
 
   /**
@@ -497,11 +585,16 @@ class QuotaSlotsIT {
     }
   }
 
-  /** Transactions of the next minute's keys that wait for a lock (a slot another one holds). */
+  /**
+   * Transactions of the next minute's keys still in their count: waiting for a slot another one
+   * holds (V16: looking again every few milliseconds, or waiting for the slots' locks near the live
+   * limit).
+   */
   private long waitingForASlot() throws Exception {
     return count(
         "select count(*) + 0 * length(?) from pg_stat_activity"
-            + " where application_name = 'quota-next-minute' and wait_event_type = 'Lock'");
+            + " where application_name = 'quota-next-minute' and state = 'active'"
+            + " and query like 'select idemkit_admit(%'");
   }
 
   private PostgresIdempotencyStore storeOn(java.time.Clock clock) {

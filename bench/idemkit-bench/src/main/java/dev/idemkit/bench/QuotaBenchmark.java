@@ -48,9 +48,12 @@ import javax.sql.DataSource;
  *       until the claim's transaction has committed;
  *   <li><b>slots</b>: quotas on, counted by {@code idemkit_admit} as schema V14 wrote it: in one of
  *       up to 16 slot rows that no other transaction holds, found by reading all of them;
- *   <li><b>own-slot</b>: the same slots, counted by {@code idemkit_admit} as schema V15 writes it:
+ *   <li><b>own-slot</b>: the same slots, counted by {@code idemkit_admit} as schema V15 wrote it:
  *       the connection's own slot tried first by its key, the others read only when it is held or
- *       full.
+ *       full;
+ *   <li><b>v16</b>: the count as schema V16 writes it: V15's own slot first, unchanged; when it is
+ *       held or full, each attempt at another slot in a subtransaction that gives back its locks,
+ *       and the wait for a slot in slot order (V15 could deadlock there).
  * </ul>
  *
  * <p>Both counts are the store's own function texts, read from its migrations and swapped between
@@ -59,8 +62,8 @@ import javax.sql.DataSource;
  * decides most of it: run it on the embedded default (commits do not wait) and on a server that
  * flushes ({@code IDEMKIT_JDBC_URL}).
  *
- * <p>Ends with {@code RESULT own_slot_vs_slots=… own_slot_vs_none=… slots_vs_one_row=…
- * slots_vs_none=… one_row_vs_none=…}.
+ * <p>Ends with {@code RESULT v16_vs_own_slot=… own_slot_vs_slots=… own_slot_vs_none=…
+ * slots_vs_one_row=… slots_vs_none=… one_row_vs_none=…}.
  */
 public final class QuotaBenchmark {
 
@@ -91,6 +94,7 @@ public final class QuotaBenchmark {
     counts.put("one-row", migration("V12__live_quota_retry_after_when_escalated.sql"));
     counts.put("slots", function(migration("V14__admit_on_slots.sql")));
     counts.put("own-slot", function(migration("V15__admit_own_slot_first.sql")));
+    counts.put("v16", function(migration("V16__admit_waits_holding_no_slot.sql")));
   }
 
   public static void main(String[] args) throws Exception {
@@ -126,7 +130,7 @@ public final class QuotaBenchmark {
       measure(variant, Duration.ofSeconds(3));
     }
     runs.clear();
-    List<String> order = new ArrayList<>(List.of("none", "one-row", "slots", "own-slot"));
+    List<String> order = new ArrayList<>(List.of("none", "one-row", "slots", "own-slot", "v16"));
     for (int r = 1; r <= rounds; r++) {
       StringBuilder line = new StringBuilder(String.format("round %d/%d:", r, rounds));
       for (String variant : order) {
@@ -140,16 +144,23 @@ public final class QuotaBenchmark {
     double oneRow = mean("one-row", 0);
     double slots = mean("slots", 0);
     double ownSlot = mean("own-slot", 0);
+    double v16 = mean("v16", 0);
     System.out.println();
     System.out.println("              tx/s   p50 ms   p99 ms   (means of the rounds)");
-    for (String v : List.of("none", "one-row", "slots", "own-slot")) {
+    for (String v : List.of("none", "one-row", "slots", "own-slot", "v16")) {
       System.out.printf("  %-8s %8.0f %8.2f %8.2f%n", v, mean(v, 0), mean(v, 1), mean(v, 2));
     }
     checkCounts();
+    execute(counts.get("v16")); // the store's own count again, on a server that outlives the run
     System.out.printf(
-        "RESULT own_slot_vs_slots=%.2f own_slot_vs_none=%.2f slots_vs_one_row=%.2f"
-            + " slots_vs_none=%.2f one_row_vs_none=%.2f%n",
-        ownSlot / slots, ownSlot / none, slots / oneRow, slots / none, oneRow / none);
+        "RESULT v16_vs_own_slot=%.2f own_slot_vs_slots=%.2f own_slot_vs_none=%.2f"
+            + " slots_vs_one_row=%.2f slots_vs_none=%.2f one_row_vs_none=%.2f%n",
+        v16 / ownSlot,
+        ownSlot / slots,
+        ownSlot / none,
+        slots / oneRow,
+        slots / none,
+        oneRow / none);
   }
 
   /** Runs one variant on every worker for {@code length}: tx/s, p50 ms, p99 ms. */
