@@ -209,14 +209,6 @@ public class EventFlow {
       this.sender = sender;
     }
 
-    /**
-     * Deletes the delivered mails past {@code payments.events.delivery-retention} now (the sender's
-     * thread does it every minute); answers how many.
-     */
-    public int deleteDeliveredMails() throws java.sql.SQLException {
-      return sender.deleteDelivered();
-    }
-
     @Override
     public void start() {
       relay.start();
