@@ -10,11 +10,9 @@
 -- detected): a new key that the quota should have admitted or refused failed instead.
 --
 -- Now a key that waits holds no slot and waits for no lock:
--- - The own slot's read, the common case, runs as in V15. When the own slot is held or full, the
---   lock that read may have kept goes with its subtransaction (the block that already held the
---   count's subtransaction).
--- - Each scan for a free slot runs in a subtransaction of its own, which is rolled back unless the
---   key is counted in it. (Not in a block nested inside another that is rolled back later: a key
+-- - The own slot's read, the common case, runs as in V15, in the one subtransaction V15's count
+--   already had. Each attempt, that read and every later scan for a free slot, is a subtransaction
+--   of its own, rolled back unless the key is counted in it, with any lock the read kept. (Not in a block nested inside another that is rolled back later: a key
 --   waiting for a slot locked in a subtransaction that committed into its parent goes on to wait
 --   for the whole transaction, even once the parent's rollback has given the slot back.)
 -- - When every slot with room is held (by keys committing their counts), the key sleeps a moment
@@ -39,84 +37,65 @@ declare
     extra     integer := p_new_keys_per_minute % n;
     start     integer := floor(random() * n)::integer;
     s         integer;
-    slow      boolean := false;
+    near      boolean := false;
     tries     integer := 0;
     live      bigint;
     escalated bigint;
     rooms     bigint;
     total     bigint;
 begin
-    <<fast>>
-    begin
-        -- This connection's own slot first: one row read by its key (V15). Connections of a pool
-        -- have consecutive process ids, so concurrent ones mostly own different slots.
-        update idemkit_tenant_key_slot k
-           set keys = case when k.minute < m then 1 else k.keys + 1 end,
-               minute = greatest(k.minute, m)
-         where k.tenant = p_tenant
-           and k.slot = (select f.slot
-                           from idemkit_tenant_key_slot f
-                          where f.tenant = p_tenant and f.slot = pg_backend_pid() % n
-                            and (f.minute < m
-                                 or f.keys < base + case when f.slot < extra then 1 else 0 end)
-                            for update skip locked)
-        returning k.slot into s;
-        if s is null then
-            -- Held, full, or not made yet: the slow path, with the lock this read may have kept
-            -- on a slot it found full given back.
-            raise exception using errcode = 'IKS01';
-        end if;
-        if p_live_records > 0 then
-            -- Live: due for recovery, or escalated to an operator and not yet resolved (V11's
-            -- idemkit_record_live_tenant_ix answers this condition).
-            select count(*) into live
-              from idemkit_record
-             where tenant = p_tenant
-               and (recovery_due is not null
-                    or (escalated_at is not null and state = 'UNKNOWN_REQUIRES_RECOVERY'));
-            if live + n - 1 > p_live_records then
-                raise exception using errcode = 'IKN01'; -- near the limit: count exactly below
-            end if;
-        end if;
-        return;
-    exception
-        when sqlstate 'IKS01' then
-            slow := true;
-        when sqlstate 'IKN01' then
-            null; -- the slot and its count are given back with the subtransaction
-    end;
-    while slow loop
-        -- A slot with room that no other transaction holds, in a subtransaction of its own that
-        -- is rolled back unless the key is counted: if no slot is found, the locks this scan may
-        -- have kept on slots it found full go with it. (Not an attempt nested inside a block
-        -- that is rolled back later: a transaction that waits for a slot whose lock was taken in
-        -- a subtransaction that committed into its parent goes on to wait for the whole
-        -- transaction, even after the parent's rollback has given the slot back.)
+    loop
+        -- One attempt, in a subtransaction of its own that is rolled back unless the key is
+        -- counted: if no slot is found, the lock the read may have kept on a slot it found full
+        -- goes with it. (Not an attempt nested inside a block that is rolled back later: a
+        -- transaction that waits for a slot whose lock was taken in a subtransaction that
+        -- committed into its parent goes on to wait for the whole transaction, even after the
+        -- parent's rollback has given the slot back.)
         begin
-            update idemkit_tenant_key_slot k
-               set keys = case when k.minute < m then 1 else k.keys + 1 end,
-                   minute = greatest(k.minute, m)
-             where k.tenant = p_tenant
-               and k.slot = (select f.slot
-                               from idemkit_tenant_key_slot f
-                              where f.tenant = p_tenant and f.slot < n
-                                and (f.minute < m
-                                     or f.keys < base + case when f.slot < extra then 1 else 0 end)
-                              order by (f.slot + start) % n
-                              limit 1
-                                for update skip locked)
-            returning k.slot into s;
+            if tries = 0 then
+                -- This connection's own slot first: one row read by its key (V15). Connections of
+                -- a pool have consecutive process ids, so concurrent ones mostly own different
+                -- slots.
+                update idemkit_tenant_key_slot k
+                   set keys = case when k.minute < m then 1 else k.keys + 1 end,
+                       minute = greatest(k.minute, m)
+                 where k.tenant = p_tenant
+                   and k.slot = (select f.slot
+                                   from idemkit_tenant_key_slot f
+                                  where f.tenant = p_tenant and f.slot = pg_backend_pid() % n
+                                    and (f.minute < m
+                                         or f.keys < base + case when f.slot < extra then 1 else 0 end)
+                                    for update skip locked)
+                returning k.slot into s;
+            else
+                -- Held, full, or not made yet: any slot with room that no other transaction holds.
+                update idemkit_tenant_key_slot k
+                   set keys = case when k.minute < m then 1 else k.keys + 1 end,
+                       minute = greatest(k.minute, m)
+                 where k.tenant = p_tenant
+                   and k.slot = (select f.slot
+                                   from idemkit_tenant_key_slot f
+                                  where f.tenant = p_tenant and f.slot < n
+                                    and (f.minute < m
+                                         or f.keys < base + case when f.slot < extra then 1 else 0 end)
+                                  order by (f.slot + start) % n
+                                  limit 1
+                                    for update skip locked)
+                returning k.slot into s;
+            end if;
             if s is null then
                 raise exception using errcode = 'IKS01';
             end if;
             if p_live_records > 0 then
+                -- Live: due for recovery, or escalated to an operator and not yet resolved (V11's
+                -- idemkit_record_live_tenant_ix answers this condition).
                 select count(*) into live
                   from idemkit_record
                  where tenant = p_tenant
                    and (recovery_due is not null
                         or (escalated_at is not null and state = 'UNKNOWN_REQUIRES_RECOVERY'));
                 if live + n - 1 > p_live_records then
-                    raise exception using errcode = 'IKN01';
+                    raise exception using errcode = 'IKN01'; -- near the limit: count exactly below
                 end if;
             end if;
             return;
@@ -124,9 +103,10 @@ begin
             when sqlstate 'IKS01' then
                 null;
             when sqlstate 'IKN01' then
-                slow := false; -- the slot and its count given back: count exactly below
+                near := true; -- the slot and its count are given back with the subtransaction
         end;
-        if slow then
+        exit when near;
+        if tries > 0 then
             -- No free slot with room: none made yet, or all with room held by others, or all full.
             select count(*) filter (where k.minute < m
                                         or k.keys < base + case when k.slot < extra then 1 else 0 end),
@@ -147,10 +127,10 @@ begin
             else
                 -- Every slot with room is held by a transaction committing its count: wait a
                 -- moment and look again, holding no slot and waiting for no lock.
-                tries := tries + 1;
                 perform pg_sleep(least(0.02, 0.001 * tries) + random() * 0.001);
             end if;
         end if;
+        tries := tries + 1;
     end loop;
     -- Near the live records' limit: every slot of the tenant, in slot order, then the exact count.
     -- (The slots again first: if this transaction made them, they may be gone with a
