@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.RequestPath;
@@ -45,12 +46,23 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * </ol>
  *
  * A request refused here never reaches a handler, so it leaves no idempotency record: fixed and
- * retried with the same key, it is a first request. The admin endpoints check for an operator
- * themselves as well ({@link AdminController}), so that a gap here cannot expose them.
+ * retried with the same key, it is a first request. The gate runs before every other filter (it
+ * reads nothing but the request line and headers), so that no byte of a body is read before the
+ * caller is authenticated and the size limit applies: a filter that parses form bodies would
+ * otherwise read a large unauthenticated body whole (the service parses none: {@code
+ * spring.mvc.formcontent.filter.enabled=false}). A refused request's body is never drained: the
+ * container closes the connection rather than read a large remainder. The admin endpoints check for
+ * an operator themselves as well ({@link AdminController}), so that a gap here cannot expose them.
  */
 @Component
-@Order(1)
+@Order(ApiGateFilter.ORDER)
 public class ApiGateFilter extends OncePerRequestFilter {
+
+  /**
+   * Before every filter that could read a body (Spring's form content filter runs at -9900, the
+   * hidden method filter at -10000), after only the character encoding and observation filters.
+   */
+  public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
 
   /** The stable errorCode of a path refused for its spelling. */
   public static final String MALFORMED_PATH = "MALFORMED_PATH";
@@ -217,7 +229,30 @@ public class ApiGateFilter extends OncePerRequestFilter {
       write(response, 413, "PAYLOAD_TOO_LARGE", "Request body too large", tooLarge());
       return;
     }
+    if (isForm(request.getContentType()) && hasBody(request)) {
+      // The container parses a form body for the first getParameter call (Spring's handler
+      // mapping makes one), past this gate's limited stream; no endpoint takes one.
+      write(
+          response,
+          415,
+          "UNSUPPORTED_MEDIA_TYPE",
+          "Unsupported media type",
+          "Send Content-Type: application/json.");
+      return;
+    }
     chain.doFilter(new GatedRequest(request, principal, properties.maxBodyBytes()), response);
+  }
+
+  private static boolean isForm(String contentType) {
+    if (contentType == null) {
+      return false;
+    }
+    String type = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
+    return type.equals("application/x-www-form-urlencoded") || type.startsWith("multipart/");
+  }
+
+  private static boolean hasBody(HttpServletRequest request) {
+    return request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null;
   }
 
   private String tooLarge() {
