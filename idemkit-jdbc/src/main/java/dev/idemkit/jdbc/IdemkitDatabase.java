@@ -67,18 +67,24 @@ public final class IdemkitDatabase implements AutoCloseable {
 
   /**
    * Starts (or restarts) an embedded PostgreSQL whose data lives in {@code dataDir}. The first
-   * start initializes the directory; later starts find their data there.
+   * start initializes the directory; later starts find their data there. The pool logs in as the
+   * application's role with its password ({@link EmbeddedLogin}).
    */
   public static IdemkitDatabase embedded(Path dataDir, int poolSize) {
     EmbeddedPostgres pg;
+    EmbeddedLogin login;
     try {
-      pg = embeddedServer(dataDir, Math.max(100, poolSize * 2 + 20)).start();
+      EmbeddedLogin.Started started =
+          EmbeddedLogin.start(dataDir, Math.max(100, poolSize * 2 + 20));
+      pg = started.server();
+      login = started.login();
     } catch (IOException e) {
       throw new UncheckedIOException(
           "Could not start the embedded PostgreSQL in " + dataDir + ": " + e.getMessage(), e);
     }
     try {
-      HikariDataSource ds = pool(pg.getJdbcUrl("postgres", "postgres"), "postgres", null, poolSize);
+      HikariDataSource ds =
+          pool(login.jdbcUrl("postgres"), login.user(), login.password(), poolSize);
       return ready(ds, pg, "embedded PostgreSQL on port " + pg.getPort() + ", data in " + dataDir);
     } catch (RuntimeException e) {
       closeQuietly(pg);
@@ -87,10 +93,11 @@ public final class IdemkitDatabase implements AutoCloseable {
   }
 
   /**
-   * The embedded server as Idemkit runs it: data kept in {@code dataDir} across restarts, and
-   * commits synchronous (the embedded library turns that off for speed; an acknowledged payment
-   * must survive a crash). A server that a crashed process left running on {@code dataDir} is shut
-   * down first, so that a restart after a crash starts the first time.
+   * The embedded server as Idemkit runs it (without passwords: {@link EmbeddedLogin#start} adds
+   * them): data kept in {@code dataDir} across restarts, and commits synchronous (the embedded
+   * library turns that off for speed; an acknowledged payment must survive a crash). A server that
+   * a crashed process left running on {@code dataDir} is shut down first, so that a restart after a
+   * crash starts the first time.
    */
   public static EmbeddedPostgres.Builder embeddedServer(Path dataDir, int maxConnections)
       throws IOException {

@@ -42,12 +42,8 @@ public final class EmbeddedDataDirInUseException extends IllegalStateException {
         + dataDir
         + " is in use by another running instance"
         + port.map(p -> " (its PostgreSQL listens on port " + p + ")").orElse("")
-        + ". To share its database, start this one with --spring.datasource.url=jdbc:postgresql://localhost:"
-        + port.orElse("<its port>")
-        + "/postgres --spring.datasource.username=postgres --idemkit.issued-keys.secret-file="
-        + dataDir.resolve(IdemkitAutoConfiguration.DEMO_SECRET_FILE)
-        + "; for a database of its own, with"
-        + " --idemkit.embedded.data-dir=<another folder>.";
+        + ". To share its database, start this one with --idemkit.embedded.join=true; for a"
+        + " database of its own, with --idemkit.embedded.data-dir=<another folder>.";
   }
 
   /** The running server's port, from line 4 of its {@code postmaster.pid}. */

@@ -1,7 +1,7 @@
 package dev.idemkit.spring.boot;
 
+import dev.idemkit.jdbc.EmbeddedLogin;
 import dev.idemkit.jdbc.IdemkitDatabase;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.Map;
 import org.springframework.boot.EnvironmentPostProcessor;
 import org.springframework.boot.SpringApplication;
+import org.springframework.core.Ordered;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.util.ClassUtils;
@@ -19,12 +20,24 @@ import org.springframework.util.ClassUtils;
  * (from Maven, no install) keeping its data in {@code idemkit.embedded.data-dir} (default {@code
  * IDEMKIT_DATA_DIR}, else {@code ~/.idemkit/postgres}), so a restart loses nothing. Set {@code
  * idemkit.embedded.enabled=false} to turn it off. One server per data directory per JVM, shared by
- * every application context that asks.
+ * every application context that asks. The application logs in as a role that is not a superuser,
+ * with a password kept in the data directory ({@link EmbeddedLogin}): other local users cannot
+ * connect.
+ *
+ * <p>With {@code idemkit.embedded.join=true} the application starts no server: it joins the one
+ * another instance runs on the same data directory (its port and password from that directory), as
+ * a second instance of the same embedded demo ({@code idemkit.embedded.active}).
  */
-public class EmbeddedPostgresEnvironmentPostProcessor implements EnvironmentPostProcessor {
+public class EmbeddedPostgresEnvironmentPostProcessor implements EnvironmentPostProcessor, Ordered {
+
+  /**
+   * Late, after the application's configuration is read; post-processors that depend on {@code
+   * idemkit.embedded.active} run after it.
+   */
+  public static final int ORDER = Ordered.LOWEST_PRECEDENCE - 100;
 
   private static final String ZONKY = "io.zonky.test.db.postgres.embedded.EmbeddedPostgres";
-  private static final Map<Path, EmbeddedPostgres> SERVERS = new HashMap<>();
+  private static final Map<Path, EmbeddedLogin.Started> SERVERS = new HashMap<>();
 
   @Override
   public void postProcessEnvironment(
@@ -49,14 +62,22 @@ public class EmbeddedPostgresEnvironmentPostProcessor implements EnvironmentPost
               "idemkit.embedded.data-dir",
               environment.getProperty(
                   "IDEMKIT_DATA_DIR", IdemkitDatabase.DEFAULT_DATA_DIR.toString()));
-      EmbeddedPostgres pg = server(Path.of(dir).toAbsolutePath().normalize());
-      properties.put("spring.datasource.url", pg.getJdbcUrl("postgres", "postgres"));
-      properties.put("spring.datasource.username", "postgres");
+      Path dataDir = Path.of(dir).toAbsolutePath().normalize();
+      boolean join = environment.getProperty("idemkit.embedded.join", Boolean.class, false);
+      EmbeddedLogin login = join ? EmbeddedLogin.ofRunning(dataDir) : server(dataDir);
+      properties.put("spring.datasource.url", login.jdbcUrl("postgres"));
+      properties.put("spring.datasource.username", login.user());
+      properties.put("spring.datasource.password", login.password());
       properties.put("idemkit.embedded.active", "true");
       properties.put("idemkit.embedded.data-dir", dir);
       properties.put(
           "idemkit.embedded.description",
-          "embedded PostgreSQL on port " + pg.getPort() + ", data in " + dir);
+          (join
+                  ? "the embedded PostgreSQL of another instance on port "
+                  : "embedded PostgreSQL on port ")
+              + login.port()
+              + ", data in "
+              + dir);
     } else {
       return;
     }
@@ -69,18 +90,25 @@ public class EmbeddedPostgresEnvironmentPostProcessor implements EnvironmentPost
     }
   }
 
-  private static synchronized EmbeddedPostgres server(Path dataDir) {
-    return SERVERS.computeIfAbsent(
-        dataDir,
-        dir -> {
-          try {
-            return IdemkitDatabase.embeddedServer(dir, 200).start();
-          } catch (IOException e) {
-            throw new UncheckedIOException(
-                "Could not start the embedded PostgreSQL in " + dir + ": " + e.getMessage(), e);
-          } catch (RuntimeException e) {
-            throw EmbeddedDataDirInUseException.ifLockHeld(dir, e);
-          }
-        });
+  @Override
+  public int getOrder() {
+    return ORDER;
+  }
+
+  private static synchronized EmbeddedLogin server(Path dataDir) {
+    return SERVERS
+        .computeIfAbsent(
+            dataDir,
+            dir -> {
+              try {
+                return EmbeddedLogin.start(dir, 200);
+              } catch (IOException e) {
+                throw new UncheckedIOException(
+                    "Could not start the embedded PostgreSQL in " + dir + ": " + e.getMessage(), e);
+              } catch (RuntimeException e) {
+                throw EmbeddedDataDirInUseException.ifLockHeld(dir, e);
+              }
+            })
+        .login();
   }
 }

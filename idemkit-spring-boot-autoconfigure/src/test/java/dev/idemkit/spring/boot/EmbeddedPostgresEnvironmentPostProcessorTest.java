@@ -1,12 +1,15 @@
 package dev.idemkit.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -115,17 +118,33 @@ class EmbeddedPostgresEnvironmentPostProcessorTest {
 
     String url = environment.getProperty("spring.datasource.url");
     String user = environment.getProperty("spring.datasource.username");
+    String password = environment.getProperty("spring.datasource.password");
     assertThat(url).startsWith("jdbc:postgresql://");
-    assertThat(user).isEqualTo("postgres");
+    assertThat(user).isEqualTo("idemkit");
     assertThat(environment.getProperty("idemkit.embedded.active")).isEqualTo("true");
     assertThat(environment.getProperty("idemkit.embedded.description"))
         .contains(dataDir.toString());
     assertThat(dataDir.resolve("PG_VERSION")).exists();
-    try (Connection c = DriverManager.getConnection(url, user, null);
+    try (Connection c = DriverManager.getConnection(url, user, password);
         Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("select 1")) {
+        ResultSet rs =
+            s.executeQuery("select rolsuper from pg_roles where rolname = current_user")) {
       assertThat(rs.next()).isTrue();
-      assertThat(rs.getInt(1)).isEqualTo(1);
+      assertThat(rs.getBoolean(1)).as("the application is not a superuser").isFalse();
+    }
+    // No other local user gets in without a password, as the superuser or as the application.
+    for (String anyone : new String[] {"postgres", "idemkit"}) {
+      assertThatThrownBy(() -> DriverManager.getConnection(url, anyone, null).close())
+          .isInstanceOf(SQLException.class)
+          .hasMessageContaining("password");
+    }
+    assertThatThrownBy(() -> DriverManager.getConnection(url, "postgres", password).close())
+        .as("the application's password is not the superuser's")
+        .isInstanceOf(SQLException.class);
+    for (String file : new String[] {"idemkit-superuser.password", "idemkit-app.password"}) {
+      assertThat(
+              PosixFilePermissions.toString(Files.getPosixFilePermissions(dataDir.resolve(file))))
+          .isEqualTo("rw-------");
     }
 
     ConfigurableEnvironment second =
@@ -134,6 +153,32 @@ class EmbeddedPostgresEnvironmentPostProcessorTest {
     assertThat(second.getProperty("spring.datasource.url"))
         .as("one server per data directory per JVM")
         .isEqualTo(url);
+
+    ConfigurableEnvironment joined =
+        environment(
+            Map.of(
+                "idemkit.embedded.data-dir", dataDir.toString(), "idemkit.embedded.join", "true"));
+    postProcessor.postProcessEnvironment(joined, new SpringApplication());
+    assertThat(joined.getProperty("spring.datasource.url"))
+        .as("joins the running server")
+        .isEqualTo(url);
+    assertThat(joined.getProperty("spring.datasource.password")).isEqualTo(password);
+    assertThat(joined.getProperty("idemkit.embedded.active")).isEqualTo("true");
+  }
+
+  @Test
+  void joiningAFolderWhereNoServerRunsSaysSo() throws Exception {
+    Path dataDir =
+        Files.createTempDirectory(Files.createDirectories(Path.of("target")), "epp-none-");
+    ConfigurableEnvironment environment =
+        environment(
+            Map.of(
+                "idemkit.embedded.data-dir", dataDir.toString(), "idemkit.embedded.join", "true"));
+
+    assertThatThrownBy(
+            () -> postProcessor.postProcessEnvironment(environment, new SpringApplication()))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("No embedded PostgreSQL is running on " + dataDir.toAbsolutePath());
   }
 
   /**
