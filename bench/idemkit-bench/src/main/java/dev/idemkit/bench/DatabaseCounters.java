@@ -1,5 +1,6 @@
 package dev.idemkit.bench;
 
+import dev.idemkit.jdbc.EmbeddedLogin;
 import dev.idemkit.jdbc.IdemkitDatabase;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -110,7 +111,10 @@ final class DatabaseCounters implements AutoCloseable {
 
   private final int port;
 
-  private DatabaseCounters(Connection connection, boolean statements, int port) {
+  private final String password;
+
+  private DatabaseCounters(Connection connection, boolean statements, int port, String password) {
+    this.password = password;
     this.connection = connection;
     this.port = port;
     this.statements = statements;
@@ -135,9 +139,16 @@ final class DatabaseCounters implements AutoCloseable {
   /** Connects to the server the service started on {@code dataDir}, once it is up. */
   static DatabaseCounters connect(Path dataDir, boolean withStatements) throws SQLException {
     int port = port(dataDir);
+    // The service set a superuser password at its start (EmbeddedLogin), kept in the directory.
+    String password;
+    try {
+      password = Files.readString(dataDir.resolve(EmbeddedLogin.SUPERUSER_PASSWORD_FILE)).trim();
+    } catch (IOException e) {
+      throw new SQLException("No superuser password in " + dataDir, e);
+    }
     Connection c =
         DriverManager.getConnection(
-            "jdbc:postgresql://127.0.0.1:" + port + "/" + OWN_DATABASE, "postgres", null);
+            "jdbc:postgresql://127.0.0.1:" + port + "/" + OWN_DATABASE, "postgres", password);
     boolean loaded = false;
     if (withStatements) {
       try (Statement s = c.createStatement()) {
@@ -151,7 +162,7 @@ final class DatabaseCounters implements AutoCloseable {
                 + "); counting commits only");
       }
     }
-    return new DatabaseCounters(c, loaded, port);
+    return new DatabaseCounters(c, loaded, port, password);
   }
 
   boolean countsStatements() {
@@ -236,7 +247,7 @@ final class DatabaseCounters implements AutoCloseable {
     if (serviceDatabase == null) {
       serviceDatabase =
           DriverManager.getConnection(
-              "jdbc:postgresql://127.0.0.1:" + port + "/" + SERVICE_DATABASE, "postgres", null);
+              "jdbc:postgresql://127.0.0.1:" + port + "/" + SERVICE_DATABASE, "postgres", password);
     }
     try (Statement s = serviceDatabase.createStatement()) {
       while (true) {

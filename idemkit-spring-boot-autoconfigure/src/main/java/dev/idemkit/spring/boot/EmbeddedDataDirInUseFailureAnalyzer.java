@@ -14,7 +14,7 @@ class EmbeddedDataDirInUseFailureAnalyzer
   protected FailureAnalysis analyze(Throwable rootFailure, EmbeddedDataDirInUseException cause) {
     return new FailureAnalysis(
         cause.getMessage(),
-        "Share the running instance's database (--spring.datasource.url=…), or give this"
+        "Share the running instance's database (--idemkit.embedded.join=true), or give this"
             + " instance its own folder (--idemkit.embedded.data-dir=…).",
         cause);
   }

@@ -44,6 +44,9 @@ import java.util.regex.Pattern;
  */
 public final class ChaosRun {
 
+  /** The clients' API key, which the cluster configures as its tenant's (Cluster). */
+  static final String API_KEY = "sk_chaos_tenant";
+
   /** How a run goes. */
   record Config(
       Path serviceJar,
@@ -583,7 +586,7 @@ public final class ChaosRun {
     IdempotentClient client =
         IdempotentClient.builder()
             .baseUri(URI.create("http://127.0.0.1:" + port))
-            .bearerToken("sk_test_demo_a")
+            .bearerToken(API_KEY)
             .httpClient(
                 HttpClient.newBuilder()
                     .version(HttpClient.Version.HTTP_1_1)

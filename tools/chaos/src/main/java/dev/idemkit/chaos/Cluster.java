@@ -64,6 +64,14 @@ final class Cluster implements AutoCloseable {
   private final int mailPort;
   private final List<Instance> instances = new ArrayList<>();
 
+  /**
+   * A master key and an HMAC key of this run's own, the same for every instance and every restart:
+   * outside the embedded demo the service takes none of the demo's (its demo/DemoSecrets).
+   */
+  private final String masterKey = randomKey();
+
+  private final String hmacKey = randomKey();
+
   /** One payments-service process; restarted on the same port after a kill. */
   final class Instance {
     final String name;
@@ -280,6 +288,12 @@ final class Cluster implements AutoCloseable {
     return instance;
   }
 
+  private static String randomKey() {
+    byte[] key = new byte[32];
+    new java.security.SecureRandom().nextBytes(key);
+    return java.util.Base64.getEncoder().encodeToString(key);
+  }
+
   /** Starts the instance's process again (after a kill), on its port, and waits for health. */
   void launch(Instance instance) throws Exception {
     List<String> command =
@@ -309,6 +323,12 @@ final class Cluster implements AutoCloseable {
                 // Outside the embedded demo the secret that signs issued keys is required, and
                 // it is the same on every instance.
                 "--idemkit.issued-keys.secret=chaos-run-issued-keys-secret",
+                // The run's tenant, as a key of the deployment's own, and its own keys.
+                "--payments.api-keys." + ChaosRun.API_KEY + "=tenant_chaos",
+                "--idemkit.protection.encryption.master-keys.chaos-mk1=" + masterKey,
+                "--idemkit.protection.encryption.current-master-key=chaos-mk1",
+                "--idemkit.protection.fingerprint.hmac-keys.chaos-fk1=" + hmacKey,
+                "--idemkit.protection.fingerprint.current-hmac-key=chaos-fk1",
                 "--idemkit.recovery.interval=PT0.5S",
                 "--spring.jmx.enabled=false",
                 "--logging.level.root=warn"));

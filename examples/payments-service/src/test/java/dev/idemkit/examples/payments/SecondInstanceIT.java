@@ -9,6 +9,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +24,9 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Two instances of the packaged service on one machine, as the README says to run them: the second
  * one started on the first one's data folder stops with one clear line; started with the README's
- * line (the first one's database), it serves the same payments. The demo provider simulator follows
- * the service's port and keeps its charges in a database named after the service's.
+ * line ({@code --idemkit.embedded.join=true}), it serves the same payments. The demo provider
+ * simulator follows the service's port and keeps its charges in a database named after the
+ * service's. On the same database as a deployment of its own, no demo secret is taken or works.
  */
 class SecondInstanceIT {
 
@@ -73,21 +77,13 @@ class SecondInstanceIT {
                 + dataDir
                 + " is in use by another running instance (its PostgreSQL listens on port "
                 + pgPort
-                + "). To share its database, start this one with"
-                + " --spring.datasource.url=jdbc:postgresql://localhost:"
-                + pgPort
-                + "/postgres --spring.datasource.username=postgres"
-                + " --idemkit.issued-keys.secret-file="
-                + dataDir.resolve("idemkit-issued-keys.secret"))
+                + "). To share its database, start this one with --idemkit.embedded.join=true")
         .doesNotContain("\tat io.zonky");
 
+    // The README's line: the second instance joins the first one's server, as the same demo.
     int second = freePort();
     start(
-        "second",
-        second,
-        "--spring.datasource.url=jdbc:postgresql://localhost:" + pgPort + "/postgres",
-        "--spring.datasource.username=postgres",
-        "--idemkit.issued-keys.secret-file=" + dataDir.resolve("idemkit-issued-keys.secret"));
+        "second", second, "--idemkit.embedded.data-dir=" + dataDir, "--idemkit.embedded.join=true");
     awaitHealthy("second", second);
     HttpResponse<String> seen =
         HttpTestSupport.send(
@@ -97,13 +93,74 @@ class SecondInstanceIT {
     assertThat(seen.statusCode()).as(seen.body()).isEqualTo(200);
     assertThat(Files.readString(logs.resolve("second.log")))
         .contains("database postgres_provider")
-        .doesNotContain("127.0.0.1:8081")
-        // Outside the embedded demo, the demo keys from application.properties are named.
-        .contains("encrypted with the demo master key demo-mk1")
-        .contains("keyed with the demo HMAC key demo-fk1");
-    assertThat(Files.readString(logs.resolve("first.log")))
-        .doesNotContain("with the demo master key")
-        .doesNotContain("demo HMAC key");
+        .contains("the embedded PostgreSQL of another instance on port " + pgPort)
+        .doesNotContain("127.0.0.1:8081");
+
+    // A deployment's own database on the same server (not the demo): no demo secret works or is
+    // taken.
+    String password = Files.readString(dataDir.resolve("idemkit-app.password")).trim();
+    try (Connection c =
+            DriverManager.getConnection(
+                "jdbc:postgresql://localhost:" + pgPort + "/postgres", "idemkit", password);
+        Statement s = c.createStatement()) {
+      s.execute("create database own_deployment");
+    }
+    String url = "jdbc:postgresql://localhost:" + pgPort + "/own_deployment";
+    List<String> own =
+        new ArrayList<>(
+            List.of(
+                "--spring.datasource.url=" + url,
+                "--spring.datasource.username=idemkit",
+                "--spring.datasource.password=" + password,
+                "--payments.provider.embedded-port=0",
+                "--payments.mail.embedded-port=0",
+                "--idemkit.issued-keys.secret=a-secret-of-this-deployment",
+                "--payments.api-keys.sk_live_own=tenant_own"));
+    own.addAll(
+        ServiceProcesses.ownSecrets().stream()
+            .filter(arg -> arg.startsWith("--idemkit.protection."))
+            .toList());
+    Process refused =
+        start(
+            "refused",
+            freePort(),
+            concat(own, "--payments.demo.admin-api-keys.sk_test_admin=demo_operator"));
+    assertThat(refused.waitFor(120, TimeUnit.SECONDS)).as("refuses to start").isTrue();
+    assertThat(refused.exitValue()).isNotZero();
+    assertThat(Files.readString(logs.resolve("refused.log")))
+        .contains(
+            "Refusing to start outside the embedded demo:"
+                + " payments.demo.admin-api-keys.sk_test_admin is a demo API key")
+        .doesNotContain("\tat ");
+
+    int deployment = freePort();
+    start("deployment", deployment, own.toArray(String[]::new));
+    awaitHealthy("deployment", deployment);
+    for (String path :
+        List.of(
+            "/v1/admin/idempotency/recovery",
+            "/v1/admin/idempotency/records/tenant_demo_a/create_payment?key=x",
+            "/actuator/prometheus",
+            "/actuator/metrics")) {
+      HttpResponse<String> admin =
+          HttpTestSupport.send(
+              HttpRequest.newBuilder(uri(deployment, path))
+                  .header("Authorization", "Bearer sk_test_admin")
+                  .build());
+      assertThat(admin.statusCode()).as(path + ": " + admin.body()).isIn(401, 403);
+    }
+    HttpResponse<String> demoTenant =
+        HttpTestSupport.send(
+            HttpRequest.newBuilder(uri(deployment, "/v1/payments/" + paymentId))
+                .header("Authorization", "Bearer " + HttpTestSupport.TENANT_A)
+                .build());
+    assertThat(demoTenant.statusCode()).isEqualTo(401);
+  }
+
+  private static String[] concat(List<String> args, String more) {
+    List<String> all = new ArrayList<>(args);
+    all.add(more);
+    return all.toArray(String[]::new);
   }
 
   private Process start(String name, int port, String... extra) throws IOException {

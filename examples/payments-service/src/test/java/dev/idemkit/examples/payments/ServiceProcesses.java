@@ -99,6 +99,7 @@ final class ServiceProcesses implements AutoCloseable {
                 "--idemkit.recovery.interval=PT0.5S",
                 "--spring.jmx.enabled=false",
                 "--logging.level.root=warn"));
+    command.addAll(ownSecrets());
     command.addAll(List.of(extra));
     Process process =
         new ProcessBuilder(command)
@@ -127,6 +128,33 @@ final class ServiceProcesses implements AutoCloseable {
       assertThat(System.nanoTime()).as(name + " did not start in 90 s").isLessThan(deadline);
       Thread.sleep(200);
     }
+  }
+
+  /** Random per test JVM, shared by its instances: a master key or HMAC key in base64. */
+  private static final String MASTER_KEY = randomKey();
+
+  private static final String HMAC_KEY = randomKey();
+
+  /**
+   * The secrets of a deployment of its own, which the service needs outside the embedded demo
+   * (demo/DemoSecrets): the tenants' and the operator's API keys (the names the tests use), a
+   * master key and an HMAC key.
+   */
+  static List<String> ownSecrets() {
+    return List.of(
+        "--payments.api-keys." + HttpTestSupport.TENANT_A + "=tenant_demo_a",
+        "--payments.api-keys." + HttpTestSupport.TENANT_B + "=tenant_demo_b",
+        "--payments.admin-api-keys.sk_test_admin=demo_operator",
+        "--idemkit.protection.encryption.master-keys.own-mk1=" + MASTER_KEY,
+        "--idemkit.protection.encryption.current-master-key=own-mk1",
+        "--idemkit.protection.fingerprint.hmac-keys.own-fk1=" + HMAC_KEY,
+        "--idemkit.protection.fingerprint.current-hmac-key=own-fk1");
+  }
+
+  private static String randomKey() {
+    byte[] key = new byte[32];
+    new java.security.SecureRandom().nextBytes(key);
+    return java.util.Base64.getEncoder().encodeToString(key);
   }
 
   /** What the provider really charged for one payment. */

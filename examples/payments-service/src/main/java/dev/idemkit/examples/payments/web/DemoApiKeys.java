@@ -4,10 +4,9 @@ import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * The demo API keys this jar ships in its {@code application.properties} ({@code
- * payments.demo.api-keys.*}, {@code payments.demo.admin-api-keys.*}), for the embedded demo and the
- * README's examples. The gate accepts them only for a map the deployment leaves empty ({@link
- * ApiKeys}).
+ * The demo API keys ({@code payments.demo.api-keys.*}, {@code payments.demo.admin-api-keys.*}),
+ * which only the embedded demo configures ({@code demo.DemoSecrets}), for the README's examples.
+ * The gate accepts them only for a map the deployment leaves empty ({@link ApiKeys}).
  *
  * @param apiKeys demo API key to tenant
  * @param adminApiKeys demo admin API key to operator
