@@ -15,8 +15,9 @@ import java.util.Objects;
  *   <li>{@link Rejected}: the far side refused for a business reason; the operation ends with
  *       {@code answer}, which every retry gets.
  *   <li>{@link Unknown}: the outcome is not known (a timeout, a lost answer); the record waits for
- *       recovery, which asks the far side with the lookup. An exception thrown by a call or a
- *       lookup means the same.
+ *       recovery, which asks the far side with the lookup (or, for a phase declared {@link
+ *       PhasedOperation.ExternalSteps#farSideDeduplicatesByKey()} without one, makes the call again
+ *       under the same key). An exception thrown by a call or a lookup means the same.
  * </ul>
  *
  * @param <D> the operation's phase data

@@ -14,7 +14,8 @@ public interface OperationContext {
 
   /**
    * An operator's verdict on the call whose outcome stayed unknown, for the lookup that recovery
-   * runs after it (see {@link OperatorResolution}); empty everywhere else.
+   * runs after it (see {@link OperatorResolution}), or, for a phase without a lookup whose far side
+   * deduplicates by key, for the call recovery makes again; empty everywhere else.
    */
   default Optional<OperatorResolution> operatorResolution() {
     return Optional.empty();

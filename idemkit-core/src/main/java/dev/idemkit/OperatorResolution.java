@@ -11,8 +11,8 @@ import java.util.Optional;
  *
  * <p>The store keeps the verdict in the record's data and makes the record due for recovery. The
  * next recovery runs the external phase's lookup with the verdict in {@link
- * OperationContext#operatorResolution()}; the lookup answers with it instead of asking the far
- * side:
+ * OperationContext#operatorResolution()} (for a phase without a lookup, whose far side deduplicates
+ * by key, the call it makes again); the lookup answers with it instead of asking the far side:
  *
  * <pre>{@code
  * .lookup((ctx, p) -> {

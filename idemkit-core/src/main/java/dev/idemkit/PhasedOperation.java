@@ -5,6 +5,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.UnaryOperator;
 
@@ -30,8 +31,16 @@ import java.util.function.UnaryOperator;
  * first call and with the call's marker (the record durably says the call may be under way): one
  * transaction, so a failure there rolls everything back, claim included, and a retry runs afresh.
  * After the call, its result commits with the local phases after it and with the next marker or the
- * completion. A takeover that finds a call under way runs the lookup, never a second call with a
- * new key.
+ * completion.
+ *
+ * <p><b>Every external phase says how a takeover learns what its call did.</b> A takeover that
+ * finds the marker cannot tell whether the call was made: it learns what happened by the phase's
+ * {@link ExternalSteps#lookup lookup} (the call is made only if the lookup says it never was), or,
+ * for a phase declared {@link ExternalSteps#farSideDeduplicatesByKey()}, by making the call again
+ * under the same key, which the far side answers with the first call's result. A phase that
+ * declares neither is refused when it is built; a takeover never makes a call blindly. A record
+ * whose pending call names a phase the operation no longer declares (written by an older
+ * definition) is left to recovery, its outcome unknown, and in the end to an operator.
  *
  * <p><b>Failure policy</b>, by what a step returns: {@link Step.Answer} ends the operation with
  * that answer; {@link CallResult} kinds are described there. An exception is an unexpected failure:
@@ -74,11 +83,42 @@ public final class PhasedOperation<D> implements Operation {
   /**
    * An external phase: {@code beforeCall} commits with the marker that says the call may be under
    * way; {@code call} runs outside any transaction; {@code afterCall} commits with the call's
-   * result; {@code lookup} replaces the call when a takeover finds it under way.
+   * result. A takeover that finds the call under way runs {@code lookup} first; a phase without one
+   * must declare {@code farSideDeduplicatesByKey}, and the takeover then makes the call again
+   * ({@link ExternalSteps#farSideDeduplicatesByKey()}). A phase with neither is refused.
+   *
+   * @throws IllegalArgumentException when there is no call, or neither a lookup nor the far side's
+   *     deduplication is declared
    */
   public record External<D>(
-      String name, LocalStep<D> beforeCall, Call<D> call, Call<D> lookup, LocalStep<D> afterCall)
-      implements Phase<D> {}
+      String name,
+      LocalStep<D> beforeCall,
+      Call<D> call,
+      Optional<Call<D>> lookup,
+      boolean farSideDeduplicatesByKey,
+      LocalStep<D> afterCall)
+      implements Phase<D> {
+
+    public External {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(beforeCall, "beforeCall");
+      Objects.requireNonNull(lookup, "lookup");
+      Objects.requireNonNull(afterCall, "afterCall");
+      if (call == null) {
+        throw new IllegalArgumentException("External phase " + name + " declares no call");
+      }
+      if (lookup.isEmpty() && !farSideDeduplicatesByKey) {
+        throw new IllegalArgumentException(
+            "External phase "
+                + name
+                + " does not say how a takeover learns what its call did, so a call that may"
+                + " have been made would be made again blindly. Declare .lookup(...) to ask the"
+                + " far side what the call under this key did, or .farSideDeduplicatesByKey() if"
+                + " the far side answers a repeated call under the same idempotency key with the"
+                + " first call's result, without a second effect.");
+      }
+    }
+  }
 
   private final PhaseData<D> data;
   private final List<Phase<D>> phases;
@@ -132,19 +172,22 @@ public final class PhasedOperation<D> implements Operation {
     }
 
     /**
-     * An external phase, declared by its named steps; only {@link ExternalSteps#call} is required.
+     * An external phase, declared by its named steps: {@link ExternalSteps#call}, and how a
+     * takeover learns what the call did: {@link ExternalSteps#lookup}, or {@link
+     * ExternalSteps#farSideDeduplicatesByKey()}.
+     *
+     * @throws IllegalArgumentException when the phase declares no call, or neither a lookup nor the
+     *     far side's deduplication
      */
     public Builder<D> external(String name, UnaryOperator<ExternalSteps<D>> steps) {
       ExternalSteps<D> declared = steps.apply(new ExternalSteps<>());
-      if (declared.call == null) {
-        throw new IllegalArgumentException("External phase " + name + " declares no call");
-      }
       return add(
           new External<>(
               name,
               declared.beforeCall,
               declared.call,
-              declared.lookup == null ? declared.call : declared.lookup,
+              Optional.ofNullable(declared.lookup),
+              declared.farSideDeduplicatesByKey,
               declared.afterCall));
     }
 
@@ -162,11 +205,16 @@ public final class PhasedOperation<D> implements Operation {
     }
   }
 
-  /** The named steps of an external phase. */
+  /**
+   * The named steps of an external phase: the {@link #call}, and how a takeover learns what it did
+   * ({@link #lookup}, or {@link #farSideDeduplicatesByKey()}); {@link #beforeCall} and {@link
+   * #afterCall} are optional.
+   */
   public static final class ExternalSteps<D> {
     private LocalStep<D> beforeCall = (ctx, d) -> Step.next(d);
     private Call<D> call;
     private Call<D> lookup;
+    private boolean farSideDeduplicatesByKey;
     private LocalStep<D> afterCall = (ctx, d) -> Step.next(d);
 
     private ExternalSteps() {}
@@ -185,11 +233,30 @@ public final class PhasedOperation<D> implements Operation {
 
     /**
      * Asks the far side what an earlier call under the same key did, for a takeover that finds the
-     * call under way. Without one the call itself is made again, so it must be idempotent. An
-     * operator's verdict, if any, is in {@link OperationContext#operatorResolution()}.
+     * call under way (after a crash, a lost answer, or a failure recording the result): {@code
+     * Applied} goes on with its data, {@code NotApplied} makes the call now under the same key,
+     * {@code Unknown} leaves the record to recovery. An operator's verdict, if any, is in {@link
+     * OperationContext#operatorResolution()}. With a lookup, a takeover never makes the call before
+     * the lookup said it was not applied.
      */
     public ExternalSteps<D> lookup(Call<D> lookup) {
       this.lookup = Objects.requireNonNull(lookup, "lookup");
+      return this;
+    }
+
+    /**
+     * Declares that the far side deduplicates a repeated call by the idempotency key it is given: a
+     * second call under the same key has no second effect and answers with the first call's result
+     * (as a payment provider does for a request under the same {@code Idempotency-Key}, for as long
+     * as it keeps that key). A takeover that finds the call under way, with no {@link #lookup},
+     * then makes the call again instead of asking; the call is its way of learning, so an
+     * operator's verdict, if any, is in {@link OperationContext#operatorResolution()} during that
+     * call. Declare it only when it is true of the far side: the key must be derived from durable
+     * phase data, never minted per attempt, and the far side must keep it longer than recovery can
+     * take. With a lookup as well, the takeover runs the lookup.
+     */
+    public ExternalSteps<D> farSideDeduplicatesByKey() {
+      this.farSideDeduplicatesByKey = true;
       return this;
     }
 

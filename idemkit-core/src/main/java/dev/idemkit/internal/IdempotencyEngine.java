@@ -358,7 +358,10 @@ public final class IdempotencyEngine implements Idempotency {
     private final boolean effectBeforeThisRun;
     private Ownership owner;
 
-    /** The run took over a record whose call may be under way: ask the far side before calling. */
+    /**
+     * The run took over a record whose call may have been made: learn what it did before any call
+     * ({@link #learnAfterTakeover}).
+     */
     private boolean lookUpFirst;
 
     /** When the current lease was last set (claim, takeover or renewal), on the engine's ticker. */
@@ -463,21 +466,23 @@ public final class IdempotencyEngine implements Idempotency {
       }
     }
 
-    /** Makes the pending call (or, for a takeover, asks what the earlier one did), then goes on. */
+    /**
+     * Makes the pending call (or, for a takeover, learns what the earlier one did), then goes on.
+     */
     Outcome fromCall() {
       try {
         while (true) {
-          PhasedOperation.External<D> phase = pendingPhase();
+          Optional<PhasedOperation.External<D>> declared = pendingPhase();
+          if (declared.isEmpty()) {
+            return undeclaredPendingPhase();
+          }
+          PhasedOperation.External<D> phase = declared.get();
           CallResult<D> result;
           if (lookUpFirst) {
             lookUpFirst = false;
-            result = callOrLookUp(phase, true);
-            if (result instanceof CallResult.NotApplied<D>) {
-              // The earlier call never happened on the far side: make it now, under the same key.
-              result = callOrLookUp(phase, false);
-            }
+            result = learnAfterTakeover(phase);
           } else {
-            result = callOrLookUp(phase, false);
+            result = callOrLookUp(phase, phase.call(), false);
           }
           Optional<Outcome> ended = record(phase, result);
           if (ended.isPresent()) {
@@ -490,13 +495,54 @@ public final class IdempotencyEngine implements Idempotency {
       }
     }
 
-    /** A call or lookup; whatever it throws means its outcome is unknown. */
-    private CallResult<D> callOrLookUp(PhasedOperation.External<D> phase, boolean lookUp) {
-      ctx.lookingUp = lookUp;
+    /**
+     * This run took over a record whose marker says the call may have been made, and makes no call
+     * blindly. With a lookup, the far side is asked first, and the call is made only if the lookup
+     * says it never happened (under the same key). Without one, the phase declares that the far
+     * side deduplicates by key (the {@link PhasedOperation.External} record allows no phase with
+     * neither), so the call is made again and answers with the first call's result; it is this
+     * run's way of learning, so an operator's verdict reaches it as it would a lookup.
+     */
+    private CallResult<D> learnAfterTakeover(PhasedOperation.External<D> phase) {
+      if (phase.lookup().isEmpty()) {
+        return callOrLookUp(phase, phase.call(), true);
+      }
+      CallResult<D> found = callOrLookUp(phase, phase.lookup().get(), true);
+      return found instanceof CallResult.NotApplied<D>
+          ? callOrLookUp(phase, phase.call(), false) // never happened: make it now, same key
+          : found;
+    }
+
+    /**
+     * A takeover found a call under way whose phase this operation does not declare: the record was
+     * written by an older definition whose phase was renamed or removed. Nothing here can learn
+     * what the call did, and no other phase's call may stand in for it, so no call is made: the
+     * outcome stays unknown, on the recovery schedule and then with an operator, until a definition
+     * that declares the phase again (with its lookup) goes on from it.
+     */
+    private Outcome undeclaredPendingPhase() {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "{0}: the call of external phase {1} may have been made, but this operation declares no"
+              + " phase {1} to learn what it did (phases: {2}); no call is made and the outcome"
+              + " stays unknown. Deploy a definition that declares {1} with its lookup.",
+          id,
+          pendingExternal,
+          operation.phases().stream().map(PhasedOperation.Phase::name).toList());
+      return unknown();
+    }
+
+    /**
+     * A call or lookup; whatever it throws means its outcome is unknown. {@code learning}: it
+     * learns what an earlier call did, and sees an operator's verdict.
+     */
+    private CallResult<D> callOrLookUp(
+        PhasedOperation.External<D> phase, PhasedOperation.Call<D> call, boolean learning) {
+      ctx.lookingUp = learning;
       listener.onCallStarting(id, phase.name());
       CallResult<D> result;
       try {
-        result = lookUp ? phase.lookup().call(ctx, data) : phase.call().call(ctx, data);
+        result = call.call(ctx, data);
         Objects.requireNonNull(result, "a call returned null instead of a CallResult");
       } catch (Exception e) {
         result = CallResult.unknown(e.toString());
@@ -576,13 +622,18 @@ public final class IdempotencyEngine implements Idempotency {
             left,
             null);
       }
+      return Optional.of(unknown());
+    }
+
+    /** The outcome of the pending call is unknown: the record waits for recovery. */
+    private Outcome.OutcomePending unknown() {
       inTransaction(
           tx -> {
             store.suspend(tx, owner, RecordState.UNKNOWN_REQUIRES_RECOVERY);
             return null;
           });
       listener.onUnknownState(id);
-      return Optional.of(retryAfterUnknown());
+      return retryAfterUnknown();
     }
 
     /**
@@ -660,15 +711,18 @@ public final class IdempotencyEngine implements Idempotency {
       return new OperationFailedException("Operation " + id + " failed " + next, left, cause);
     }
 
-    private PhasedOperation.External<D> pendingPhase() {
+    /**
+     * The external phase whose call is pending; empty when this operation declares none of that
+     * name (only a record written by an older definition: this run's own markers name its phases).
+     */
+    private Optional<PhasedOperation.External<D>> pendingPhase() {
       for (PhasedOperation.Phase<D> phase : operation.phases()) {
         if (phase instanceof PhasedOperation.External<D> external
             && external.name().equals(pendingExternal)) {
-          return external;
+          return Optional.of(external);
         }
       }
-      throw new IllegalStateException(
-          "Pending external phase '" + pendingExternal + "' names no phase of this operation");
+      return Optional.empty();
     }
 
     /** The data to store: the user's values, without a verdict once the lookup has run. */

@@ -48,8 +48,8 @@ public interface IdempotencyListener {
   default void onQuotaExceeded(ScopedKey id, String quota) {}
 
   /**
-   * The external call of {@code phase} starts now (or its lookup, for a takeover): the record says
-   * durably that it may be under way.
+   * The external call of {@code phase} starts now (or, for a takeover, its lookup, or the call
+   * again when the far side deduplicates by key): the record says durably that it may be under way.
    */
   default void onCallStarting(ScopedKey id, String phase) {}
 

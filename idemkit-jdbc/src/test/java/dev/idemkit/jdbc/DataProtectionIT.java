@@ -74,7 +74,9 @@ class DataProtectionIT {
                   d.put("paymentId", "pay_secret_data_marker");
                   return Step.next(d);
                 })
-            .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+            .external(
+                "CHARGED",
+                call -> call.call((ctx, d) -> CallResult.applied(d)).farSideDeduplicatesByKey())
             .complete((ctx, d) -> OperationResult.success(answer("{\"card\":\"" + CARD + "\"}")));
 
     Outcome first = idempotency.execute(request(id, "10.00"), op);
@@ -245,7 +247,9 @@ class DataProtectionIT {
                   d.put("chargeId", "ch_clear_marker");
                   return Step.next(d);
                 })
-            .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+            .external(
+                "CHARGED",
+                call -> call.call((ctx, d) -> CallResult.applied(d)).farSideDeduplicatesByKey())
             .complete((ctx, d) -> OperationResult.success(answer("{}"))));
     assertThat(new String((byte[]) row(clear).get("response_body"), StandardCharsets.UTF_8))
         .isEqualTo("{\"g\":\"clear_marker\"}");

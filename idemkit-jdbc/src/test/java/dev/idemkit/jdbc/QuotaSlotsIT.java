@@ -275,11 +275,12 @@ class QuotaSlotsIT {
             "CHARGED",
             call ->
                 call.call(
-                    (ctx, d) -> {
-                      calls.incrementAndGet();
-                      release.await(60, TimeUnit.SECONDS); // live until released
-                      return CallResult.applied(d);
-                    }))
+                        (ctx, d) -> {
+                          calls.incrementAndGet();
+                          release.await(60, TimeUnit.SECONDS); // live until released
+                          return CallResult.applied(d);
+                        })
+                    .farSideDeduplicatesByKey())
         .complete(
             (ctx, d) ->
                 OperationResult.success(

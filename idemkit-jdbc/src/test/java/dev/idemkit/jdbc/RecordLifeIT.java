@@ -540,10 +540,15 @@ class RecordLifeIT {
                 "CHARGED",
                 call ->
                     call.call(
-                        (ctx, d) -> {
-                          charges.incrementAndGet();
-                          return CallResult.applied(d);
-                        }))
+                            (ctx, d) -> {
+                              charges.incrementAndGet();
+                              return CallResult.applied(d);
+                            })
+                        .lookup(
+                            (ctx, d) ->
+                                charges.get() == 0
+                                    ? CallResult.notApplied("no charge under this key")
+                                    : CallResult.applied(d)))
             .external(
                 "RECEIPT_SENT",
                 call ->
@@ -558,7 +563,8 @@ class RecordLifeIT {
                             (ctx, d) ->
                                 receipts.incrementAndGet() == 1
                                     ? CallResult.notApplied("mail service busy")
-                                    : CallResult.applied(d)))
+                                    : CallResult.applied(d))
+                        .farSideDeduplicatesByKey()) // the mail service keeps one mail per key
             .complete(
                 (ctx, d) ->
                     OperationResult.success(

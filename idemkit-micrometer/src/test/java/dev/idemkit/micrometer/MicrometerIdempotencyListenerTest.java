@@ -16,6 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idemkit.CallResult;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
 import dev.idemkit.IdempotencyConfig;
@@ -175,9 +176,10 @@ class MicrometerIdempotencyListenerTest {
                 "PROVIDER_CONFIRMED",
                 call ->
                     call.call(
-                        (ctx, d) -> {
-                          throw new IOException("charged, then the connection dropped");
-                        }))
+                            (ctx, d) -> {
+                              throw new IOException("charged, then the connection dropped");
+                            })
+                        .lookup((ctx, d) -> CallResult.unknown("provider unreachable")))
             .complete((ctx, d) -> OperationResult.success(response("{}")));
 
     Outcome outcome = idempotency.execute(id, command("10.00"), op);

@@ -42,6 +42,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -51,6 +52,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -250,7 +252,9 @@ public abstract class IdempotencyStoreContract {
                                   "CHARGED",
                                   call ->
                                       call.call(
-                                          (ctx, d) -> CallResult.notApplied("503 before charging")))
+                                              (ctx, d) ->
+                                                  CallResult.notApplied("503 before charging"))
+                                          .farSideDeduplicatesByKey())
                               .complete(answers("{}"))))
               .isInstanceOf(OperationFailedException.class);
       case IN_PROGRESS -> abandonedClaim(id, fp);
@@ -487,6 +491,11 @@ public abstract class IdempotencyStoreContract {
                               wakeZombie.await(); // a GC pause or partition, past the lease
                               return CallResult.applied(new Payment(null, "ch_zombie"));
                             })
+                        .lookup(
+                            (ctx, p) ->
+                                charges.get() == 0
+                                    ? CallResult.notApplied("no charge under this key")
+                                    : CallResult.applied(new Payment(null, "ch_zombie")))
                         .afterCall(recordCharge))
             .complete(answers("{\"by\":\"zombie\"}"));
     PhasedOperation<Payment> newOwnerOp =
@@ -747,7 +756,11 @@ public abstract class IdempotencyStoreContract {
                     command("10.00"),
                     PhasedOperation.builder()
                         .local("FIRST", writes(id, "payment"))
-                        .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+                        .external(
+                            "CHARGED",
+                            call ->
+                                call.call((ctx, d) -> CallResult.applied(d))
+                                    .farSideDeduplicatesByKey())
                         .complete(answers("{\"ok\":1}"))));
 
     assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(1);
@@ -1064,10 +1077,15 @@ public abstract class IdempotencyStoreContract {
                 "CHARGED",
                 call ->
                     call.call(
-                        (ctx, d) -> {
-                          charges.incrementAndGet();
-                          return CallResult.applied(d);
-                        }))
+                            (ctx, d) -> {
+                              charges.incrementAndGet();
+                              return CallResult.applied(d);
+                            })
+                        .lookup(
+                            (ctx, d) ->
+                                charges.get() == 0
+                                    ? CallResult.notApplied("no charge under this key")
+                                    : CallResult.applied(d)))
             .external(
                 "RECEIPT_SENT",
                 call ->
@@ -1083,7 +1101,8 @@ public abstract class IdempotencyStoreContract {
                             (ctx, d) ->
                                 receipts.incrementAndGet() == 1
                                     ? CallResult.notApplied("mail service busy")
-                                    : CallResult.applied(d)))
+                                    : CallResult.applied(d))
+                        .farSideDeduplicatesByKey()) // the mail service keeps one mail per key
             .complete(answers("{\"paid\":true}"));
     IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
 
@@ -1158,7 +1177,9 @@ public abstract class IdempotencyStoreContract {
                   }
                   return Step.next(d);
                 })
-            .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+            .external(
+                "CHARGED",
+                call -> call.call((ctx, d) -> CallResult.applied(d)).farSideDeduplicatesByKey())
             .complete(answers("{}"));
 
     assertThatThrownBy(() -> execute(id, command("10.00"), op))
@@ -1216,13 +1237,18 @@ public abstract class IdempotencyStoreContract {
                 "CHARGED",
                 call ->
                     call.call(
-                        (ctx, d) -> {
-                          if (attempts.incrementAndGet() == 1) {
-                            return CallResult.notApplied("503 before charging");
-                          }
-                          applied.incrementAndGet();
-                          return CallResult.applied(d);
-                        }))
+                            (ctx, d) -> {
+                              if (attempts.incrementAndGet() == 1) {
+                                return CallResult.notApplied("503 before charging");
+                              }
+                              applied.incrementAndGet();
+                              return CallResult.applied(d);
+                            })
+                        .lookup(
+                            (ctx, d) ->
+                                applied.get() == 0
+                                    ? CallResult.notApplied("no charge under this key")
+                                    : CallResult.applied(d)))
             .complete(answers("{}"));
 
     assertThatThrownBy(() -> execute(id, command("10.00"), op))
@@ -1391,9 +1417,13 @@ public abstract class IdempotencyStoreContract {
     ScopedKey two = key("k-commits-two");
     PhasedOperation<Map<String, String>> twoCalls =
         PhasedOperation.builder()
-            .external("RESERVED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+            .external(
+                "RESERVED",
+                call -> call.call((ctx, d) -> CallResult.applied(d)).farSideDeduplicatesByKey())
             .local("BETWEEN", (ctx, d) -> Step.next(d))
-            .external("CHARGED", call -> call.call((ctx, d) -> CallResult.applied(d)))
+            .external(
+                "CHARGED",
+                call -> call.call((ctx, d) -> CallResult.applied(d)).farSideDeduplicatesByKey())
             .complete(answers("{}"));
     commits.set(0);
     assertThat(execute(two, command("10.00"), twoCalls)).isInstanceOf(Outcome.Executed.class);
@@ -1420,7 +1450,8 @@ public abstract class IdempotencyStoreContract {
                             (ctx, p) -> {
                               throw new SimulatedCrash();
                             })
-                        .call((ctx, p) -> CallResult.applied(p)))
+                        .call((ctx, p) -> CallResult.applied(p))
+                        .farSideDeduplicatesByKey())
             .complete(answers("{}"));
 
     assertThatThrownBy(() -> execute(id, command("10.00"), crashing))
@@ -1503,6 +1534,185 @@ public abstract class IdempotencyStoreContract {
     assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
   }
 
+  // ---- how a takeover learns what a call under way did --------------------------------------
+
+  /**
+   * A far side that deduplicates by the key it is given ({@code provider_payment_<paymentId>}): a
+   * repeated call under a key has no second effect and answers with the first call's charge. Counts
+   * the calls and lookups it gets; {@link #charges} holds its effects, one per key.
+   */
+  private final class KeyedProvider {
+    final AtomicInteger calls = new AtomicInteger();
+    final AtomicInteger lookups = new AtomicInteger();
+    final Map<String, String> charges = new ConcurrentHashMap<>();
+
+    /** The next call charges, then the process dies before the charge's result is recorded. */
+    final AtomicBoolean crashAfterNextCharge = new AtomicBoolean();
+
+    CallResult<Payment> charge(Payment p) {
+      calls.incrementAndGet();
+      String charge = charges.computeIfAbsent(providerKey(p), k -> "ch_" + UUID.randomUUID());
+      if (crashAfterNextCharge.getAndSet(false)) {
+        throw new SimulatedCrash();
+      }
+      return CallResult.applied(new Payment(p.paymentId(), charge));
+    }
+
+    CallResult<Payment> lookUp(Payment p) {
+      lookups.incrementAndGet();
+      String charge = charges.get(providerKey(p));
+      return charge == null
+          ? CallResult.notApplied("no charge under this key")
+          : CallResult.applied(new Payment(p.paymentId(), charge));
+    }
+
+    /**
+     * The suite's payment, its charge named {@code phase}, with {@code learning} saying how a
+     * takeover learns what the charge did.
+     */
+    PhasedOperation<Payment> payment(
+        ScopedKey id,
+        String phase,
+        UnaryOperator<PhasedOperation.ExternalSteps<Payment>> learning) {
+      return PhasedOperation.builder(Payment.class)
+          .local("LOCAL_PAYMENT_CREATED", createsPayment(id))
+          .external(
+              phase,
+              call ->
+                  learning.apply(
+                      call.call((ctx, p) -> charge(p)).afterCall(writes(id, "confirmed"))))
+          .complete(answersWithTheCharge());
+    }
+
+    PhasedOperation<Payment> withLookup(ScopedKey id) {
+      return payment(id, "CHARGED", steps -> steps.lookup((ctx, p) -> lookUp(p)));
+    }
+
+    PhasedOperation<Payment> deduplicatedByKey(ScopedKey id) {
+      return payment(id, "CHARGED", PhasedOperation.ExternalSteps::farSideDeduplicatesByKey);
+    }
+
+    private static String providerKey(Payment p) {
+      return "provider_payment_" + p.paymentId();
+    }
+  }
+
+  /**
+   * The process died after the far side charged, before the charge's result committed. The phase
+   * has no lookup and declares that the far side deduplicates by key, so the takeover makes the
+   * call again: the far side gets two calls but charges once, and the payment completes with the
+   * first charge.
+   */
+  @Test
+  void aTakeoverAfterTheMarkerRepeatsTheCallOnlyWhenTheFarSideDeduplicatesByKey() throws Exception {
+    ScopedKey id = key("k-takeover-deduplicated");
+    KeyedProvider provider = new KeyedProvider();
+    provider.crashAfterNextCharge.set(true);
+    assertThatThrownBy(() -> execute(id, command("10.00"), provider.deduplicatedByKey(id)))
+        .isInstanceOf(SimulatedCrash.class);
+    assertThat(record(id).state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
+    String firstCharge = provider.charges.values().iterator().next();
+
+    clock.advance(LEASE.plusSeconds(1));
+    Outcome resumed = execute(id, command("10.00"), provider.deduplicatedByKey(id));
+
+    assertThat(resumed).isInstanceOf(Outcome.Executed.class);
+    assertThat(body(resumed)).isEqualTo("{\"charge\":\"" + firstCharge + "\"}");
+    assertThat(provider.calls).as("called again, under the same key").hasValue(2);
+    assertThat(provider.charges).as("charged once").hasSize(1);
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
+    assertThat(execute(id, command("10.00"), provider.deduplicatedByKey(id)))
+        .isInstanceOf(Outcome.Replayed.class);
+    assertThat(provider.calls).hasValue(2);
+  }
+
+  /**
+   * The same crash, with a lookup: the takeover asks the far side what the call under the key did,
+   * and never makes the call, whichever the far side would allow.
+   */
+  @Test
+  void aTakeoverAfterTheMarkerRunsTheLookupAndNeverTheCall() throws Exception {
+    ScopedKey id = key("k-takeover-lookup");
+    KeyedProvider provider = new KeyedProvider();
+    provider.crashAfterNextCharge.set(true);
+    assertThatThrownBy(() -> execute(id, command("10.00"), provider.withLookup(id)))
+        .isInstanceOf(SimulatedCrash.class);
+    String firstCharge = provider.charges.values().iterator().next();
+
+    clock.advance(LEASE.plusSeconds(1));
+    Outcome resumed = execute(id, command("10.00"), provider.withLookup(id));
+
+    assertThat(resumed).isInstanceOf(Outcome.Executed.class);
+    assertThat(body(resumed)).isEqualTo("{\"charge\":\"" + firstCharge + "\"}");
+    assertThat(provider.lookups).hasValue(1);
+    assertThat(provider.calls).as("never called again").hasValue(1);
+    assertThat(provider.charges).hasSize(1);
+    assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
+  }
+
+  /**
+   * A record whose pending call names a phase the operation no longer declares (written by an older
+   * definition, the phase since renamed): nothing can learn what the call did, so no call is made,
+   * neither the old phase's nor the renamed one's. The outcome is unknown: the record waits for
+   * recovery, on the schedule, and the last attempt leaves it to an operator. Once a definition
+   * declares the phase again (with its lookup) and an operator made the record due, it completes
+   * with the one charge. Skipped for a store without recovery backoff.
+   */
+  @Test
+  void aTakeoverThatCannotLearnWhatTheCallDidNeverCallsAndLeavesTheOutcomeToRecovery()
+      throws Exception {
+    Idempotency scheduled =
+        scheduled(new RecoverySchedule(Duration.ofSeconds(10), Duration.ofHours(1), 2));
+    ScopedKey id = key("k-takeover-undeclared");
+    IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
+    KeyedProvider provider = new KeyedProvider();
+    provider.crashAfterNextCharge.set(true);
+    assertThatThrownBy(() -> scheduled.execute(request, provider.withLookup(id)))
+        .isInstanceOf(SimulatedCrash.class);
+    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
+    PhasedOperation<Payment> renamed =
+        provider.payment(
+            id, "PROVIDER_CHARGED", steps -> steps.lookup((ctx, p) -> provider.lookUp(p)));
+
+    clock.advance(LEASE.plusSeconds(1));
+    Outcome first = scheduled.execute(request, renamed);
+
+    assertThat(first).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(((Outcome.OutcomePending) first).awaitsOperator()).isFalse();
+    assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
+    assertThat(record(id).recoveryAttempts()).isEqualTo(1);
+    assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
+    assertThat(provider.calls).as("never called again").hasValue(1);
+    assertThat(provider.lookups).hasValue(0);
+
+    Outcome last = scheduled.execute(request, renamed);
+
+    assertThat(last).isInstanceOf(Outcome.OutcomePending.class);
+    assertThat(((Outcome.OutcomePending) last).awaitsOperator()).isTrue();
+    assertThat(record(id).recoveryAttempts()).isEqualTo(2);
+    assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
+    assertThat(listener.count("escalated")).isEqualTo(1);
+    assertThat(provider.calls).as("never called again").hasValue(1);
+    assertThat(provider.charges).hasSize(1);
+    assertThat(ledger.count(entry(id, "confirmed"))).isZero();
+
+    try {
+      if (!store.resolve(id, OperatorResolution.applied("ch_seen"), "ops@example", "redeploy")) {
+        throw new AssertionError("an escalated record takes a resolution");
+      }
+    } catch (UnsupportedOperationException notSupported) {
+      return; // a store without operator resolution has nothing more to show here
+    }
+    assertThat(scheduled.execute(request, provider.withLookup(id)))
+        .isInstanceOf(Outcome.Executed.class);
+    assertThat(provider.lookups).hasValue(1);
+    assertThat(provider.calls).as("charged once, called once").hasValue(1);
+    assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
+  }
+
   @Test
   void aFailureRecordingTheCallsResultLeavesTheRecordForALookupAtOnce() throws Exception {
     ScopedKey id = key("k-fail-after-call");
@@ -1564,6 +1774,7 @@ public abstract class IdempotencyStoreContract {
                               calls.incrementAndGet();
                               return CallResult.applied(new Payment("p", "declined"));
                             })
+                        .farSideDeduplicatesByKey() // answers a repeat with the same decline
                         .afterCall(
                             (ctx, p) -> {
                               ledger.write(ctx.transaction(), entry(id, "declined"));
@@ -1600,10 +1811,11 @@ public abstract class IdempotencyStoreContract {
                 "CHARGED",
                 call ->
                     call.call(
-                        (ctx, p) -> {
-                          calls.incrementAndGet();
-                          return CallResult.rejected(declined());
-                        }))
+                            (ctx, p) -> {
+                              calls.incrementAndGet();
+                              return CallResult.rejected(declined());
+                            })
+                        .farSideDeduplicatesByKey())
             .complete(answers("{}"));
 
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Rejected.class);
@@ -1659,18 +1871,20 @@ public abstract class IdempotencyStoreContract {
             "RESERVED",
             call ->
                 call.call(
-                    (ctx, d) -> {
-                      duringFirstCall.run();
-                      return CallResult.applied(d);
-                    }))
+                        (ctx, d) -> {
+                          duringFirstCall.run();
+                          return CallResult.applied(d);
+                        })
+                    .farSideDeduplicatesByKey())
         .external(
             "CHARGED",
             call ->
                 call.call(
-                    (ctx, d) -> {
-                      leaseDuringSecondCall.set(record(id).lockedUntil());
-                      return CallResult.applied(d);
-                    }))
+                        (ctx, d) -> {
+                          leaseDuringSecondCall.set(record(id).lockedUntil());
+                          return CallResult.applied(d);
+                        })
+                    .farSideDeduplicatesByKey())
         .complete(answers("{}"));
   }
 
@@ -1852,11 +2066,12 @@ public abstract class IdempotencyStoreContract {
                 "CHARGED",
                 call ->
                     call.call(
-                        (ctx, d) -> {
-                          calls.incrementAndGet();
-                          release.await(30, TimeUnit.SECONDS); // live until released
-                          return CallResult.applied(d);
-                        }))
+                            (ctx, d) -> {
+                              calls.incrementAndGet();
+                              release.await(30, TimeUnit.SECONDS); // live until released
+                              return CallResult.applied(d);
+                            })
+                        .farSideDeduplicatesByKey())
             .complete(answers("{}"));
     AtomicInteger next = new AtomicInteger();
     AtomicInteger answered = new AtomicInteger();

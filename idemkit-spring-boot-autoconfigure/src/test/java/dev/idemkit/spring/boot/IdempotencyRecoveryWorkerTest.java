@@ -194,10 +194,15 @@ class IdempotencyRecoveryWorkerTest {
                 "CHARGED",
                 call ->
                     call.call(
-                        (ctx, d) -> {
-                          charges.incrementAndGet();
-                          return dev.idemkit.CallResult.applied(d);
-                        }))
+                            (ctx, d) -> {
+                              charges.incrementAndGet();
+                              return dev.idemkit.CallResult.applied(d);
+                            })
+                        .lookup(
+                            (ctx, d) ->
+                                charges.get() == 0
+                                    ? dev.idemkit.CallResult.notApplied("no charge under this key")
+                                    : dev.idemkit.CallResult.applied(d)))
             .external(
                 "RECEIPT_SENT",
                 call ->
@@ -208,7 +213,8 @@ class IdempotencyRecoveryWorkerTest {
                               }
                               return dev.idemkit.Step.next(d);
                             })
-                        .call((ctx, d) -> dev.idemkit.CallResult.notApplied("mail service busy")))
+                        .call((ctx, d) -> dev.idemkit.CallResult.notApplied("mail service busy"))
+                        .farSideDeduplicatesByKey())
             .complete(
                 (ctx, d) ->
                     OperationResult.success(StoredResponse.of(201, Map.of(), "{}".getBytes())));
