@@ -49,6 +49,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
       // (DataProtectionIT).
       "payments.api-keys.sk_test_shred=tenant_shred",
       "payments.api-keys.sk_test_unsettled=tenant_unsettled",
+      // A tenant whose data ErasureIT erases.
+      "payments.api-keys.sk_test_erase=tenant_erase",
       // A tenant whose data key DocumentedAnswersIT rotates (only a configured tenant has one).
       "payments.api-keys.sk_test_doc_answers=tenant_doc_answers",
       "idemkit.protection.replay-modes.test_outcome=OUTCOME"

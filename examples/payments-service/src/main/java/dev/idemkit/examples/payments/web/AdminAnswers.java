@@ -196,4 +196,13 @@ public final class AdminAnswers {
       name = "TenantDataKeysDestroyed",
       requiredProperties = {"tenant", "destroyedKeys"})
   public record TenantDataKeysDestroyed(String tenant, int destroyedKeys) {}
+
+  /** A tenant's erasure. */
+  @Schema(
+      name = "TenantDataErased",
+      requiredProperties = {"tenant", "erasedRows", "destroyedKeys"})
+  public record TenantDataErased(
+      String tenant,
+      @Schema(description = "Rows deleted, per table") Map<String, Integer> erasedRows,
+      int destroyedKeys) {}
 }

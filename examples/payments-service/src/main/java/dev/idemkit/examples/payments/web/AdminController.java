@@ -7,6 +7,7 @@ import dev.idemkit.InvalidIdempotencyKeyException;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
+import dev.idemkit.examples.payments.erasure.TenantErasure;
 import dev.idemkit.spi.IdempotencyStore;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
@@ -59,10 +60,16 @@ public class AdminController extends OperatorEndpoints {
   private final JdbcClient jdbc;
   private final DataProtection protection;
   private final ApiKeys apiKeys;
+  private final TenantErasure erasure;
 
   public AdminController(
-      IdempotencyStore store, JdbcClient jdbc, DataProtection protection, ApiKeys apiKeys) {
+      IdempotencyStore store,
+      JdbcClient jdbc,
+      DataProtection protection,
+      ApiKeys apiKeys,
+      TenantErasure erasure) {
     this.store = store;
+    this.erasure = erasure;
     this.protectedStore = protection.protect(store);
     this.jdbc = jdbc;
     this.protection = protection;
@@ -102,18 +109,72 @@ public class AdminController extends OperatorEndpoints {
               + ": no API key of this service names it and it holds no data key. Nothing was"
               + " destroyed.");
     }
-    // A record still due for recovery, or escalated and unresolved, needs its sealed recovery
-    // data to finish: shredded, it could never finish, and would hold its place in the tenant's
-    // live-record quota for good. Such records are settled first (resolved, or recovered).
+    requireSettled(name, false, "shred. No key was destroyed.");
+    return Map.of("tenant", name, "destroyedKeys", protection.shredTenant(name));
+  }
+
+  /**
+   * A tenant's erasure: deletes its payments, orders, ledger entries, receipts, shipments and the
+   * payloads of its events and receipt mails ({@link TenantErasure}), then destroys its data keys
+   * as {@link #shred} does. Its idempotency records stay, their answers unreadable, so that a retry
+   * answers 410 and runs nothing; cleanup deletes them after their window.
+   *
+   * <p>Refused (409, nothing erased) while a record of the tenant is still running, being recovered
+   * or awaiting an operator: it would write the tenant's rows again after the erasure. A name no
+   * API key names that holds no data key and no row is 404 {@code TENANT_NOT_FOUND}.
+   */
+  @Operation(
+      operationId = "eraseTenantData",
+      summary = "Erase a tenant's business data and event payloads, and destroy its data keys")
+  @DeleteMapping("/v1/admin/tenants/{tenant}/data")
+  @ProblemAnswer(status = 400, errorCodes = "INVALID_PATH_PARAMETER")
+  @ProblemAnswer(status = 404, errorCodes = TENANT_NOT_FOUND)
+  @ProblemAnswer(status = 409, errorCodes = "TENANT_HAS_UNSETTLED_RECORDS")
+  @ApiResponse(
+      responseCode = "200",
+      description = "The tenant, the rows erased per table and how many data keys were destroyed",
+      content =
+          @Content(
+              mediaType = "application/json",
+              schema = @Schema(implementation = AdminAnswers.TenantDataErased.class)))
+  public Map<String, Object> erase(@PathVariable String tenant) {
+    String name = tenant(tenant);
+    requireSettled(name, true, "erase. Nothing was erased.");
+    boolean known = apiKeys.isTenant(name) || dataKeysOf(name) > 0;
+    Map<String, Integer> erased = erasure.erase(name);
+    int destroyed = protection.shredTenant(name);
+    if (!known && erased.values().stream().allMatch(n -> n == 0)) {
+      throw Errors.notFound(
+          TENANT_NOT_FOUND,
+          "No tenant "
+              + name
+              + ": no API key of this service names it, and it holds no data key and no row.");
+    }
+    Map<String, Object> answer = new LinkedHashMap<>();
+    answer.put("tenant", name);
+    answer.put("erasedRows", erased);
+    answer.put("destroyedKeys", destroyed);
+    return answer;
+  }
+
+  /**
+   * A record still due for recovery, or escalated and unresolved, needs its sealed recovery data to
+   * finish: shredded, it could never finish, and would hold its place in the tenant's live-record
+   * quota for good. Such records are settled first (resolved, or recovered). For an erasure, a
+   * record still running counts too: it would write the tenant's rows again.
+   */
+  private void requireSettled(String name, boolean running, String then) {
     long unsettled =
         jdbc.sql(
                 """
                 select count(*) from idemkit_record
-                 where tenant = ?
+                 where tenant = :tenant
                    and (recovery_due is not null
-                        or (escalated_at is not null and state = 'UNKNOWN_REQUIRES_RECOVERY'))
+                        or (escalated_at is not null and state = 'UNKNOWN_REQUIRES_RECOVERY')
+                        or (:running and state = 'IN_PROGRESS'))
                 """)
-            .param(name)
+            .param("tenant", name)
+            .param("running", running)
             .query(Long.class)
             .single();
     if (unsettled > 0) {
@@ -126,13 +187,14 @@ public class AdminController extends OperatorEndpoints {
               unsettled
                   + " record(s) of tenant "
                   + name
-                  + " are still being recovered or await an operator's resolution, and need"
+                  + (running ? " are still running, or" : " are")
+                  + " still being recovered or await an operator's resolution, and need"
                   + " their recovery data to finish. Resolve them (GET"
                   + " /v1/admin/idempotency/recovery lists them) or let recovery finish them,"
-                  + " then shred. No key was destroyed."),
+                  + " then "
+                  + then),
           null);
     }
-    return Map.of("tenant", name, "destroyedKeys", protection.shredTenant(name));
   }
 
   /**
