@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * How stored answers and recovery data are treated as sensitive data: encrypted at rest, redacted,
@@ -135,6 +136,19 @@ public final class DataProtection {
    */
   public int rewrapDataKeys(String oldMasterKeyId) {
     return requireKeyring().rewrap(oldMasterKeyId);
+  }
+
+  /**
+   * The master keys that wrap stored data keys but do not unwrap them: a key configured under its
+   * id with another value (or a KMS key that refuses). Each master key in use is tried on a few of
+   * its data keys, and fails only if none of them unwraps, so one damaged data key does not count
+   * against it. Meant for start-up: without it, such a key is found by the first request of each of
+   * its tenants (an answer that cannot be read, a new request that fails).
+   *
+   * @return the failing master key ids, sorted; empty if every one unwraps, or if encryption is off
+   */
+  public Set<String> masterKeysThatDoNotUnwrap() {
+    return keyring == null ? Set.of() : keyring.masterKeysThatDoNotUnwrap();
   }
 
   private TenantKeyring requireKeyring() {

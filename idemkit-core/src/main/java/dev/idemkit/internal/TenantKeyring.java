@@ -9,8 +9,14 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import javax.crypto.SecretKey;
 import javax.crypto.spec.SecretKeySpec;
@@ -108,6 +114,41 @@ public final class TenantKeyring {
       rewrapped++;
     }
     return rewrapped;
+  }
+
+  /** How many data keys of one master key {@link #masterKeysThatDoNotUnwrap} tries at most. */
+  private static final int KEYS_TRIED_PER_MASTER_KEY = 3;
+
+  /**
+   * The master keys none of whose first few data keys unwrap. Reads every wrapped key once (a few
+   * per tenant): a start-up check, not a per-request one.
+   */
+  public Set<String> masterKeysThatDoNotUnwrap() {
+    Map<String, List<WrappedDataKey>> byMasterKey = new TreeMap<>();
+    for (WrappedDataKey key : store.all()) {
+      List<WrappedDataKey> tried =
+          byMasterKey.computeIfAbsent(key.masterKeyId(), id -> new ArrayList<>());
+      if (tried.size() < KEYS_TRIED_PER_MASTER_KEY) {
+        tried.add(key);
+      }
+    }
+    Set<String> failing = new TreeSet<>();
+    byMasterKey.forEach(
+        (masterKeyId, keys) -> {
+          if (keys.stream().noneMatch(this::unwraps)) {
+            failing.add(masterKeyId);
+          }
+        });
+    return failing;
+  }
+
+  private boolean unwraps(WrappedDataKey key) {
+    try {
+      unwrap(key);
+      return true;
+    } catch (RuntimeException e) {
+      return false;
+    }
   }
 
   private DataKey create(StoreTransaction tx, String tenant) {

@@ -196,6 +196,26 @@ class DataProtectionIT {
     assertThat(executions).hasValue(2);
   }
 
+  /**
+   * A master key configured under its id with another value is found by a start-up check, before
+   * any request of its tenants fails on it; the others that unwrap are not named.
+   */
+  @Test
+  void aMasterKeyWithAnotherValueIsFoundBeforeAnyRequest() throws Exception {
+    String goodId = "mk_good_" + tenant;
+    String badId = "mk_bad_" + tenant;
+    byte[] good = key();
+    engine(encrypted(Map.of(goodId, good), goodId))
+        .execute(request(ScopedKey.of(tenant, "create_payment", "a"), "1.00"), pay("{}"));
+    engine(encrypted(Map.of(badId, key()), badId))
+        .execute(request(ScopedKey.of(tenant + "_2", "create_payment", "b"), "1.00"), pay("{}"));
+
+    DataProtection anotherValue = encrypted(Map.of(goodId, good, badId, key()), goodId);
+
+    assertThat(anotherValue.masterKeysThatDoNotUnwrap()).contains(badId).doesNotContain(goodId);
+    assertThat(DataProtection.none().masterKeysThatDoNotUnwrap()).isEmpty();
+  }
+
   @Test
   void aMissingMasterKeyIsNamedInTheUnreadableError() throws Exception {
     String mk1Id = "mk1_" + tenant;

@@ -236,13 +236,18 @@ public class IdemkitAutoConfiguration {
     IdemkitProperties.Protection p = properties.getProtection();
     requirePerOperationSettingsBound(environment, p);
     DataProtection.Builder b = DataProtection.builder();
+    // Master keys from configuration are checked against the data keys they wrapped once the
+    // protection is built (a KMS's are not: its availability at start-up is its own matter).
+    boolean configuredMasterKeys = false;
     if (p.getEncryption().isEnabled()) {
       PostgresDataKeyStore dataKeys = new PostgresDataKeyStore(dataSource);
+      configuredMasterKeys = keyProvider.getIfAvailable() == null;
       KeyProvider keys =
           keyProvider.getIfAvailable(
               () -> {
                 if (p.getEncryption().getMasterKeys().isEmpty()) {
-                  throw new IllegalStateException(
+                  throw new KeySettingException(
+                      "idemkit.protection.encryption.master-keys",
                       "idemkit.protection.encryption.enabled=true needs master keys:"
                           + " idemkit.protection.encryption.master-keys.<id>=<base64 of 32 random"
                           + " bytes> and idemkit.protection.encryption.current-master-key=<id>, or a"
@@ -263,6 +268,7 @@ public class IdemkitAutoConfiguration {
     } else if (!p.getEncryption().getMasterKeys().isEmpty()) {
       // Encryption turned off with its keys still here: what it sealed still replays.
       PostgresDataKeyStore dataKeys = new PostgresDataKeyStore(dataSource);
+      configuredMasterKeys = true;
       schema.ifAvailable(s -> {});
       schemaCheck.ifAvailable(s -> {});
       b.decryptOnly(readOnlyMasterKeys(p.getEncryption()), dataKeys)
@@ -310,7 +316,33 @@ public class IdemkitAutoConfiguration {
         .orderedStream()
         .forEach(r -> b.replayByReference(r.operation(), r.resourceType(), r));
     upcasters.orderedStream().forEach(u -> b.upcaster(u.operation(), u.fromVersion(), u));
-    return b.build();
+    DataProtection protection = b.build();
+    if (configuredMasterKeys) {
+      requireMasterKeysUnwrap(protection, p.getEncryption().getMasterKeys().keySet());
+    }
+    return protection;
+  }
+
+  /**
+   * Every configured master key that wraps stored data keys must unwrap them: a key configured
+   * under its id with another value (a typo, the wrong environment's secret) stops the start,
+   * naming its property, instead of failing the first request of each of its tenants (an answer
+   * that cannot be read is a 500, and never runs again).
+   */
+  static void requireMasterKeysUnwrap(DataProtection protection, Set<String> configured) {
+    // One that is not configured at all was refused or warned about already.
+    Set<String> wrong = new java.util.TreeSet<>(protection.masterKeysThatDoNotUnwrap());
+    wrong.retainAll(configured);
+    if (!wrong.isEmpty()) {
+      String first = "idemkit.protection.encryption.master-keys." + wrong.iterator().next();
+      throw new KeySettingException(
+          first,
+          first
+              + (wrong.size() > 1 ? " (and " + (wrong.size() - 1) + " more)" : "")
+              + " does not unwrap the data keys it wrapped in idemkit_data_key: it is not the"
+              + " value they were wrapped with. Configure that value again under this id (a new"
+              + " key takes a new id, made current, then re-wrap).");
+    }
   }
 
   /**
@@ -322,7 +354,8 @@ public class IdemkitAutoConfiguration {
   static void requireMasterKeysInUse(PostgresDataKeyStore dataKeys, Set<String> configured) {
     Set<String> missing = missingMasterKeys(dataKeys, configured);
     if (!missing.isEmpty()) {
-      throw new IllegalStateException(
+      throw new KeySettingException(
+          "idemkit.protection.encryption.master-keys." + missing.iterator().next(),
           "idemkit_data_key holds tenant data keys wrapped by master key(s) "
               + String.join(", ", missing)
               + " that idemkit.protection.encryption.master-keys does not configure: the answers"
@@ -378,13 +411,14 @@ public class IdemkitAutoConfiguration {
               try {
                 b.hmacKey(id, base64(property, key));
               } catch (IllegalArgumentException e) {
-                throw new IllegalStateException(property + ": " + e.getMessage());
+                throw new KeySettingException(property, property + ": " + e.getMessage());
               }
             });
     String current = f.getCurrentHmacKey();
     if (!current.isEmpty()) {
       if (!f.getHmacKeys().containsKey(current)) {
-        throw new IllegalStateException(
+        throw new KeySettingException(
+            "idemkit.protection.fingerprint.current-hmac-key",
             "idemkit.protection.fingerprint.current-hmac-key="
                 + current
                 + " names no key: set idemkit.protection.fingerprint.hmac-keys."
@@ -406,7 +440,8 @@ public class IdemkitAutoConfiguration {
               String property = "idemkit.protection.encryption.master-keys." + id;
               byte[] key = base64(property, text);
               if (key.length != 32) {
-                throw new IllegalStateException(
+                throw new KeySettingException(
+                    property,
                     property
                         + " must be 32 bytes (AES-256) in base64; it is "
                         + key.length
@@ -416,7 +451,8 @@ public class IdemkitAutoConfiguration {
             });
     String current = encryption.getCurrentMasterKey();
     if (!keys.containsKey(current)) {
-      throw new IllegalStateException(
+      throw new KeySettingException(
+          "idemkit.protection.encryption.current-master-key",
           "idemkit.protection.encryption.current-master-key="
               + current
               + " names no key under idemkit.protection.encryption.master-keys (configured: "
@@ -430,7 +466,7 @@ public class IdemkitAutoConfiguration {
     try {
       return Base64.getDecoder().decode(text.trim());
     } catch (IllegalArgumentException e) {
-      throw new IllegalStateException(property + " is not base64: " + e.getMessage());
+      throw new KeySettingException(property, property + " is not base64: " + e.getMessage());
     }
   }
 
@@ -503,12 +539,26 @@ public class IdemkitAutoConfiguration {
               + " database's secret in {}. Set idemkit.issued-keys.secret outside the demo.",
           file);
     } else {
-      throw new IllegalStateException(
+      throw new KeySettingException(
+          "idemkit.issued-keys.secret",
           "idemkit.issued-keys.secret is not set. Set it to a random value of at least 16 bytes,"
               + " the same on every instance (e.g. IDEMKIT_ISSUED_KEYS_SECRET): it signs the keys"
               + " the service issues (IssuedKeys), and checks every key in their form (ik_...) in"
               + " every operation, so it is needed even if no operation is strict. Only the"
               + " embedded demo database makes one up.");
+    }
+    if (bytes.length < 16) {
+      String property =
+          secret != null && !secret.isEmpty()
+              ? "idemkit.issued-keys.secret"
+              : "idemkit.issued-keys.secret-file";
+      throw new KeySettingException(
+          property,
+          property
+              + " holds "
+              + bytes.length
+              + " bytes; the issued-key secret must have at least 16 (a random value, the same on"
+              + " every instance).");
     }
     return new IssuedKeys(
         bytes,

@@ -907,7 +907,47 @@ class IdemkitAutoConfigurationTest {
               nextKey,
               "idemkit.protection.encryption.current-master-key=mk-next")
           .run(context -> assertThat(context).hasNotFailed());
+
+      // The retired key configured under its id with another value: the start stops, naming it
+      // (it answered 500 to each of its tenants' requests instead), whether encryption is on or
+      // only reads what it sealed.
+      String otherValue = oldKey + dev.idemkit.StaticKeyProvider.newKeyBase64();
+      for (String encryption : java.util.List.of("true", "false")) {
+        encrypted
+            .withPropertyValues(
+                otherValue,
+                nextKey,
+                "idemkit.protection.encryption.current-master-key=mk-next",
+                "idemkit.protection.encryption.enabled=" + encryption)
+            .run(
+                context ->
+                    assertThat(context)
+                        .getFailure()
+                        .as("encryption.enabled=" + encryption)
+                        .rootCause()
+                        .isInstanceOf(KeySettingException.class)
+                        .hasMessageStartingWith(
+                            "idemkit.protection.encryption.master-keys.mk-retired does not unwrap"
+                                + " the data keys it wrapped")
+                        .hasMessageNotContaining(oldValue));
+      }
     }
+  }
+
+  @Test
+  void aKeySettingThatStopsTheStartIsAnalysedAsOneLineNamingTheProperty() {
+    KeySettingException failure =
+        new KeySettingException(
+            "idemkit.protection.encryption.current-master-key",
+            "idemkit.protection.encryption.current-master-key=mk9 names no key");
+    var analysis =
+        new KeySettingFailureAnalyzer()
+            .analyze(new IllegalStateException("bean creation failed", failure));
+    assertThat(analysis.getDescription())
+        .isEqualTo("idemkit.protection.encryption.current-master-key=mk9 names no key");
+    assertThat(analysis.getAction())
+        .contains("idemkit.protection.encryption.current-master-key")
+        .doesNotContain("\n");
   }
 
   @Test
@@ -1150,6 +1190,10 @@ class IdemkitAutoConfigurationTest {
         "idemkit.protection.fingerprint.current-hmac-key=fk9",
         "idemkit.protection.fingerprint.current-hmac-key=fk9 names no key"
       },
+      {
+        "idemkit.issued-keys.secret=too-short",
+        "idemkit.issued-keys.secret holds 9 bytes; the issued-key secret must have at least 16"
+      },
     };
     for (String[] c : cases) {
       java.util.List<String> values = new java.util.ArrayList<>(java.util.List.of(c[0].split(",")));
@@ -1163,7 +1207,12 @@ class IdemkitAutoConfigurationTest {
           .withPropertyValues(values.toArray(String[]::new))
           .run(
               context ->
-                  assertThat(context).as(c[0]).getFailure().rootCause().hasMessageContaining(c[1]));
+                  assertThat(context)
+                      .as(c[0])
+                      .getFailure()
+                      .rootCause()
+                      .isInstanceOf(KeySettingException.class)
+                      .hasMessageContaining(c[1]));
     }
   }
 }

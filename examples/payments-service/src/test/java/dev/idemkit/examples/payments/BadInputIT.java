@@ -55,6 +55,7 @@ class BadInputIT extends HttpTestSupport {
   private static final String WRONG_TYPE = "WRONG_TYPE";
   private static final String INVALID_JSON = "INVALID_JSON";
   private static final int ONE_MB = 1024 * 1024;
+  private static final String ADMIN = "sk_test_admin";
 
   /** ERROR lines logged before this class ran (the list is shared by every class in the JVM). */
   private static int errorsBeforeClass;
@@ -187,6 +188,274 @@ class BadInputIT extends HttpTestSupport {
         .as("ERROR lines logged by " + what)
         .isEmpty();
     soft.assertAll();
+  }
+
+  /**
+   * One request with text the database cannot store or the service does not take (a NUL, bytes that
+   * are not UTF-8, a control character; in a reference, an invisible or bidirectional-control
+   * character): the answer and the words its detail must hold (which parameter or field, which
+   * character, where).
+   */
+  record TextCase(String name, String errorCode, String detail, Function<BadInputIT, Reply> send) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("textCases")
+  void textTheServiceDoesNotTakeIsA400ThatSaysWhereAndNothingIsStored(TextCase c) {
+    int errorsBefore = ERRORS.size();
+    Map<String, Long> before = rowCounts();
+
+    Reply r = c.send().apply(this);
+
+    String what = c.name() + " answered " + r.status() + " " + r.headers() + " " + r.body();
+    SoftAssertions soft = new SoftAssertions();
+    soft.assertThat(r.status()).as("status of " + what).isEqualTo(400);
+    soft.assertThat(mediaType(r.header("Content-Type")))
+        .as("Content-Type of " + what)
+        .isEqualTo("application/problem+json");
+    JsonNode problem = parse(r.body());
+    soft.assertThat(problem).as("problem body of " + what).isNotNull();
+    if (problem != null) {
+      soft.assertThat(problem.path("errorCode").asString(""))
+          .as("errorCode of " + what)
+          .isEqualTo(c.errorCode());
+      soft.assertThat(problem.path("detail").asString(""))
+          .as("detail of " + what)
+          .contains(c.detail());
+    }
+    soft.assertThat(rowCounts()).as("rows after " + what).isEqualTo(before);
+    soft.assertThat(new ArrayList<>(ERRORS.subList(errorsBefore, ERRORS.size())))
+        .as("ERROR lines logged by " + what)
+        .isEmpty();
+    soft.assertAll();
+  }
+
+  static Stream<TextCase> textCases() {
+    String query = "INVALID_QUERY_PARAMETER";
+    String record = "/v1/admin/idempotency/records/tenant_demo_a/create_payment/";
+    return Stream.of(
+        rawGet(
+            "query: NUL (%00) in merchantReference",
+            query,
+            "Query parameter merchantReference has U+0000 (a control character) at position 3",
+            PAYMENTS + "?merchantReference=ab%00"),
+        rawGet(
+            "query: %ff in merchantReference",
+            query,
+            "Query parameter merchantReference has %FF at position 1, which is not UTF-8",
+            PAYMENTS + "?merchantReference=%ff"),
+        rawGet(
+            "query: overlong NUL %C0%80 in merchantReference",
+            query,
+            "Query parameter merchantReference has %C0%80 at position 2, which is not UTF-8",
+            PAYMENTS + "?merchantReference=x%C0%80"),
+        rawGet(
+            "query: NUL in accountId",
+            query,
+            "Query parameter accountId has U+0000 (a control character) at position 4",
+            PAYMENTS + "?merchantReference=x&accountId=acc%00"),
+        rawGet(
+            "query: C1 control U+0085 in merchantReference",
+            query,
+            "Query parameter merchantReference has U+0085 (a control character) at position 2",
+            PAYMENTS + "?merchantReference=a%C2%85"),
+        rawGet(
+            "query: right-to-left override in merchantReference",
+            query,
+            "Query parameter merchantReference has U+202E (a bidirectional control) at position 4",
+            PAYMENTS + "?merchantReference=abc%E2%80%AEfed"),
+        rawGet(
+            "query: zero-width space in merchantReference",
+            query,
+            "Query parameter merchantReference has U+200B (an invisible format character) at"
+                + " position 2",
+            PAYMENTS + "?merchantReference=x%E2%80%8B"),
+        rawGet(
+            "query: NUL in a parameter the endpoint does not take",
+            query,
+            "Query parameter note has U+0000",
+            "/v1/accounts/acc_1/balance?note=%00"),
+        withFreshKey(
+            k -> {
+              String ref = reference();
+              return new TextCase(
+                  "query: %ff on a payment that is otherwise valid",
+                  query,
+                  "Query parameter x has %FF",
+                  t ->
+                      t.postJson(PAYMENTS + "?x=%ff", TENANT_A, List.of(k), payment(ref, "10.00")));
+            }),
+        rawGet(
+            "query: operator record lookup, NUL in key",
+            query,
+            "Query parameter key has U+0000 (a control character) at position 2",
+            "/v1/admin/idempotency/records/tenant_demo_a/create_payment?key=k%00",
+            ADMIN),
+        rawGet(
+            "path: NUL (%00) in accountId",
+            "MALFORMED_PATH",
+            "U+0000 (a control character), at position 15",
+            "/v1/accounts/a%00/balance"),
+        rawGet(
+            "path: C1 control U+0085 in accountId",
+            "MALFORMED_PATH",
+            "has U+0085 (a control character) at position 15",
+            "/v1/accounts/a%C2%85/balance"),
+        rawGet(
+            "path: %C0%80 in an operator path's tenant",
+            "MALFORMED_PATH", "not UTF-8", record.replace("tenant_demo_a", "t%C0%80") + "k"),
+        textBody(
+            "body: NUL in merchantReference",
+            PAYMENTS,
+            ref -> body("acc_1", "\"10.00\"", "\"EUR\"", json("ab\u0000" + ref), null),
+            "merchantReference has U+0000 (a control character) at position 3"),
+        textBody(
+            "body: right-to-left override in merchantReference",
+            PAYMENTS,
+            ref -> body("acc_1", "\"10.00\"", "\"EUR\"", json("abc\u202e" + ref), null),
+            "merchantReference has U+202E (a bidirectional control) at position 4"),
+        textBody(
+            "body: byte order mark in merchantReference",
+            PAYMENTS,
+            ref -> body("acc_1", "\"10.00\"", "\"EUR\"", json("\ufeff" + ref), null),
+            "merchantReference has U+FEFF (an invisible format character) at position 1"),
+        textBody(
+            "body: unpaired surrogate in merchantReference",
+            PAYMENTS,
+            ref -> body("acc_1", "\"10.00\"", "\"EUR\"", "\"ab\\ud800" + ref + "\"", null),
+            "merchantReference has U+D800 (half of a surrogate pair, not a character) at"
+                + " position 3"),
+        textBody(
+            "body: NUL in an order item's sku",
+            ORDERS,
+            ref -> items("EUR", "{\"sku\":\"s\\u0000\",\"quantity\":1,\"unitPrice\":\"1.00\"}"),
+            "items[0].sku has U+0000 (a control character) at position 2"),
+        textBody(
+            "body: zero-width space in the second item's sku",
+            ORDERS,
+            ref ->
+                items(
+                    "EUR",
+                    "{\"sku\":\"a\",\"quantity\":1,\"unitPrice\":\"1.00\"},"
+                        + "{\"sku\":\"book\\u200b\",\"quantity\":1,\"unitPrice\":\"1.00\"}"),
+            "items[1].sku has U+200B (an invisible format character) at position 5"),
+        operatorBody(
+            "operator: NUL in a resolution's reason",
+            record + newKey() + "/resolution",
+            "{\"outcome\":\"NOT_APPLIED\",\"reason\":\"checked\\u0000\"}",
+            "reason has U+0000 (a control character) at position 8"),
+        operatorBody(
+            "operator: NUL in a resolution's externalReference",
+            record + newKey() + "/resolution",
+            "{\"outcome\":\"APPLIED\",\"externalReference\":\"ch_1\\u0000\","
+                + "\"reason\":\"found in the dashboard\"}",
+            "externalReference has U+0000 (a control character) at position 5"),
+        operatorBody(
+            "operator: zero-width space in a resolution's externalReference",
+            record + newKey() + "/resolution",
+            "{\"outcome\":\"APPLIED\",\"externalReference\":\"\\u200bch_1\","
+                + "\"reason\":\"found in the dashboard\"}",
+            "externalReference has U+200B (an invisible format character) at position 1"),
+        operatorBody(
+            "operator: a line break in a resolution's reason, key in the query",
+            "/v1/admin/idempotency/records/tenant_demo_a/create_payment/resolution?key=" + newKey(),
+            "{\"outcome\":\"NOT_APPLIED\",\"reason\":\"line one\\nline two\"}",
+            "reason has U+000A (a control character) at position 9"),
+        new TextCase(
+            "operator: a form body that is not UTF-8, where a mapping reads parameters",
+            query,
+            "not percent-encoded UTF-8",
+            t ->
+                t.rawExchange(
+                    "POST",
+                    "/v1/admin/idempotency/records/tenant_demo_a/create_payment/resolution",
+                    ADMIN,
+                    "application/x-www-form-urlencoded",
+                    ascii("key=%ff"))));
+  }
+
+  private static TextCase rawGet(String name, String errorCode, String detail, String target) {
+    return rawGet(name, errorCode, detail, target, TENANT_A);
+  }
+
+  private static TextCase rawGet(
+      String name, String errorCode, String detail, String target, String apiKey) {
+    return new TextCase(
+        name, errorCode, detail, t -> t.rawExchange("GET", target, apiKey, null, null));
+  }
+
+  /** A body built around a fresh reference, sent with a fresh key. */
+  private static TextCase textBody(
+      String name, String path, Function<String, String> body, String detail) {
+    return withFreshKey(
+        k -> {
+          String ref = reference();
+          return new TextCase(
+              name,
+              VALIDATION_FAILED,
+              detail,
+              t -> t.postJson(path, TENANT_A, List.of(k), body.apply(ref)));
+        });
+  }
+
+  private static TextCase operatorBody(String name, String path, String body, String detail) {
+    return new TextCase(
+        name, VALIDATION_FAILED, detail, t -> t.postJson(path, ADMIN, List.of(), body));
+  }
+
+  /** Requests the service refuses at the container or routing level: problem+json all the same. */
+  @Test
+  void traceIsA405ProblemWithAnAllowHeader() {
+    Reply r = rawExchange("TRACE", PAYMENTS, TENANT_A, null, null);
+
+    assertThat(r.status()).as(r.body()).isEqualTo(405);
+    assertThat(mediaType(r.header("Content-Type"))).isEqualTo("application/problem+json");
+    assertThat(r.header("Allow")).isNotBlank().doesNotContain("TRACE");
+    assertThat(parse(r.body()).path("errorCode").asString()).isEqualTo("METHOD_NOT_ALLOWED");
+    assertThat(parse(r.body()).path("detail").asString()).contains("TRACE");
+  }
+
+  @Test
+  void aMethodAnEndpointDoesNotTakeIsA405WithItsOwnAllowHeader() {
+    Reply r = rawExchange("DELETE", PAYMENTS, TENANT_A, null, null);
+
+    assertThat(r.status()).as(r.body()).isEqualTo(405);
+    assertThat(mediaType(r.header("Content-Type"))).isEqualTo("application/problem+json");
+    assertThat(r.header("Allow").split(",")).containsExactlyInAnyOrder("GET", "POST");
+  }
+
+  @Test
+  void tooManyHeadersIsA431ProblemThatSaysSo() {
+    int errorsBefore = ERRORS.size();
+    List<String> headers = new ArrayList<>(List.of("Authorization: Bearer " + TENANT_A));
+    for (int i = 0; i < 150; i++) {
+      headers.add("X-Header-" + i + ": " + i);
+    }
+    RawHttp.Reply r =
+        RawHttp.exchange(port, "GET", PAYMENTS + "?merchantReference=x", headers, null);
+
+    assertThat(r.status()).as(r.body()).isEqualTo(431);
+    assertThat(r.header("Content-Type")).startsWith("application/problem+json");
+    JsonNode problem = parse(r.body());
+    assertThat(problem.path("errorCode").asString()).isEqualTo("TOO_MANY_HEADERS");
+    assertThat(problem.path("detail").asString()).contains("more than 100 header fields");
+    assertThat(ERRORS.subList(errorsBefore, ERRORS.size())).isEmpty();
+  }
+
+  @Test
+  void reWrappingUnderAMasterKeyNobodyHasIsA404() {
+    Reply r = rawExchange("POST", "/v1/admin/master-keys/no-such-key/rewrap", ADMIN, null, null);
+
+    assertThat(r.status()).as(r.body()).isEqualTo(404);
+    assertThat(mediaType(r.header("Content-Type"))).isEqualTo("application/problem+json");
+    assertThat(parse(r.body()).path("errorCode").asString()).isEqualTo("MASTER_KEY_NOT_FOUND");
+    assertThat(parse(r.body()).path("detail").asString())
+        .contains("No master key no-such-key")
+        .contains("demo-mk1");
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -728,7 +997,7 @@ class BadInputIT extends HttpTestSupport {
   // ---------------------------------------------------------------------------------------------
   // Case builders
 
-  private static Case withFreshKey(Function<String, Case> build) {
+  private static <T> T withFreshKey(Function<String, T> build) {
     return build.apply(newKey());
   }
 
@@ -977,6 +1246,19 @@ class BadInputIT extends HttpTestSupport {
     }
   }
 
+  /** Any request written byte for byte ({@link RawHttp}): the target goes out exactly as given. */
+  Reply rawExchange(String method, String target, String apiKey, String contentType, byte[] body) {
+    List<String> headers = new ArrayList<>();
+    if (apiKey != null) {
+      headers.add("Authorization: Bearer " + apiKey);
+    }
+    if (contentType != null) {
+      headers.add("Content-Type: " + contentType);
+    }
+    RawHttp.Reply r = RawHttp.exchange(port, method, target, headers, body);
+    return new Reply(r.status(), r.headers(), r.body());
+  }
+
   private static Reply parseResponse(byte[] bytes) throws IOException {
     String all = new String(bytes, StandardCharsets.ISO_8859_1);
     int end = all.indexOf("\r\n\r\n");
@@ -1052,6 +1334,21 @@ class BadInputIT extends HttpTestSupport {
     } catch (RuntimeException e) {
       return null;
     }
+  }
+
+  /** Every table a request could write to, with its row count. */
+  private Map<String, Long> rowCounts() {
+    Map<String, Long> counts = new LinkedHashMap<>();
+    for (String table :
+        List.of(
+            "payment",
+            "shop_order",
+            "shop_order_item",
+            "idemkit_record",
+            "idemkit_record_history")) {
+      counts.put(table, count(table));
+    }
+    return counts;
   }
 
   private long count(String table) {

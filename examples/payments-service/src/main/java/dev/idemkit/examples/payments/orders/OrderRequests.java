@@ -2,6 +2,7 @@ package dev.idemkit.examples.payments.orders;
 
 import dev.idemkit.examples.payments.payments.CreatePaymentRequest;
 import dev.idemkit.examples.payments.payments.Money;
+import dev.idemkit.examples.payments.web.InputText;
 import dev.idemkit.examples.payments.web.MoneyChecked;
 import dev.idemkit.spring.boot.CanonicalCommand;
 import io.swagger.v3.oas.annotations.media.Schema;
@@ -11,7 +12,6 @@ import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotEmpty;
 import jakarta.validation.constraints.NotNull;
-import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -100,14 +100,16 @@ public final class OrderRequests {
     }
   }
 
-  /** One order line. */
+  /** One order line; its sku is a reference, compared in its one form (NFC). */
   public record Item(
-      @NotBlank
-          @Size(max = 64)
-          @Pattern(regexp = "[^\\p{Cc}\\p{Cs}]*", message = "must not contain control characters")
-          String sku,
+      @NotBlank @Size(max = 64) @InputText.Reference String sku,
       @NotNull @Min(1) @Max(10_000) Integer quantity,
-      @NotNull String unitPrice) {}
+      @NotNull String unitPrice) {
+
+    public Item {
+      sku = InputText.canonicalReference(sku);
+    }
+  }
 
   /** {@code POST /v1/orders/{id}/confirm-payment}. */
   @MoneyChecked.ValidMoney

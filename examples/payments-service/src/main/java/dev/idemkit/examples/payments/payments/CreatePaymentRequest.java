@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.payments;
 
+import dev.idemkit.examples.payments.web.InputText;
 import dev.idemkit.examples.payments.web.MoneyChecked;
 import dev.idemkit.spring.boot.CanonicalCommand;
 import jakarta.validation.constraints.NotBlank;
@@ -18,13 +19,20 @@ public record CreatePaymentRequest(
     @NotBlank @Size(max = 64) @Pattern(regexp = "[A-Za-z0-9_-]+") String accountId,
     @NotNull String amount,
     @NotNull String currency,
-    @NotBlank
-        @Size(max = 128)
-        @Pattern(regexp = "[^\\p{Cc}\\p{Cs}]*", message = "must not contain control characters")
-        String merchantReference,
+    @NotBlank @Size(max = 128) @InputText.Reference String merchantReference,
     @Pattern(regexp = "(?i)web|mobile|pos", message = "must be one of web, mobile, pos")
         String channel)
     implements CanonicalCommand, MoneyChecked {
+
+  /**
+   * The merchant reference in its one form (NFC, {@link InputText#canonicalReference}): the
+   * business key, the lookup and the fingerprint all see {@code café} spelled with {@code é} and
+   * with {@code e} + U+0301 as one reference, so a second spelling is the same payment (or a replay
+   * under the same key), never a second charge.
+   */
+  public CreatePaymentRequest {
+    merchantReference = InputText.canonicalReference(merchantReference);
+  }
 
   @Override
   public List<FieldProblem> moneyProblems() {

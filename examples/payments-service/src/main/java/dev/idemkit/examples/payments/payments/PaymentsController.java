@@ -1,6 +1,7 @@
 package dev.idemkit.examples.payments.payments;
 
 import dev.idemkit.examples.payments.web.Errors;
+import dev.idemkit.examples.payments.web.InputText;
 import dev.idemkit.examples.payments.web.ProblemAnswer;
 import dev.idemkit.spring.boot.Idempotent;
 import dev.idemkit.spring.boot.IdempotentPhases;
@@ -76,7 +77,10 @@ public class PaymentsController {
           String merchantReference,
       @Parameter(description = "Only this account's payments") @RequestParam(required = false)
           String accountId) {
-    return payments.findByReference(tenant.getName(), merchantReference, accountId);
+    return payments.findByReference(
+        tenant.getName(),
+        InputText.queryReference("merchantReference", merchantReference),
+        accountId);
   }
 
   @GetMapping("/v1/payments/{paymentId}")

@@ -9,6 +9,7 @@ import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.examples.payments.erasure.TenantErasure;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spring.boot.IdemkitProperties;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
@@ -23,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.springframework.http.HttpStatus;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.web.ErrorResponseException;
@@ -48,6 +50,9 @@ public class AdminController extends OperatorEndpoints {
   /** The errorCode of a tenant data-key request naming no tenant of this service. */
   static final String TENANT_NOT_FOUND = "TENANT_NOT_FOUND";
 
+  /** The errorCode of a re-wrap naming no master key, configured or in use. */
+  static final String MASTER_KEY_NOT_FOUND = "MASTER_KEY_NOT_FOUND";
+
   private final IdempotencyStore store;
 
   /**
@@ -62,18 +67,24 @@ public class AdminController extends OperatorEndpoints {
   private final ApiKeys apiKeys;
   private final TenantErasure erasure;
 
+  /** The master keys configured here ({@code idemkit.protection.encryption.master-keys}). */
+  private final Set<String> configuredMasterKeys;
+
   public AdminController(
       IdempotencyStore store,
       JdbcClient jdbc,
       DataProtection protection,
       ApiKeys apiKeys,
-      TenantErasure erasure) {
+      TenantErasure erasure,
+      IdemkitProperties idemkit) {
     this.store = store;
     this.erasure = erasure;
     this.protectedStore = protection.protect(store);
     this.jdbc = jdbc;
     this.protection = protection;
     this.apiKeys = apiKeys;
+    this.configuredMasterKeys =
+        Set.copyOf(idemkit.getProtection().getEncryption().getMasterKeys().keySet());
   }
 
   /**
@@ -233,11 +244,16 @@ public class AdminController extends OperatorEndpoints {
    * remain afterwards: it is still current here, or another instance still runs with it current and
    * made a new data key meanwhile. 409 {@code MASTER_KEY_UNAVAILABLE} if this process cannot unwrap
    * with it (not configured here, or the KMS refuses). Nothing is lost in either case.
+   *
+   * <p>404 {@code MASTER_KEY_NOT_FOUND} if no master key has this id: none is configured here and
+   * none wraps a data key (a typo, say). It answered 200 "nothing to re-wrap" before, which an
+   * operator could take for the go-ahead to remove the real old key.
    */
   @Operation(
       operationId = "rewrapDataKeys",
       summary = "Re-wrap the data keys of a master key under the current master key")
   @PostMapping("/v1/admin/master-keys/{masterKeyId}/rewrap")
+  @ProblemAnswer(status = 404, errorCodes = MASTER_KEY_NOT_FOUND)
   @ProblemAnswer(
       status = 409,
       errorCodes = {"MASTER_KEY_STILL_WRAPS_DATA_KEYS", "MASTER_KEY_UNAVAILABLE"})
@@ -247,6 +263,20 @@ public class AdminController extends OperatorEndpoints {
           "MASTER_KEY_UNAVAILABLE",
           "Master key unavailable",
           "Encryption is not configured here (no master keys): there is nothing to re-wrap with.");
+    }
+    if (!configuredMasterKeys.contains(masterKeyId) && wrappedBy(masterKeyId) == 0) {
+      throw Errors.notFound(
+          MASTER_KEY_NOT_FOUND,
+          "No master key "
+              + masterKeyId
+              + ": none is configured here by that id and none wraps a data key. Nothing was"
+              + " re-wrapped. The master keys that wrap data keys: "
+              + String.join(
+                  ", ",
+                  jdbc.sql("select distinct master_key_id from idemkit_data_key order by 1")
+                      .query(String.class)
+                      .list())
+              + ".");
     }
     int rewrapped;
     try {
@@ -261,11 +291,7 @@ public class AdminController extends OperatorEndpoints {
               + e.getMessage()
               + ". Configure it until its data keys are re-wrapped.");
     }
-    long remaining =
-        jdbc.sql("select count(*) from idemkit_data_key where master_key_id = ?")
-            .param(masterKeyId)
-            .query(Long.class)
-            .single();
+    long remaining = wrappedBy(masterKeyId);
     if (remaining > 0) {
       throw conflict(
           "MASTER_KEY_STILL_WRAPS_DATA_KEYS",
@@ -287,6 +313,14 @@ public class AdminController extends OperatorEndpoints {
   private static ErrorResponseException conflict(String errorCode, String title, String detail) {
     return new ErrorResponseException(
         HttpStatus.CONFLICT, Errors.problem(HttpStatus.CONFLICT, errorCode, title, detail), null);
+  }
+
+  /** How many data keys master key {@code masterKeyId} wraps. */
+  private long wrappedBy(String masterKeyId) {
+    return jdbc.sql("select count(*) from idemkit_data_key where master_key_id = ?")
+        .param(masterKeyId)
+        .query(Long.class)
+        .single();
   }
 
   /** How many data keys {@code tenant} holds. */
@@ -355,11 +389,15 @@ public class AdminController extends OperatorEndpoints {
     return m;
   }
 
-  /** An operator's verdict on an unknown outcome, and why. */
+  /**
+   * An operator's verdict on an unknown outcome, and why. The external reference is the provider's
+   * (a charge id), passed on as it is written: no control or invisible character, which would be
+   * stored with the record and sent to the provider by every recovery attempt.
+   */
   public record Resolution(
       @NotNull @Pattern(regexp = "APPLIED|NOT_APPLIED") String outcome,
-      @Size(min = 1, max = 200) String externalReference,
-      @NotBlank @Size(max = 500) String reason) {}
+      @Size(min = 1, max = 200) @InputText.Reference String externalReference,
+      @NotBlank @Size(max = 500) @InputText.Plain String reason) {}
 
   /**
    * Resolves a record whose external call has an unknown outcome: {@code APPLIED} with the

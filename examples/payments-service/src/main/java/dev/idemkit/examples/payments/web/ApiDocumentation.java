@@ -46,9 +46,10 @@ import org.springframework.web.method.HandlerMethod;
  * per-endpoint prose:
  *
  * <ul>
- *   <li>every {@code /v1} endpoint: 400 for a malformed path or request (the gate, Tomcat), 401 and
- *       403 ({@code ApiGateFilter}), 429 with {@code Retry-After}, 431, 500; 406 where content
- *       negotiation applies (not on idempotent endpoints, which answer their stored bytes);
+ *   <li>every {@code /v1} endpoint: 400 for a malformed path, query string or request (the gate,
+ *       Tomcat), 401 and 403 ({@code ApiGateFilter}), 429 with {@code Retry-After}, 431 (headers
+ *       too large or too many), 500; 406 where content negotiation applies (not on idempotent
+ *       endpoints, which answer their stored bytes);
  *   <li>an endpoint with a body: 400 for the body, 413, 415; one with path ids: 400 for them; one
  *       with a required query parameter: 400 without it;
  *   <li>an {@link Idempotent @Idempotent} endpoint: its {@code Idempotency-Key} header (required or
@@ -77,16 +78,25 @@ public final class ApiDocumentation {
     TITLES.put("RATE_LIMITED", "Too many requests for this tenant; retry after Retry-After");
     TITLES.put("REQUEST_HEADER_TOO_LARGE", "The request's headers are too large");
     TITLES.put(
+        "TOO_MANY_HEADERS", "The request has more header fields than the service accepts (100)");
+    TITLES.put(
         "INTERNAL_ERROR",
         "A failure on the service's side; retry (with the same key, where the operation takes"
             + " one)");
-    TITLES.put("MALFORMED_PATH", "The path is not in its plain form (';', '.', '//', %2F, ...)");
+    TITLES.put(
+        "MALFORMED_PATH",
+        "The path is not in its plain form (';', '.', '//', %2F, a control character, ...); the"
+            + " detail says where");
     TITLES.put(
         "MALFORMED_REQUEST",
         "The request is not valid HTTP/1.1 (a header with a character HTTP does not allow)");
     TITLES.put("NOT_ACCEPTABLE", "The Accept header excludes application/json");
     TITLES.put("MISSING_QUERY_PARAMETER", "A required query parameter is absent");
-    TITLES.put("VALIDATION_FAILED", "A field has an invalid value; the detail names it");
+    TITLES.put(
+        "VALIDATION_FAILED",
+        "A field has an invalid value, or a character it does not take (a control character; in"
+            + " a reference, an invisible or bidirectional-control one): the detail names the"
+            + " field, the character and its position");
     TITLES.put("UNKNOWN_FIELD", "The body has a field this API version does not know");
     TITLES.put("DUPLICATE_FIELD", "The body has the same field more than once");
     TITLES.put("WRONG_TYPE", "A field has the wrong JSON type");
@@ -94,7 +104,11 @@ public final class ApiDocumentation {
     TITLES.put("PAYLOAD_TOO_LARGE", "The body is larger than the service accepts");
     TITLES.put("UNSUPPORTED_MEDIA_TYPE", "The body is not application/json");
     TITLES.put("INVALID_PATH_PARAMETER", "A path id is not a UUID");
-    TITLES.put("INVALID_QUERY_PARAMETER", "A query parameter is not of its type (a number, an id)");
+    TITLES.put(
+        "INVALID_QUERY_PARAMETER",
+        "A query parameter is not of its type (a number, an id), is not percent-encoded UTF-8, or"
+            + " has a character it does not take (a control character; in a reference, an"
+            + " invisible or bidirectional-control one): the detail names it");
     TITLES.put(
         ErrorCode.IDEMPOTENCY_KEY_MISSING.code(),
         "The endpoint requires an Idempotency-Key header");
@@ -165,6 +179,9 @@ public final class ApiDocumentation {
         "Data keys are still wrapped by the master key: make another current everywhere, retry");
     TITLES.put(
         "MASTER_KEY_UNAVAILABLE", "This process cannot unwrap with the master key: configure it");
+    TITLES.put(
+        "MASTER_KEY_NOT_FOUND",
+        "No master key by this id: none is configured here, and none wraps a data key");
     TITLES.put("PARKED_EVENT_NOT_FOUND", "No parked event with this id");
     TITLES.put("CONSUMER_NOT_FOUND", "No consumer with this name");
     TITLES.put("PARKED_MESSAGE_NOT_FOUND", "No parked message with this id at this consumer");
@@ -255,14 +272,15 @@ public final class ApiDocumentation {
       if (admin) {
         operation.setTags(List.of("admin"));
       }
-      problem(400, "MALFORMED_PATH", "MALFORMED_REQUEST");
+      // The gate reads every query string, whatever parameters the endpoint takes.
+      problem(400, "MALFORMED_PATH", "MALFORMED_REQUEST", "INVALID_QUERY_PARAMETER");
       problem(401, ErrorCode.AUTHENTICATION_REQUIRED.code());
       problem(403, "FORBIDDEN");
       if (!admin) {
         problem(429, "RATE_LIMITED");
         retryAfter.add("429");
       }
-      problem(431, "REQUEST_HEADER_TOO_LARGE");
+      problem(431, "REQUEST_HEADER_TOO_LARGE", "TOO_MANY_HEADERS");
       problem(500, "INTERNAL_ERROR");
       if (has(RequestBody.class)) {
         problem(

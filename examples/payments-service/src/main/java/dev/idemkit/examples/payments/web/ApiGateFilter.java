@@ -36,6 +36,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
  *       character that may be written plainly; anything else is 400 {@code MALFORMED_PATH}. The
  *       decisions below are taken on the decoded path, which is the path the router matches (and is
  *       checked to be the one Tomcat and Spring MVC parsed);
+ *   <li>the query string must be percent-encoded UTF-8 text without control characters ({@link
+ *       QueryStrings}), else 400 {@code INVALID_QUERY_PARAMETER} naming the parameter: read here,
+ *       before anything asks Tomcat for a parameter, which would fail on bytes that are not UTF-8;
  *   <li>authentication ({@link ApiKeys}: the deployment's keys, or the demo ones of a map it leaves
  *       empty), denying by default: the OpenAPI document and the management endpoints named in
  *       {@code payments.management.open-endpoints} (default {@code health}) are open; {@code
@@ -70,7 +73,15 @@ public class ApiGateFilter extends OncePerRequestFilter {
   /** What to do about it. */
   static final String MALFORMED_PATH_DETAIL =
       "Send the path in its plain form: no ';' parameters, no '.' or '..' or empty segments, no"
-          + " percent-encoded '/', '\\', '%' or letters, digits and '-._~'.";
+          + " percent-encoded '/', '\\', '%' or letters, digits and '-._~', no control"
+          + " characters, and other characters percent-encoded as UTF-8.";
+
+  /** The stable errorCode of a query parameter that is not of its type or not text we take. */
+  public static final String INVALID_QUERY_PARAMETER = "INVALID_QUERY_PARAMETER";
+
+  /** What to do about a query parameter's characters. */
+  static final String INVALID_QUERY_TEXT_DETAIL =
+      "Send query parameters as text without control characters, percent-encoded as UTF-8.";
 
   private static final String ADMIN = "/v1/admin";
   private static final String API_DOCS = "/v3/api-docs";
@@ -109,7 +120,24 @@ public class ApiGateFilter extends OncePerRequestFilter {
       throws ServletException, IOException {
     Optional<String> routed = routedPath(request);
     if (routed.isEmpty()) {
-      write(response, 400, MALFORMED_PATH, "Malformed path", MALFORMED_PATH_DETAIL);
+      String raw = request.getRequestURI();
+      String context = request.getContextPath();
+      write(
+          response,
+          400,
+          MALFORMED_PATH,
+          "Malformed path",
+          malformedPathDetail(raw.startsWith(context) ? raw.substring(context.length()) : raw));
+      return;
+    }
+    Optional<String> badQuery = QueryStrings.problem(request.getQueryString());
+    if (badQuery.isPresent()) {
+      write(
+          response,
+          400,
+          INVALID_QUERY_PARAMETER,
+          "Invalid query parameter",
+          badQuery.get() + " " + INVALID_QUERY_TEXT_DETAIL);
       return;
     }
     Area area = area(routed.get());
@@ -166,6 +194,11 @@ public class ApiGateFilter extends OncePerRequestFilter {
     }
     Principal principal = () -> tenant;
     pass(request, response, chain, principal);
+  }
+
+  /** What is wrong with a refused path, and what to do about it. */
+  static String malformedPathDetail(String rawPath) {
+    return RequestPaths.problem(rawPath).map(p -> p + " ").orElse("") + MALFORMED_PATH_DETAIL;
   }
 
   /**

@@ -4,8 +4,10 @@ import dev.idemkit.spring.boot.Problems;
 import java.util.Collection;
 import java.util.List;
 import java.util.stream.Collectors;
+import org.apache.tomcat.util.http.InvalidParameterException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.web.ErrorResponseException;
@@ -130,13 +132,35 @@ public class ApiProblemHandler {
         406, "NOT_ACCEPTABLE", "Not acceptable", "This API answers application/json.");
   }
 
+  /** 405 with the {@code Allow} header HTTP requires: the methods the endpoint does take. */
   @ExceptionHandler(HttpRequestMethodNotSupportedException.class)
   ResponseEntity<byte[]> method(HttpRequestMethodNotSupportedException e) {
+    ResponseEntity.BodyBuilder answer =
+        ResponseEntity.status(405).contentType(Problems.PROBLEM_JSON);
+    if (e.getSupportedHttpMethods() != null) {
+      answer.allow(e.getSupportedHttpMethods().toArray(HttpMethod[]::new));
+    }
+    return answer.body(
+        Problems.body(
+            405,
+            "METHOD_NOT_ALLOWED",
+            "Method not allowed",
+            "Use " + e.getSupportedHttpMethods() + "."));
+  }
+
+  /**
+   * Parameters Tomcat could not decode (bytes that are not UTF-8). The gate reads the query string
+   * first ({@link QueryStrings}), so this is a form body's, parsed when a mapping asks for a
+   * parameter: a 400, never a 500.
+   */
+  @ExceptionHandler(InvalidParameterException.class)
+  ResponseEntity<byte[]> undecodableParameters(InvalidParameterException e) {
     return Problems.response(
-        405,
-        "METHOD_NOT_ALLOWED",
-        "Method not allowed",
-        "Use " + e.getSupportedHttpMethods() + ".");
+        400,
+        ApiGateFilter.INVALID_QUERY_PARAMETER,
+        "Invalid query parameter",
+        "The request's parameters are not percent-encoded UTF-8 text. "
+            + ApiGateFilter.INVALID_QUERY_TEXT_DETAIL);
   }
 
   @ExceptionHandler(MethodArgumentTypeMismatchException.class)

@@ -36,8 +36,12 @@ public class OpenApiConfig {
                         + " Every error is application/problem+json with a stable errorCode."
                         + " Paths are accepted in their plain form only: ';' parameters, '.',"
                         + " '..' or empty segments, a trailing '/', and percent-encoded '/', '\\',"
-                        + " '%' or unreserved characters get 400 MALFORMED_PATH. Management"
-                        + " endpoints other than health take an operator's admin API key."))
+                        + " '%' or unreserved characters get 400 MALFORMED_PATH. Text with a"
+                        + " control character or bytes that are not UTF-8 (in a reference also an"
+                        + " invisible or bidirectional-control character) is a 400 that names the"
+                        + " field or parameter, the character and its position; references are"
+                        + " compared in Unicode NFC. Management endpoints other than health take"
+                        + " an operator's admin API key."))
         .components(ApiDocumentation.components())
         .addSecurityItem(new SecurityRequirement().addList(ApiDocumentation.BEARER))
         .addTagsItem(new Tag().name("payments").description("Payments, charged once"))

@@ -44,6 +44,8 @@ class RequestPathsTest {
         "/v1/%4",
         "/v1/%zz",
         "/v1/%c0%ae",
+        "/v1/%C2%85",
+        "/v1/%C0%80",
         "/v1/../admin",
         "/v1/./admin",
         "/v1/..",
