@@ -116,10 +116,24 @@ public final class PaymentsServiceProcess implements AutoCloseable {
     return "jdbc:postgresql://localhost:" + databasePort + "/" + DATABASE_NAME + "_provider";
   }
 
+  /**
+   * A connection to {@code url} on the service's embedded server, as the service logs in: its role
+   * {@code idemkit} with the password the server keeps in its data directory (no login works
+   * without one).
+   */
+  public Connection connect(String url) throws SQLException {
+    try {
+      return DriverManager.getConnection(
+          url, "idemkit", Files.readString(dataDir.resolve("idemkit-app.password")).trim());
+    } catch (IOException e) {
+      throw new SQLException("No password in " + dataDir, e);
+    }
+  }
+
   /** Rows of {@code payment} whose merchant reference matches a SQL {@code LIKE} pattern. */
   public long payments(String merchantReferenceLike) {
     String url = jdbcUrl();
-    try (Connection c = DriverManager.getConnection(url, "postgres", "");
+    try (Connection c = connect(url);
         PreparedStatement s =
             c.prepareStatement("select count(*) from payment where merchant_reference like ?")) {
       s.setString(1, merchantReferenceLike);
@@ -138,7 +152,7 @@ public final class PaymentsServiceProcess implements AutoCloseable {
    */
   public long providerCharges(Collection<String> paymentIds) {
     String url = providerJdbcUrl();
-    try (Connection c = DriverManager.getConnection(url, "postgres", "");
+    try (Connection c = connect(url);
         PreparedStatement s =
             c.prepareStatement(
                 "select count(*) from provider_charge where status = 'SUCCEEDED' and reference = any(?)")) {

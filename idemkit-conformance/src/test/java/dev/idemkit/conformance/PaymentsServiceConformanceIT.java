@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.ArrayList;
@@ -129,7 +128,7 @@ class PaymentsServiceConformanceIT {
   }
 
   private static List<String> completedPayments() throws Exception {
-    try (Connection c = DriverManager.getConnection(service.jdbcUrl(), "postgres", "");
+    try (Connection c = service.connect(service.jdbcUrl());
         PreparedStatement s =
             c.prepareStatement("select id::text from payment where status = 'COMPLETED'")) {
       List<String> ids = new ArrayList<>();
@@ -143,7 +142,7 @@ class PaymentsServiceConformanceIT {
   }
 
   private static long duplicateCharges() throws Exception {
-    try (Connection c = DriverManager.getConnection(service.providerJdbcUrl(), "postgres", "");
+    try (Connection c = service.connect(service.providerJdbcUrl());
         PreparedStatement s =
             c.prepareStatement(
                 "select count(*) from (select reference from provider_charge where status = 'SUCCEEDED'"

@@ -133,6 +133,14 @@ public final class IdemkitDatabase implements AutoCloseable {
     return new HikariDataSource(config);
   }
 
+  /**
+   * Another pool on the same server, logged in as this one is (the embedded server's application
+   * role and password included): for another database or schema, e.g. {@code ?currentSchema=...}.
+   */
+  public IdemkitDatabase connectAgain(String jdbcUrl, int poolSize) {
+    return connect(jdbcUrl, dataSource.getUsername(), dataSource.getPassword(), poolSize);
+  }
+
   public DataSource dataSource() {
     return dataSource;
   }

@@ -47,6 +47,7 @@ class IsolationIT {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(shared.getJdbcUrl());
     config.setUsername(shared.getUsername());
+    config.setPassword(shared.getPassword());
     config.setMaximumPoolSize(RACERS + 2);
     config.setTransactionIsolation(isolation);
     try (HikariDataSource pool = new HikariDataSource(config)) {

@@ -96,11 +96,8 @@ final class TestDatabase {
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
-    return IdemkitDatabase.connect(
-        url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema,
-        "postgres",
-        null,
-        poolSize);
+    return embedded()
+        .connectAgain(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema, poolSize);
   }
 
   /** Removes a database folder the tests made, once its server has stopped. */

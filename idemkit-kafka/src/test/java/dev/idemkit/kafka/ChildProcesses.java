@@ -94,7 +94,6 @@ final class ChildProcesses {
   static HikariDataSource dataSource(String jdbcUrl, int poolSize) {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(jdbcUrl);
-    config.setUsername("postgres");
     config.setMaximumPoolSize(poolSize);
     return new HikariDataSource(config);
   }

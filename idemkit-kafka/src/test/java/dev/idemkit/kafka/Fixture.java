@@ -94,8 +94,16 @@ final class Fixture {
     return db().dataSource();
   }
 
+  /** The database's URL with the login in it (the embedded server takes a password). */
   static String jdbcUrl() {
-    return ((HikariDataSource) ds()).getJdbcUrl();
+    HikariDataSource pool = (HikariDataSource) ds();
+    String url = pool.getJdbcUrl();
+    return url
+        + (url.contains("?") ? "&" : "?")
+        + "user="
+        + pool.getUsername()
+        + "&password="
+        + pool.getPassword();
   }
 
   static KafkaBroker broker() {

@@ -27,7 +27,6 @@ class KafkaSchemaUpgradeIT {
     Fixture.execute("create database " + db);
     try (HikariDataSource ds = new HikariDataSource()) {
       ds.setJdbcUrl(Fixture.jdbcUrl().replace("/postgres?", "/" + db + "?"));
-      ds.setUsername("postgres");
       ds.setMaximumPoolSize(4);
       // As it stood before: the outbox's first version and the Kafka module's first.
       Flyway.configure()

@@ -208,7 +208,8 @@ class IdemkitAutoConfigurationTest {
         .withPropertyValues(
             SECRET,
             "spring.datasource.url=" + pool.getJdbcUrl(),
-            "spring.datasource.username=" + pool.getUsername())
+            "spring.datasource.username=" + pool.getUsername(),
+            "spring.datasource.password=" + pool.getPassword())
         .run(
             context -> {
               assertThat(context).hasNotFailed();
@@ -321,7 +322,8 @@ class IdemkitAutoConfigurationTest {
     }
     try (HikariDataSource empty = new HikariDataSource()) {
       empty.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema);
-      empty.setUsername("postgres");
+      empty.setUsername(((HikariDataSource) database.dataSource()).getUsername());
+      empty.setPassword(((HikariDataSource) database.dataSource()).getPassword());
       new ApplicationContextRunner()
           .withConfiguration(TRANSACTIONS)
           .withConfiguration(IDEMKIT)
@@ -876,7 +878,8 @@ class IdemkitAutoConfigurationTest {
             + dev.idemkit.StaticKeyProvider.newKeyBase64();
     try (HikariDataSource own = new HikariDataSource()) {
       own.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema);
-      own.setUsername("postgres");
+      own.setUsername(((HikariDataSource) database.dataSource()).getUsername());
+      own.setPassword(((HikariDataSource) database.dataSource()).getPassword());
       ApplicationContextRunner encrypted =
           new ApplicationContextRunner()
               .withConfiguration(TRANSACTIONS)
@@ -1042,7 +1045,8 @@ class IdemkitAutoConfigurationTest {
     AtomicInteger runs = new AtomicInteger();
     try (HikariDataSource own = new HikariDataSource()) {
       own.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema);
-      own.setUsername("postgres");
+      own.setUsername(((HikariDataSource) database.dataSource()).getUsername());
+      own.setPassword(((HikariDataSource) database.dataSource()).getPassword());
       ApplicationContextRunner onOwnSchema =
           new ApplicationContextRunner()
               .withConfiguration(TRANSACTIONS)

@@ -212,12 +212,14 @@ class RecordLifeWorkersIT {
     settings.setMetadataRetention(Duration.ofDays(1));
     settings.setPause(Duration.ofMillis(2));
 
-    String url = ((HikariDataSource) dataSource).getJdbcUrl();
+    HikariDataSource hikari = (HikariDataSource) dataSource;
+    String url = hikari.getJdbcUrl();
     List<IdemkitDatabase> pools = new ArrayList<>();
     List<SimpleMeterRegistry> registries = new ArrayList<>();
     List<IdempotencyCleanupWorker> workers = new ArrayList<>();
     for (int i = 0; i < 2; i++) {
-      IdemkitDatabase pool = IdemkitDatabase.connect(url, "postgres", null, 2);
+      IdemkitDatabase pool =
+          IdemkitDatabase.connect(url, hikari.getUsername(), hikari.getPassword(), 2);
       pools.add(pool);
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
       registries.add(registry);

@@ -446,6 +446,7 @@ class SpringJdbcTransactionsIT {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(shared.getJdbcUrl());
     config.setUsername(shared.getUsername());
+    config.setPassword(shared.getPassword());
     config.setMaximumPoolSize(racers + 2);
     config.setTransactionIsolation(isolation);
     try (HikariDataSource pool = new HikariDataSource(config)) {
