@@ -149,9 +149,9 @@ public class ApiProblemHandler {
   }
 
   /**
-   * Parameters Tomcat could not decode (bytes that are not UTF-8). The gate reads the query string
-   * first ({@link QueryStrings}), so this is a form body's, parsed when a mapping asks for a
-   * parameter: a 400, never a 500.
+   * Parameters Tomcat could not decode (bytes that are not UTF-8). The gate checks the query string
+   * first ({@link QueryStrings}) and refuses form bodies (415), so no request should get here; if
+   * one does, it is a 400, never a 500.
    */
   @ExceptionHandler(InvalidParameterException.class)
   ResponseEntity<byte[]> undecodableParameters(InvalidParameterException e) {
