@@ -25,14 +25,15 @@ import org.springframework.core.env.PropertySource;
  * <p>On the embedded PostgreSQL ({@code idemkit.embedded.active}, a second instance that joined it
  * included), the demo's secrets are added below every other setting, so the README's examples work
  * and a key of the deployment's own still wins. Anywhere else the service refuses to start, in one
- * line naming the property at fault, while any demo secret is configured: a {@code payments.demo.*}
- * API key, the demo's master or HMAC key (by value, whatever its id), or the embedded demo's
- * issued-keys secret file.
+ * line naming the property at fault, while any demo secret is configured: a demo API key ({@code
+ * payments.demo.api-keys.*}, {@code payments.demo.admin-api-keys.*}), the demo's master or HMAC key
+ * (by value, whatever its id), or the embedded demo's issued-keys secret file.
  */
 public class DemoSecrets implements EnvironmentPostProcessor, Ordered {
 
   static final String FILE = "demo-secrets.properties";
-  private static final String DEMO_KEYS = "payments.demo.";
+  private static final List<String> DEMO_KEYS =
+      List.of("payments.demo.api-keys.", "payments.demo.admin-api-keys.");
   private static final String MASTER_KEYS = "idemkit.protection.encryption.master-keys.";
   private static final String HMAC_KEYS = "idemkit.protection.fingerprint.hmac-keys.";
   private static final String SECRET_FILE = "idemkit.issued-keys.secret-file";
@@ -63,7 +64,7 @@ public class DemoSecrets implements EnvironmentPostProcessor, Ordered {
   static Optional<String> demoSecretIn(ConfigurableEnvironment environment, Properties demo) {
     for (String name : propertyNames(environment)) {
       String value = environment.getProperty(name);
-      if (name.startsWith(DEMO_KEYS)) {
+      if (DEMO_KEYS.stream().anyMatch(name::startsWith) || isDemoKeyVariable(name)) {
         return Optional.of(
             name
                 + " is a demo API key, public in this repository and accepted only by the embedded"
@@ -97,6 +98,15 @@ public class DemoSecrets implements EnvironmentPostProcessor, Ordered {
               + " --idemkit.embedded.join=true).");
     }
     return Optional.empty();
+  }
+
+  /**
+   * A demo API key set as an environment variable ({@code PAYMENTS_DEMO_APIKEYS_<KEY>}, read as
+   * {@code payments.demo.apikeys.<key>}).
+   */
+  private static boolean isDemoKeyVariable(String name) {
+    return name.startsWith("payments.demo.apikeys.")
+        || name.startsWith("payments.demo.adminapikeys.");
   }
 
   private static boolean isDemoValue(Properties demo, String prefix, String value) {

@@ -46,6 +46,7 @@ class DemoSecretsTest {
         environment(
             Map.of(
                 "payments.api-keys.sk_live_1", "tenant_1",
+                "payments.demo.broken-store", "false",
                 "idemkit.protection.encryption.master-keys.mk1", OWN_KEY,
                 "idemkit.issued-keys.secret-file", "/etc/payments/issued-keys.secret"));
 
