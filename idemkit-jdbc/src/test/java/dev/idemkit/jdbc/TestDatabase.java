@@ -24,6 +24,7 @@ final class TestDatabase {
   static final int POOL_SIZE = 80;
 
   private static IdemkitDatabase embedded;
+  private static Path embeddedDir;
   private static IdemkitDatabase server;
 
   private TestDatabase() {}
@@ -34,6 +35,7 @@ final class TestDatabase {
         Path dir = Files.createTempDirectory("idemkit-it-pg");
         IdemkitDatabase started = prepared(IdemkitDatabase.embedded(dir, POOL_SIZE));
         embedded = started;
+        embeddedDir = dir;
         Runtime.getRuntime()
             .addShutdownHook(
                 new Thread(
@@ -96,11 +98,17 @@ final class TestDatabase {
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
-    return IdemkitDatabase.connect(
-        url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema,
-        "postgres",
-        null,
-        poolSize);
+    return anotherPool(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema, poolSize);
+  }
+
+  /**
+   * Another pool on the embedded server, at {@code url} (a schema of {@link #freshSchema}), logged
+   * in as the application (the embedded server asks for passwords): another instance's.
+   */
+  static synchronized IdemkitDatabase anotherPool(String url, int poolSize) {
+    embedded();
+    EmbeddedLogin login = EmbeddedLogin.ofRunning(embeddedDir);
+    return IdemkitDatabase.connect(url, login.user(), login.password(), poolSize);
   }
 
   /** Removes a database folder the tests made, once its server has stopped. */
