@@ -70,11 +70,24 @@ public final class IdempotencyEngine implements Idempotency {
   /** How often each operation's requests were replays: whether to read the record first. */
   private final ReplayRates replays = new ReplayRates();
 
+  /**
+   * The quotas' admissions, decided in memory; shared with other instances by {@link #syncQuotas}.
+   */
+  private final QuotaGate quotaGate;
+
   public IdempotencyEngine(IdempotencyStore store, IdempotencyConfig config) {
     this.store = store;
     this.config = config;
     this.listener = config.listener();
     this.ticker = config.ticker();
+    this.quotaGate = new QuotaGate(config.quotas(), ticker);
+  }
+
+  @Override
+  public void syncQuotas() {
+    if (config.quotas().enabled()) {
+      store.quotaSync().ifPresent(quotaGate::exchange);
+    }
   }
 
   @Override
@@ -300,7 +313,9 @@ public final class IdempotencyEngine implements Idempotency {
       IdempotentRequest request, PhasedOperation<?> operation, boolean mayMakeRecord) {
     ScopedKey id = request.id();
     List<PhaseRun<?>> owned = new ArrayList<>(1);
+    List<QuotaGate.Ticket> admitted = new ArrayList<>(1);
     Outcome outcome;
+    boolean committed = false;
     try {
       outcome =
           store.inTransaction(
@@ -318,9 +333,11 @@ public final class IdempotencyEngine implements Idempotency {
                   return null;
                 }
                 Outcome done = run.localPhases(tx);
-                admitIfNew(tx, id, acquired.claim());
+                // No answer yet: a call is pending, the record stays live after this commit.
+                admitted.add(admitIfNew(id, acquired.claim(), done == null));
                 return done;
               });
+      committed = true;
     } catch (NoRecord none) {
       throw none;
     } catch (QuotaExceededException refused) {
@@ -342,8 +359,22 @@ public final class IdempotencyEngine implements Idempotency {
           "Operation " + id + " failed before its first commit; nothing was kept, a retry runs it",
           left,
           e);
+    } finally {
+      if (!committed) {
+        admitted.forEach(ticket -> ticket.ended(false)); // rolled back: no record, no live place
+      }
     }
-    return outcome != null ? outcome : owned.get(0).resume();
+    QuotaGate.Ticket ticket = admitted.isEmpty() ? QuotaGate.Ticket.NONE : admitted.get(0);
+    ticket.committed(quotaGate);
+    Outcome answer = outcome;
+    try {
+      if (answer == null) {
+        answer = owned.get(0).resume();
+      }
+    } finally {
+      ticket.ended(!(answer instanceof Outcome.Executed) && !(answer instanceof Outcome.Rejected));
+    }
+    return answer;
   }
 
   /**
@@ -792,19 +823,25 @@ public final class IdempotencyEngine implements Idempotency {
 
   /**
    * Counts a new operation against its tenant's quotas ({@link IdempotencyConfig#quotas()}) as the
-   * last writes of the transaction that claimed it, right before its commit. A refusal rolls the
-   * whole transaction back, claim included: answered here, or by the store at the commit (a store
-   * that sends the count with the commit throws {@link QuotaExceededException} from its
-   * transaction), caught where the transaction began.
+   * last step of the transaction that claimed it, right before its commit, in memory ({@link
+   * QuotaGate}: no statement). A refusal throws {@link QuotaExceededException}, which rolls the
+   * whole transaction back, claim included, and is caught where the transaction began. ({@code tx}
+   * is not used: the count touches no SQL.)
    */
   private void admitIfNew(StoreTransaction tx, ScopedKey id, Claim claim) {
+    admitIfNew(id, claim, false);
+  }
+
+  /**
+   * {@link #admitIfNew(StoreTransaction, ScopedKey, Claim)}, for an operation whose record {@code
+   * staysLive} after this transaction (a phased operation with a call pending): it takes one of the
+   * tenant's live places, held by the ticket answered.
+   */
+  private QuotaGate.Ticket admitIfNew(ScopedKey id, Claim claim, boolean staysLive) {
     if (claim.resumed() || !config.quotas().enabled()) {
-      return;
+      return QuotaGate.Ticket.NONE;
     }
-    Optional<Outcome.QuotaExceeded> refusal = store.admit(tx, id, config.quotas());
-    if (refusal.isPresent()) {
-      throw new QuotaExceededException(refusal.get());
-    }
+    return quotaGate.admit(id.tenant(), staysLive);
   }
 
   @FunctionalInterface

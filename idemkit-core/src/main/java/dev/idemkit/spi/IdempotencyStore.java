@@ -4,8 +4,6 @@ import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
-import dev.idemkit.Outcome;
-import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -263,21 +261,11 @@ public interface IdempotencyStore {
   }
 
   /**
-   * Admits the new key {@code id} in the transaction that claimed it, as that transaction's last
-   * writes (its commit follows at once): counts it among the tenant's new keys of the current
-   * minute unless {@code quotas.newKeysPerMinute()} are already counted, then, while holding that
-   * count's lock, counts the tenant's live records, this one included, against {@code
-   * quotas.liveRecords()}. A refusal leaves the transaction to be rolled back, claim included.
-   *
-   * <p>A store that commits the transaction itself may instead send the count with the commit, in
-   * one round trip, so that the count's lock is held only while the database commits: it then
-   * answers empty here and, if the count refuses, throws {@link dev.idemkit.QuotaExceededException}
-   * from {@link #inTransaction} with nothing committed.
-   *
-   * @return empty when admitted (or when the count was deferred to the commit), else the refusal
+   * How this store shares the instances' quota counts ({@link QuotaSync}), if it can: a background
+   * worker calls it through {@link dev.idemkit.Idempotency#syncQuotas()} about once a second. Empty
+   * by default: each instance then counts its own admissions only.
    */
-  default Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support quotas");
+  default Optional<QuotaSync> quotaSync() {
+    return Optional.empty();
   }
 }

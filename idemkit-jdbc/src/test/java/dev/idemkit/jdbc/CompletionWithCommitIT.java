@@ -98,7 +98,7 @@ class CompletionWithCommitIT {
   }
 
   @Test
-  void aQuotaRefusalSentWithTheCommitKeepsNothing() throws Exception {
+  void aQuotaRefusalAtTheEndOfTheTransactionKeepsNothing() throws Exception {
     // One clock for both requests, so that they count in the same minute.
     PostgresIdempotencyStore store =
         PostgresIdempotencyStore.builder(JdbcTransactions.of(dataSource))

@@ -1995,6 +1995,7 @@ public abstract class IdempotencyStoreContract {
                 .defaultTtl(TTL)
                 .quotas(new Quotas(5, 0))
                 .build());
+    limited.syncQuotas(); // minutes on the store's clock from here on
     List<Outcome> outcomes =
         race(
             24,
@@ -2016,6 +2017,7 @@ public abstract class IdempotencyStoreContract {
             });
     ScopedKey admitted = key("k-flood-admitted");
     clock.advance(Duration.ofMinutes(1));
+    limited.syncQuotas(); // the store's clock, read by the background exchange
     assertThat(
             limited.execute(
                 new IdempotentRequest(admitted, command("10.00"), TTL), pay(admitted, "{}")))
@@ -2040,6 +2042,7 @@ public abstract class IdempotencyStoreContract {
                 .defaultTtl(TTL)
                 .quotas(new Quotas(0, 3))
                 .build());
+    limited.syncQuotas();
     CountDownLatch release = new CountDownLatch(1);
     AtomicInteger calls = new AtomicInteger();
     List<ScopedKey> keys = new ArrayList<>();
@@ -2106,6 +2109,105 @@ public abstract class IdempotencyStoreContract {
     assertThat(keys.stream().filter(k -> store.find(k).isPresent()).count())
         .as("a refused key leaves no record")
         .isEqualTo(3);
+  }
+
+  /**
+   * Two instances (two engines on one store) count alone between exchanges, each up to the limit:
+   * the overshoot docs/contract.md states. After each has written its count and read the other's,
+   * both refuse new keys beyond the limit; a retry of an admitted key is still answered.
+   */
+  @Test
+  void twoInstancesShareTheirNewKeysThroughTheStoreAfterAnExchange() throws Exception {
+    IdempotencyConfig config =
+        IdempotencyConfig.builder().lease(LEASE).defaultTtl(TTL).quotas(new Quotas(8, 0)).build();
+    Idempotency a = Idempotency.create(store, config);
+    Idempotency b = Idempotency.create(store, config);
+    a.syncQuotas();
+    b.syncQuotas();
+    List<ScopedKey> admitted = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      for (Idempotency instance : List.of(a, b)) {
+        ScopedKey id = key("k-shared-" + UUID.randomUUID());
+        if (instance.execute(new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}"))
+            instanceof Outcome.Executed) {
+          admitted.add(id);
+        }
+      }
+    }
+    assertThat(admitted)
+        .as("no exchange yet: each instance admits alone, 8 + the other's 5 at most")
+        .hasSizeBetween(10, 13);
+
+    a.syncQuotas(); // writes a's count
+    b.syncQuotas(); // writes b's, reads a's
+    a.syncQuotas(); // reads b's
+    for (Idempotency instance : List.of(a, b)) {
+      ScopedKey id = key("k-shared-late-" + UUID.randomUUID());
+      assertThat(instance.execute(new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}")))
+          .as("the tenant's minute is full on every instance after the exchange")
+          .isInstanceOfSatisfying(
+              Outcome.QuotaExceeded.class, q -> assertThat(q.quota()).isEqualTo("new_keys"));
+    }
+    ScopedKey first = admitted.get(0);
+    assertThat(b.execute(new IdempotentRequest(first, command("10.00"), TTL), pay(first, "{}")))
+        .as("a retry of an admitted key is never refused")
+        .isInstanceOf(Outcome.Replayed.class);
+
+    clock.advance(Duration.ofMinutes(1));
+    a.syncQuotas();
+    ScopedKey next = key("k-shared-next-minute");
+    assertThat(a.execute(new IdempotentRequest(next, command("10.00"), TTL), pay(next, "{}")))
+        .as("a new minute")
+        .isInstanceOf(Outcome.Executed.class);
+  }
+
+  /**
+   * The live records of one instance reach the other through the store's count: once an exchange
+   * has counted them, the other instance refuses a phased operation that would stay live beyond the
+   * limit, and admits again once they ended and an exchange saw it.
+   */
+  @Test
+  void anotherInstancesLiveRecordsCountAfterAnExchange() throws Exception {
+    IdempotencyConfig config =
+        IdempotencyConfig.builder().lease(LEASE).defaultTtl(TTL).quotas(new Quotas(0, 2)).build();
+    Idempotency a = Idempotency.create(store, config);
+    Idempotency b = Idempotency.create(store, config);
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch calling = new CountDownLatch(2);
+    PhasedOperation<Map<String, String>> held =
+        PhasedOperation.builder()
+            .local("CREATED", (ctx, d) -> Step.next(d))
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                            (ctx, d) -> {
+                              calling.countDown();
+                              release.await(30, TimeUnit.SECONDS);
+                              return CallResult.applied(d);
+                            })
+                        .farSideDeduplicatesByKey())
+            .complete(answers("{}"));
+    List<Future<Outcome>> running = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      ScopedKey id = key("k-live-a-" + i);
+      running.add(pool.submit(() -> a.execute(new IdempotentRequest(id, command("1"), TTL), held)));
+    }
+    assertThat(calling.await(30, TimeUnit.SECONDS)).isTrue();
+    b.syncQuotas();
+    ScopedKey refused = key("k-live-b");
+    assertThat(b.execute(new IdempotentRequest(refused, command("1"), TTL), held))
+        .as("a's two live records fill the tenant's places")
+        .isInstanceOfSatisfying(
+            Outcome.QuotaExceeded.class, q -> assertThat(q.quota()).isEqualTo("live_records"));
+    release.countDown();
+    for (Future<Outcome> f : running) {
+      assertThat(f.get(30, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+    }
+    b.syncQuotas();
+    assertThat(b.execute(new IdempotentRequest(refused, command("1"), TTL), held))
+        .as("the places are free again after an exchange")
+        .isInstanceOf(Outcome.Executed.class);
   }
 
   @Test

@@ -186,6 +186,22 @@ class IdemkitAutoConfigurationTest {
   }
 
   @Test
+  void quotaCountsAreSharedInTheBackgroundOnlyWhileQuotasAreConfigured() {
+    runner.run(context -> assertThat(context).doesNotHaveBean(IdempotencyQuotaWorker.class));
+    runner
+        .withPropertyValues(
+            "idemkit.quota.live-records-per-tenant=5", "idemkit.quota.sync-interval=200ms")
+        .run(
+            context -> {
+              assertThat(context).hasSingleBean(IdempotencyQuotaWorker.class);
+              assertThat(context.getBean(IdempotencyQuotaWorker.class).isRunning()).isTrue();
+              assertThat(context.getBean(IdemkitProperties.class).getQuota().getSyncInterval())
+                  .isEqualTo(java.time.Duration.ofMillis(200));
+              context.getBean(IdempotencyQuotaWorker.class).syncOnce();
+            });
+  }
+
+  @Test
   void outsideAWebApplicationThereIsNoInterceptor() {
     runner.run(
         context -> {
