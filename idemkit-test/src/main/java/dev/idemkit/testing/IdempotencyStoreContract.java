@@ -697,7 +697,9 @@ public abstract class IdempotencyStoreContract {
   void executeExistingWaitsForAClaimNotCommittedYet() throws Exception {
     // The first request's claim, its payment and its completion are one transaction: until it
     // commits, no read finds the record. executeExisting must wait for it (as execute does, on
-    // the claim), not answer that the key has none while its operation is under way.
+    // the claim), not answer that the key has none while its operation is under way. (An
+    // operation that writes its record last, the default, holds no claim to wait on: until it
+    // commits, executeExisting finds no record.)
     ScopedKey id = key("k-existing-under-way");
     CountDownLatch inside = new CountDownLatch(1);
     CountDownLatch secondAnswered = new CountDownLatch(1);
@@ -707,14 +709,15 @@ public abstract class IdempotencyStoreContract {
                 execute(
                     id,
                     command("10.00"),
-                    ctx -> {
-                      ledger.write(ctx.transaction(), entry(id, "payment"));
-                      inside.countDown();
-                      // Commits when the second request is answered, or after 2 s: a second
-                      // request that waits on this claim is never answered before it.
-                      secondAnswered.await(2, TimeUnit.SECONDS);
-                      return OperationResult.success(response(201, "{\"n\":1}"));
-                    }));
+                    LocalOperation.claimingFirst(
+                        ctx -> {
+                          ledger.write(ctx.transaction(), entry(id, "payment"));
+                          inside.countDown();
+                          // Commits when the second request is answered, or after 2 s: a second
+                          // request that waits on this claim is never answered before it.
+                          secondAnswered.await(2, TimeUnit.SECONDS);
+                          return OperationResult.success(response(201, "{\"n\":1}"));
+                        })));
     assertThat(inside.await(30, TimeUnit.SECONDS)).isTrue();
     Future<Optional<Outcome>> second =
         pool.submit(
