@@ -155,10 +155,10 @@ public final class StoreBenchmark {
           db.description(), workers, workers, rounds, seconds);
       HikariConfig counted = new HikariConfig();
       HikariDataSource pool = (HikariDataSource) db.dataSource();
-      String url = pool.getJdbcUrl();
+      String poolUrl = pool.getJdbcUrl();
       counted.setJdbcUrl(
-          url
-              + (url.contains("?") ? "&" : "?")
+          poolUrl
+              + (poolUrl.contains("?") ? "&" : "?")
               + "socketFactory="
               + RoundTripCounter.class.getName());
       counted.setUsername(pool.getUsername());
@@ -353,13 +353,12 @@ public final class StoreBenchmark {
 
   /**
    * Runs {@code request} {@value #ACCOUNTED} times on this thread (one connection at a time, so
-   * nothing else runs on the pool) and reads the counters around it. The table counters are
-   * reported by each backend after its transactions, within a second once it is idle: each reading
-   * waits for them first.
+   * nothing else runs on the pool) and reads the counters around it. The table counters reach the
+   * readers only once a backend reports them ({@link #settle()}): each reading settles first.
    */
   private Accounts account(String name, Request request) throws Exception {
     request.run(); // a first request: the connection checked and warm
-    Thread.sleep(1_500);
+    settle();
     long[] before = databaseCounters();
     long trips = RoundTripCounter.count();
     for (int i = 0; i < ACCOUNTED; i++) {
@@ -367,7 +366,7 @@ public final class StoreBenchmark {
     }
     trips = RoundTripCounter.count() - trips;
     long wal = walBytesSince(before[1]);
-    Thread.sleep(1_500);
+    settle();
     long[] after = databaseCounters();
     Accounts a =
         new Accounts(
@@ -377,6 +376,22 @@ public final class StoreBenchmark {
     System.out.printf(
         "  %-12s %12.2f %12.2f %10.0f%n", name, a.roundTrips(), a.recordRows(), a.walBytes());
     return a;
+  }
+
+  /**
+   * Lets the connection this thread uses report its table counters. A backend reports them at the
+   * end of a transaction at most every 500 ms (PostgreSQL 14 sends them to the statistics
+   * collector, which the readers see a moment later; 15 flushes an idle backend's within a second):
+   * a transaction after the interval, then a pause, and the counters of everything before it are
+   * there.
+   */
+  private void settle() throws Exception {
+    Thread.sleep(700);
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("select 1");
+    }
+    Thread.sleep(1_200);
   }
 
   /** The record tables' rows written so far, and the WAL position (bytes since 0/0). */
