@@ -27,6 +27,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecordExistsException;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
@@ -116,7 +117,10 @@ public final class IdempotencyEngine implements Idempotency {
     try {
       outcome = replays.readFirst(name) ? answerFromRecord(request) : null;
       if (outcome == null && operation instanceof LocalOperation local) {
-        outcome = executeLocal(request, local, mayMakeRecord);
+        outcome =
+            mayMakeRecord && !local.claimsFirst()
+                ? executeLocalRecordLast(request, local)
+                : executeLocal(request, local, mayMakeRecord);
       } else if (outcome == null) {
         outcome = executePhased(request, (PhasedOperation<?>) operation, mayMakeRecord);
       }
@@ -231,6 +235,87 @@ public final class IdempotencyEngine implements Idempotency {
   }
 
   // ---- single-transaction operations ------------------------------------------------------
+
+  /**
+   * The record written once, last (contract §5): the operation's statements run first, then its
+   * record is inserted, already finished with the answer, as the transaction's last statement (the
+   * store may send it with the commit, in one round trip), then the commit. Nothing holds the key
+   * while the operation runs, and a first execution writes its record once.
+   *
+   * <p>Two requests meet at the insert. A concurrent duplicate runs the operation too; its insert
+   * waits on the first's uncommitted record and fails once that commits, and its whole transaction,
+   * business writes included, rolls back: the insert is plain, never one that does nothing on
+   * conflict, so no commit sent with it can keep those writes. It is then answered from the first's
+   * record: a replay, or the mismatch of another command. A business statement that meets the
+   * first's rows (a unique violation on a business key, once the first committed) fails the
+   * transaction the same way, and is answered from the record too, if one answers. A record that is
+   * there but answers nothing (expired, or held by a claim-first run) sends the request the
+   * claim-first way ({@link #executeLocal}), which takes over an expired record or answers "in
+   * progress".
+   */
+  private Outcome executeLocalRecordLast(IdempotentRequest request, LocalOperation operation) {
+    ScopedKey id = request.id();
+    try {
+      return store.inTransaction(
+          tx -> {
+            Context ctx = new Context(id, false, Optional.empty());
+            ctx.tx = tx;
+            OperationResult result = operation.run(ctx);
+            boolean success = result instanceof OperationResult.Success;
+            store.insertFinished(
+                tx,
+                id,
+                request.fingerprint(),
+                success ? RecordState.COMPLETED : RecordState.FAILED_REPLAYABLE,
+                result.response(),
+                request.ttl());
+            admitNew(id);
+            return success
+                ? new Outcome.Executed(result.response())
+                : new Outcome.Rejected(result.response());
+          });
+    } catch (RecordExistsException taken) {
+      Outcome recorded = answerFromRecord(request);
+      return recorded != null ? recorded : executeLocal(request, operation, true);
+    } catch (QuotaExceededException refused) {
+      listener.onQuotaExceeded(id, refused.outcome().quota());
+      return refused.outcome();
+    } catch (BusinessRejectionException rejection) {
+      // The operation's transaction was rolled back. Store the rejection alone.
+      return storeRejection(request, rejection.response(), true);
+    } catch (RecordUnreadableException unreadable) {
+      throw unreadable;
+    } catch (Exception e) {
+      Outcome recorded = answerAfterFailure(request, e);
+      if (recorded != null) {
+        return recorded;
+      }
+      listener.onFailure(id, RecordState.FAILED_RETRYABLE, e);
+      throw new OperationFailedException(
+          "Operation " + id + " failed; nothing was kept, a retry runs it again",
+          RecordState.FAILED_RETRYABLE,
+          e);
+    }
+  }
+
+  /**
+   * After a record-last run failed and rolled back: the answer of the key's record if one answers
+   * now. A concurrent duplicate that committed first makes this run's business statements fail (a
+   * unique violation on its rows) before its insert of the record is reached; the operation did
+   * happen, once, and its record says how. Null when no record answers (the failure is this run's
+   * own), or when the record cannot be read either (the database out of reach): the failure is then
+   * what the caller learns.
+   */
+  private Outcome answerAfterFailure(IdempotentRequest request, Exception failure) {
+    try {
+      return answerFromRecord(request);
+    } catch (RecordUnreadableException unreadable) {
+      throw unreadable;
+    } catch (RuntimeException unreachable) {
+      failure.addSuppressed(unreachable);
+      return null;
+    }
+  }
 
   /**
    * Claim, business writes and completion commit in one transaction. A concurrent identical request
@@ -842,6 +927,16 @@ public final class IdempotencyEngine implements Idempotency {
       return QuotaGate.Ticket.NONE;
     }
     return quotaGate.admit(id.tenant(), staysLive);
+  }
+
+  /**
+   * Counts a local operation's new key (its record written last, finished): in memory, before the
+   * commit. A refusal throws {@link QuotaExceededException} and the transaction rolls back.
+   */
+  private void admitNew(ScopedKey id) {
+    if (config.quotas().enabled()) {
+      quotaGate.admit(id.tenant(), false);
+    }
   }
 
   @FunctionalInterface

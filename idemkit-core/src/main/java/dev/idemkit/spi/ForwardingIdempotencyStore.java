@@ -81,6 +81,17 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
+  public void insertFinished(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      RecordState state,
+      StoredResponse response,
+      Duration ttl) {
+    delegate.insertFinished(tx, id, fingerprint, state, response, ttl);
+  }
+
+  @Override
   public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
     delegate.suspend(tx, owner, state);
   }

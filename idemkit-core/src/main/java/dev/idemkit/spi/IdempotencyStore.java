@@ -90,6 +90,30 @@ public interface IdempotencyStore {
   void finish(StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response);
 
   /**
+   * Inserts the record of a single-transaction operation that has just run in {@code tx}, already
+   * finished ({@code COMPLETED} or {@code FAILED_REPLAYABLE}) with {@code response}: the record is
+   * written once, as the transaction's last write, after the business writes (contract §5). It is
+   * made as {@link #finish} leaves a record: fencing token 1, lease ended, created and completed
+   * now, expiring {@code ttl} from now.
+   *
+   * <p>The insert is plain, never one that does nothing on conflict: when the key has a record it
+   * waits for that record's transaction, if it is still open, then fails with {@link
+   * RecordExistsException}, and {@code tx} must roll back with every business write in it. A store
+   * may hold the insert back and send it with the commit (then it throws from {@link
+   * #inTransaction}, with nothing committed: the commit never runs after the failed insert).
+   *
+   * <p>Two requests meet here: of concurrent inserts of one key exactly one commits; each other
+   * waits on the first's uncommitted row, then fails, or inserts if the first rolled back.
+   */
+  void insertFinished(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      RecordState state,
+      StoredResponse response,
+      Duration ttl);
+
+  /**
    * Stops owning without finishing: {@code FAILED_RETRYABLE}, {@code UNKNOWN_REQUIRES_RECOVERY}
    * (counting a recovery attempt), or {@code IN_PROGRESS} with the lease released so that the next
    * retry resumes at once.

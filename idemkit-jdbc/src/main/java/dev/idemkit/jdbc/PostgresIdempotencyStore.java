@@ -16,6 +16,7 @@ import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.QuotaSync;
+import dev.idemkit.spi.RecordExistsException;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
@@ -40,6 +41,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
+import org.postgresql.util.PSQLException;
 
 /**
  * The PostgreSQL store. Each decisive write is one statement: the claim is {@code INSERT … ON
@@ -57,8 +59,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   /*
    * Every statement below is whole: what runs is what is written, nothing is cut or patched at
-   * start-up. One constant joins whole statements with ";" so that the driver sends them in one
-   * round trip (FINISH_FRESH_AND_COMMIT); each part runs as written.
+   * start-up. Two constants join whole statements with ";" so that the driver sends them in one
+   * round trip (INSERT_FINISHED_AND_COMMIT, FINISH_FRESH_AND_COMMIT); each part runs as written.
    * Conventions they share:
    *
    * - Time. A statement that compares times starts with the CTE
@@ -102,6 +104,40 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       on conflict (tenant, operation, idem_key) do nothing
       returning cast(extract(epoch from created_at) * 1000000 as bigint) as created_at_us
       """;
+
+  /**
+   * A local operation's record, written once, last (contract §5): inserted already finished with
+   * its answer, after the operation's statements, as its transaction's last statement, and sent
+   * with the commit ({@link #INSERT_FINISHED_AND_COMMIT}). The record is what {@link #FINISH_FRESH}
+   * leaves after {@link #CLAIM}: first owner, lease ended, created and completed now, expiring a
+   * window from now.
+   *
+   * <p>A plain insert, never {@code on conflict do nothing}: when the key has a record the insert
+   * raises a unique violation on {@code idemkit_record_pk}, the server skips the commit sent with
+   * it, and the transaction rolls back with every business write in it. (An insert that did nothing
+   * on conflict would let that commit keep the business writes of a duplicate.) Two requests meet
+   * here: the second insert waits on the first's uncommitted row, then raises once it commits (or
+   * inserts, if it rolled back).
+   */
+  private static final String INSERT_FINISHED =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+      insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
+          fencing_token, locked_until, response_status, response_headers, response_body,
+          response_schema_version, resource_id, created_at, updated_at, expires_at)
+      select ?, ?, ?, ?, ?, 1, clock.now, ?, ?, ?, ?, ?, clock.now, clock.now,
+          clock.now + ? * interval '1 millisecond'
+      from clock
+      """;
+
+  /** {@link #INSERT_FINISHED} and the commit of its transaction, in one round trip. */
+  private static final String INSERT_FINISHED_AND_COMMIT = INSERT_FINISHED + ";\ncommit";
+
+  /** The primary key a second record of one key violates ({@link #INSERT_FINISHED}). */
+  private static final String RECORD_KEY = "idemkit_record_pk";
+
+  /** PostgreSQL's SQLSTATE for a unique violation. */
+  private static final String UNIQUE_VIOLATION = "23505";
 
   private static final String READ =
       """
@@ -741,7 +777,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   private static final class Tx implements StoreTransaction {
     private final Connection connection;
     private ScopedKey claimedAfresh;
-    private Completion lastWrite;
+    private HeldWrite lastWrite;
 
     Tx(Connection connection) {
       this.connection = connection;
@@ -751,31 +787,31 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
      * The connection, with what was held back for the commit sent first (nothing else may pass).
      */
     Connection connection() throws SQLException {
-      Completion held = lastWrite;
+      HeldWrite held = lastWrite;
       if (held != null) {
         lastWrite = null;
-        held.send(connection, FINISH_FRESH);
+        held.send(connection, held.alone());
       }
       return connection;
     }
 
     /**
-     * Ends the work: sends what was held back together with the commit, in one round trip ({@link
-     * #FINISH_FRESH_AND_COMMIT}); the caller's {@code commit()} that follows finds no transaction
-     * open and sends nothing.
+     * Ends the work: sends what was held back together with the commit, in one round trip (the held
+     * write's {@link HeldWrite#withCommit()}); the caller's {@code commit()} that follows finds no
+     * transaction open and sends nothing.
      */
     void sendHeldWithCommit() throws SQLException {
-      Completion held = lastWrite;
+      HeldWrite held = lastWrite;
       lastWrite = null;
       if (held != null) {
-        held.send(connection, FINISH_FRESH_AND_COMMIT);
+        held.send(connection, held.withCommit());
       }
     }
 
     @Override
     public <T> T unwrap(Class<T> type) {
       if (type.isInstance(connection)) {
-        Completion held = lastWrite;
+        HeldWrite held = lastWrite;
         try {
           return type.cast(connection());
         } catch (SQLException e) {
@@ -786,6 +822,110 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         return type.cast(this);
       }
       throw new IllegalArgumentException("A JDBC store transaction has no " + type.getName());
+    }
+  }
+
+  /**
+   * A transaction's last write to its record, held back to be sent with the commit: the completion
+   * of a record claimed afresh ({@link Completion}) or a local operation's finished record ({@link
+   * FinishedInsert}). Each names its statement alone and with the commit.
+   */
+  private sealed interface HeldWrite permits Completion, FinishedInsert {
+
+    String alone();
+
+    String withCommit();
+
+    /** Binds the write's parameters from {@code i}; answers the next parameter's index. */
+    int bind(PreparedStatement ps, int i) throws SQLException;
+
+    /** Fails unless the write's own statement wrote one row. */
+    void requireOne(int written);
+
+    /** What a failure of the round trip that carried the write means: {@code e}, or thrown. */
+    SQLException refusalOr(SQLException e);
+
+    default void send(Connection c, String sql) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        bind(ps, 1);
+        ps.execute();
+        requireOne(ps.getUpdateCount());
+      } catch (SQLException e) {
+        throw refusalOr(e);
+      }
+    }
+  }
+
+  /**
+   * A local operation's finished record ({@link #INSERT_FINISHED}), held back to be sent with the
+   * commit. Its failure on the record's primary key is {@link RecordExistsException}: the key has a
+   * record, and nothing of this transaction is kept.
+   */
+  private record FinishedInsert(
+      ScopedKey id,
+      String fingerprint,
+      String state,
+      int status,
+      String headers,
+      byte[] body,
+      int schemaVersion,
+      String resourceId,
+      long ttlMillis,
+      String now)
+      implements HeldWrite {
+
+    @Override
+    public String alone() {
+      return INSERT_FINISHED;
+    }
+
+    @Override
+    public String withCommit() {
+      return INSERT_FINISHED_AND_COMMIT;
+    }
+
+    @Override
+    public int bind(PreparedStatement ps, int i) throws SQLException {
+      ps.setString(i++, now);
+      i = bindKey(ps, i, id);
+      ps.setString(i++, fingerprint);
+      ps.setString(i++, state);
+      ps.setInt(i++, status);
+      ps.setString(i++, headers);
+      ps.setBytes(i++, body);
+      ps.setInt(i++, schemaVersion);
+      ps.setString(i++, resourceId);
+      ps.setLong(i++, ttlMillis);
+      return i;
+    }
+
+    @Override
+    public void requireOne(int written) {
+      if (written != 1) {
+        throw new IllegalStateException("The insert of the record of " + id + " wrote " + written);
+      }
+    }
+
+    /**
+     * Only a violation of the record's own key is the key taken; a unique violation of another
+     * constraint (a deferred business constraint the commit checks) stays the failure it is.
+     */
+    @Override
+    public SQLException refusalOr(SQLException e) {
+      for (SQLException s = e; s != null; s = s.getNextException()) {
+        if (UNIQUE_VIOLATION.equals(s.getSQLState())
+            && s instanceof PSQLException p
+            && p.getServerErrorMessage() != null
+            && RECORD_KEY.equals(p.getServerErrorMessage().getConstraint())) {
+          throw new RecordExistsException(id);
+        }
+      }
+      return e;
+    }
+
+    @Override
+    public String toString() {
+      return id.toString();
     }
   }
 
@@ -803,18 +943,26 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       int schemaVersion,
       String resourceId,
       Ownership owner,
-      String now) {
+      String now)
+      implements HeldWrite {
 
-    void send(Connection c, String sql) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        bind(ps, 1);
-        ps.execute();
-        requireOne(ps.getUpdateCount());
-      }
+    @Override
+    public String alone() {
+      return FINISH_FRESH;
     }
 
-    /** Binds the completion's parameters from {@code i}; answers the next parameter's index. */
-    int bind(PreparedStatement ps, int i) throws SQLException {
+    @Override
+    public String withCommit() {
+      return FINISH_FRESH_AND_COMMIT;
+    }
+
+    @Override
+    public SQLException refusalOr(SQLException e) {
+      return e;
+    }
+
+    @Override
+    public int bind(PreparedStatement ps, int i) throws SQLException {
       ps.setString(i++, now);
       ps.setString(i++, state);
       ps.setInt(i++, status);
@@ -826,7 +974,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       return i + 4;
     }
 
-    void requireOne(int updated) {
+    @Override
+    public void requireOne(int updated) {
       if (updated != 1) {
         throw new IllegalStateException(
             "The completion of " + owner.id() + ", claimed in its own transaction, found no row");
@@ -1082,6 +1231,37 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     } catch (SQLException e) {
       throw failure("finish", owner.id(), e);
     }
+  }
+
+  /**
+   * Held back to the end of the transaction, as a completion is: sent with the commit when the
+   * store commits right after the work, alone otherwise, and before anything else the transaction
+   * sends after it.
+   */
+  @Override
+  public void insertFinished(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      RecordState state,
+      StoredResponse response,
+      Duration ttl) {
+    if (!state.isReplayable()) {
+      throw new IllegalArgumentException(
+          "insertFinished takes COMPLETED or FAILED_REPLAYABLE: " + state);
+    }
+    ((Tx) tx).lastWrite =
+        new FinishedInsert(
+            id,
+            fingerprint.toString(),
+            state.name(),
+            response.status(),
+            Json.write(response.headers()),
+            response.body(),
+            response.schemaVersion(),
+            response.resourceId(),
+            ttl.toMillis(),
+            clock == null ? null : clock.instant().toString());
   }
 
   /**

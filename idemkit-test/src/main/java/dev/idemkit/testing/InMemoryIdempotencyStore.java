@@ -11,6 +11,7 @@ import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.QuotaSync;
+import dev.idemkit.spi.RecordExistsException;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
@@ -276,6 +277,44 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             windowAfterCompletion.isAfter(r.expiresAt().plus(LATE_COMPLETION))
                 ? windowAfterCompletion
                 : r.expiresAt()));
+  }
+
+  /**
+   * Transactions run one at a time here, so the insert never has to wait: a record of the key is
+   * either committed already or absent, and a present one fails the insert as the database's
+   * primary key would.
+   */
+  @Override
+  public void insertFinished(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      RecordState state,
+      StoredResponse response,
+      Duration ttl) {
+    if (!state.isReplayable()) {
+      throw new IllegalArgumentException("insertFinished takes COMPLETED or FAILED_REPLAYABLE");
+    }
+    if (records.containsKey(id)) {
+      throw new RecordExistsException(id);
+    }
+    Instant now = clock.instant();
+    records.put(
+        id,
+        new IdempotencyRecord(
+            id,
+            fingerprint,
+            state,
+            1,
+            now,
+            null,
+            null,
+            Map.of(),
+            0,
+            response,
+            now,
+            now,
+            now.plus(ttl)));
   }
 
   @Override
