@@ -690,9 +690,8 @@ class IdemkitAutoConfigurationTest {
                       .andReturn();
               assertThat(retry.getResponse().getContentAsByteArray())
                   .isEqualTo(first.getResponse().getContentAsByteArray());
-              // The handler is a local operation, whose record is written last: the retry ran it
-              // once more and rolled it back when its insert of the record met the first's.
-              assertThat(controller.runs()).isEqualTo(2);
+              // The handler's record is claimed first: the retry does not run it again.
+              assertThat(controller.runs()).isEqualTo(1);
 
               mvc.perform(payment(key, 200))
                   .andExpect(status().isUnprocessableContent())
@@ -706,9 +705,8 @@ class IdemkitAutoConfigurationTest {
                           .content("{\"amount\":100}"))
                   .andExpect(status().isBadRequest())
                   .andExpect(jsonPath("$.errorCode").value("IDEMPOTENCY_KEY_MISSING"));
-              // The mismatch ran the handler too, rolled back the same way; the missing key
-              // never reached it.
-              assertThat(controller.runs()).isEqualTo(3);
+              // Neither the mismatch nor the missing key reached it.
+              assertThat(controller.runs()).isEqualTo(1);
             });
   }
 
