@@ -255,6 +255,7 @@ public final class IdempotencyEngine implements Idempotency {
    */
   private Outcome executeLocalRecordLast(IdempotentRequest request, LocalOperation operation) {
     ScopedKey id = request.id();
+    boolean[] admitted = {false};
     try {
       return store.inTransaction(
           tx -> {
@@ -269,15 +270,25 @@ public final class IdempotencyEngine implements Idempotency {
                 success ? RecordState.COMPLETED : RecordState.FAILED_REPLAYABLE,
                 result.response(),
                 request.ttl());
-            admitNew(id);
+            admitted[0] = admitNew(id);
             return success
                 ? new Outcome.Executed(result.response())
                 : new Outcome.Rejected(result.response());
           });
     } catch (RecordExistsException taken) {
+      if (admitted[0]) {
+        // Counted as a new key, but the key had a record: not new after all.
+        quotaGate.release(id.tenant());
+      }
       Outcome recorded = answerFromRecord(request);
       return recorded != null ? recorded : executeLocal(request, operation, true);
     } catch (QuotaExceededException refused) {
+      // Counted before the insert could say whether the key is new: a key that has a record is
+      // never refused (its retry is answered from it, or goes on from it).
+      if (hasUnexpiredRecord(id)) {
+        Outcome recorded = answerFromRecord(request);
+        return recorded != null ? recorded : executeLocal(request, operation, true);
+      }
       listener.onQuotaExceeded(id, refused.outcome().quota());
       return refused.outcome();
     } catch (BusinessRejectionException rejection) {
@@ -932,11 +943,19 @@ public final class IdempotencyEngine implements Idempotency {
   /**
    * Counts a local operation's new key (its record written last, finished): in memory, before the
    * commit. A refusal throws {@link QuotaExceededException} and the transaction rolls back.
+   *
+   * @return whether it was counted ({@link QuotaGate#release} gives it back)
    */
-  private void admitNew(ScopedKey id) {
-    if (config.quotas().enabled()) {
-      quotaGate.admit(id.tenant(), false);
+  private boolean admitNew(ScopedKey id) {
+    if (!config.quotas().enabled()) {
+      return false;
     }
+    quotaGate.admit(id.tenant(), false);
+    return true;
+  }
+
+  private boolean hasUnexpiredRecord(ScopedKey id) {
+    return store.peek(id).filter(seen -> !seen.record().isExpiredAt(seen.now())).isPresent();
   }
 
   @FunctionalInterface

@@ -116,6 +116,21 @@ final class QuotaGate {
     return ticket;
   }
 
+  /**
+   * Gives back a new key {@link #admit admitted} in this minute whose transaction found the key
+   * already recorded (a local operation's record written last met the first's): it was no new key.
+   */
+  void release(String tenant) {
+    Tenant t = tenants.get(tenant);
+    if (t != null) {
+      synchronized (t) {
+        if (t.ownNewKeys > 0 && t.minute == minuteOf(now())) {
+          t.ownNewKeys--;
+        }
+      }
+    }
+  }
+
   private static QuotaExceededException refused(String quota, int limit, Duration retryAfter) {
     return new QuotaExceededException(new Outcome.QuotaExceeded(quota, limit, retryAfter));
   }
