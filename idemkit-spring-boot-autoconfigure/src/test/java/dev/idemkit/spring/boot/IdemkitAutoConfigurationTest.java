@@ -1118,20 +1118,23 @@ class IdemkitAutoConfigurationTest {
     }
   }
 
-  /** Executes {@code id} (or replays it) with an answer whose body is {@code body}. */
+  /**
+   * Executes {@code id} (or replays it) with an answer whose body is {@code body}; claimed first,
+   * so that {@code runs} counts the runs that committed (a replay runs nothing).
+   */
   private static String answer(
       Idempotency idempotency, ScopedKey id, String body, AtomicInteger runs) {
     Outcome outcome =
         idempotency.execute(
             new dev.idemkit.IdempotentRequest(
                 id, dev.idemkit.Fingerprint.of(Map.of("k", "v")), Duration.ofHours(1)),
-            (LocalOperation)
+            LocalOperation.claimingFirst(
                 ctx -> {
                   runs.incrementAndGet();
                   return OperationResult.success(
                       StoredResponse.of(
                           201, Map.of(), body.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-                });
+                }));
     return new String(
         outcome.storedResponse().orElseThrow().body(), java.nio.charset.StandardCharsets.UTF_8);
   }
