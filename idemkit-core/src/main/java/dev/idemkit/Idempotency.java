@@ -80,4 +80,14 @@ public interface Idempotency {
   }
 
   IdempotencyConfig config();
+
+  /**
+   * Shares this instance's quota counts with the other instances through the store, and takes
+   * theirs ({@link Quotas}): one exchange, a transaction of its own. Admissions never wait for it;
+   * they are decided in memory against the counts of the last exchange. Run it about once a second
+   * from one background thread (the Spring Boot starter's quota worker does); the interval is a
+   * term of the quotas' bound. Does nothing without quotas or when the store cannot share counts
+   * ({@link IdempotencyStore#quotaSync()}).
+   */
+  void syncQuotas();
 }

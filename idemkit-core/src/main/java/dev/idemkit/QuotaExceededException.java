@@ -5,8 +5,7 @@ import java.util.Objects;
 /**
  * A tenant's quota refused a new key ({@link IdempotencyConfig#quotas()}): the transaction that
  * claimed it rolls back, claim included, so nothing is stored. The engine answers {@link
- * #outcome()}. A store throws it when it checks the quotas as part of the claim's commit rather
- * than answering {@link dev.idemkit.spi.IdempotencyStore#admit} at once.
+ * #outcome()}. The engine throws it in that transaction when a quota refuses the key.
  */
 public class QuotaExceededException extends RuntimeException {
 

@@ -27,6 +27,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecordExistsException;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
@@ -70,11 +71,24 @@ public final class IdempotencyEngine implements Idempotency {
   /** How often each operation's requests were replays: whether to read the record first. */
   private final ReplayRates replays = new ReplayRates();
 
+  /**
+   * The quotas' admissions, decided in memory; shared with other instances by {@link #syncQuotas}.
+   */
+  private final QuotaGate quotaGate;
+
   public IdempotencyEngine(IdempotencyStore store, IdempotencyConfig config) {
     this.store = store;
     this.config = config;
     this.listener = config.listener();
     this.ticker = config.ticker();
+    this.quotaGate = new QuotaGate(config.quotas(), ticker);
+  }
+
+  @Override
+  public void syncQuotas() {
+    if (config.quotas().enabled()) {
+      store.quotaSync().ifPresent(quotaGate::exchange);
+    }
   }
 
   @Override
@@ -103,7 +117,10 @@ public final class IdempotencyEngine implements Idempotency {
     try {
       outcome = replays.readFirst(name) ? answerFromRecord(request) : null;
       if (outcome == null && operation instanceof LocalOperation local) {
-        outcome = executeLocal(request, local, mayMakeRecord);
+        outcome =
+            mayMakeRecord && !local.claimsFirst()
+                ? executeLocalRecordLast(request, local)
+                : executeLocal(request, local, mayMakeRecord);
       } else if (outcome == null) {
         outcome = executePhased(request, (PhasedOperation<?>) operation, mayMakeRecord);
       }
@@ -220,6 +237,98 @@ public final class IdempotencyEngine implements Idempotency {
   // ---- single-transaction operations ------------------------------------------------------
 
   /**
+   * The record written once, last (contract §5): the operation's statements run first, then its
+   * record is inserted, already finished with the answer, as the transaction's last statement (the
+   * store may send it with the commit, in one round trip), then the commit. Nothing holds the key
+   * while the operation runs, and a first execution writes its record once.
+   *
+   * <p>Two requests meet at the insert. A concurrent duplicate runs the operation too; its insert
+   * waits on the first's uncommitted record and fails once that commits, and its whole transaction,
+   * business writes included, rolls back: the insert is plain, never one that does nothing on
+   * conflict, so no commit sent with it can keep those writes. It is then answered from the first's
+   * record: a replay, or the mismatch of another command. A business statement that meets the
+   * first's rows (a unique violation on a business key, once the first committed) fails the
+   * transaction the same way, and is answered from the record too, if one answers. A record that is
+   * there but answers nothing (expired, or held by a claim-first run) sends the request the
+   * claim-first way ({@link #executeLocal}), which takes over an expired record or answers "in
+   * progress".
+   */
+  private Outcome executeLocalRecordLast(IdempotentRequest request, LocalOperation operation) {
+    ScopedKey id = request.id();
+    boolean[] admitted = {false};
+    try {
+      return store.inTransaction(
+          tx -> {
+            Context ctx = new Context(id, false, Optional.empty());
+            ctx.tx = tx;
+            OperationResult result = operation.run(ctx);
+            boolean success = result instanceof OperationResult.Success;
+            store.insertFinished(
+                tx,
+                id,
+                request.fingerprint(),
+                success ? RecordState.COMPLETED : RecordState.FAILED_REPLAYABLE,
+                result.response(),
+                request.ttl());
+            admitted[0] = admitNew(id);
+            return success
+                ? new Outcome.Executed(result.response())
+                : new Outcome.Rejected(result.response());
+          });
+    } catch (RecordExistsException taken) {
+      if (admitted[0]) {
+        // Counted as a new key, but the key had a record: not new after all.
+        quotaGate.release(id.tenant());
+      }
+      Outcome recorded = answerFromRecord(request);
+      return recorded != null ? recorded : executeLocal(request, operation, true);
+    } catch (QuotaExceededException refused) {
+      // Counted before the insert could say whether the key is new: a key that has a record is
+      // never refused (its retry is answered from it, or goes on from it).
+      if (hasUnexpiredRecord(id)) {
+        Outcome recorded = answerFromRecord(request);
+        return recorded != null ? recorded : executeLocal(request, operation, true);
+      }
+      listener.onQuotaExceeded(id, refused.outcome().quota());
+      return refused.outcome();
+    } catch (BusinessRejectionException rejection) {
+      // The operation's transaction was rolled back. Store the rejection alone.
+      return storeRejection(request, rejection.response(), true);
+    } catch (RecordUnreadableException unreadable) {
+      throw unreadable;
+    } catch (Exception e) {
+      Outcome recorded = answerAfterFailure(request, e);
+      if (recorded != null) {
+        return recorded;
+      }
+      listener.onFailure(id, RecordState.FAILED_RETRYABLE, e);
+      throw new OperationFailedException(
+          "Operation " + id + " failed; nothing was kept, a retry runs it again",
+          RecordState.FAILED_RETRYABLE,
+          e);
+    }
+  }
+
+  /**
+   * After a record-last run failed and rolled back: the answer of the key's record if one answers
+   * now. A concurrent duplicate that committed first makes this run's business statements fail (a
+   * unique violation on its rows) before its insert of the record is reached; the operation did
+   * happen, once, and its record says how. Null when no record answers (the failure is this run's
+   * own), or when the record cannot be read either (the database out of reach): the failure is then
+   * what the caller learns.
+   */
+  private Outcome answerAfterFailure(IdempotentRequest request, Exception failure) {
+    try {
+      return answerFromRecord(request);
+    } catch (RecordUnreadableException unreadable) {
+      throw unreadable;
+    } catch (RuntimeException unreachable) {
+      failure.addSuppressed(unreachable);
+      return null;
+    }
+  }
+
+  /**
    * Claim, business writes and completion commit in one transaction. A concurrent identical request
    * blocks on the claim's insert until this transaction ends, then sees the completed record and
    * replays it.
@@ -300,7 +409,9 @@ public final class IdempotencyEngine implements Idempotency {
       IdempotentRequest request, PhasedOperation<?> operation, boolean mayMakeRecord) {
     ScopedKey id = request.id();
     List<PhaseRun<?>> owned = new ArrayList<>(1);
+    List<QuotaGate.Ticket> admitted = new ArrayList<>(1);
     Outcome outcome;
+    boolean committed = false;
     try {
       outcome =
           store.inTransaction(
@@ -318,9 +429,11 @@ public final class IdempotencyEngine implements Idempotency {
                   return null;
                 }
                 Outcome done = run.localPhases(tx);
-                admitIfNew(tx, id, acquired.claim());
+                // No answer yet: a call is pending, the record stays live after this commit.
+                admitted.add(admitIfNew(id, acquired.claim(), done == null));
                 return done;
               });
+      committed = true;
     } catch (NoRecord none) {
       throw none;
     } catch (QuotaExceededException refused) {
@@ -342,8 +455,22 @@ public final class IdempotencyEngine implements Idempotency {
           "Operation " + id + " failed before its first commit; nothing was kept, a retry runs it",
           left,
           e);
+    } finally {
+      if (!committed) {
+        admitted.forEach(ticket -> ticket.ended(false)); // rolled back: no record, no live place
+      }
     }
-    return outcome != null ? outcome : owned.get(0).resume();
+    QuotaGate.Ticket ticket = admitted.isEmpty() ? QuotaGate.Ticket.NONE : admitted.get(0);
+    ticket.committed(quotaGate);
+    Outcome answer = outcome;
+    try {
+      if (answer == null) {
+        answer = owned.get(0).resume();
+      }
+    } finally {
+      ticket.ended(!(answer instanceof Outcome.Executed) && !(answer instanceof Outcome.Rejected));
+    }
+    return answer;
   }
 
   /**
@@ -792,19 +919,43 @@ public final class IdempotencyEngine implements Idempotency {
 
   /**
    * Counts a new operation against its tenant's quotas ({@link IdempotencyConfig#quotas()}) as the
-   * last writes of the transaction that claimed it, right before its commit. A refusal rolls the
-   * whole transaction back, claim included: answered here, or by the store at the commit (a store
-   * that sends the count with the commit throws {@link QuotaExceededException} from its
-   * transaction), caught where the transaction began.
+   * last step of the transaction that claimed it, right before its commit, in memory ({@link
+   * QuotaGate}: no statement). A refusal throws {@link QuotaExceededException}, which rolls the
+   * whole transaction back, claim included, and is caught where the transaction began. ({@code tx}
+   * is not used: the count touches no SQL.)
    */
   private void admitIfNew(StoreTransaction tx, ScopedKey id, Claim claim) {
+    admitIfNew(id, claim, false);
+  }
+
+  /**
+   * {@link #admitIfNew(StoreTransaction, ScopedKey, Claim)}, for an operation whose record {@code
+   * staysLive} after this transaction (a phased operation with a call pending): it takes one of the
+   * tenant's live places, held by the ticket answered.
+   */
+  private QuotaGate.Ticket admitIfNew(ScopedKey id, Claim claim, boolean staysLive) {
     if (claim.resumed() || !config.quotas().enabled()) {
-      return;
+      return QuotaGate.Ticket.NONE;
     }
-    Optional<Outcome.QuotaExceeded> refusal = store.admit(tx, id, config.quotas());
-    if (refusal.isPresent()) {
-      throw new QuotaExceededException(refusal.get());
+    return quotaGate.admit(id.tenant(), staysLive);
+  }
+
+  /**
+   * Counts a local operation's new key (its record written last, finished): in memory, before the
+   * commit. A refusal throws {@link QuotaExceededException} and the transaction rolls back.
+   *
+   * @return whether it was counted ({@link QuotaGate#release} gives it back)
+   */
+  private boolean admitNew(ScopedKey id) {
+    if (!config.quotas().enabled()) {
+      return false;
     }
+    quotaGate.admit(id.tenant(), false);
+    return true;
+  }
+
+  private boolean hasUnexpiredRecord(ScopedKey id) {
+    return store.peek(id).filter(seen -> !seen.record().isExpiredAt(seen.now())).isPresent();
   }
 
   @FunctionalInterface

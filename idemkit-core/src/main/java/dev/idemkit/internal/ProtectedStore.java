@@ -132,6 +132,17 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
     delegate().finish(tx, owner, state, seal(tx, owner.id(), state, response));
   }
 
+  @Override
+  public void insertFinished(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      RecordState state,
+      StoredResponse response,
+      Duration ttl) {
+    delegate().insertFinished(tx, id, fingerprint, state, seal(tx, id, state, response), ttl);
+  }
+
   /**
    * An operator's verdict goes into the recovery data beside what was sealed (the store adds it in
    * SQL): the external reference that comes with it (a provider's charge id) is sealed here first,

@@ -3,8 +3,6 @@ package dev.idemkit.spi;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.OperatorResolution;
-import dev.idemkit.Outcome;
-import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -80,6 +78,17 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   public void finish(
       StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
     delegate.finish(tx, owner, state, response);
+  }
+
+  @Override
+  public void insertFinished(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      RecordState state,
+      StoredResponse response,
+      Duration ttl) {
+    delegate.insertFinished(tx, id, fingerprint, state, response, ttl);
   }
 
   @Override
@@ -160,7 +169,7 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
-  public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
-    return delegate.admit(tx, id, quotas);
+  public Optional<QuotaSync> quotaSync() {
+    return delegate.quotaSync();
   }
 }

@@ -4,8 +4,6 @@ import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
-import dev.idemkit.Outcome;
-import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -90,6 +88,30 @@ public interface IdempotencyStore {
    * no retry can find it expired and run the operation again.
    */
   void finish(StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response);
+
+  /**
+   * Inserts the record of a single-transaction operation that has just run in {@code tx}, already
+   * finished ({@code COMPLETED} or {@code FAILED_REPLAYABLE}) with {@code response}: the record is
+   * written once, as the transaction's last write, after the business writes (contract §5). It is
+   * made as {@link #finish} leaves a record: fencing token 1, lease ended, created and completed
+   * now, expiring {@code ttl} from now.
+   *
+   * <p>The insert is plain, never one that does nothing on conflict: when the key has a record it
+   * waits for that record's transaction, if it is still open, then fails with {@link
+   * RecordExistsException}, and {@code tx} must roll back with every business write in it. A store
+   * may hold the insert back and send it with the commit (then it throws from {@link
+   * #inTransaction}, with nothing committed: the commit never runs after the failed insert).
+   *
+   * <p>Two requests meet here: of concurrent inserts of one key exactly one commits; each other
+   * waits on the first's uncommitted row, then fails, or inserts if the first rolled back.
+   */
+  void insertFinished(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      RecordState state,
+      StoredResponse response,
+      Duration ttl);
 
   /**
    * Stops owning without finishing: {@code FAILED_RETRYABLE}, {@code UNKNOWN_REQUIRES_RECOVERY}
@@ -263,21 +285,11 @@ public interface IdempotencyStore {
   }
 
   /**
-   * Admits the new key {@code id} in the transaction that claimed it, as that transaction's last
-   * writes (its commit follows at once): counts it among the tenant's new keys of the current
-   * minute unless {@code quotas.newKeysPerMinute()} are already counted, then, while holding that
-   * count's lock, counts the tenant's live records, this one included, against {@code
-   * quotas.liveRecords()}. A refusal leaves the transaction to be rolled back, claim included.
-   *
-   * <p>A store that commits the transaction itself may instead send the count with the commit, in
-   * one round trip, so that the count's lock is held only while the database commits: it then
-   * answers empty here and, if the count refuses, throws {@link dev.idemkit.QuotaExceededException}
-   * from {@link #inTransaction} with nothing committed.
-   *
-   * @return empty when admitted (or when the count was deferred to the commit), else the refusal
+   * How this store shares the instances' quota counts ({@link QuotaSync}), if it can: a background
+   * worker calls it through {@link dev.idemkit.Idempotency#syncQuotas()} about once a second. Empty
+   * by default: each instance then counts its own admissions only.
    */
-  default Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support quotas");
+  default Optional<QuotaSync> quotaSync() {
+    return Optional.empty();
   }
 }

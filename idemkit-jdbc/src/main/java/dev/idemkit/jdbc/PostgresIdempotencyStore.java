@@ -6,9 +6,6 @@ import dev.idemkit.IdempotencyKey;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
-import dev.idemkit.Outcome;
-import dev.idemkit.QuotaExceededException;
-import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
@@ -18,6 +15,8 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.QuotaSync;
+import dev.idemkit.spi.RecordExistsException;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
@@ -42,6 +41,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
+import org.postgresql.util.PSQLException;
 
 /**
  * The PostgreSQL store. Each decisive write is one statement: the claim is {@code INSERT … ON
@@ -59,9 +59,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   /*
    * Every statement below is whole: what runs is what is written, nothing is cut or patched at
-   * start-up. Three constants join whole statements with ";" so that the driver sends them in one
-   * round trip (FINISH_FRESH_AND_COMMIT, ADMIT_AND_COMMIT, FINISH_FRESH_ADMIT_AND_COMMIT); each
-   * part runs as written.
+   * start-up. Two constants join whole statements with ";" so that the driver sends them in one
+   * round trip (INSERT_FINISHED_AND_COMMIT, FINISH_FRESH_AND_COMMIT); each part runs as written.
    * Conventions they share:
    *
    * - Time. A statement that compares times starts with the CTE
@@ -105,6 +104,40 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       on conflict (tenant, operation, idem_key) do nothing
       returning cast(extract(epoch from created_at) * 1000000 as bigint) as created_at_us
       """;
+
+  /**
+   * A local operation's record, written once, last (contract §5): inserted already finished with
+   * its answer, after the operation's statements, as its transaction's last statement, and sent
+   * with the commit ({@link #INSERT_FINISHED_AND_COMMIT}). The record is what {@link #FINISH_FRESH}
+   * leaves after {@link #CLAIM}: first owner, lease ended, created and completed now, expiring a
+   * window from now.
+   *
+   * <p>A plain insert, never {@code on conflict do nothing}: when the key has a record the insert
+   * raises a unique violation on {@code idemkit_record_pk}, the server skips the commit sent with
+   * it, and the transaction rolls back with every business write in it. (An insert that did nothing
+   * on conflict would let that commit keep the business writes of a duplicate.) Two requests meet
+   * here: the second insert waits on the first's uncommitted row, then raises once it commits (or
+   * inserts, if it rolled back).
+   */
+  private static final String INSERT_FINISHED =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+      insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
+          fencing_token, locked_until, response_status, response_headers, response_body,
+          response_schema_version, resource_id, created_at, updated_at, expires_at)
+      select ?, ?, ?, ?, ?, 1, clock.now, ?, ?, ?, ?, ?, clock.now, clock.now,
+          clock.now + ? * interval '1 millisecond'
+      from clock
+      """;
+
+  /** {@link #INSERT_FINISHED} and the commit of its transaction, in one round trip. */
+  private static final String INSERT_FINISHED_AND_COMMIT = INSERT_FINISHED + ";\ncommit";
+
+  /** The primary key a second record of one key violates ({@link #INSERT_FINISHED}). */
+  private static final String RECORD_KEY = "idemkit_record_pk";
+
+  /** PostgreSQL's SQLSTATE for a unique violation. */
+  private static final String UNIQUE_VIOLATION = "23505";
 
   private static final String READ =
       """
@@ -506,18 +539,14 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       """;
 
   /**
-   * Counters of new keys idle for an hour: a tenant's slots (V14) that counted no key in the last
-   * hour (the tenant's next new key makes them again), and V6's minutes, which V14 no longer
-   * writes.
+   * The instances' counts of new keys (V17, {@link PostgresQuotaSync}) of minutes that ended over
+   * an hour ago: only the current minute's are read.
    */
   private static final String DELETE_OLD_KEY_COUNTERS =
       """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
-      old_minutes as (
-        delete from idemkit_tenant_key_counter c using clock
-        where c.minute < clock.now - interval '1 hour')
-      delete from idemkit_tenant_key_slot k using clock
-      where k.minute < clock.now - interval '1 hour'
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+      delete from idemkit_quota_new_keys q using clock
+      where q.minute < clock.now - interval '1 hour'
       """;
 
   /**
@@ -642,44 +671,6 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       select 1 from changed
       """;
 
-  /**
-   * Admits a new key against the tenant's quotas: the function {@code idemkit_admit} (schemas V14
-   * to V16) counts the key in a free slot of the tenant's current minute (up to 16 rows, each with
-   * its share of the quota; the connection's own slot tried first; when every slot with room is
-   * held, the key looks again a moment later, holding none, so keys waiting together cannot
-   * deadlock) unless the minute is full, then, holding that slot, counts the tenant's live records
-   * (this one included); within the number of slots of the live limit it locks every slot, in slot
-   * order, and counts alone. So exactly the limits are admitted however many race, and concurrent
-   * new keys of a tenant do not queue on one row. A refusal raises {@link #QUOTA_EXCEEDED}, which
-   * aborts the transaction.
-   */
-  private static final String ADMIT =
-      """
-      select idemkit_admit(coalesce(cast(? as timestamptz), statement_timestamp()), ?, ?, ?)
-      """;
-
-  /**
-   * {@link #ADMIT} and the commit, two whole statements in one round trip: the minute's slot is
-   * held while the database commits, not while the application hears back and answers. If the count
-   * refuses, the commit is never run (the server skips the rest of the round trip after an error)
-   * and the transaction rolls back.
-   */
-  private static final String ADMIT_AND_COMMIT = ADMIT + ";\ncommit";
-
-  /**
-   * A local operation's held completion ({@link #FINISH_FRESH}), {@link #ADMIT} and the commit: the
-   * three whole statements of a new key's end in one round trip.
-   */
-  private static final String FINISH_FRESH_ADMIT_AND_COMMIT =
-      FINISH_FRESH + ";\n" + ADMIT + ";\ncommit";
-
-  /** The SQLSTATE {@code idemkit_admit} raises when a quota refuses a new key. */
-  private static final String QUOTA_EXCEEDED = "IK429";
-
-  /** What {@code idemkit_admit}'s refusal says: the quota, its limit, the seconds to wait. */
-  private static final java.util.regex.Pattern QUOTA_REFUSAL =
-      java.util.regex.Pattern.compile("quota=(\\w+) limit=(\\d+) retry_after=(\\d+)");
-
   /** PostgreSQL's SQLSTATE for a statement canceled (here: the claim, past its wait). */
   private static final String QUERY_CANCELED = "57014";
 
@@ -689,6 +680,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   private final JdbcTransactions transactions;
   private final Clock clock;
   private final Duration claimWait;
+  private final PostgresQuotaSync quotaSync;
 
   /**
    * How many requests of one key may be in its claim statement at once on this instance (with a
@@ -723,6 +715,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     this.transactions = Objects.requireNonNull(transactions);
     this.clock = clock;
     this.claimWait = claimWait;
+    this.quotaSync = new PostgresQuotaSync(transactions, clock);
   }
 
   /** A store on {@code dataSource}, running its own transactions, on the database's clock. */
@@ -778,15 +771,13 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * The store's transaction: the JDBC connection, reachable by {@code unwrap(Connection.class)}. It
    * remembers the record it claimed afresh until that record is advanced, so that the record's
    * completion in the same transaction is the plain {@link #FINISH_FRESH}. When the store commits
-   * the transaction itself, it also holds back that completion and the new key's quota count, the
-   * transaction's last writes, to send them with the commit. Confined to the thread that runs the
-   * transaction, like the connection.
+   * the transaction itself, it also holds back that completion, the transaction's last write, to
+   * send it with the commit. Confined to the thread that runs the transaction, like the connection.
    */
   private static final class Tx implements StoreTransaction {
     private final Connection connection;
     private ScopedKey claimedAfresh;
-    private Completion lastWrite;
-    private Admission admission;
+    private HeldWrite lastWrite;
 
     Tx(Connection connection) {
       this.connection = connection;
@@ -796,50 +787,31 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
      * The connection, with what was held back for the commit sent first (nothing else may pass).
      */
     Connection connection() throws SQLException {
-      Completion held = lastWrite;
+      HeldWrite held = lastWrite;
       if (held != null) {
         lastWrite = null;
-        held.send(connection, FINISH_FRESH);
-      }
-      Admission count = admission;
-      if (count != null) {
-        admission = null;
-        count.send(connection, ADMIT, 1);
+        held.send(connection, held.alone());
       }
       return connection;
     }
 
     /**
-     * Ends the work: sends what was held back together with the commit, in one round trip ({@link
-     * #FINISH_FRESH_AND_COMMIT}, {@link #ADMIT_AND_COMMIT} or {@link
-     * #FINISH_FRESH_ADMIT_AND_COMMIT}); the caller's {@code commit()} that follows finds no
+     * Ends the work: sends what was held back together with the commit, in one round trip (the held
+     * write's {@link HeldWrite#withCommit()}); the caller's {@code commit()} that follows finds no
      * transaction open and sends nothing.
      */
     void sendHeldWithCommit() throws SQLException {
-      Completion held = lastWrite;
-      Admission count = admission;
+      HeldWrite held = lastWrite;
       lastWrite = null;
-      admission = null;
-      if (held != null && count != null) {
-        try (PreparedStatement ps = connection.prepareStatement(FINISH_FRESH_ADMIT_AND_COMMIT)) {
-          int next = held.bind(ps, 1);
-          count.bind(ps, next);
-          ps.execute();
-          held.requireOne(ps.getUpdateCount());
-        } catch (SQLException e) {
-          throw Admission.refusalOr(e);
-        }
-      } else if (held != null) {
-        held.send(connection, FINISH_FRESH_AND_COMMIT);
-      } else if (count != null) {
-        count.send(connection, ADMIT_AND_COMMIT, 1);
+      if (held != null) {
+        held.send(connection, held.withCommit());
       }
     }
 
     @Override
     public <T> T unwrap(Class<T> type) {
       if (type.isInstance(connection)) {
-        Completion held = lastWrite;
+        HeldWrite held = lastWrite;
         try {
           return type.cast(connection());
         } catch (SQLException e) {
@@ -853,43 +825,107 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  /** A new key's quota count ({@link #ADMIT}), held back to be sent with the commit. */
-  private record Admission(String now, String tenant, int newKeysPerMinute, int liveRecords) {
+  /**
+   * A transaction's last write to its record, held back to be sent with the commit: the completion
+   * of a record claimed afresh ({@link Completion}) or a local operation's finished record ({@link
+   * FinishedInsert}). Each names its statement alone and with the commit.
+   */
+  private sealed interface HeldWrite permits Completion, FinishedInsert {
 
-    int bind(PreparedStatement ps, int i) throws SQLException {
-      ps.setString(i++, now);
-      ps.setString(i++, tenant);
-      ps.setInt(i++, newKeysPerMinute);
-      ps.setInt(i++, liveRecords);
-      return i;
-    }
+    String alone();
 
-    void send(Connection c, String sql, int first) throws SQLException {
+    String withCommit();
+
+    /** Binds the write's parameters from {@code i}; answers the next parameter's index. */
+    int bind(PreparedStatement ps, int i) throws SQLException;
+
+    /** Fails unless the write's own statement wrote one row. */
+    void requireOne(int written);
+
+    /** What a failure of the round trip that carried the write means: {@code e}, or thrown. */
+    SQLException refusalOr(SQLException e);
+
+    default void send(Connection c, String sql) throws SQLException {
       try (PreparedStatement ps = c.prepareStatement(sql)) {
-        bind(ps, first);
+        bind(ps, 1);
         ps.execute();
+        requireOne(ps.getUpdateCount());
       } catch (SQLException e) {
         throw refusalOr(e);
       }
     }
+  }
+
+  /**
+   * A local operation's finished record ({@link #INSERT_FINISHED}), held back to be sent with the
+   * commit. Its failure on the record's primary key is {@link RecordExistsException}: the key has a
+   * record, and nothing of this transaction is kept.
+   */
+  private record FinishedInsert(
+      ScopedKey id,
+      String fingerprint,
+      String state,
+      int status,
+      String headers,
+      byte[] body,
+      int schemaVersion,
+      String resourceId,
+      long ttlMillis,
+      String now)
+      implements HeldWrite {
+
+    @Override
+    public String alone() {
+      return INSERT_FINISHED;
+    }
+
+    @Override
+    public String withCommit() {
+      return INSERT_FINISHED_AND_COMMIT;
+    }
+
+    @Override
+    public int bind(PreparedStatement ps, int i) throws SQLException {
+      ps.setString(i++, now);
+      i = bindKey(ps, i, id);
+      ps.setString(i++, fingerprint);
+      ps.setString(i++, state);
+      ps.setInt(i++, status);
+      ps.setString(i++, headers);
+      ps.setBytes(i++, body);
+      ps.setInt(i++, schemaVersion);
+      ps.setString(i++, resourceId);
+      ps.setLong(i++, ttlMillis);
+      return i;
+    }
+
+    @Override
+    public void requireOne(int written) {
+      if (written != 1) {
+        throw new IllegalStateException("The insert of the record of " + id + " wrote " + written);
+      }
+    }
 
     /**
-     * The refusal {@code idemkit_admit} raised, as {@link QuotaExceededException} (the transaction
-     * is aborted and rolls back), or {@code e} itself.
+     * Only a violation of the record's own key is the key taken; a unique violation of another
+     * constraint (a deferred business constraint the commit checks) stays the failure it is.
      */
-    static SQLException refusalOr(SQLException e) {
-      if (!QUOTA_EXCEEDED.equals(e.getSQLState())) {
-        return e;
+    @Override
+    public SQLException refusalOr(SQLException e) {
+      for (SQLException s = e; s != null; s = s.getNextException()) {
+        if (UNIQUE_VIOLATION.equals(s.getSQLState())
+            && s instanceof PSQLException p
+            && p.getServerErrorMessage() != null
+            && RECORD_KEY.equals(p.getServerErrorMessage().getConstraint())) {
+          throw new RecordExistsException(id);
+        }
       }
-      java.util.regex.Matcher m = QUOTA_REFUSAL.matcher(String.valueOf(e.getMessage()));
-      if (!m.find()) {
-        return e;
-      }
-      throw new QuotaExceededException(
-          new Outcome.QuotaExceeded(
-              m.group(1),
-              Integer.parseInt(m.group(2)),
-              Duration.ofSeconds(Long.parseLong(m.group(3)))));
+      return e;
+    }
+
+    @Override
+    public String toString() {
+      return id.toString();
     }
   }
 
@@ -907,18 +943,26 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       int schemaVersion,
       String resourceId,
       Ownership owner,
-      String now) {
+      String now)
+      implements HeldWrite {
 
-    void send(Connection c, String sql) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        bind(ps, 1);
-        ps.execute();
-        requireOne(ps.getUpdateCount());
-      }
+    @Override
+    public String alone() {
+      return FINISH_FRESH;
     }
 
-    /** Binds the completion's parameters from {@code i}; answers the next parameter's index. */
-    int bind(PreparedStatement ps, int i) throws SQLException {
+    @Override
+    public String withCommit() {
+      return FINISH_FRESH_AND_COMMIT;
+    }
+
+    @Override
+    public SQLException refusalOr(SQLException e) {
+      return e;
+    }
+
+    @Override
+    public int bind(PreparedStatement ps, int i) throws SQLException {
       ps.setString(i++, now);
       ps.setString(i++, state);
       ps.setInt(i++, status);
@@ -930,7 +974,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       return i + 4;
     }
 
-    void requireOne(int updated) {
+    @Override
+    public void requireOne(int updated) {
       if (updated != 1) {
         throw new IllegalStateException(
             "The completion of " + owner.id() + ", claimed in its own transaction, found no row");
@@ -948,11 +993,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * Runs {@code work} in a transaction. Its last writes, a local operation's completion and a new
-   * key's quota count, are held back to the end; when the transaction commits right after the work
-   * ({@link JdbcTransactions#commitsRightAfterWork}: always on the store's own {@link
-   * JdbcTransactions#of(DataSource) DataSource transactions}), they travel with the commit in one
-   * round trip, otherwise they are sent alone.
+   * Runs {@code work} in a transaction. Its last write, a local operation's completion, is held
+   * back to the end; when the transaction commits right after the work ({@link
+   * JdbcTransactions#commitsRightAfterWork}: always on the store's own {@link
+   * JdbcTransactions#of(DataSource) DataSource transactions}), it travels with the commit in one
+   * round trip, otherwise it is sent alone.
    */
   @Override
   public <T> T inTransaction(TransactionWork<T> work) throws Exception {
@@ -1186,6 +1231,37 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     } catch (SQLException e) {
       throw failure("finish", owner.id(), e);
     }
+  }
+
+  /**
+   * Held back to the end of the transaction, as a completion is: sent with the commit when the
+   * store commits right after the work, alone otherwise, and before anything else the transaction
+   * sends after it.
+   */
+  @Override
+  public void insertFinished(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      RecordState state,
+      StoredResponse response,
+      Duration ttl) {
+    if (!state.isReplayable()) {
+      throw new IllegalArgumentException(
+          "insertFinished takes COMPLETED or FAILED_REPLAYABLE: " + state);
+    }
+    ((Tx) tx).lastWrite =
+        new FinishedInsert(
+            id,
+            fingerprint.toString(),
+            state.name(),
+            response.status(),
+            Json.write(response.headers()),
+            response.body(),
+            response.schemaVersion(),
+            response.resourceId(),
+            ttl.toMillis(),
+            clock == null ? null : clock.instant().toString());
   }
 
   /**
@@ -1463,22 +1539,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * Counts the new key against the tenant's quotas ({@link #ADMIT}), held back to the end of the
-   * transaction: sent with the commit in one round trip when the transaction commits right after
-   * its work ({@link #ADMIT_AND_COMMIT}), so that the tenant's minute slot is locked only while the
-   * database commits, or alone as the transaction's last statement otherwise. Either way a refusal
-   * comes as {@link QuotaExceededException} from {@link #inTransaction}, with nothing committed.
+   * Shares the instances' quota counts through this database ({@link PostgresQuotaSync}), on this
+   * store's transactions and clock.
    */
   @Override
-  public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
-    Admission count =
-        new Admission(
-            clock == null ? null : clock.instant().toString(),
-            id.tenant(),
-            quotas.newKeysPerMinute() > 0 ? quotas.newKeysPerMinute() : Integer.MAX_VALUE,
-            Math.max(0, quotas.liveRecords()));
-    ((Tx) tx).admission = count;
-    return Optional.empty();
+  public Optional<QuotaSync> quotaSync() {
+    return Optional.of(quotaSync);
   }
 
   // ---- binding and mapping ------------------------------------------------------------------

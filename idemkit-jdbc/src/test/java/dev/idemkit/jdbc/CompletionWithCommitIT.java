@@ -30,6 +30,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A local operation's completion travels with its transaction's commit in one round trip when the
@@ -98,7 +100,7 @@ class CompletionWithCommitIT {
   }
 
   @Test
-  void aQuotaRefusalSentWithTheCommitKeepsNothing() throws Exception {
+  void aQuotaRefusalAtTheEndOfTheTransactionKeepsNothing() throws Exception {
     // One clock for both requests, so that they count in the same minute.
     PostgresIdempotencyStore store =
         PostgresIdempotencyStore.builder(JdbcTransactions.of(dataSource))
@@ -132,8 +134,14 @@ class CompletionWithCommitIT {
         .isInstanceOf(Outcome.Replayed.class);
   }
 
-  @Test
-  void aFreshCompletionIsAHotUpdateAddingNoIndexEntries() throws Exception {
+  /**
+   * Claiming first, the record is inserted and then completed by a HOT update; written last (the
+   * default), it is inserted once, finished, and never updated.
+   */
+  @ParameterizedTest(name = "claiming first: {0}")
+  @ValueSource(booleans = {true, false})
+  void aLocalOperationInsertsItsRecordOnceAndAnyCompletionIsAHotUpdate(boolean claimingFirst)
+      throws Exception {
     // The store's own transactions, except that the completion is sent alone (not with the
     // commit), so the transaction's own table counters can be read after it, before the commit.
     JdbcTransactions own = JdbcTransactions.of(dataSource);
@@ -147,7 +155,10 @@ class CompletionWithCommitIT {
                   long[] before = recordUpdates(c);
                   T result = work.run(c);
                   long[] after = recordUpdates(c);
-                  updates.add(new long[] {after[0] - before[0], after[1] - before[1]});
+                  updates.add(
+                      new long[] {
+                        after[0] - before[0], after[1] - before[1], after[2] - before[2]
+                      });
                   return result;
                 });
           }
@@ -160,8 +171,10 @@ class CompletionWithCommitIT {
     Idempotency idempotency = Idempotency.create(PostgresIdempotencyStore.builder(probing).build());
 
     for (int i = 0; i < 20; i++) {
+      LocalOperation op = insert("hot-" + UUID.randomUUID());
       Outcome outcome =
-          idempotency.execute(request("tenant-hot"), insert("hot-" + UUID.randomUUID()));
+          idempotency.execute(
+              request("tenant-hot"), claimingFirst ? LocalOperation.claimingFirst(op) : op);
       assertThat(outcome).isInstanceOf(Outcome.Executed.class);
     }
 
@@ -171,8 +184,11 @@ class CompletionWithCommitIT {
     assertThat(updates)
         .allSatisfy(
             u -> {
-              assertThat(u[0]).as("record updates in the transaction").isEqualTo(1);
-              assertThat(u[1]).as("of which HOT").isEqualTo(1);
+              assertThat(u[0]).as("records inserted in the transaction").isEqualTo(1);
+              assertThat(u[1])
+                  .as("record updates in the transaction")
+                  .isEqualTo(claimingFirst ? 1 : 0);
+              assertThat(u[2]).as("of which HOT").isEqualTo(u[1]);
             });
   }
 
@@ -184,11 +200,11 @@ class CompletionWithCommitIT {
   private static long[] recordUpdates(Connection c) throws Exception {
     try (PreparedStatement ps =
             c.prepareStatement(
-                "select n_tup_upd, n_tup_hot_upd from pg_stat_xact_user_tables"
+                "select n_tup_ins, n_tup_upd, n_tup_hot_upd from pg_stat_xact_user_tables"
                     + " where relname = 'idemkit_record'");
         ResultSet rs = ps.executeQuery()) {
       rs.next();
-      return new long[] {rs.getLong(1), rs.getLong(2)};
+      return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
     }
   }
 

@@ -27,7 +27,9 @@ import org.junit.jupiter.api.Test;
 /**
  * With a bounded claim wait, at most two requests per key and instance are in the key's claim (the
  * first, and one waiting on it); the others are busy at once. Retries of a key whose request has
- * finished must still get its answer, not "in progress", however many arrive together.
+ * finished must still get its answer, not "in progress", however many arrive together. (The claim
+ * wait bounds the claim of a claim-first operation, {@code LocalOperation.claimingFirst}; an
+ * operation that writes its record last holds no claim while it runs.)
  */
 class ConcurrentRetriesOfAFinishedKeyIT {
 
@@ -48,11 +50,12 @@ class ConcurrentRetriesOfAFinishedKeyIT {
             Duration.ofHours(1));
     AtomicInteger runs = new AtomicInteger();
     LocalOperation operation =
-        ctx -> {
-          runs.incrementAndGet();
-          return OperationResult.success(
-              StoredResponse.of(201, Map.of(), "{\"id\":1}".getBytes(StandardCharsets.UTF_8)));
-        };
+        LocalOperation.claimingFirst(
+            ctx -> {
+              runs.incrementAndGet();
+              return OperationResult.success(
+                  StoredResponse.of(201, Map.of(), "{\"id\":1}".getBytes(StandardCharsets.UTF_8)));
+            });
     assertThat(idempotency.execute(request, operation)).isInstanceOf(Outcome.Executed.class);
 
     ExecutorService pool = Executors.newFixedThreadPool(RETRIES);
@@ -92,11 +95,12 @@ class ConcurrentRetriesOfAFinishedKeyIT {
                 .build());
     AtomicInteger runs = new AtomicInteger();
     LocalOperation slow =
-        ctx -> {
-          runs.incrementAndGet();
-          Thread.sleep(50);
-          return OperationResult.success(StoredResponse.of(201, Map.of(), new byte[] {1}));
-        };
+        LocalOperation.claimingFirst(
+            ctx -> {
+              runs.incrementAndGet();
+              Thread.sleep(50);
+              return OperationResult.success(StoredResponse.of(201, Map.of(), new byte[] {1}));
+            });
     ExecutorService pool = Executors.newFixedThreadPool(2);
     List<String> answers = new ArrayList<>();
     for (int round = 0; round < 20; round++) {
@@ -146,10 +150,11 @@ class ConcurrentRetriesOfAFinishedKeyIT {
                 .build());
     AtomicInteger retryRuns = new AtomicInteger();
     LocalOperation counted =
-        ctx -> {
-          retryRuns.incrementAndGet();
-          return OperationResult.success(StoredResponse.of(201, Map.of(), new byte[0]));
-        };
+        LocalOperation.claimingFirst(
+            ctx -> {
+              retryRuns.incrementAndGet();
+              return OperationResult.success(StoredResponse.of(201, Map.of(), new byte[0]));
+            });
     // One earlier run of the operation took a little over 2 s.
     LocalOperation twoSeconds =
         ctx -> {
@@ -162,11 +167,12 @@ class ConcurrentRetriesOfAFinishedKeyIT {
     CountDownLatch held = new CountDownLatch(1);
     CountDownLatch letGo = new CountDownLatch(1);
     LocalOperation holding =
-        ctx -> {
-          held.countDown();
-          letGo.await();
-          return OperationResult.success(StoredResponse.of(201, Map.of(), new byte[0]));
-        };
+        LocalOperation.claimingFirst(
+            ctx -> {
+              held.countDown();
+              letGo.await();
+              return OperationResult.success(StoredResponse.of(201, Map.of(), new byte[0]));
+            });
     IdempotentRequest now = request("now");
     ExecutorService pool = Executors.newSingleThreadExecutor();
     Future<Outcome> first = pool.submit(() -> idempotency.execute(now, holding));

@@ -435,6 +435,7 @@ class RecordLifeIT {
                 .defaultTtl(TTL)
                 .quotas(new dev.idemkit.Quotas(0, 1))
                 .build());
+    oneLive.syncQuotas(); // the store's count of live records, as the worker's exchange reads it
     ScopedKey next = ScopedKey.of(tenant, "create_payment", "k-next");
 
     Outcome refused =

@@ -96,8 +96,15 @@ final class TestDatabase {
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
-    return embedded()
-        .connectAgain(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema, poolSize);
+    return anotherPool(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema, poolSize);
+  }
+
+  /**
+   * Another pool on the embedded server, at {@code url} (a schema of {@link #freshSchema}), logged
+   * in as the application (the embedded server asks for passwords): another instance's.
+   */
+  static IdemkitDatabase anotherPool(String url, int poolSize) {
+    return embedded().connectAgain(url, poolSize);
   }
 
   /** Removes a database folder the tests made, once its server has stopped. */

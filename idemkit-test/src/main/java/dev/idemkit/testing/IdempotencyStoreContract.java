@@ -58,6 +58,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The contract every {@link IdempotencyStore} passes, through the engine, as a user sees it. A
@@ -325,22 +326,24 @@ public abstract class IdempotencyStoreContract {
     assertThat(listener.count("outcome.Mismatch")).isEqualTo(1);
   }
 
-  @Test
-  void concurrentIdenticalRequestsExecuteOnce() throws Exception {
-    ScopedKey id = key("k-race");
+  /**
+   * 64 identical requests released together, each on its own connection: with the record written
+   * last (the default) every one runs the operation and all but one roll back at their insert of
+   * the record; claiming first, all but one wait on the claim. Either way one execution commits.
+   */
+  @ParameterizedTest(name = "claiming first: {0}")
+  @ValueSource(booleans = {false, true})
+  void concurrentIdenticalRequestsExecuteOnce(boolean claimingFirst) throws Exception {
+    ScopedKey id = key("k-race-" + claimingFirst);
     int threads = 64;
-    List<Outcome> outcomes =
-        race(
-            threads,
-            () ->
-                execute(
-                    id,
-                    command("10.00"),
-                    ctx -> {
-                      ledger.write(ctx.transaction(), entry(id, "payment"));
-                      Thread.sleep(20); // hold the transaction open while the others arrive
-                      return OperationResult.success(response(201, "{\"paymentId\":\"p1\"}"));
-                    }));
+    LocalOperation pays =
+        ctx -> {
+          ledger.write(ctx.transaction(), entry(id, "payment"));
+          Thread.sleep(20); // hold the transaction open while the others arrive
+          return OperationResult.success(response(201, "{\"paymentId\":\"p1\"}"));
+        };
+    LocalOperation op = claimingFirst ? LocalOperation.claimingFirst(pays) : pays;
+    List<Outcome> outcomes = race(threads, () -> execute(id, command("10.00"), op));
 
     assertThat(outcomes).hasSize(threads);
     assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(1);
@@ -353,6 +356,51 @@ public abstract class IdempotencyStoreContract {
     assertThat(outcomes.stream().flatMap(o -> o.storedResponse().stream()).distinct()).hasSize(1);
     assertThat(payments(id)).isEqualTo(1);
     assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+  }
+
+  @Test
+  void aFirstExecutionWritesItsRecordOnceFinishedInOneCommit() throws Exception {
+    ScopedKey id = key("k-once");
+    Instant before = clock.instant();
+
+    Outcome outcome = execute(id, command("10.00"), pay(id, "{\"paymentId\":\"p1\"}"));
+
+    assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+    assertThat(commits).hasValue(1);
+    IdempotencyRecord r = record(id);
+    assertThat(r.state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(r.fencingToken()).isEqualTo(1);
+    assertThat(r.recoveryPoint()).isNull();
+    assertThat(r.pendingExternal()).isNull();
+    assertThat(r.isLeaseExpiredAt(clock.instant())).isTrue();
+    assertThat(r.expiresAt()).isAfterOrEqualTo(before.plus(TTL).minusSeconds(1));
+    assertThat(new String(r.response().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"paymentId\":\"p1\"}");
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(store.findNeedingRecovery(100)).noneMatch(x -> x.id().equals(id));
+  }
+
+  @Test
+  void anOperationThatFailsOnTheWritesOfItsCompletedDuplicateIsAnsweredFromTheRecord()
+      throws Exception {
+    ScopedKey id = key("k-business-conflict");
+    Outcome first = execute(id, command("10.00"), pay(id, "{\"paymentId\":\"p1\"}"));
+    LocalOperation meetsTheFirstsRow =
+        ctx -> {
+          ledger.write(ctx.transaction(), entry(id, "payment"));
+          // What a unique violation on the business key looks like to the engine.
+          throw new IllegalStateException("duplicate key value violates a business constraint");
+        };
+
+    Outcome retry = execute(id, command("10.00"), meetsTheFirstsRow);
+    Outcome other = execute(id, command("99.00"), meetsTheFirstsRow);
+
+    assertThat(retry).isInstanceOf(Outcome.Replayed.class);
+    assertThat(((Outcome.Replayed) retry).response())
+        .isEqualTo(((Outcome.Executed) first).response());
+    assertThat(other).isInstanceOf(Outcome.Mismatch.class);
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(listener.count("failure.FAILED_RETRYABLE")).isZero();
   }
 
   @Test
@@ -649,7 +697,9 @@ public abstract class IdempotencyStoreContract {
   void executeExistingWaitsForAClaimNotCommittedYet() throws Exception {
     // The first request's claim, its payment and its completion are one transaction: until it
     // commits, no read finds the record. executeExisting must wait for it (as execute does, on
-    // the claim), not answer that the key has none while its operation is under way.
+    // the claim), not answer that the key has none while its operation is under way. (An
+    // operation that writes its record last, the default, holds no claim to wait on: until it
+    // commits, executeExisting finds no record.)
     ScopedKey id = key("k-existing-under-way");
     CountDownLatch inside = new CountDownLatch(1);
     CountDownLatch secondAnswered = new CountDownLatch(1);
@@ -659,14 +709,15 @@ public abstract class IdempotencyStoreContract {
                 execute(
                     id,
                     command("10.00"),
-                    ctx -> {
-                      ledger.write(ctx.transaction(), entry(id, "payment"));
-                      inside.countDown();
-                      // Commits when the second request is answered, or after 2 s: a second
-                      // request that waits on this claim is never answered before it.
-                      secondAnswered.await(2, TimeUnit.SECONDS);
-                      return OperationResult.success(response(201, "{\"n\":1}"));
-                    }));
+                    LocalOperation.claimingFirst(
+                        ctx -> {
+                          ledger.write(ctx.transaction(), entry(id, "payment"));
+                          inside.countDown();
+                          // Commits when the second request is answered, or after 2 s: a second
+                          // request that waits on this claim is never answered before it.
+                          secondAnswered.await(2, TimeUnit.SECONDS);
+                          return OperationResult.success(response(201, "{\"n\":1}"));
+                        })));
     assertThat(inside.await(30, TimeUnit.SECONDS)).isTrue();
     Future<Optional<Outcome>> second =
         pool.submit(
@@ -795,8 +846,25 @@ public abstract class IdempotencyStoreContract {
     assertThat(((Outcome.Replayed) retry).state()).isEqualTo(RecordState.FAILED_REPLAYABLE);
     assertThat(((Outcome.Replayed) retry).response())
         .isEqualTo(((Outcome.Rejected) first).response());
-    assertThat(runs).hasValue(1);
+    // The record is written last: the retry runs the operation before its insert of the record
+    // meets the stored one, and everything it wrote rolls back.
+    assertThat(runs).hasValue(2);
     assertThat(payments(thrown)).as("a thrown rejection rolls its writes back").isZero();
+
+    ScopedKey claimedFirst = key("k-declined-claimed-first");
+    AtomicInteger claimedRuns = new AtomicInteger();
+    LocalOperation declinesClaimingFirst =
+        LocalOperation.claimingFirst(
+            ctx -> {
+              claimedRuns.incrementAndGet();
+              throw new BusinessRejectionException(
+                  "declined", response(402, "{\"code\":\"card_declined\"}"));
+            });
+    assertThat(execute(claimedFirst, command("10.00"), declinesClaimingFirst))
+        .isInstanceOf(Outcome.Rejected.class);
+    assertThat(execute(claimedFirst, command("10.00"), declinesClaimingFirst))
+        .isInstanceOf(Outcome.Replayed.class);
+    assertThat(claimedRuns).as("a claim-first retry finds the record before it runs").hasValue(1);
 
     ScopedKey returned = key("k-declined-returned");
     LocalOperation keepsRow =
@@ -1995,6 +2063,7 @@ public abstract class IdempotencyStoreContract {
                 .defaultTtl(TTL)
                 .quotas(new Quotas(5, 0))
                 .build());
+    limited.syncQuotas(); // minutes on the store's clock from here on
     List<Outcome> outcomes =
         race(
             24,
@@ -2016,6 +2085,7 @@ public abstract class IdempotencyStoreContract {
             });
     ScopedKey admitted = key("k-flood-admitted");
     clock.advance(Duration.ofMinutes(1));
+    limited.syncQuotas(); // the store's clock, read by the background exchange
     assertThat(
             limited.execute(
                 new IdempotentRequest(admitted, command("10.00"), TTL), pay(admitted, "{}")))
@@ -2040,6 +2110,7 @@ public abstract class IdempotencyStoreContract {
                 .defaultTtl(TTL)
                 .quotas(new Quotas(0, 3))
                 .build());
+    limited.syncQuotas();
     CountDownLatch release = new CountDownLatch(1);
     AtomicInteger calls = new AtomicInteger();
     List<ScopedKey> keys = new ArrayList<>();
@@ -2106,6 +2177,105 @@ public abstract class IdempotencyStoreContract {
     assertThat(keys.stream().filter(k -> store.find(k).isPresent()).count())
         .as("a refused key leaves no record")
         .isEqualTo(3);
+  }
+
+  /**
+   * Two instances (two engines on one store) count alone between exchanges, each up to the limit:
+   * the overshoot docs/contract.md states. After each has written its count and read the other's,
+   * both refuse new keys beyond the limit; a retry of an admitted key is still answered.
+   */
+  @Test
+  void twoInstancesShareTheirNewKeysThroughTheStoreAfterAnExchange() throws Exception {
+    IdempotencyConfig config =
+        IdempotencyConfig.builder().lease(LEASE).defaultTtl(TTL).quotas(new Quotas(8, 0)).build();
+    Idempotency a = Idempotency.create(store, config);
+    Idempotency b = Idempotency.create(store, config);
+    a.syncQuotas();
+    b.syncQuotas();
+    List<ScopedKey> admitted = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      for (Idempotency instance : List.of(a, b)) {
+        ScopedKey id = key("k-shared-" + UUID.randomUUID());
+        if (instance.execute(new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}"))
+            instanceof Outcome.Executed) {
+          admitted.add(id);
+        }
+      }
+    }
+    assertThat(admitted)
+        .as("no exchange yet: each instance admits alone, 8 + the other's 5 at most")
+        .hasSizeBetween(10, 13);
+
+    a.syncQuotas(); // writes a's count
+    b.syncQuotas(); // writes b's, reads a's
+    a.syncQuotas(); // reads b's
+    for (Idempotency instance : List.of(a, b)) {
+      ScopedKey id = key("k-shared-late-" + UUID.randomUUID());
+      assertThat(instance.execute(new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}")))
+          .as("the tenant's minute is full on every instance after the exchange")
+          .isInstanceOfSatisfying(
+              Outcome.QuotaExceeded.class, q -> assertThat(q.quota()).isEqualTo("new_keys"));
+    }
+    ScopedKey first = admitted.get(0);
+    assertThat(b.execute(new IdempotentRequest(first, command("10.00"), TTL), pay(first, "{}")))
+        .as("a retry of an admitted key is never refused")
+        .isInstanceOf(Outcome.Replayed.class);
+
+    clock.advance(Duration.ofMinutes(1));
+    a.syncQuotas();
+    ScopedKey next = key("k-shared-next-minute");
+    assertThat(a.execute(new IdempotentRequest(next, command("10.00"), TTL), pay(next, "{}")))
+        .as("a new minute")
+        .isInstanceOf(Outcome.Executed.class);
+  }
+
+  /**
+   * The live records of one instance reach the other through the store's count: once an exchange
+   * has counted them, the other instance refuses a phased operation that would stay live beyond the
+   * limit, and admits again once they ended and an exchange saw it.
+   */
+  @Test
+  void anotherInstancesLiveRecordsCountAfterAnExchange() throws Exception {
+    IdempotencyConfig config =
+        IdempotencyConfig.builder().lease(LEASE).defaultTtl(TTL).quotas(new Quotas(0, 2)).build();
+    Idempotency a = Idempotency.create(store, config);
+    Idempotency b = Idempotency.create(store, config);
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch calling = new CountDownLatch(2);
+    PhasedOperation<Map<String, String>> held =
+        PhasedOperation.builder()
+            .local("CREATED", (ctx, d) -> Step.next(d))
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                            (ctx, d) -> {
+                              calling.countDown();
+                              release.await(30, TimeUnit.SECONDS);
+                              return CallResult.applied(d);
+                            })
+                        .farSideDeduplicatesByKey())
+            .complete(answers("{}"));
+    List<Future<Outcome>> running = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      ScopedKey id = key("k-live-a-" + i);
+      running.add(pool.submit(() -> a.execute(new IdempotentRequest(id, command("1"), TTL), held)));
+    }
+    assertThat(calling.await(30, TimeUnit.SECONDS)).isTrue();
+    b.syncQuotas();
+    ScopedKey refused = key("k-live-b");
+    assertThat(b.execute(new IdempotentRequest(refused, command("1"), TTL), held))
+        .as("a's two live records fill the tenant's places")
+        .isInstanceOfSatisfying(
+            Outcome.QuotaExceeded.class, q -> assertThat(q.quota()).isEqualTo("live_records"));
+    release.countDown();
+    for (Future<Outcome> f : running) {
+      assertThat(f.get(30, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+    }
+    b.syncQuotas();
+    assertThat(b.execute(new IdempotentRequest(refused, command("1"), TTL), held))
+        .as("the places are free again after an exchange")
+        .isInstanceOf(Outcome.Executed.class);
   }
 
   @Test

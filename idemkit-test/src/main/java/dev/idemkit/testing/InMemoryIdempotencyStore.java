@@ -3,8 +3,6 @@ package dev.idemkit.testing;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
-import dev.idemkit.Outcome;
-import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -12,6 +10,8 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.QuotaSync;
+import dev.idemkit.spi.RecordExistsException;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
@@ -47,8 +47,10 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<ScopedKey, IdempotencyRecord> records = new HashMap<>();
 
-  /** New keys per tenant and minute of {@link #clock}. */
-  private final Map<String, Integer> newKeys = new HashMap<>();
+  /** Each instance's new keys per tenant and minute ({@link #quotaSync()}). */
+  private final Map<KeyCounter, Integer> newKeys = new HashMap<>();
+
+  private record KeyCounter(Instant minute, String tenant, String instance) {}
 
   /** Records escalated to an operator: no automatic recovery until their next suspension. */
   private final Set<ScopedKey> escalated = new HashSet<>();
@@ -275,6 +277,44 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             windowAfterCompletion.isAfter(r.expiresAt().plus(LATE_COMPLETION))
                 ? windowAfterCompletion
                 : r.expiresAt()));
+  }
+
+  /**
+   * Transactions run one at a time here, so the insert never has to wait: a record of the key is
+   * either committed already or absent, and a present one fails the insert as the database's
+   * primary key would.
+   */
+  @Override
+  public void insertFinished(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      RecordState state,
+      StoredResponse response,
+      Duration ttl) {
+    if (!state.isReplayable()) {
+      throw new IllegalArgumentException("insertFinished takes COMPLETED or FAILED_REPLAYABLE");
+    }
+    if (records.containsKey(id)) {
+      throw new RecordExistsException(id);
+    }
+    Instant now = clock.instant();
+    records.put(
+        id,
+        new IdempotencyRecord(
+            id,
+            fingerprint,
+            state,
+            1,
+            now,
+            null,
+            null,
+            Map.of(),
+            0,
+            response,
+            now,
+            now,
+            now.plus(ttl)));
   }
 
   @Override
@@ -514,47 +554,44 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         r.expiresAt());
   }
 
-  /** Exact by construction: transactions here run one at a time. */
+  /**
+   * The quota counts shared between engines on this store, as {@code PostgresQuotaSync} shares
+   * them: each instance's own new keys per tenant and minute, and the live records counted from the
+   * records. Under the store's lock, so it sees no transaction half done.
+   */
   @Override
-  public Optional<Outcome.QuotaExceeded> admit(StoreTransaction tx, ScopedKey id, Quotas quotas) {
-    Instant now = clock.instant();
-    Instant minute = now.truncatedTo(java.time.temporal.ChronoUnit.MINUTES);
-    String counter = id.tenant() + "@" + minute;
-    int used = newKeys.getOrDefault(counter, 0);
-    if (quotas.newKeysPerMinute() > 0 && used >= quotas.newKeysPerMinute()) {
-      return Optional.of(
-          new Outcome.QuotaExceeded(
-              "new_keys",
-              quotas.newKeysPerMinute(),
-              Duration.ofSeconds(
-                  Math.max(1, Duration.between(now, minute.plusSeconds(60)).toSeconds()))));
-    }
-    if (quotas.liveRecords() > 0) {
-      long live =
-          records.values().stream()
-              .filter(r -> r.id().tenant().equals(id.tenant()) && r.state().isLive())
-              .count();
-      if (live > quotas.liveRecords()) {
-        return Optional.of(
-            new Outcome.QuotaExceeded(
-                "live_records",
-                quotas.liveRecords(),
-                // Escalated records alone fill the places: only an operator's resolution frees one.
-                Duration.ofSeconds(
-                    records.values().stream()
-                                .filter(
-                                    r ->
-                                        r.id().tenant().equals(id.tenant())
-                                            && r.state() == RecordState.UNKNOWN_REQUIRES_RECOVERY
-                                            && escalated.contains(r.id()))
-                                .count()
-                            >= quotas.liveRecords()
-                        ? 60
-                        : 5)));
-      }
-    }
-    newKeys.put(counter, used + 1);
-    ((Transaction) tx).undo.add(() -> newKeys.put(counter, used));
-    return Optional.empty();
+  public Optional<QuotaSync> quotaSync() {
+    return Optional.of(
+        (instance, minute, own) -> {
+          lock.lock();
+          try {
+            own.forEach(
+                (tenant, keys) ->
+                    newKeys.merge(new KeyCounter(minute, tenant, instance), keys, Math::max));
+            Map<String, Integer> others = new HashMap<>();
+            newKeys.forEach(
+                (counter, keys) -> {
+                  if (counter.minute().equals(minute) && !counter.instance().equals(instance)) {
+                    others.merge(counter.tenant(), keys, Integer::sum);
+                  }
+                });
+            Map<String, int[]> live = new HashMap<>();
+            for (IdempotencyRecord r : records.values()) {
+              if (r.state().isLive()) {
+                int[] counts = live.computeIfAbsent(r.id().tenant(), t -> new int[2]);
+                counts[0]++;
+                if (r.state() == RecordState.UNKNOWN_REQUIRES_RECOVERY
+                    && escalated.contains(r.id())) {
+                  counts[1]++;
+                }
+              }
+            }
+            Map<String, QuotaSync.LiveRecords> liveRecords = new HashMap<>();
+            live.forEach((t, c) -> liveRecords.put(t, new QuotaSync.LiveRecords(c[0], c[1])));
+            return new QuotaSync.SharedQuotaCounts(clock.instant(), others, liveRecords);
+          } finally {
+            lock.unlock();
+          }
+        });
   }
 }

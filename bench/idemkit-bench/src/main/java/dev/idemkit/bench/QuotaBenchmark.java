@@ -12,9 +12,9 @@ import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.jdbc.IdemkitDatabase;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.sql.Connection;
@@ -32,6 +32,8 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
@@ -43,31 +45,20 @@ import javax.sql.DataSource;
  *
  * <ul>
  *   <li><b>none</b>: no quotas;
- *   <li><b>one-row</b>: quotas on, counted by the store's {@code idemkit_admit} as schema V10-V12
- *       wrote it: every new key of the tenant counts in the one row of its current minute, locked
- *       until the claim's transaction has committed;
- *   <li><b>slots</b>: quotas on, counted by {@code idemkit_admit} as schema V14 wrote it: in one of
- *       up to 16 slot rows that no other transaction holds, found by reading all of them;
- *   <li><b>own-slot</b>: the same slots, counted by {@code idemkit_admit} as schema V15 wrote it:
- *       the connection's own slot tried first by its key, the others read only when it is held or
- *       full;
- *   <li><b>v16</b>: the count as schema V16 writes it: V15's own slot first, unchanged; when it is
- *       held or full, each attempt at another slot in a subtransaction that gives back its locks,
- *       and the wait for a slot in slot order (V15 could deadlock there).
+ *   <li><b>in-memory</b>: quotas on (high enough that no key is refused), admitted in memory
+ *       (schema V17), while a background thread exchanges the counts once a second as the starter's
+ *       quota worker does.
  * </ul>
  *
- * <p>Both counts are the store's own function texts, read from its migrations and swapped between
- * rounds ({@code create or replace function}); nothing else changes. The limits are high enough
- * that no key is refused, so only the count's cost is measured. Whether a commit waits for the disk
- * decides most of it: run it on the embedded default (commits do not wait) and on a server that
- * flushes ({@code IDEMKIT_JDBC_URL}).
+ * <p>The PL/pgSQL count the earlier rounds measured (V10-V16) is gone with V17; its figures stay in
+ * docs/benchmarks.md. Every statement the request threads prepare is counted, and those naming a
+ * quota object ({@code idemkit_quota}, {@code idemkit_admit}, {@code idemkit_tenant_key}) are the
+ * quota's statements on the request path: {@code quota_statements_per_op} must be 0.
  *
- * <p>Ends with {@code RESULT v16_vs_own_slot=… own_slot_vs_slots=… own_slot_vs_none=…
- * slots_vs_one_row=… slots_vs_none=… one_row_vs_none=…}.
+ * <p>Ends with {@code RESULT in_memory_vs_none=… quota_statements_per_op=… exchange_ms=…}.
  */
 public final class QuotaBenchmark {
 
-  private static final String MIGRATIONS = "dev/idemkit/jdbc/migration/";
   private static final Duration TTL = Duration.ofHours(24);
   private static final Fingerprint COMMAND =
       Fingerprint.of(Map.of("accountId", "acc_1", "amount", "10.00", "currency", "EUR"));
@@ -78,23 +69,66 @@ public final class QuotaBenchmark {
   private final Idempotency plain;
   private final Idempotency limited;
 
-  /** The count's function text per variant with quotas on. */
-  private final Map<String, String> counts = new LinkedHashMap<>();
+  /** Statements prepared by request threads, and those of them that name a quota object. */
+  private static final LongAdder STATEMENTS = new LongAdder();
+
+  private static final LongAdder QUOTA_STATEMENTS = new LongAdder();
+
+  /** The exchange's thread: its statements are the background's, not a request's. */
+  private static final String EXCHANGE_THREAD = "bench-quota-exchange";
+
+  private final LongAdder exchanges = new LongAdder();
+  private final LongAdder exchangeNanos = new LongAdder();
 
   private final Map<String, List<double[]>> runs = new LinkedHashMap<>();
 
   private QuotaBenchmark(DataSource dataSource, int workers) {
     this.dataSource = dataSource;
     this.workers = workers;
-    PostgresIdempotencyStore store = PostgresIdempotencyStore.create(dataSource);
+    PostgresIdempotencyStore store = PostgresIdempotencyStore.create(counting(dataSource));
     this.plain = Idempotency.create(store);
     this.limited =
         Idempotency.create(
             store, IdempotencyConfig.builder().quotas(new Quotas(100_000_000, 200)).build());
-    counts.put("one-row", migration("V12__live_quota_retry_after_when_escalated.sql"));
-    counts.put("slots", function(migration("V14__admit_on_slots.sql")));
-    counts.put("own-slot", function(migration("V15__admit_own_slot_first.sql")));
-    counts.put("v16", function(migration("V16__admit_waits_holding_no_slot.sql")));
+  }
+
+  /** {@code dataSource} whose connections count the statements request threads prepare. */
+  private static DataSource counting(DataSource dataSource) {
+    return (DataSource)
+        Proxy.newProxyInstance(
+            QuotaBenchmark.class.getClassLoader(),
+            new Class<?>[] {DataSource.class},
+            (proxy, method, args) -> {
+              Object result = invoke(dataSource, method, args);
+              if (result instanceof Connection c) {
+                return Proxy.newProxyInstance(
+                    QuotaBenchmark.class.getClassLoader(),
+                    new Class<?>[] {Connection.class},
+                    (p, m, a) -> {
+                      if (m.getName().startsWith("prepare")
+                          && a != null
+                          && a[0] instanceof String sql
+                          && !Thread.currentThread().getName().equals(EXCHANGE_THREAD)) {
+                        STATEMENTS.increment();
+                        if (sql.contains("idemkit_quota")
+                            || sql.contains("idemkit_admit")
+                            || sql.contains("idemkit_tenant_key")) {
+                          QUOTA_STATEMENTS.increment();
+                        }
+                      }
+                      return invoke(c, m, a);
+                    });
+              }
+              return result;
+            });
+  }
+
+  private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
   }
 
   public static void main(String[] args) throws Exception {
@@ -124,51 +158,70 @@ public final class QuotaBenchmark {
 
   private void run(int rounds, Duration round) throws Exception {
     createTables();
-    System.out.println("warm-up (not counted) ...");
-    measure("none", Duration.ofSeconds(3));
-    for (String variant : counts.keySet()) {
-      measure(variant, Duration.ofSeconds(3));
-    }
-    runs.clear();
-    List<String> order = new ArrayList<>(List.of("none", "one-row", "slots", "own-slot", "v16"));
-    for (int r = 1; r <= rounds; r++) {
-      StringBuilder line = new StringBuilder(String.format("round %d/%d:", r, rounds));
-      for (String variant : order) {
-        double[] run = measure(variant, round);
-        line.append(String.format("  %-8s %6.0f tx/s (p99 %5.1f ms)", variant, run[0], run[2]));
+    ScheduledExecutorService exchange =
+        Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, EXCHANGE_THREAD));
+    exchange.scheduleWithFixedDelay(
+        () -> {
+          long t0 = System.nanoTime();
+          limited.syncQuotas();
+          exchangeNanos.add(System.nanoTime() - t0);
+          exchanges.increment();
+        },
+        0,
+        1,
+        TimeUnit.SECONDS);
+    try {
+      System.out.println("warm-up (not counted) ...");
+      measure("none", Duration.ofSeconds(3));
+      measure("in-memory", Duration.ofSeconds(3));
+      runs.clear();
+      STATEMENTS.reset();
+      QUOTA_STATEMENTS.reset();
+      List<String> order = new ArrayList<>(List.of("none", "in-memory"));
+      long ops = 0;
+      for (int r = 1; r <= rounds; r++) {
+        StringBuilder line = new StringBuilder(String.format("round %d/%d:", r, rounds));
+        for (String variant : order) {
+          double[] run = measure(variant, round);
+          ops += (long) run[3];
+          line.append(String.format("  %-9s %6.0f tx/s (p99 %5.1f ms)", variant, run[0], run[2]));
+        }
+        System.out.println(line);
+        order.add(order.remove(0)); // each variant first in turn
       }
-      System.out.println(line);
-      order.add(order.remove(0)); // each variant first in turn
+      double none = mean("none", 0);
+      double inMemory = mean("in-memory", 0);
+      System.out.println();
+      System.out.println("               tx/s   p50 ms   p99 ms   (means of the rounds)");
+      for (String v : List.of("none", "in-memory")) {
+        System.out.printf("  %-9s %8.0f %8.2f %8.2f%n", v, mean(v, 0), mean(v, 1), mean(v, 2));
+      }
+      double exchangeMs = exchanges.sum() == 0 ? 0 : exchangeNanos.sum() / 1e6 / exchanges.sum();
+      System.out.printf(
+          "Request threads prepared %d statements for %d operations (%.2f each), %d of them on a"
+              + " quota object; %d exchanges in the background, %.2f ms each%n",
+          STATEMENTS.sum(),
+          ops,
+          (double) STATEMENTS.sum() / ops,
+          QUOTA_STATEMENTS.sum(),
+          exchanges.sum(),
+          exchangeMs);
+      checkCounts();
+      System.out.printf(
+          "RESULT in_memory_vs_none=%.2f quota_statements_per_op=%s exchange_ms=%.2f%n",
+          inMemory / none,
+          QUOTA_STATEMENTS.sum() == 0
+              ? "0"
+              : String.format("%.4f", (double) QUOTA_STATEMENTS.sum() / ops),
+          exchangeMs);
+    } finally {
+      exchange.shutdownNow();
     }
-    double none = mean("none", 0);
-    double oneRow = mean("one-row", 0);
-    double slots = mean("slots", 0);
-    double ownSlot = mean("own-slot", 0);
-    double v16 = mean("v16", 0);
-    System.out.println();
-    System.out.println("              tx/s   p50 ms   p99 ms   (means of the rounds)");
-    for (String v : List.of("none", "one-row", "slots", "own-slot", "v16")) {
-      System.out.printf("  %-8s %8.0f %8.2f %8.2f%n", v, mean(v, 0), mean(v, 1), mean(v, 2));
-    }
-    checkCounts();
-    execute(counts.get("v16")); // the store's own count again, on a server that outlives the run
-    System.out.printf(
-        "RESULT v16_vs_own_slot=%.2f own_slot_vs_slots=%.2f own_slot_vs_none=%.2f"
-            + " slots_vs_one_row=%.2f slots_vs_none=%.2f one_row_vs_none=%.2f%n",
-        v16 / ownSlot,
-        ownSlot / slots,
-        ownSlot / none,
-        slots / oneRow,
-        slots / none,
-        oneRow / none);
   }
 
   /** Runs one variant on every worker for {@code length}: tx/s, p50 ms, p99 ms. */
   private double[] measure(String variant, Duration length) throws Exception {
     Idempotency idempotency = "none".equals(variant) ? plain : limited;
-    if (!"none".equals(variant)) {
-      execute(counts.get(variant));
-    }
     ExecutorService pool = Executors.newFixedThreadPool(workers);
     AtomicBoolean stop = new AtomicBoolean();
     LongAdder done = new LongAdder();
@@ -205,7 +258,10 @@ public final class QuotaBenchmark {
     pool.shutdown();
     long[] sorted = all.stream().flatMapToLong(Arrays::stream).sorted().toArray();
     double[] run = {
-      done.sum() / seconds, percentile(sorted, 0.50) / 1e6, percentile(sorted, 0.99) / 1e6
+      done.sum() / seconds,
+      percentile(sorted, 0.50) / 1e6,
+      percentile(sorted, 0.99) / 1e6,
+      done.sum()
     };
     runs.computeIfAbsent(variant, k -> new ArrayList<>()).add(run);
     return run;
@@ -259,11 +315,6 @@ public final class QuotaBenchmark {
     }
   }
 
-  /** A migration's {@code idemkit_admit}, without what the migration does before it. */
-  private static String function(String migration) {
-    return migration.substring(migration.indexOf("create or replace function idemkit_admit"));
-  }
-
   private void createTables() throws SQLException {
     execute(
         "create table if not exists bench_payment (id uuid primary key, account_id text not null,"
@@ -296,18 +347,6 @@ public final class QuotaBenchmark {
 
   private static long percentile(long[] sorted, double p) {
     return sorted.length == 0 ? 0 : sorted[(int) Math.min(sorted.length - 1, sorted.length * p)];
-  }
-
-  private static String migration(String name) {
-    try (InputStream in =
-        QuotaBenchmark.class.getClassLoader().getResourceAsStream(MIGRATIONS + name)) {
-      if (in == null) {
-        throw new IllegalStateException("No migration " + name + " on the class path");
-      }
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 
   private static int intArg(String[] args, String name, int fallback) {

@@ -1,5 +1,7 @@
 package dev.idemkit.bench;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.idemkit.DataProtection;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
@@ -44,14 +46,21 @@ import javax.sql.DataSource;
 
 /**
  * The store benchmark: a realistic single-transaction business write (a payment row and its outbox
- * row) done bare, and the same wrapped by Idemkit (claim, the same rows, completion, one commit),
- * on one pool with the same number of workers; then replays of completed keys. Rounds alternate
- * bare and wrapped so drift in the machine hits both alike.
+ * row) done bare, and the same wrapped by Idemkit (the same rows, then the insert of the finished
+ * record sent with the commit), on one pool with the same number of workers; then replays of
+ * completed keys. Rounds alternate the variants so drift in the machine hits them alike.
  *
- * <p>A third variant, {@code sql}, sends exactly the statements the wrapped variant sends, the
- * store's claim and completion around the same two inserts in one transaction, through plain JDBC
+ * <p>A third variant, {@code sql}, sends exactly the statements the wrapped variant sends, the same
+ * two inserts and the store's insert of the finished record with the commit, through plain JDBC
  * with no engine and no store: {@code engine_vs_sql} (wrapped / sql) is then what the engine and
- * the store's Java cost beyond their SQL, and sql / bare what the SQL itself costs.
+ * the store's Java cost beyond their SQL, and sql / bare what the SQL itself costs. A fourth,
+ * {@code claim-first}, is the wrapped operation run with {@code LocalOperation.claimingFirst}.
+ *
+ * <p>Then the accounting: each variant alone, on one connection, for {@value #ACCOUNTED} requests:
+ * the round trips it made (counted by the driver's socket, {@link RoundTripCounter}), the record
+ * rows it wrote (inserts, updates and deletes of {@code idemkit_record} and {@code
+ * idemkit_record_history} in {@code pg_stat_user_tables}) and the WAL it generated ({@code
+ * pg_current_wal_lsn()}), per request.
  *
  * <p>Arguments: {@code --seconds N} per measured round (default 4), {@code --rounds N} (default 6:
  * the same 24 s per variant as 3 rounds of 8 s, alternated twice as often, so that the server's
@@ -144,15 +153,36 @@ public final class StoreBenchmark {
       System.out.printf(
           "Database: %s; %d workers on a pool of %d connections; %d rounds of %d s%n%n",
           db.description(), workers, workers, rounds, seconds);
-      StoreBenchmark bench = new StoreBenchmark(db.dataSource(), workers);
+      HikariConfig counted = new HikariConfig();
+      HikariDataSource pool = (HikariDataSource) db.dataSource();
+      String poolUrl = pool.getJdbcUrl();
+      counted.setJdbcUrl(
+          poolUrl
+              + (poolUrl.contains("?") ? "&" : "?")
+              + "socketFactory="
+              + RoundTripCounter.class.getName());
+      counted.setUsername(pool.getUsername());
+      counted.setPassword(pool.getPassword());
+      counted.setMaximumPoolSize(workers);
+      counted.setMinimumIdle(workers);
+      counted.setPoolName("bench");
+      counted.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+      countingPool = new HikariDataSource(counted);
+      StoreBenchmark bench = new StoreBenchmark(countingPool, workers);
       bench.profile = profile;
       bench.run(rounds, Duration.ofSeconds(seconds));
     } finally {
+      if (countingPool != null) {
+        countingPool.close();
+      }
       if (profiled != null) {
         profiled.close();
       }
     }
   }
+
+  /** The benchmark's own pool: the database's, with every round trip counted. */
+  private static HikariDataSource countingPool;
 
   /** With --profile: the statements each measured run sent, per request. */
   private boolean profile;
@@ -200,29 +230,45 @@ public final class StoreBenchmark {
     measure("wrapped", Duration.ofSeconds(3), this::wrapped);
     measure("sql", Duration.ofSeconds(3), this::sql);
     measure("encrypted", Duration.ofSeconds(3), this::wrappedEncrypted);
+    measure("claim-first", Duration.ofSeconds(3), this::claimFirst);
 
     double bareTotal = 0;
     double wrappedTotal = 0;
     double sqlTotal = 0;
     double encryptedTotal = 0;
+    double claimFirstTotal = 0;
     for (int r = 1; r <= rounds; r++) {
       double bare = measure("bare", round, this::bare);
       double wrapped = measure("wrapped", round, this::wrapped);
       double sql = measure("sql", round, this::sql);
       double enc = measure("encrypted", round, this::wrappedEncrypted);
+      double claimFirst = measure("claim-first", round, this::claimFirst);
       bareTotal += bare;
       wrappedTotal += wrapped;
       sqlTotal += sql;
       encryptedTotal += enc;
+      claimFirstTotal += claimFirst;
       System.out.printf(
           "round %d/%d: bare %8.0f tx/s   wrapped %8.0f tx/s   sql %8.0f tx/s   encrypted %8.0f"
-              + " tx/s   wrapped/bare %.2f   wrapped/sql %.2f   encrypted/wrapped %.2f%n",
-          r, rounds, bare, wrapped, sql, enc, wrapped / bare, wrapped / sql, enc / wrapped);
+              + " tx/s   claim-first %8.0f tx/s   wrapped/bare %.2f   wrapped/sql %.2f"
+              + "   encrypted/wrapped %.2f   claim-first/bare %.2f%n",
+          r,
+          rounds,
+          bare,
+          wrapped,
+          sql,
+          enc,
+          claimFirst,
+          wrapped / bare,
+          wrapped / sql,
+          enc / wrapped,
+          claimFirst / bare);
     }
     double bare = bareTotal / rounds;
     double wrapped = wrappedTotal / rounds;
     double sql = sqlTotal / rounds;
     double enc = encryptedTotal / rounds;
+    double claimFirst = claimFirstTotal / rounds;
     double replay = measure("replay", round, this::replay);
     double encReplay = measure("encrypted replay", round, this::replayEncrypted);
 
@@ -233,7 +279,9 @@ public final class StoreBenchmark {
     System.out.printf("replay of a completed key   %8.0f requests/s%n", replay);
     System.out.printf("wrapped, answers encrypted  %8.0f requests/s%n", enc);
     System.out.printf("replay, answer decrypted    %8.0f requests/s%n", encReplay);
-    System.out.printf("wrapped / bare   = %.2f   (target >= 0.60)%n", wrapped / bare);
+    System.out.printf("wrapped, claiming first     %8.0f requests/s%n", claimFirst);
+    System.out.printf("wrapped / bare   = %.2f   (target >= 0.80)%n", wrapped / bare);
+    System.out.printf("claim-first / bare = %.2f%n", claimFirst / bare);
     System.out.printf("replay / wrapped = %.2f   (target >= 3.00)%n", replay / wrapped);
     System.out.printf(
         "wrapped / sql    = %.2f   (the engine's share; sql / bare = %.2f, the SQL's)%n",
@@ -252,19 +300,125 @@ public final class StoreBenchmark {
         "B alloc",
         postmaster.isPresent() ? "PG us" : "rest us");
     printCpu("bare", "3 (2 inserts, commit)");
-    printCpu("wrapped", "4 (claim, 2 inserts, complete+commit)");
-    printCpu("sql", "4 (the same statements, no engine)");
+    printCpu("wrapped", "3 (2 inserts, record+commit)");
+    printCpu("sql", "3 (the same statements, no engine)");
     printCpu("replay", "1 (replays read first: one auto-commit read)");
-    printCpu("encrypted", "4 (as wrapped; the answer sealed)");
+    printCpu("encrypted", "3 (as wrapped; the answer sealed)");
     printCpu("encrypted replay", "1 (as replay; the answer opened)");
+    printCpu("claim-first", "4 (claim, 2 inserts, complete+commit)");
     checkOnePaymentPerKey();
+
+    System.out.println();
+    System.out.printf(
+        "Per request, each variant alone on one connection, %d requests (round trips counted by"
+            + " the driver's socket; record rows: inserts, updates and deletes of idemkit_record"
+            + " and idemkit_record_history in pg_stat_user_tables; WAL from pg_current_wal_lsn):%n",
+        ACCOUNTED);
+    System.out.printf("  %-12s %12s %12s %10s%n", "", "round trips", "record rows", "WAL bytes");
+    Accounts bareAccounts = account("bare", this::bare);
+    Accounts wrappedAccounts = account("wrapped", this::wrapped);
+    account("sql", this::sql);
+    account("claim-first", this::claimFirst);
+    double extraRoundTrips = wrappedAccounts.roundTrips() - bareAccounts.roundTrips();
+    double recordWrites = wrappedAccounts.recordRows();
+
     System.out.printf(
         "FIGURES bare_rps=%.0f wrapped_rps=%.0f sql_rps=%.0f replay_rps=%.0f"
-            + " encrypted_vs_plain=%.2f encrypted_rps=%.0f encrypted_replay_rps=%.0f%n",
-        bare, wrapped, sql, replay, enc / wrapped, enc, encReplay);
+            + " encrypted_vs_plain=%.2f encrypted_rps=%.0f encrypted_replay_rps=%.0f"
+            + " claim_first_rps=%.0f claim_first_vs_bare=%.2f replay_vs_wrapped=%.2f"
+            + " wal_bytes_per_op=%.0f bare_wal_bytes_per_op=%.0f%n",
+        bare,
+        wrapped,
+        sql,
+        replay,
+        enc / wrapped,
+        enc,
+        encReplay,
+        claimFirst,
+        claimFirst / bare,
+        replay / wrapped,
+        wrappedAccounts.walBytes(),
+        bareAccounts.walBytes());
     System.out.printf(
-        "RESULT wrapped_vs_bare=%.2f replay_vs_wrapped=%.2f engine_vs_sql=%.2f%n",
-        wrapped / bare, replay / wrapped, wrapped / sql);
+        "RESULT wrapped_vs_bare=%.2f engine_vs_sql=%.2f record_writes_per_op=%s"
+            + " extra_round_trips=%s%n",
+        wrapped / bare, wrapped / sql, plain(recordWrites), plain(extraRoundTrips));
+  }
+
+  /** Requests of each variant in the accounting. */
+  private static final int ACCOUNTED = 2_000;
+
+  /** What one variant cost per request, from the counters. */
+  private record Accounts(double roundTrips, double recordRows, double walBytes) {}
+
+  /**
+   * Runs {@code request} {@value #ACCOUNTED} times on this thread (one connection at a time, so
+   * nothing else runs on the pool) and reads the counters around it. The table counters reach the
+   * readers only once a backend reports them ({@link #settle()}): each reading settles first.
+   */
+  private Accounts account(String name, Request request) throws Exception {
+    request.run(); // a first request: the connection checked and warm
+    settle();
+    long[] before = databaseCounters();
+    long trips = RoundTripCounter.count();
+    for (int i = 0; i < ACCOUNTED; i++) {
+      request.run();
+    }
+    trips = RoundTripCounter.count() - trips;
+    long wal = walBytesSince(before[1]);
+    settle();
+    long[] after = databaseCounters();
+    Accounts a =
+        new Accounts(
+            trips / (double) ACCOUNTED,
+            (after[0] - before[0]) / (double) ACCOUNTED,
+            wal / (double) ACCOUNTED);
+    System.out.printf(
+        "  %-12s %12.2f %12.2f %10.0f%n", name, a.roundTrips(), a.recordRows(), a.walBytes());
+    return a;
+  }
+
+  /**
+   * Lets the connection this thread uses report its table counters. A backend reports them at the
+   * end of a transaction at most every 500 ms (PostgreSQL 14 sends them to the statistics
+   * collector, which the readers see a moment later; 15 flushes an idle backend's within a second):
+   * a transaction after the interval, then a pause, and the counters of everything before it are
+   * there.
+   */
+  private void settle() throws Exception {
+    Thread.sleep(700);
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("select 1");
+    }
+    Thread.sleep(1_200);
+  }
+
+  /** The record tables' rows written so far, and the WAL position (bytes since 0/0). */
+  private long[] databaseCounters() throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "select (select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)"
+                    + " from pg_stat_user_tables"
+                    + " where relname in ('idemkit_record', 'idemkit_record_history')),"
+                    + " pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')")) {
+      rs.next();
+      return new long[] {rs.getLong(1), rs.getLong(2)};
+    }
+  }
+
+  private long walBytesSince(long position) throws SQLException {
+    return databaseCounters()[1] - position;
+  }
+
+  /** {@code x} to two decimals, without trailing zeros: 1, 0, 0.5, 1.25. */
+  private static String plain(double x) {
+    return new BigDecimal(x)
+        .setScale(2, java.math.RoundingMode.HALF_UP)
+        .stripTrailingZeros()
+        .toPlainString();
   }
 
   @FunctionalInterface
@@ -416,6 +570,14 @@ public final class StoreBenchmark {
     completed.add(id);
   }
 
+  private void claimFirst() {
+    ScopedKey id = ScopedKey.of(tenant, "create_payment", UUID.randomUUID().toString());
+    Outcome outcome = idempotency.execute(request(id), LocalOperation.claimingFirst(payment()));
+    if (!(outcome instanceof Outcome.Executed)) {
+      throw new IllegalStateException("expected an execution, got " + outcome);
+    }
+  }
+
   private void replay() {
     ScopedKey id = completed.any();
     Outcome outcome = pay(id);
@@ -444,22 +606,18 @@ public final class StoreBenchmark {
   /*
    * The "sql" variant. What the wrapped variant sends for its LocalOperation, statement for
    * statement: the store's transaction (DataSourceTransactions: autocommit off; nothing for
-   * ReadCommitted to send, the pool's connections being READ COMMITTED), the claim, the two
-   * business inserts, then the completion with the commit in one round trip. CLAIM and FINISH are
+   * ReadCommitted to send, the pool's connections being READ COMMITTED), the two business inserts,
+   * then the insert of the finished record with the commit in one round trip. RECORD is
    * PostgresIdempotencyStore's text (read from the store), bound with the same values.
    */
 
-  /** The store's own claim statement, read from it so that the two cannot drift apart. */
-  private static final String CLAIM = storeStatement("CLAIM");
-
   /**
-   * The store's own completion of a record claimed in the same transaction, sent with the commit.
+   * The store's own insert of a local operation's finished record with the commit, read from it so
+   * that the two cannot drift apart.
    */
-  private static final String FINISH = storeStatement("FINISH_FRESH_AND_COMMIT");
+  private static final String RECORD = storeStatement("INSERT_FINISHED_AND_COMMIT");
 
-  /** The engine's default lease, and the window the wrapped variant asks for. */
-  private static final Duration LEASE = Duration.ofSeconds(30);
-
+  /** The window the wrapped variant asks for. */
   private static final Duration TTL = Duration.ofHours(24);
 
   /** The stored headers as the store writes them ({@code Json.write} of the answer's headers). */
@@ -471,11 +629,10 @@ public final class StoreBenchmark {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       try {
-        claim(c, key);
         UUID paymentId = UUID.randomUUID();
         insertPaymentAndEvent(c, paymentId);
-        complete(c, key, paymentId);
-        c.commit(); // sends nothing: the completion's round trip committed
+        record(c, key, paymentId);
+        c.commit(); // sends nothing: the record's round trip committed
       } catch (SQLException e) {
         c.rollback();
         throw e;
@@ -485,40 +642,24 @@ public final class StoreBenchmark {
     }
   }
 
-  private void claim(Connection c, String key) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
+  private void record(Connection c, String key, UUID paymentId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RECORD)) {
       ps.setNull(1, Types.VARCHAR);
       ps.setString(2, tenant);
       ps.setString(3, "create_payment");
       ps.setString(4, key);
       ps.setString(5, COMMAND.toString());
-      ps.setLong(6, LEASE.toMillis());
-      ps.setLong(7, TTL.toMillis());
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          throw new IllegalStateException("the claim of a new key " + key + " inserted nothing");
-        }
-      }
-    }
-  }
-
-  private void complete(Connection c, String key, UUID paymentId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(FINISH)) {
-      ps.setNull(1, Types.VARCHAR);
-      ps.setString(2, "COMPLETED");
-      ps.setInt(3, 201);
-      ps.setString(4, HEADERS);
-      ps.setBytes(5, answer(paymentId));
-      ps.setInt(6, 1);
-      ps.setString(7, paymentId.toString());
-      ps.setString(8, tenant);
-      ps.setString(9, "create_payment");
-      ps.setString(10, key);
-      ps.setLong(11, 1);
+      ps.setString(6, "COMPLETED");
+      ps.setInt(7, 201);
+      ps.setString(8, HEADERS);
+      ps.setBytes(9, answer(paymentId));
+      ps.setInt(10, 1);
+      ps.setString(11, paymentId.toString());
+      ps.setLong(12, TTL.toMillis());
       ps.execute();
       int rows = ps.getUpdateCount();
       if (rows != 1) {
-        throw new IllegalStateException("the completion of " + key + " updated " + rows + " rows");
+        throw new IllegalStateException("the record of " + key + " inserted " + rows + " rows");
       }
     }
   }
@@ -546,15 +687,21 @@ public final class StoreBenchmark {
   }
 
   private Outcome pay(Idempotency idempotency, ScopedKey id) {
-    LocalOperation op =
-        ctx -> {
-          UUID paymentId = UUID.randomUUID();
-          insertPaymentAndEvent(ctx.unwrap(Connection.class), paymentId);
-          return OperationResult.success(
-              StoredResponse.of(201, Map.of("Content-Type", "application/json"), answer(paymentId))
-                  .withResourceId(paymentId.toString()));
-        };
-    return idempotency.execute(new IdempotentRequest(id, COMMAND, TTL), op);
+    return idempotency.execute(request(id), payment());
+  }
+
+  private static IdempotentRequest request(ScopedKey id) {
+    return new IdempotentRequest(id, COMMAND, TTL);
+  }
+
+  private static LocalOperation payment() {
+    return ctx -> {
+      UUID paymentId = UUID.randomUUID();
+      insertPaymentAndEvent(ctx.unwrap(Connection.class), paymentId);
+      return OperationResult.success(
+          StoredResponse.of(201, Map.of("Content-Type", "application/json"), answer(paymentId))
+              .withResourceId(paymentId.toString()));
+    };
   }
 
   private static void insertPaymentAndEvent(Connection c, UUID paymentId) throws SQLException {

@@ -38,6 +38,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -498,6 +499,20 @@ public class IdemkitAutoConfiguration {
       Idempotency idempotency, IdempotencyStore store, IdemkitProperties properties) {
     return new IdempotencyCleanupWorker(
         store, idempotency.config().listener(), properties.getCleanup());
+  }
+
+  /**
+   * Quota counts shared between instances in the background, on every instance, while quotas are
+   * configured (idemkit.quota.*): admissions are decided in memory, with no statement.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnExpression(
+      "${idemkit.quota.new-keys-per-minute-per-tenant:0} > 0"
+          + " or ${idemkit.quota.live-records-per-tenant:0} > 0")
+  public IdempotencyQuotaWorker idempotencyQuotaWorker(
+      Idempotency idempotency, IdemkitProperties properties) {
+    return new IdempotencyQuotaWorker(idempotency, properties.getQuota().getSyncInterval());
   }
 
   @Bean

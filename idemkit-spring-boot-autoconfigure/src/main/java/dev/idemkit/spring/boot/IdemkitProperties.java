@@ -215,17 +215,33 @@ public class IdemkitProperties {
      * Most live records (phased operations in progress or awaiting recovery) a tenant may have; 0:
      * no limit. Records escalated to an operator count: their outcome is unresolved, so they hold
      * their place until an operator resolves them (a tenant whose provider keeps losing answers
-     * cannot pile up unknown outcomes past the limit). Checked in the new key's claim transaction,
-     * exact across instances; a refusal's Retry-After is 5 seconds, or 60 when the tenant's
-     * escalated records alone fill its places (only an operator frees those).
+     * cannot pile up unknown outcomes past the limit). Decided in memory: exact on one instance;
+     * across instances at most this plus each other instance's new live records of one {@code
+     * sync-interval} (docs/contract.md, "Quotas"). A refusal's Retry-After is 5 seconds, or 60 when
+     * the tenant's escalated records alone fill its places (only an operator frees those).
      */
     private int liveRecordsPerTenant = 0;
 
     /**
-     * Most new keys a tenant may claim per minute (of the database's clock), exact across
-     * instances; 0: no limit.
+     * Most new keys a tenant may claim per minute (of the database's clock); 0: no limit. Decided
+     * in memory: exact on one instance; across instances at most this plus each other instance's
+     * new keys of the tenant in two {@code sync-interval}s.
      */
     private int newKeysPerMinutePerTenant = 0;
+
+    /**
+     * How often each instance writes its quota counts and reads the others' (the quota worker, one
+     * transaction each time). Shorter: a smaller overshoot across instances, more statements.
+     */
+    private Duration syncInterval = Duration.ofSeconds(1);
+
+    public Duration getSyncInterval() {
+      return syncInterval;
+    }
+
+    public void setSyncInterval(Duration syncInterval) {
+      this.syncInterval = syncInterval;
+    }
 
     public int getLiveRecordsPerTenant() {
       return liveRecordsPerTenant;

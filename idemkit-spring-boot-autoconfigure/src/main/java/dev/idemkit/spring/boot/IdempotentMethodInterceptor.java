@@ -273,10 +273,14 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       throws Throwable {
     Method method = invocation.getMethod();
     IdempotentRequest request = ready.request();
+    // A handler is a controller method that may do more than its transaction's statements (log,
+    // call, send): its record is claimed first, so that a retry or a concurrent duplicate never
+    // runs it again, rather than written last (a duplicate would run it and roll back only what
+    // the transaction holds).
     Operation run =
         idempotent.phased()
             ? phases(invocation)
-            : (LocalOperation) ctx -> toStored(invocation, method);
+            : LocalOperation.claimingFirst(ctx -> toStored(invocation, method));
     Outcome outcome = runOnce(request, run, ready.existingOnly());
     long deadline = System.nanoTime() + properties.getInProgressWait().toNanos();
     while (outcome instanceof Outcome.InProgress && System.nanoTime() < deadline) {

@@ -186,6 +186,22 @@ class IdemkitAutoConfigurationTest {
   }
 
   @Test
+  void quotaCountsAreSharedInTheBackgroundOnlyWhileQuotasAreConfigured() {
+    runner.run(context -> assertThat(context).doesNotHaveBean(IdempotencyQuotaWorker.class));
+    runner
+        .withPropertyValues(
+            "idemkit.quota.live-records-per-tenant=5", "idemkit.quota.sync-interval=200ms")
+        .run(
+            context -> {
+              assertThat(context).hasSingleBean(IdempotencyQuotaWorker.class);
+              assertThat(context.getBean(IdempotencyQuotaWorker.class).isRunning()).isTrue();
+              assertThat(context.getBean(IdemkitProperties.class).getQuota().getSyncInterval())
+                  .isEqualTo(java.time.Duration.ofMillis(200));
+              context.getBean(IdempotencyQuotaWorker.class).syncOnce();
+            });
+  }
+
+  @Test
   void outsideAWebApplicationThereIsNoInterceptor() {
     runner.run(
         context -> {
@@ -674,6 +690,7 @@ class IdemkitAutoConfigurationTest {
                       .andReturn();
               assertThat(retry.getResponse().getContentAsByteArray())
                   .isEqualTo(first.getResponse().getContentAsByteArray());
+              // The handler's record is claimed first: the retry does not run it again.
               assertThat(controller.runs()).isEqualTo(1);
 
               mvc.perform(payment(key, 200))
@@ -688,6 +705,7 @@ class IdemkitAutoConfigurationTest {
                           .content("{\"amount\":100}"))
                   .andExpect(status().isBadRequest())
                   .andExpect(jsonPath("$.errorCode").value("IDEMPOTENCY_KEY_MISSING"));
+              // Neither the mismatch nor the missing key reached it.
               assertThat(controller.runs()).isEqualTo(1);
             });
   }
@@ -1100,20 +1118,23 @@ class IdemkitAutoConfigurationTest {
     }
   }
 
-  /** Executes {@code id} (or replays it) with an answer whose body is {@code body}. */
+  /**
+   * Executes {@code id} (or replays it) with an answer whose body is {@code body}; claimed first,
+   * so that {@code runs} counts the runs that committed (a replay runs nothing).
+   */
   private static String answer(
       Idempotency idempotency, ScopedKey id, String body, AtomicInteger runs) {
     Outcome outcome =
         idempotency.execute(
             new dev.idemkit.IdempotentRequest(
                 id, dev.idemkit.Fingerprint.of(Map.of("k", "v")), Duration.ofHours(1)),
-            (LocalOperation)
+            LocalOperation.claimingFirst(
                 ctx -> {
                   runs.incrementAndGet();
                   return OperationResult.success(
                       StoredResponse.of(
                           201, Map.of(), body.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-                });
+                }));
     return new String(
         outcome.storedResponse().orElseThrow().body(), java.nio.charset.StandardCharsets.UTF_8);
   }
