@@ -52,8 +52,7 @@ final class PostgresQuotaSync implements QuotaSync {
   /**
    * Live records per tenant: due for recovery, or escalated to an operator and not yet resolved.
    * The outer condition is the predicate of V11's {@code idemkit_record_live_tenant_ix}, so the
-   * count reads that small index; the filters are the quota's condition (the one {@code
-   * idemkit_admit} counted).
+   * count reads that small index; the filters are the quota's condition.
    */
   private static final String COUNT_LIVE =
       """

@@ -43,12 +43,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The quotas decided in memory and shared through the database in the background (schema V17,
- * {@link PostgresQuotaSync}). Replaces QuotaSlotsIT, which tested the count on slots of the retired
- * {@code idemkit_admit} (V14 to V16): its flood cases on one instance hold here unchanged (exactly
- * the limits); its cases on the slots themselves (own slot first, deadlocks among slot waits, the
- * slots across a minute's end) have no subject any more. Two instances, each on a pool of its own,
- * now admit within the bound docs/contract.md states, and refuse beyond the limit once they have
- * exchanged their counts.
+ * {@link PostgresQuotaSync}). Floods on one instance get exactly the limits. Two instances, each on
+ * a pool of its own, admit within the bound docs/contract.md states, and refuse beyond the limit
+ * once they have exchanged their counts.
  */
 class QuotaSharingIT {
 
