@@ -285,18 +285,27 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * The owner records a recovery point after a phase. No history row: an uninterrupted run keeps
    * none (contract §5); a takeover logs the recovery point it resumes from, and the record itself
    * says where its run is.
+   *
+   * <p>Like {@link #FINISH} it fails unless it updated exactly one row ({@code
+   * idemkit_require_owned}, V18), so that the marker of a call, its transaction's last write, can
+   * be sent with the commit ({@link #ADVANCE_AND_COMMIT}).
    */
   private static final String ADVANCE =
       """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
-      update idemkit_record r
-      set recovery_point = ?, pending_external = ?, recovery_data = ?,
-          recovery_due = r.locked_until, updated_at = clock.now
-      from clock
-      where r.tenant = ? and r.operation = ? and r.idem_key = ?
-        and r.fencing_token = ? and r.state = 'IN_PROGRESS'
-      returning 1
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+      changed as (
+        update idemkit_record r
+        set recovery_point = ?, pending_external = ?, recovery_data = ?,
+            recovery_due = r.locked_until, updated_at = clock.now
+        from clock
+        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+          and r.fencing_token = ? and r.state = 'IN_PROGRESS'
+        returning 1)
+      select idemkit_require_owned(count(*)) from changed
       """;
+
+  /** {@link #ADVANCE} and the commit of its transaction in one round trip. */
+  private static final String ADVANCE_AND_COMMIT = ADVANCE + ";\ncommit";
 
   /**
    * The owner stores the outcome. The record's window restarts at its completion: {@code
@@ -846,7 +855,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * of a record claimed afresh ({@link Completion}) or a local operation's finished record ({@link
    * FinishedInsert}). Each names its statement alone and with the commit.
    */
-  private sealed interface HeldWrite permits Completion, FencedCompletion, FinishedInsert {
+  private sealed interface HeldWrite
+      permits Completion, FencedCompletion, FencedAdvance, FinishedInsert {
 
     String alone();
 
@@ -1065,6 +1075,56 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     }
   }
 
+  /**
+   * A recovery point and a call's marker ({@link #ADVANCE}), held back to be sent with the commit:
+   * a marker is the last write of its transaction (the call is made after the commit). Its
+   * statement fails with {@value #NOT_OWNED} when another owner took the record over, before the
+   * commit sent with it runs: {@link LostOwnershipException}, and nothing of the transaction kept.
+   */
+  private record FencedAdvance(
+      String recoveryPoint, String pendingExternal, String data, Ownership owner, String now)
+      implements HeldWrite {
+
+    @Override
+    public String alone() {
+      return ADVANCE;
+    }
+
+    @Override
+    public String withCommit() {
+      return ADVANCE_AND_COMMIT;
+    }
+
+    @Override
+    public SQLException refusalOr(SQLException e) {
+      for (SQLException s = e; s != null; s = s.getNextException()) {
+        if (NOT_OWNED.equals(s.getSQLState())) {
+          throw new LostOwnershipException(owner.id(), owner.fencingToken());
+        }
+      }
+      return e;
+    }
+
+    @Override
+    public int bind(PreparedStatement ps, int i) throws SQLException {
+      ps.setString(i++, now);
+      ps.setString(i++, recoveryPoint);
+      ps.setString(i++, pendingExternal);
+      ps.setString(i++, data);
+      bindOwner(ps, i, owner);
+      return i + 4;
+    }
+
+    /** Nothing to count: the statement itself failed unless it updated the one row. */
+    @Override
+    public void requireOne(int ignored) {}
+
+    @Override
+    public String toString() {
+      return owner.id().toString();
+    }
+  }
+
   private static Connection connection(StoreTransaction tx) throws SQLException {
     return ((Tx) tx).connection();
   }
@@ -1263,16 +1323,29 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       String pendingExternal,
       Map<String, String> data) {
     forgetFreshClaim(tx, owner);
-    try (PreparedStatement ps = connection(tx).prepareStatement(ADVANCE)) {
-      int i = bindNow(ps);
-      ps.setString(i++, recoveryPoint);
-      ps.setString(i++, pendingExternal);
-      ps.setString(i++, data.isEmpty() ? null : Json.write(data));
-      bindOwner(ps, i, owner);
-      requireOwned(rows(ps), owner);
+    hold(
+        tx,
+        owner.id(),
+        new FencedAdvance(
+            recoveryPoint,
+            pendingExternal,
+            data.isEmpty() ? null : Json.write(data),
+            owner,
+            clock == null ? null : clock.instant().toString()));
+  }
+
+  /**
+   * Holds {@code write} back to the end of {@code tx}; a write held before it is sent first, so
+   * none is ever dropped and the writes keep their order.
+   */
+  private static void hold(StoreTransaction tx, ScopedKey id, HeldWrite write) {
+    Tx t = (Tx) tx;
+    try {
+      t.connection();
     } catch (SQLException e) {
-      throw failure("advance", owner.id(), e);
+      throw new IdempotencyStoreException("Could not write the record of " + id, e);
     }
+    t.lastWrite = write;
   }
 
   @Override
@@ -1282,7 +1355,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       throw new IllegalArgumentException("finish takes COMPLETED or FAILED_REPLAYABLE: " + state);
     }
     String now = clock == null ? null : clock.instant().toString();
-    ((Tx) tx).lastWrite =
+    hold(
+        tx,
+        owner.id(),
         isFreshClaim(tx, owner)
             ? new Completion(
                 state.name(),
@@ -1301,7 +1376,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                 response.schemaVersion(),
                 response.resourceId(),
                 owner,
-                now);
+                now));
   }
 
   /**

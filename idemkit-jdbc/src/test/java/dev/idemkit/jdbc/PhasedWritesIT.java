@@ -18,6 +18,7 @@ import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.StoreTransaction;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
@@ -212,6 +213,13 @@ class PhasedWritesIT {
    */
   @Test
   void aZombiesCompletionSentWithTheCommitKeepsNoneOfItsWrites() throws Exception {
+    assertZombieKeepsNothing(
+        (store, tx, zombie) ->
+            store.finish(
+                tx, zombie, RecordState.COMPLETED, StoredResponse.of(201, Map.of(), new byte[0])));
+  }
+
+  private void assertZombieKeepsNothing(OwnerWrite write) throws Exception {
     PostgresIdempotencyStore store = PostgresIdempotencyStore.create(dataSource);
     ScopedKey id = ScopedKey.of("phased", "create_payment", "k-zombie");
     Ownership zombie =
@@ -239,16 +247,24 @@ class PhasedWritesIT {
                               .prepareStatement("insert into phased_payment values ('zombie')")) {
                         ps.executeUpdate();
                       }
-                      store.finish(
-                          tx,
-                          zombie,
-                          RecordState.COMPLETED,
-                          StoredResponse.of(201, Map.of(), new byte[0]));
+                      write.write(store, tx, zombie);
                       return null;
                     }))
         .isInstanceOf(LostOwnershipException.class);
     assertThat(scalar("select count(*) from phased_payment where id = 'zombie'")).isZero();
     assertThat(store.find(id).orElseThrow().state()).isEqualTo(RecordState.IN_PROGRESS);
+  }
+
+  /** The same for a zombie's call marker: the first commit's last write. */
+  @Test
+  void aZombiesMarkerSentWithTheCommitKeepsNoneOfItsWrites() throws Exception {
+    assertZombieKeepsNothing(
+        (store, tx, zombie) -> store.advance(tx, zombie, "LOCAL", "PROVIDER", Map.of()));
+  }
+
+  @FunctionalInterface
+  private interface OwnerWrite {
+    void write(PostgresIdempotencyStore store, StoreTransaction tx, Ownership zombie);
   }
 
   private static PhasedOperation<Map<String, String>> payment() {
