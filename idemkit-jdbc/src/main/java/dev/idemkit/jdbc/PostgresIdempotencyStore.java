@@ -70,10 +70,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * - Ownership. An owner write (renew, advance, finish, suspend) applies only while
    *   `r.fencing_token = ?` is the owner's token and the record is IN_PROGRESS; the caller decides
    *   on the number of rows it returns (one, or the owner lost the record).
-   * - History. A write that moves a record of a phased operation appends its row to
+   * - History. A takeover, a replacement, a suspension, a back-off or escalation, an operator's
+   *   resolution, and the completion of a run that followed a takeover append their row to
    *   idemkit_record_history in the same statement: the update is a `changed` CTE that returns the
-   *   record's new state, and the `logged` CTE inserts from it. Single-transaction operations keep
-   *   no history (see FINISH).
+   *   record's new state, and the `logged` CTE inserts from it. An uninterrupted run writes no
+   *   history: its claim, recovery point and completion are the record's own columns (see
+   *   ADVANCE, FINISH).
    */
 
   /**
@@ -279,7 +281,15 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       returning r.locked_until
       """;
 
-  /** The owner records a recovery point after a phase, with its history row. */
+  /**
+   * The owner records a recovery point after a phase. No history row: an uninterrupted run keeps
+   * none (contract §5); a takeover logs the recovery point it resumes from, and the record itself
+   * says where its run is.
+   *
+   * <p>Like {@link #FINISH} it fails unless it updated exactly one row ({@code
+   * idemkit_require_owned}, V18), so that the marker of a call, its transaction's last write, can
+   * be sent with the commit ({@link #ADVANCE_AND_COMMIT}).
+   */
   private static final String ADVANCE =
       """
       with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
@@ -290,16 +300,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         from clock
         where r.tenant = ? and r.operation = ? and r.idem_key = ?
           and r.fencing_token = ? and r.state = 'IN_PROGRESS'
-        returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
-            r.pending_external, r.fencing_token, clock.now as db_now),
-      logged as (
-        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
-            recovery_point, pending_external, fencing_token, at)
-        select tenant, operation, idem_key, 'ADVANCE', state, recovery_point, pending_external,
-            fencing_token, db_now
-        from changed)
-      select 1 from changed
+        returning 1)
+      select idemkit_require_owned(count(*)) from changed
       """;
+
+  /** {@link #ADVANCE} and the commit of its transaction in one round trip. */
+  private static final String ADVANCE_AND_COMMIT = ADVANCE + ";\ncommit";
 
   /**
    * The owner stores the outcome. The record's window restarts at its completion: {@code
@@ -311,9 +317,17 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * it would make every completion a non-HOT update, with new entries in every index of the table;
    * left alone, the completion changes no indexed column and stays on its page.
    *
-   * <p>Only a phased record gets a {@code FINISH} history row (one that had a recovery point, an
-   * external call pending, or a change of owner); a single-transaction operation's completion
-   * writes none, and is {@link #FINISH_FRESH}, the update alone.
+   * <p>Only a record whose run was interrupted gets a {@code FINISH} history row: one a takeover or
+   * a replacement gave a token above the first ({@code fencing_token > 1}), whose history already
+   * holds that takeover. An uninterrupted run, phased or not, writes none (contract §5): its claim,
+   * recovery point and completion are the record's own columns ({@code created_at}, {@code
+   * recovery_point}, {@code pending_external}, {@code updated_at}), and the admin view derives its
+   * happy path from them. A single-transaction operation's completion is {@link #FINISH_FRESH}, the
+   * update alone.
+   *
+   * <p>It ends by failing unless it updated exactly one row ({@code idemkit_require_owned}, V18),
+   * so that it can be sent with the commit ({@link #FINISH_AND_COMMIT}): the fencing condition in
+   * the where clause is the ownership check, and no renewal or read before it is needed.
    */
   private static final String FINISH =
       """
@@ -339,9 +353,20 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         select tenant, operation, idem_key, 'FINISH', state, recovery_point, pending_external,
             fencing_token, db_now
         from changed
-        where recovery_point is not null or pending_external is not null or fencing_token > 1)
-      select 1 from changed
+        where fencing_token > 1)
+      select idemkit_require_owned(count(*)) from changed
       """;
+
+  /**
+   * {@link #FINISH} and the commit of its transaction in one round trip. FINISH fails its statement
+   * when it updated no row ({@code idemkit_require_owned}, V18: SQLSTATE {@value #NOT_OWNED}), so
+   * the server skips the {@code commit} sent with it and the transaction rolls back with every
+   * business write in it: a zombie owner's completion never commits anything.
+   */
+  private static final String FINISH_AND_COMMIT = FINISH + ";\ncommit";
+
+  /** The SQLSTATE of a fenced write that matched no row (V18's {@code idemkit_require_owned}). */
+  private static final String NOT_OWNED = "IK001";
 
   /**
    * {@link #FINISH} for a record claimed in the same transaction and never advanced: a
@@ -830,7 +855,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * of a record claimed afresh ({@link Completion}) or a local operation's finished record ({@link
    * FinishedInsert}). Each names its statement alone and with the commit.
    */
-  private sealed interface HeldWrite permits Completion, FinishedInsert {
+  private sealed interface HeldWrite
+      permits Completion, FencedCompletion, FencedAdvance, FinishedInsert {
 
     String alone();
 
@@ -981,6 +1007,117 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
             "The completion of " + owner.id() + ", claimed in its own transaction, found no row");
       }
     }
+
+    @Override
+    public String toString() {
+      return owner.id().toString();
+    }
+  }
+
+  /**
+   * The completion of a record claimed in an earlier transaction (a phased operation's, a
+   * takeover's run), held back to be sent with the commit. Unlike {@link Completion} it can meet a
+   * record another owner took over meanwhile; its statement ({@link #FINISH}) then fails with
+   * {@value #NOT_OWNED} before the commit sent with it runs, and that is {@link
+   * LostOwnershipException}.
+   */
+  private record FencedCompletion(
+      String state,
+      int status,
+      String headers,
+      byte[] body,
+      int schemaVersion,
+      String resourceId,
+      Ownership owner,
+      String now)
+      implements HeldWrite {
+
+    @Override
+    public String alone() {
+      return FINISH;
+    }
+
+    @Override
+    public String withCommit() {
+      return FINISH_AND_COMMIT;
+    }
+
+    @Override
+    public SQLException refusalOr(SQLException e) {
+      for (SQLException s = e; s != null; s = s.getNextException()) {
+        if (NOT_OWNED.equals(s.getSQLState())) {
+          throw new LostOwnershipException(owner.id(), owner.fencingToken());
+        }
+      }
+      return e;
+    }
+
+    @Override
+    public int bind(PreparedStatement ps, int i) throws SQLException {
+      ps.setString(i++, now);
+      ps.setString(i++, state);
+      ps.setInt(i++, status);
+      ps.setString(i++, headers);
+      ps.setBytes(i++, body);
+      ps.setInt(i++, schemaVersion);
+      ps.setString(i++, resourceId);
+      bindOwner(ps, i, owner);
+      return i + 4;
+    }
+
+    /** Nothing to count: the statement itself failed unless it updated the one row. */
+    @Override
+    public void requireOne(int ignored) {}
+
+    @Override
+    public String toString() {
+      return owner.id().toString();
+    }
+  }
+
+  /**
+   * A recovery point and a call's marker ({@link #ADVANCE}), held back to be sent with the commit:
+   * a marker is the last write of its transaction (the call is made after the commit). Its
+   * statement fails with {@value #NOT_OWNED} when another owner took the record over, before the
+   * commit sent with it runs: {@link LostOwnershipException}, and nothing of the transaction kept.
+   */
+  private record FencedAdvance(
+      String recoveryPoint, String pendingExternal, String data, Ownership owner, String now)
+      implements HeldWrite {
+
+    @Override
+    public String alone() {
+      return ADVANCE;
+    }
+
+    @Override
+    public String withCommit() {
+      return ADVANCE_AND_COMMIT;
+    }
+
+    @Override
+    public SQLException refusalOr(SQLException e) {
+      for (SQLException s = e; s != null; s = s.getNextException()) {
+        if (NOT_OWNED.equals(s.getSQLState())) {
+          throw new LostOwnershipException(owner.id(), owner.fencingToken());
+        }
+      }
+      return e;
+    }
+
+    @Override
+    public int bind(PreparedStatement ps, int i) throws SQLException {
+      ps.setString(i++, now);
+      ps.setString(i++, recoveryPoint);
+      ps.setString(i++, pendingExternal);
+      ps.setString(i++, data);
+      bindOwner(ps, i, owner);
+      return i + 4;
+    }
+
+    /** Nothing to count: the statement itself failed unless it updated the one row. */
+    @Override
+    public void requireOne(int ignored) {}
 
     @Override
     public String toString() {
@@ -1186,16 +1323,29 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       String pendingExternal,
       Map<String, String> data) {
     forgetFreshClaim(tx, owner);
-    try (PreparedStatement ps = connection(tx).prepareStatement(ADVANCE)) {
-      int i = bindNow(ps);
-      ps.setString(i++, recoveryPoint);
-      ps.setString(i++, pendingExternal);
-      ps.setString(i++, data.isEmpty() ? null : Json.write(data));
-      bindOwner(ps, i, owner);
-      requireOwned(rows(ps), owner);
+    hold(
+        tx,
+        owner.id(),
+        new FencedAdvance(
+            recoveryPoint,
+            pendingExternal,
+            data.isEmpty() ? null : Json.write(data),
+            owner,
+            clock == null ? null : clock.instant().toString()));
+  }
+
+  /**
+   * Holds {@code write} back to the end of {@code tx}; a write held before it is sent first, so
+   * none is ever dropped and the writes keep their order.
+   */
+  private static void hold(StoreTransaction tx, ScopedKey id, HeldWrite write) {
+    Tx t = (Tx) tx;
+    try {
+      t.connection();
     } catch (SQLException e) {
-      throw failure("advance", owner.id(), e);
+      throw new IdempotencyStoreException("Could not write the record of " + id, e);
     }
+    t.lastWrite = write;
   }
 
   @Override
@@ -1204,33 +1354,29 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     if (!state.isReplayable()) {
       throw new IllegalArgumentException("finish takes COMPLETED or FAILED_REPLAYABLE: " + state);
     }
-    boolean fresh = isFreshClaim(tx, owner);
-    if (fresh) {
-      ((Tx) tx).lastWrite =
-          new Completion(
-              state.name(),
-              response.status(),
-              Json.write(response.headers()),
-              response.body(),
-              response.schemaVersion(),
-              response.resourceId(),
-              owner,
-              clock == null ? null : clock.instant().toString());
-      return;
-    }
-    try (PreparedStatement ps = connection(tx).prepareStatement(fresh ? FINISH_FRESH : FINISH)) {
-      int i = bindNow(ps);
-      ps.setString(i++, state.name());
-      ps.setInt(i++, response.status());
-      ps.setString(i++, Json.write(response.headers()));
-      ps.setBytes(i++, response.body());
-      ps.setInt(i++, response.schemaVersion());
-      ps.setString(i++, response.resourceId());
-      bindOwner(ps, i, owner);
-      requireOwned(fresh ? ps.executeUpdate() : rows(ps), owner);
-    } catch (SQLException e) {
-      throw failure("finish", owner.id(), e);
-    }
+    String now = clock == null ? null : clock.instant().toString();
+    hold(
+        tx,
+        owner.id(),
+        isFreshClaim(tx, owner)
+            ? new Completion(
+                state.name(),
+                response.status(),
+                Json.write(response.headers()),
+                response.body(),
+                response.schemaVersion(),
+                response.resourceId(),
+                owner,
+                now)
+            : new FencedCompletion(
+                state.name(),
+                response.status(),
+                Json.write(response.headers()),
+                response.body(),
+                response.schemaVersion(),
+                response.resourceId(),
+                owner,
+                now));
   }
 
   /**

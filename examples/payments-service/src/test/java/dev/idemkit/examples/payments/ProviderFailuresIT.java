@@ -319,9 +319,10 @@ class ProviderFailuresIT extends HttpTestSupport {
     assertThat(asAdmin.statusCode()).isEqualTo(200);
     assertThat(asAdmin.body())
         .contains("\"state\":\"COMPLETED\"")
-        .contains("\"pending_external\":\"PROVIDER_CONFIRMED\"")
-        .contains("LOCAL_PAYMENT_CREATED")
+        .contains("\"recoveryPoint\":\"LOCAL_PAYMENT_CREATED\"")
+        // An uninterrupted payment writes no history: its completion is read from the record.
         .contains("\"event\":\"FINISH\"")
+        .contains("\"recovery_point\":\"LOCAL_PAYMENT_CREATED\"")
         .doesNotContain("acc_1");
     assertThat(asTenant.statusCode()).isEqualTo(403);
     assertThat(list.statusCode()).isEqualTo(200);

@@ -20,6 +20,8 @@ import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
 import java.security.Principal;
+import java.sql.Timestamp;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -578,17 +580,53 @@ public class AdminController extends OperatorEndpoints {
             .find(id)
             .orElseThrow(() -> Errors.notFound("RECORD_NOT_FOUND", "No record for " + id + "."));
     Map<String, Object> answer = describe(record);
-    answer.put(
-        "history",
-        jdbc.sql(
-                "select event, state, recovery_point, pending_external, fencing_token, at,"
-                    + " actor, reason, fingerprint, resource_id, response_status, began_at"
-                    + " from idemkit_record_history"
-                    + " where tenant = ? and operation = ? and idem_key = ? order by id")
-            .params(tenant, operation, key)
-            .query()
-            .listOfRows());
+    List<Map<String, Object>> history =
+        new ArrayList<>(
+            jdbc.sql(
+                    "select event, state, recovery_point, pending_external, fencing_token, at,"
+                        + " actor, reason, fingerprint, resource_id, response_status, began_at"
+                        + " from idemkit_record_history"
+                        + " where tenant = ? and operation = ? and idem_key = ? order by id")
+                .params(tenant, operation, key)
+                .query()
+                .listOfRows());
+    happyPath(record, history).ifPresent(history::add);
+    answer.put("history", history);
     return answer;
+  }
+
+  /**
+   * The last step of the record's current run when the history table does not hold it: a run that
+   * nobody interrupted writes no history (contract §5), so its recovery point or its completion is
+   * read from the record's own columns, in the history's shape. A run after a takeover has its rows
+   * (the takeover, its {@code FINISH}), and nothing is added.
+   */
+  private static Optional<Map<String, Object>> happyPath(
+      IdempotencyRecord r, List<Map<String, Object>> history) {
+    boolean logged =
+        history.stream()
+            .anyMatch(
+                row ->
+                    row.get("fencing_token") instanceof Number token
+                        && token.longValue() == r.fencingToken());
+    boolean finished = r.state().isReplayable();
+    if (logged || (!finished && r.recoveryPoint() == null && r.pendingExternal() == null)) {
+      return Optional.empty();
+    }
+    Map<String, Object> row = new LinkedHashMap<>();
+    row.put("event", finished ? "FINISH" : "ADVANCE");
+    row.put("state", r.state().name());
+    row.put("recovery_point", r.recoveryPoint());
+    row.put("pending_external", r.pendingExternal());
+    row.put("fencing_token", r.fencingToken());
+    row.put("at", Timestamp.from(r.updatedAt()));
+    row.put("actor", null);
+    row.put("reason", null);
+    row.put("fingerprint", null);
+    row.put("resource_id", r.response() == null ? null : r.response().resourceId());
+    row.put("response_status", r.response() == null ? null : r.response().status());
+    row.put("began_at", Timestamp.from(r.createdAt()));
+    return Optional.of(row);
   }
 
   /** A name a tenant can have (the rules of {@link Scope}), else 400 and nothing is done. */
