@@ -5,11 +5,13 @@ import io.swagger.v3.oas.models.Operation;
 import io.swagger.v3.oas.models.PathItem;
 import io.swagger.v3.oas.models.links.Link;
 import io.swagger.v3.oas.models.media.Schema;
+import io.swagger.v3.oas.models.media.StringSchema;
 import io.swagger.v3.oas.models.parameters.Parameter;
 import io.swagger.v3.oas.models.responses.ApiResponse;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.springdoc.core.customizers.OpenApiCustomizer;
@@ -34,8 +36,27 @@ final class DocumentedRules {
   static final String NOT_BLANK_NO_CONTROL =
       "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\u0000-\\u0020\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$";
 
-  /** A positive decimal string of at most 12 integer and 6 fraction digits ("10.00"). */
-  static final String AMOUNT = "^(?=[0-9.]*[1-9])[0-9]{1,12}(?:\\.[0-9]{1,6})?$";
+  /**
+   * A decimal string greater than 0 and at most 1000000000, of at most 12 integer and 6 fraction
+   * digits ("10.00").
+   */
+  static final String AMOUNT =
+      "^(?=[0-9.]*[1-9])(?:0{0,3}[0-9]{1,9}(?:\\.[0-9]{1,6})?|0{0,2}1000000000(?:\\.0{1,6})?)$";
+
+  /**
+   * The named format of a currency code: ISO 4217, with minor units ({@code java.util.Currency}),
+   * in any case.
+   */
+  static final String CURRENCY_FORMAT = "iso-4217";
+
+  /**
+   * On an amount: the sibling field whose currency bounds its decimals (EUR 2, JPY 0), a rule
+   * across two fields that JSON Schema cannot write as a pattern.
+   */
+  static final String DECIMALS_OF = "x-decimals-of";
+
+  /** On an order: the most its lines ({@code quantity} times {@code unitPrice}) add up to. */
+  static final String MAXIMUM_TOTAL = "x-maximum-total";
 
   static final String CURRENCY = "^[A-Za-z]{3}$";
 
@@ -95,6 +116,10 @@ final class DocumentedRules {
       }
       if (schema.getProperties() != null) {
         schema.setAdditionalProperties(false);
+        if (schema.getProperties().containsKey("items")
+            && schema.getProperties().containsKey("currency")) {
+          schema.addExtension(MAXIMUM_TOTAL, "1000000000");
+        }
         schema.getProperties().forEach((field, property) -> property(schema, field, property));
         for (Schema<?> property : schema.getProperties().values()) {
           todo.add(property);
@@ -103,24 +128,47 @@ final class DocumentedRules {
     }
   }
 
+  /** A pattern that is only a choice of words, as portablePatterns anchors it. */
+  private static final java.util.regex.Pattern WORDS =
+      java.util.regex.Pattern.compile("\\^\\(\\?:([A-Za-z0-9_]+(?:\\|[A-Za-z0-9_]+)*)\\)\\$");
+
+  @SuppressWarnings("unchecked")
   private static void property(Schema<?> owner, String field, Schema<?> property) {
     boolean required = owner.getRequired() != null && owner.getRequired().contains(field);
     switch (field) {
       case "amount", "unitPrice" -> {
         property.setPattern(AMOUNT);
+        property.addExtension(DECIMALS_OF, "currency");
+        property.setExample("10.00");
         property.setDescription(
             "A decimal string greater than 0 and at most 1000000000, with no more decimals than"
                 + " the currency has (EUR 2, JPY 0): \"10.00\".");
       }
       case "currency" -> {
         property.setPattern(CURRENCY);
+        property.setFormat(CURRENCY_FORMAT);
+        property.setExample("EUR");
         property.setDescription("An ISO 4217 currency code, in any case: EUR, usd.");
       }
       case "channel" -> {
         property.setPattern(CHANNEL);
+        property.setExample("mobile");
         property.setDescription("web, mobile or pos, in any case; absent means web.");
       }
+      case "items" -> {
+        // @NotEmpty, which springdoc does not turn into minItems.
+        property.setMinItems(1);
+      }
       default -> {
+        java.util.regex.Matcher alternatives =
+            property.getPattern() == null ? null : WORDS.matcher(property.getPattern());
+        if (alternatives != null && alternatives.matches()) {
+          // A choice of fixed words, such as APPLIED|NOT_APPLIED, is an enum.
+          property.setPattern(null);
+          ((Schema<Object>) property)
+              .setEnum(List.<Object>of((Object[]) alternatives.group(1).split("\\|")));
+          return;
+        }
         if (isString(property) && property.getPattern() == null && property.getEnum() == null) {
           boolean notBlank = property.getMinLength() != null && required;
           property.setPattern(notBlank ? NOT_BLANK_NO_CONTROL : NO_CONTROL);
@@ -136,10 +184,12 @@ final class DocumentedRules {
           continue;
         }
         for (Parameter parameter : operation.getParameters()) {
-          Schema<?> schema = parameter.getSchema();
-          if (schema == null || !isString(schema)) {
+          if (parameter.getSchema() == null || !isString(parameter.getSchema())) {
             continue;
           }
+          // springdoc may hand several parameters one schema object: each gets its own here.
+          Schema<?> schema = copy(parameter.getSchema());
+          parameter.setSchema(schema);
           if ("Idempotency-Key".equals(parameter.getName())) {
             schema.setPattern(IDEMPOTENCY_KEY);
             schema.setMaxLength(2 + 2 * 255);
@@ -147,6 +197,10 @@ final class DocumentedRules {
               && schema.getFormat() == null
               && schema.getPattern() == null) {
             schema.setPattern(PATH_SEGMENT);
+            limitScopeParts(parameter, schema);
+          } else if ("query".equals(parameter.getIn()) && "key".equals(parameter.getName())) {
+            schema.setPattern("^[\\x21-\\x7E]{1,255}$");
+            schema.setMaxLength(255);
           } else if ("query".equals(parameter.getIn())
               && schema.getFormat() == null
               && schema.getPattern() == null) {
@@ -154,6 +208,19 @@ final class DocumentedRules {
           }
         }
       }
+    }
+  }
+
+  /** The parts of a record's scope: a tenant and an operation of at most 200, a key of 255. */
+  private static void limitScopeParts(Parameter parameter, Schema<?> schema) {
+    switch (parameter.getName()) {
+      case "tenant", "operation" -> schema.setMaxLength(dev.idemkit.Scope.MAX_LENGTH);
+      case "key" -> {
+        schema.setMaxLength(255);
+        schema.setPattern(
+            "^(?!\\.{1,2}$)[\\x21-\\x24\\x26-\\x2E\\x30-\\x3A\\x3C-\\x5B\\x5D-\\x7E]+$");
+      }
+      default -> {}
     }
   }
 
@@ -199,6 +266,21 @@ final class DocumentedRules {
             .operationId(target)
             .parameters(id, "$response.body#/" + id)
             .description(description));
+  }
+
+  private static Schema<?> copy(Schema<?> schema) {
+    StringSchema copy = new StringSchema();
+    copy.setFormat(schema.getFormat());
+    copy.setPattern(schema.getPattern());
+    copy.setMinLength(schema.getMinLength());
+    copy.setMaxLength(schema.getMaxLength());
+    copy.setDescription(schema.getDescription());
+    copy.setExample(schema.getExample());
+    copy.setDefault(schema.getDefault());
+    if (schema.getEnum() != null) {
+      copy.setEnum(schema.getEnum().stream().map(String::valueOf).toList());
+    }
+    return copy;
   }
 
   private static boolean isString(Schema<?> schema) {
