@@ -510,7 +510,7 @@ class ApiDocumentConformanceIT extends HttpTestSupport {
     "abcdefghijklmnopqrstuvwxyz0123456789_-",
     "0123456789.",
     "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_.,:;!?'\"/\\()éßø日本€",
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_.,:;!?'\"/\\()éßø日本€\u200B",
     BARE_KEY_CHARS
   };
 
@@ -840,6 +840,8 @@ class ApiDocumentConformanceIT extends HttpTestSupport {
     candidates.add("");
     candidates.add(" ");
     candidates.add("a\u0001b");
+    candidates.add("zero\u200Bwidth");
+    candidates.add("rtl\u202Eoverride");
     candidates.add("tab\there");
     candidates.add("not-a-uuid");
     candidates.add("1.234567891");

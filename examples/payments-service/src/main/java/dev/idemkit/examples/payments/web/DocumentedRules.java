@@ -37,6 +37,29 @@ final class DocumentedRules {
       "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\u0000-\\u0020\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$";
 
   /**
+   * The characters a reference does not take besides the controls ({@link
+   * InputText#referenceProblem}): the invisible and bidirectional format characters (Unicode
+   * category Cf) of the Basic Multilingual Plane, listed from this JVM's Unicode tables. (Those
+   * beyond it, such as the tag characters, are refused too; an ECMA-262 pattern without the u flag
+   * cannot name them.)
+   */
+  static final String FORMAT_CHARACTERS = formatCharacters();
+
+  /** Reference text, possibly blank (a query filter): no control, invisible or bidi character. */
+  static final String REFERENCE_TEXT =
+      "^[^\\u0000-\\u001F\\u007F-\\u009F" + FORMAT_CHARACTERS + "]*$";
+
+  /** A reference: not blank, no control character, no invisible or bidirectional one. */
+  static final String REFERENCE =
+      "^[^\\u0000-\\u001F\\u007F-\\u009F"
+          + FORMAT_CHARACTERS
+          + "]*[^\\u0000-\\u0020\\u007F-\\u009F"
+          + FORMAT_CHARACTERS
+          + "][^\\u0000-\\u001F\\u007F-\\u009F"
+          + FORMAT_CHARACTERS
+          + "]*$";
+
+  /**
    * A decimal string greater than 0 and at most 1000000000, of at most 12 integer and 6 fraction
    * digits ("10.00").
    */
@@ -159,6 +182,9 @@ final class DocumentedRules {
         // @NotEmpty, which springdoc does not turn into minItems.
         property.setMinItems(1);
       }
+      case "merchantReference", "sku", "externalReference" -> {
+        property.setPattern(REFERENCE);
+      }
       default -> {
         java.util.regex.Matcher alternatives =
             property.getPattern() == null ? null : WORDS.matcher(property.getPattern());
@@ -201,6 +227,9 @@ final class DocumentedRules {
           } else if ("query".equals(parameter.getIn()) && "key".equals(parameter.getName())) {
             schema.setPattern("^[\\x21-\\x7E]{1,255}$");
             schema.setMaxLength(255);
+          } else if ("query".equals(parameter.getIn())
+              && "merchantReference".equals(parameter.getName())) {
+            schema.setPattern(REFERENCE_TEXT);
           } else if ("query".equals(parameter.getIn())
               && schema.getFormat() == null
               && schema.getPattern() == null) {
@@ -266,6 +295,27 @@ final class DocumentedRules {
             .operationId(target)
             .parameters(id, "$response.body#/" + id)
             .description(description));
+  }
+
+  private static String formatCharacters() {
+    StringBuilder ranges = new StringBuilder();
+    int c = 0;
+    while (c <= 0xFFFF) {
+      if (Character.getType(c) != Character.FORMAT) {
+        c++;
+        continue;
+      }
+      int end = c;
+      while (end + 1 <= 0xFFFF && Character.getType(end + 1) == Character.FORMAT) {
+        end++;
+      }
+      ranges.append(String.format(java.util.Locale.ROOT, "\\u%04X", c));
+      if (end > c) {
+        ranges.append(String.format(java.util.Locale.ROOT, "-\\u%04X", end));
+      }
+      c = end + 1;
+    }
+    return ranges.toString();
   }
 
   private static Schema<?> copy(Schema<?> schema) {
