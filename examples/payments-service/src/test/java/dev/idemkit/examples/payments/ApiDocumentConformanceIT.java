@@ -120,6 +120,67 @@ class ApiDocumentConformanceIT extends HttpTestSupport {
         .isEmpty();
   }
 
+  /**
+   * Each create operation links to the operation that reads what it created, and following the link
+   * with the created answer's body finds it.
+   */
+  @Test
+  void createOperationsLinkToTheirReadsAndTheLinksLeadThere() {
+    HttpResponse<String> docs = send(request(uri("/v3/api-docs"), Map.of()).GET().build());
+    doc = JSON.readTree(docs.body());
+    Map<String, String> created =
+        Map.of(
+            "/v1/payments",
+            payment("conformance-link-" + UUID.randomUUID(), "10.00").replace("acc_1", "acc_conf"),
+            "/v1/orders",
+            """
+            {"currency":"EUR","items":[{"sku":"sku-1","quantity":1,"unitPrice":"5.00"}]}""");
+    for (Map.Entry<String, String> create : created.entrySet()) {
+      JsonNode links =
+          doc.path("paths")
+              .path(create.getKey())
+              .path("post")
+              .path("responses")
+              .path("201")
+              .path("links");
+      assertThat(links.isObject() && !links.isEmpty())
+          .as("links of POST " + create.getKey())
+          .isTrue();
+      HttpResponse<String> answer = post(create.getKey(), TENANT, newKey(), create.getValue());
+      assertThat(answer.statusCode()).as(answer.body()).isEqualTo(201);
+      JsonNode body = JSON.readTree(answer.body());
+      for (Map.Entry<String, JsonNode> link : links.properties()) {
+        String operationId = link.getValue().path("operationId").asString();
+        String[] target = operationPath(operationId);
+        assertThat(target).as("operation " + operationId + " of link " + link.getKey()).isNotNull();
+        String path = target[0];
+        for (Map.Entry<String, JsonNode> parameter :
+            link.getValue().path("parameters").properties()) {
+          String expression = parameter.getValue().asString();
+          assertThat(expression).startsWith("$response.body#");
+          String value = body.at(expression.substring("$response.body#".length())).asString();
+          path = path.replace("{" + parameter.getKey() + "}", value);
+        }
+        HttpResponse<String> read = get(path, TENANT);
+        assertThat(read.statusCode())
+            .as(link.getKey() + " -> GET " + path + " " + read.body())
+            .isEqualTo(200);
+      }
+    }
+  }
+
+  /** The path and method of an operation of the document, or null. */
+  private String[] operationPath(String operationId) {
+    for (Map.Entry<String, JsonNode> path : doc.path("paths").properties()) {
+      for (Map.Entry<String, JsonNode> method : path.getValue().properties()) {
+        if (operationId.equals(method.getValue().path("operationId").asString(null))) {
+          return new String[] {path.getKey(), method.getKey()};
+        }
+      }
+    }
+    return null;
+  }
+
   /** A payment and an order of the tenant, so that reads find something. */
   private void createFixtures() {
     HttpResponse<String> payment =
