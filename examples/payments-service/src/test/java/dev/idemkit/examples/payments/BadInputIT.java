@@ -274,6 +274,30 @@ class BadInputIT extends HttpTestSupport {
             "Query parameter merchantReference has U+200B (an invisible format character) at"
                 + " position 2",
             PAYMENTS + "?merchantReference=x%E2%80%8B"),
+        // Issue 38: on the open endpoints too, and whatever the endpoint takes.
+        rawGet(
+            "query: a parameter without a name on the open health endpoint",
+            query,
+            "A query parameter has no name",
+            "/actuator/health?=1",
+            null),
+        rawGet(
+            "query: a bad escape on the open health endpoint",
+            query,
+            "has a '%' that is not followed by two hexadecimal digits",
+            "/actuator/health?%zz",
+            null),
+        rawGet(
+            "query: merchantReference sent twice",
+            query,
+            "Query parameter merchantReference is sent more than once",
+            PAYMENTS + "?merchantReference=a&merchantReference=b"),
+        rawGet(
+            "query: operator record lookup without its key parameter",
+            "MISSING_QUERY_PARAMETER",
+            "Add the query parameter key",
+            "/v1/admin/idempotency/records/tenant_demo_a/create_payment",
+            ADMIN),
         rawGet(
             "query: NUL in a parameter the endpoint does not take",
             query,
@@ -551,8 +575,26 @@ class BadInputIT extends HttpTestSupport {
         paymentCase(
             "body: amount is boolean true",
             400,
-            VALIDATION_FAILED,
+            WRONG_TYPE,
             ref -> body("acc_1", "true", "\"EUR\"", json(ref), null)),
+        // The document says string: a number or a boolean is not turned into one (issue 38).
+        paymentCase(
+            "body: amount is the number 10.00",
+            400,
+            WRONG_TYPE,
+            ref -> body("acc_1", "10.00", "\"EUR\"", json(ref), null)),
+        paymentCase(
+            "body: merchantReference is boolean true",
+            400,
+            WRONG_TYPE,
+            ref -> body("acc_1", "\"10.00\"", "\"EUR\"", "true", null)),
+        paymentCase(
+            "body: accountId is the number 42",
+            400,
+            WRONG_TYPE,
+            ref ->
+                body(null, "\"10.00\"", "\"EUR\"", json(ref), null)
+                    .replace("{", "{\"accountId\":42,")),
         paymentCase(
             "body: merchantReference is an array",
             400,
@@ -884,6 +926,15 @@ class BadInputIT extends HttpTestSupport {
                     k,
                     id -> ORDERS,
                     items("EUR", "{\"sku\":\"s\",\"quantity\":0,\"unitPrice\":\"1.00\"}"))),
+        withFreshKey(
+            k ->
+                order(
+                    "create order: quantity is the string \"2\"",
+                    400,
+                    WRONG_TYPE,
+                    k,
+                    id -> ORDERS,
+                    items("EUR", "{\"sku\":\"s\",\"quantity\":\"2\",\"unitPrice\":\"1.00\"}"))),
         withFreshKey(
             k ->
                 order(

@@ -41,7 +41,6 @@ class NormalizationIT extends HttpTestSupport {
         "absent channel = web | {\"accountId\":\"acc_1\",\"amount\":\"10.00\",\"currency\":\"EUR\",\"merchantReference\":\"REF\"} | {\"accountId\":\"acc_1\",\"amount\":\"10.00\",\"currency\":\"EUR\",\"merchantReference\":\"REF\",\"channel\":\"web\"}",
         "channel case | {\"accountId\":\"acc_1\",\"amount\":\"10.00\",\"currency\":\"EUR\",\"merchantReference\":\"REF\",\"channel\":\"WEB\"} | {\"accountId\":\"acc_1\",\"amount\":\"10.00\",\"currency\":\"EUR\",\"merchantReference\":\"REF\",\"channel\":\"web\"}",
         "field order and spacing | {\"merchantReference\":\"REF\",  \"currency\":\"EUR\", \"amount\":\"10.00\", \"accountId\":\"acc_1\"} | {\"accountId\":\"acc_1\",\"amount\":\"10.00\",\"currency\":\"EUR\",\"merchantReference\":\"REF\"}",
-        "JSON number amount | {\"accountId\":\"acc_1\",\"amount\":10,\"currency\":\"EUR\",\"merchantReference\":\"REF\"} | {\"accountId\":\"acc_1\",\"amount\":\"10.00\",\"currency\":\"EUR\",\"merchantReference\":\"REF\"}",
         "JPY without decimals | {\"accountId\":\"acc_1\",\"amount\":\"1000\",\"currency\":\"JPY\",\"merchantReference\":\"REF\"} | {\"accountId\":\"acc_1\",\"amount\":\"1000.000\",\"currency\":\"jpy\",\"merchantReference\":\"REF\"}",
       })
   void equalCommandsReplayEachOther(String name, String first, String second) {

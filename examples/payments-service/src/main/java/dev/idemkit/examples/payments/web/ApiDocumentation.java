@@ -366,7 +366,11 @@ public final class ApiDocumentation {
               .name("Idempotency-Key")
               .required(idempotent.required())
               .example("5f0c9a7e-0b1d-4c55-9d2e-8c7a2e1f4b10")
-              .schema(new StringSchema().minLength(1).maxLength(257).pattern("^[\\x21-\\x7E]+$"))
+              .schema(
+                  new StringSchema()
+                      .minLength(1)
+                      .maxLength(2 + 2 * 255)
+                      .pattern(DocumentedRules.IDEMPOTENCY_KEY))
               .description(
                   (idempotent.required()
                           ? "Required. "

@@ -17,6 +17,7 @@ import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.MissingPathVariableException;
 import org.springframework.web.bind.MissingServletRequestParameterException;
+import org.springframework.web.bind.UnsatisfiedServletRequestParameterException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
@@ -197,6 +198,26 @@ public class ApiProblemHandler {
         "MISSING_QUERY_PARAMETER",
         "Missing query parameter",
         "Add the query parameter " + e.getParameterName() + ".");
+  }
+
+  /**
+   * A route that exists only with a query parameter ({@code params = "key"}) asked for without it:
+   * the same mistake as a missing {@code @RequestParam}, and the same answer.
+   */
+  @ExceptionHandler(UnsatisfiedServletRequestParameterException.class)
+  ResponseEntity<byte[]> unsatisfiedQueryParameter(UnsatisfiedServletRequestParameterException e) {
+    String names =
+        e.getParamConditionGroups().stream()
+            .flatMap(java.util.Arrays::stream)
+            .map(condition -> condition.startsWith("!") ? condition : condition.split("=", 2)[0])
+            .filter(condition -> !condition.startsWith("!"))
+            .distinct()
+            .collect(java.util.stream.Collectors.joining(", "));
+    return Problems.response(
+        400,
+        "MISSING_QUERY_PARAMETER",
+        "Missing query parameter",
+        "Add the query parameter " + names + ".");
   }
 
   /**

@@ -66,4 +66,11 @@ public class OpenApiConfig {
   OpenApiCustomizer portablePatterns() {
     return ApiDocumentation.portablePatterns();
   }
+
+  /** Runs after {@link #portablePatterns()}: it sets the patterns that one dropped. */
+  @Bean
+  @org.springframework.core.annotation.Order(org.springframework.core.Ordered.LOWEST_PRECEDENCE)
+  OpenApiCustomizer documentedRules() {
+    return DocumentedRules.customizer();
+  }
 }

@@ -7,8 +7,10 @@ import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The query string as the gate reads it, before anything asks Tomcat for a parameter: every name
@@ -32,12 +34,18 @@ final class QueryStrings {
     if (rawQuery == null || rawQuery.isEmpty()) {
       return Optional.empty();
     }
+    Set<String> names = new HashSet<>();
     for (String pair : rawQuery.split("&", -1)) {
       if (pair.isEmpty()) {
         continue;
       }
       int equals = pair.indexOf('=');
       String rawName = equals < 0 ? pair : pair.substring(0, equals);
+      if (rawName.isEmpty()) {
+        // Tomcat refuses "=1" while parsing (an InvalidParameterException, once a 500).
+        return Optional.of(
+            "A query parameter has no name (\"" + pair + "\"); name it or leave it out.");
+      }
       Decoded name = decode(rawName);
       // A name that does not decode is named as it was sent (percent-encoded, so printable).
       String shown = name.text() == null ? rawName : name.text();
@@ -47,6 +55,10 @@ final class QueryStrings {
       Optional<String> nameText = InputText.problem(shown);
       if (nameText.isPresent()) {
         return Optional.of("The name of query parameter " + rawName + " " + nameText.get() + ".");
+      }
+      if (!names.add(shown)) {
+        // Which of two values would count depends on the reader: Spring joins them with ','.
+        return Optional.of("Query parameter " + shown + " is sent more than once; send it once.");
       }
       if (equals < 0) {
         continue;
