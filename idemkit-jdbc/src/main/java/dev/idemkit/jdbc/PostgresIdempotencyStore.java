@@ -851,12 +851,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * A transaction's last write to its record, held back to be sent with the commit: the completion
-   * of a record claimed afresh ({@link Completion}) or a local operation's finished record ({@link
-   * FinishedInsert}). Each names its statement alone and with the commit.
+   * A transaction's last write to its record, held back to be sent with the commit: a completion
+   * ({@link Completion}), a call's marker ({@link FencedAdvance}) or a local operation's finished
+   * record ({@link FinishedInsert}). Each names its statement alone and with the commit.
    */
-  private sealed interface HeldWrite
-      permits Completion, FencedCompletion, FencedAdvance, FinishedInsert {
+  private sealed interface HeldWrite permits Completion, FencedAdvance, FinishedInsert {
 
     String alone();
 
@@ -956,12 +955,17 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * A completion of a record claimed afresh in a transaction the store commits itself, held back to
-   * be sent with the commit. It cannot lose its record: nobody else sees a record whose insert has
-   * not committed (other claims wait on its key, takeovers cannot find it), so its update matches
-   * exactly one row whenever it is sent.
+   * A completion, held back to be sent with the commit. Of a record claimed afresh in this
+   * transaction ({@code fenced} false, {@link #FINISH_FRESH}) it cannot lose its record: nobody
+   * else sees a record whose insert has not committed (other claims wait on its key, takeovers
+   * cannot find it), so its update matches exactly one row whenever it is sent. Of a record claimed
+   * in an earlier transaction (a phased operation's, a takeover's run: {@code fenced}, {@link
+   * #FINISH}) it can meet a record another owner took over meanwhile; its statement then fails with
+   * {@value #NOT_OWNED} before the commit sent with it runs, and that is {@link
+   * LostOwnershipException}.
    */
   private record Completion(
+      boolean fenced,
       String state,
       int status,
       String headers,
@@ -974,17 +978,17 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
     @Override
     public String alone() {
-      return FINISH_FRESH;
+      return fenced ? FINISH : FINISH_FRESH;
     }
 
     @Override
     public String withCommit() {
-      return FINISH_FRESH_AND_COMMIT;
+      return fenced ? FINISH_AND_COMMIT : FINISH_FRESH_AND_COMMIT;
     }
 
     @Override
     public SQLException refusalOr(SQLException e) {
-      return e;
+      return fenced ? lostOwnershipOr(e, owner) : e;
     }
 
     @Override
@@ -1000,74 +1004,14 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       return i + 4;
     }
 
+    /** A fenced completion's statement itself failed unless it updated the one row. */
     @Override
     public void requireOne(int updated) {
-      if (updated != 1) {
+      if (!fenced && updated != 1) {
         throw new IllegalStateException(
             "The completion of " + owner.id() + ", claimed in its own transaction, found no row");
       }
     }
-
-    @Override
-    public String toString() {
-      return owner.id().toString();
-    }
-  }
-
-  /**
-   * The completion of a record claimed in an earlier transaction (a phased operation's, a
-   * takeover's run), held back to be sent with the commit. Unlike {@link Completion} it can meet a
-   * record another owner took over meanwhile; its statement ({@link #FINISH}) then fails with
-   * {@value #NOT_OWNED} before the commit sent with it runs, and that is {@link
-   * LostOwnershipException}.
-   */
-  private record FencedCompletion(
-      String state,
-      int status,
-      String headers,
-      byte[] body,
-      int schemaVersion,
-      String resourceId,
-      Ownership owner,
-      String now)
-      implements HeldWrite {
-
-    @Override
-    public String alone() {
-      return FINISH;
-    }
-
-    @Override
-    public String withCommit() {
-      return FINISH_AND_COMMIT;
-    }
-
-    @Override
-    public SQLException refusalOr(SQLException e) {
-      for (SQLException s = e; s != null; s = s.getNextException()) {
-        if (NOT_OWNED.equals(s.getSQLState())) {
-          throw new LostOwnershipException(owner.id(), owner.fencingToken());
-        }
-      }
-      return e;
-    }
-
-    @Override
-    public int bind(PreparedStatement ps, int i) throws SQLException {
-      ps.setString(i++, now);
-      ps.setString(i++, state);
-      ps.setInt(i++, status);
-      ps.setString(i++, headers);
-      ps.setBytes(i++, body);
-      ps.setInt(i++, schemaVersion);
-      ps.setString(i++, resourceId);
-      bindOwner(ps, i, owner);
-      return i + 4;
-    }
-
-    /** Nothing to count: the statement itself failed unless it updated the one row. */
-    @Override
-    public void requireOne(int ignored) {}
 
     @Override
     public String toString() {
@@ -1097,12 +1041,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
     @Override
     public SQLException refusalOr(SQLException e) {
-      for (SQLException s = e; s != null; s = s.getNextException()) {
-        if (NOT_OWNED.equals(s.getSQLState())) {
-          throw new LostOwnershipException(owner.id(), owner.fencingToken());
-        }
-      }
-      return e;
+      return lostOwnershipOr(e, owner);
     }
 
     @Override
@@ -1123,6 +1062,19 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     public String toString() {
       return owner.id().toString();
     }
+  }
+
+  /**
+   * A fenced write's failure: {@link LostOwnershipException} when its statement found the record
+   * owned by someone else ({@value #NOT_OWNED}), else {@code e}.
+   */
+  private static SQLException lostOwnershipOr(SQLException e, Ownership owner) {
+    for (SQLException s = e; s != null; s = s.getNextException()) {
+      if (NOT_OWNED.equals(s.getSQLState())) {
+        throw new LostOwnershipException(owner.id(), owner.fencingToken());
+      }
+    }
+    return e;
   }
 
   private static Connection connection(StoreTransaction tx) throws SQLException {
@@ -1358,25 +1310,16 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     hold(
         tx,
         owner.id(),
-        isFreshClaim(tx, owner)
-            ? new Completion(
-                state.name(),
-                response.status(),
-                Json.write(response.headers()),
-                response.body(),
-                response.schemaVersion(),
-                response.resourceId(),
-                owner,
-                now)
-            : new FencedCompletion(
-                state.name(),
-                response.status(),
-                Json.write(response.headers()),
-                response.body(),
-                response.schemaVersion(),
-                response.resourceId(),
-                owner,
-                now));
+        new Completion(
+            !isFreshClaim(tx, owner),
+            state.name(),
+            response.status(),
+            Json.write(response.headers()),
+            response.body(),
+            response.schemaVersion(),
+            response.resourceId(),
+            owner,
+            now));
   }
 
   /**

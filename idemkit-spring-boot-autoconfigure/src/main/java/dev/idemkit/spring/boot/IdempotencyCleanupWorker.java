@@ -3,13 +3,8 @@ package dev.idemkit.spring.boot;
 import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
-import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.context.SmartLifecycle;
 
 /**
  * Drops what finished records no longer need, every {@code interval}: response bodies after their
@@ -21,18 +16,25 @@ import org.springframework.context.SmartLifecycle;
  * <p>Every instance runs it; they share the work rather than repeat it, because each batch skips
  * rows another instance's batch holds and a row done by one no longer matches the other's walk.
  */
-public class IdempotencyCleanupWorker implements SmartLifecycle {
+public class IdempotencyCleanupWorker extends PeriodicWorker {
 
   private static final Logger log = LoggerFactory.getLogger(IdempotencyCleanupWorker.class);
 
   private final IdempotencyStore store;
   private final IdempotencyListener listener;
   private final IdemkitProperties.Cleanup settings;
-  private volatile boolean running;
-  private ScheduledExecutorService scheduler;
 
   public IdempotencyCleanupWorker(
       IdempotencyStore store, IdempotencyListener listener, IdemkitProperties.Cleanup settings) {
+    super(
+        "idemkit-cleanup", firstRunAfter(checked(settings).getInterval()), settings.getInterval());
+    this.store = store;
+    this.listener = listener;
+    this.settings = settings;
+  }
+
+  /** {@code settings}, refused here rather than at the first run. */
+  private static IdemkitProperties.Cleanup checked(IdemkitProperties.Cleanup settings) {
     if (settings.getBatchSize() < 1) {
       throw new IllegalArgumentException("idemkit.cleanup.batch-size must be positive");
     }
@@ -61,9 +63,17 @@ public class IdempotencyCleanupWorker implements SmartLifecycle {
           settings.getMetadataRetention(),
           settings.getBodyRetention());
     }
-    this.store = store;
-    this.listener = listener;
-    this.settings = settings;
+    return settings;
+  }
+
+  @Override
+  void runOnce() throws InterruptedException {
+    cleanUpOnce();
+  }
+
+  @Override
+  String failedRun() {
+    return "Cleanup run failed";
   }
 
   /** One run, now: batches until nothing is due (or the worker stops). */
@@ -96,48 +106,5 @@ public class IdempotencyCleanupWorker implements SmartLifecycle {
       log.debug("Cleanup dropped {} bodies and deleted {} records", bodies, records);
     }
     return new CleanupResult(bodies, records, batches);
-  }
-
-  @Override
-  public synchronized void start() {
-    if (scheduler != null) {
-      return;
-    }
-    scheduler =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "idemkit-cleanup");
-              t.setDaemon(true);
-              return t;
-            });
-    long every = settings.getInterval().toMillis();
-    scheduler.scheduleWithFixedDelay(
-        () -> {
-          try {
-            cleanUpOnce();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          } catch (RuntimeException e) {
-            log.warn("Cleanup run failed; the next one tries again: {}", e.toString());
-          }
-        },
-        Math.min(every, Duration.ofSeconds(5).toMillis()),
-        every,
-        TimeUnit.MILLISECONDS);
-    running = true;
-  }
-
-  @Override
-  public synchronized void stop() {
-    if (scheduler != null) {
-      scheduler.shutdownNow();
-      scheduler = null;
-    }
-    running = false;
-  }
-
-  @Override
-  public boolean isRunning() {
-    return running;
   }
 }

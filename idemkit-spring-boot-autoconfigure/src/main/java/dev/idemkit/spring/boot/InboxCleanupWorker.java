@@ -4,13 +4,9 @@ import dev.idemkit.outbox.InboxConsumer;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.context.SmartLifecycle;
 
 /**
  * Runs every inbox consumer's cleanup ({@link InboxConsumer#deleteProcessed}) every {@code
@@ -23,25 +19,36 @@ import org.springframework.context.SmartLifecycle;
  * batch of a cleanup skips rows another transaction holds ({@code SKIP LOCKED}) and a row one
  * instance deleted no longer matches the other's.
  */
-public class InboxCleanupWorker implements SmartLifecycle {
+public class InboxCleanupWorker extends PeriodicWorker {
 
   private static final Logger log = LoggerFactory.getLogger(InboxCleanupWorker.class);
 
   private final Supplier<List<InboxConsumer>> consumers;
-  private final Duration interval;
-  private volatile boolean running;
-  private ScheduledExecutorService scheduler;
 
   /**
    * @param consumers the consumers to clean, asked for at every run
    * @param interval pause between two runs
    */
   public InboxCleanupWorker(Supplier<List<InboxConsumer>> consumers, Duration interval) {
+    super("idemkit-inbox-cleanup", firstRunAfter(positive(interval)), interval);
+    this.consumers = consumers;
+  }
+
+  private static Duration positive(Duration interval) {
     if (interval.isNegative() || interval.isZero()) {
       throw new IllegalArgumentException("idemkit.inbox.cleanup.interval must be positive");
     }
-    this.consumers = consumers;
-    this.interval = interval;
+    return interval;
+  }
+
+  @Override
+  void runOnce() {
+    cleanUpOnce();
+  }
+
+  @Override
+  String failedRun() {
+    return "Inbox cleanup run failed";
   }
 
   /**
@@ -70,46 +77,5 @@ public class InboxCleanupWorker implements SmartLifecycle {
       }
     }
     return deleted;
-  }
-
-  @Override
-  public synchronized void start() {
-    if (scheduler != null) {
-      return;
-    }
-    scheduler =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "idemkit-inbox-cleanup");
-              t.setDaemon(true);
-              return t;
-            });
-    long every = interval.toMillis();
-    scheduler.scheduleWithFixedDelay(
-        () -> {
-          try {
-            cleanUpOnce();
-          } catch (RuntimeException e) {
-            log.warn("Inbox cleanup run failed; the next one tries again: {}", e.toString());
-          }
-        },
-        Math.min(every, Duration.ofSeconds(5).toMillis()),
-        every,
-        TimeUnit.MILLISECONDS);
-    running = true;
-  }
-
-  @Override
-  public synchronized void stop() {
-    if (scheduler != null) {
-      scheduler.shutdownNow();
-      scheduler = null;
-    }
-    running = false;
-  }
-
-  @Override
-  public boolean isRunning() {
-    return running;
   }
 }

@@ -1,5 +1,6 @@
 package dev.idemkit.chaos;
 
+import dev.idemkit.StaticKeyProvider;
 import dev.idemkit.examples.provider.Fault;
 import dev.idemkit.examples.provider.ProviderSimulator;
 import dev.idemkit.jdbc.IdemkitDatabase;
@@ -68,9 +69,9 @@ final class Cluster implements AutoCloseable {
    * A master key and an HMAC key of this run's own, the same for every instance and every restart:
    * outside the embedded demo the service takes none of the demo's (its demo/DemoSecrets).
    */
-  private final String masterKey = randomKey();
+  private final String masterKey = StaticKeyProvider.newKeyBase64();
 
-  private final String hmacKey = randomKey();
+  private final String hmacKey = StaticKeyProvider.newKeyBase64();
 
   /** One payments-service process; restarted on the same port after a kill. */
   final class Instance {
@@ -286,12 +287,6 @@ final class Cluster implements AutoCloseable {
     instances.add(instance);
     launch(instance);
     return instance;
-  }
-
-  private static String randomKey() {
-    byte[] key = new byte[32];
-    new java.security.SecureRandom().nextBytes(key);
-    return java.util.Base64.getEncoder().encodeToString(key);
   }
 
   /** Starts the instance's process again (after a kill), on its port, and waits for health. */

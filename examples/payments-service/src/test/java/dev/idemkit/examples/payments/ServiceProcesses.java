@@ -2,6 +2,7 @@ package dev.idemkit.examples.payments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.StaticKeyProvider;
 import dev.idemkit.examples.provider.ProviderSimulator;
 import dev.idemkit.jdbc.IdemkitDatabase;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -131,9 +132,9 @@ final class ServiceProcesses implements AutoCloseable {
   }
 
   /** Random per test JVM, shared by its instances: a master key or HMAC key in base64. */
-  private static final String MASTER_KEY = randomKey();
+  private static final String MASTER_KEY = StaticKeyProvider.newKeyBase64();
 
-  private static final String HMAC_KEY = randomKey();
+  private static final String HMAC_KEY = StaticKeyProvider.newKeyBase64();
 
   /**
    * The secrets of a deployment of its own, which the service needs outside the embedded demo
@@ -149,12 +150,6 @@ final class ServiceProcesses implements AutoCloseable {
         "--idemkit.protection.encryption.current-master-key=own-mk1",
         "--idemkit.protection.fingerprint.hmac-keys.own-fk1=" + HMAC_KEY,
         "--idemkit.protection.fingerprint.current-hmac-key=own-fk1");
-  }
-
-  private static String randomKey() {
-    byte[] key = new byte[32];
-    new java.security.SecureRandom().nextBytes(key);
-    return java.util.Base64.getEncoder().encodeToString(key);
   }
 
   /** What the provider really charged for one payment. */
