@@ -41,6 +41,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /** The engine behind {@link Idempotency}. Not API. */
 public final class IdempotencyEngine implements Idempotency {
@@ -122,7 +123,11 @@ public final class IdempotencyEngine implements Idempotency {
                 ? executeLocalRecordLast(request, local)
                 : executeLocal(request, local, mayMakeRecord);
       } else if (outcome == null) {
-        outcome = executePhased(request, (PhasedOperation<?>) operation, mayMakeRecord);
+        PhasedOperation<?> phased = (PhasedOperation<?>) operation;
+        outcome =
+            mayMakeRecord && !phased.claimsFirst()
+                ? executePhasedRecordLast(request, phased)
+                : executePhased(request, phased, mayMakeRecord);
       }
     } catch (NoRecord none) {
       // Nothing was made: the claim that would have made the record rolled back with its
@@ -255,77 +260,74 @@ public final class IdempotencyEngine implements Idempotency {
    */
   private Outcome executeLocalRecordLast(IdempotentRequest request, LocalOperation operation) {
     ScopedKey id = request.id();
-    boolean[] admitted = {false};
+    QuotaGate.Ticket[] admitted = {null};
     try {
       return store.inTransaction(
           tx -> {
             Context ctx = new Context(id, false, Optional.empty());
             ctx.tx = tx;
-            OperationResult result = operation.run(ctx);
-            boolean success = result instanceof OperationResult.Success;
-            store.insertFinished(
-                tx,
-                id,
-                request.fingerprint(),
-                success ? RecordState.COMPLETED : RecordState.FAILED_REPLAYABLE,
-                result.response(),
-                request.ttl());
-            admitted[0] = admitNew(id);
-            return success
-                ? new Outcome.Executed(result.response())
-                : new Outcome.Rejected(result.response());
+            Outcome done = insertFinished(tx, request, operation.run(ctx));
+            admitted[0] = admitNew(id, false);
+            return done;
           });
-    } catch (RecordExistsException taken) {
-      if (admitted[0]) {
-        // Counted as a new key, but the key had a record: not new after all.
-        quotaGate.release(id.tenant());
-      }
-      Outcome recorded = answerFromRecord(request);
-      return recorded != null ? recorded : executeLocal(request, operation, true);
-    } catch (QuotaExceededException refused) {
-      // Counted before the insert could say whether the key is new: a key that has a record is
-      // never refused (its retry is answered from it, or goes on from it).
-      if (hasUnexpiredRecord(id)) {
-        Outcome recorded = answerFromRecord(request);
-        return recorded != null ? recorded : executeLocal(request, operation, true);
-      }
-      listener.onQuotaExceeded(id, refused.outcome().quota());
-      return refused.outcome();
     } catch (BusinessRejectionException rejection) {
       // The operation's transaction was rolled back. Store the rejection alone.
       return storeRejection(request, rejection.response(), true);
-    } catch (RecordUnreadableException unreadable) {
-      throw unreadable;
     } catch (Exception e) {
-      Outcome recorded = answerAfterFailure(request, e);
-      if (recorded != null) {
-        return recorded;
-      }
-      listener.onFailure(id, RecordState.FAILED_RETRYABLE, e);
-      throw new OperationFailedException(
-          "Operation " + id + " failed; nothing was kept, a retry runs it again",
-          RecordState.FAILED_RETRYABLE,
-          e);
+      giveBack(admitted[0], id);
+      return afterRecordLastRollback(request, e, () -> executeLocal(request, operation, true));
     }
   }
 
   /**
-   * After a record-last run failed and rolled back: the answer of the key's record if one answers
-   * now. A concurrent duplicate that committed first makes this run's business statements fail (a
-   * unique violation on its rows) before its insert of the record is reached; the operation did
-   * happen, once, and its record says how. Null when no record answers (the failure is this run's
-   * own), or when the record cannot be read either (the database out of reach): the failure is then
-   * what the caller learns.
+   * What a record-last run ({@link #executeLocalRecordLast}, {@link #executePhasedRecordLast})
+   * answers once its transaction rolled back with {@code failure}. When the key has a record (its
+   * insert met one, or a concurrent duplicate committed first and this run's statements met its
+   * rows, a unique violation on a business key), that record's answer, or {@code claimFirst} when
+   * it answers nothing yet (in progress: "in progress"; expired or failed retryably: taken over). A
+   * quota refusal stands only for a key with no record: a key that has one is never refused.
+   * Otherwise the failure is this run's own, and nothing was kept.
    */
-  private Outcome answerAfterFailure(IdempotentRequest request, Exception failure) {
-    try {
-      return answerFromRecord(request);
-    } catch (RecordUnreadableException unreadable) {
-      throw unreadable;
-    } catch (RuntimeException unreachable) {
-      failure.addSuppressed(unreachable);
-      return null;
+  private Outcome afterRecordLastRollback(
+      IdempotentRequest request, Exception failure, Supplier<Outcome> claimFirst) {
+    ScopedKey id = request.id();
+    if (failure instanceof RecordExistsException) {
+      return answerOr(request, claimFirst);
     }
+    if (failure instanceof RecordUnreadableException unreadable) {
+      throw unreadable;
+    }
+    boolean recorded;
+    try {
+      recorded = hasUnexpiredRecord(id);
+    } catch (RecordUnreadableException unreadable) {
+      throw unreadable; // a record is there; what it answers cannot be read
+    } catch (RuntimeException unreachable) {
+      if (failure instanceof QuotaExceededException) {
+        throw unreachable;
+      }
+      // The database out of reach: the failure is what the caller learns.
+      failure.addSuppressed(unreachable);
+      recorded = false;
+    }
+    if (recorded) {
+      return answerOr(request, claimFirst);
+    }
+    if (failure instanceof QuotaExceededException refused) {
+      listener.onQuotaExceeded(id, refused.outcome().quota());
+      return refused.outcome();
+    }
+    listener.onFailure(id, RecordState.FAILED_RETRYABLE, failure);
+    throw new OperationFailedException(
+        "Operation " + id + " failed before its first commit; nothing was kept, a retry runs it",
+        RecordState.FAILED_RETRYABLE,
+        failure);
+  }
+
+  /** The answer of the key's record, or {@code claimFirst} when it answers nothing. */
+  private Outcome answerOr(IdempotentRequest request, Supplier<Outcome> claimFirst) {
+    Outcome recorded = answerFromRecord(request);
+    return recorded != null ? recorded : claimFirst.get();
   }
 
   /**
@@ -474,6 +476,61 @@ public final class IdempotencyEngine implements Idempotency {
   }
 
   /**
+   * The record written once per commit (contract §5): the first transaction runs the local phases
+   * up to the first call's marker, then inserts the record as the marker leaves it (in progress,
+   * the recovery point, the call named as possibly under way) as its last statement, sent with the
+   * commit; the call follows, and the second transaction carries its result, the local phases after
+   * it and the completion, a fenced update. An operation that ends before any call inserts its
+   * record finished instead, as a local operation does. Nothing holds the key while the first
+   * transaction runs.
+   *
+   * <p>Two requests meet at the insert, as local operations' do ({@link #executeLocalRecordLast}):
+   * a concurrent duplicate runs the local phases too, its insert fails on the key once the first's
+   * commits, and its whole transaction rolls back, so it never makes the call; it is answered from
+   * the first's record, or the claim-first way ({@link #executePhased}) when that record answers
+   * nothing yet (in progress: "in progress"; expired or failed retryably: taken over). A business
+   * statement that meets the first's rows fails the duplicate's transaction the same way.
+   */
+  private Outcome executePhasedRecordLast(IdempotentRequest request, PhasedOperation<?> operation) {
+    ScopedKey id = request.id();
+    PhaseRun<?> run = new PhaseRun<>(request, operation);
+    QuotaGate.Ticket[] admitted = {null};
+    Outcome outcome;
+    try {
+      outcome =
+          store.inTransaction(
+              tx -> {
+                Outcome done = run.localPhases(tx);
+                // No answer yet: a call is pending, the record stays live after this commit.
+                admitted[0] = admitNew(id, done == null);
+                return done;
+              });
+    } catch (Exception e) {
+      giveBack(admitted[0], id);
+      return afterRecordLastRollback(request, e, () -> executePhased(request, operation, true));
+    }
+    QuotaGate.Ticket ticket = admitted[0] == null ? QuotaGate.Ticket.NONE : admitted[0];
+    ticket.committed(quotaGate);
+    Outcome answer = outcome;
+    try {
+      if (answer == null) {
+        answer = run.resume();
+      }
+    } finally {
+      ticket.ended(!(answer instanceof Outcome.Executed) && !(answer instanceof Outcome.Rejected));
+    }
+    return answer;
+  }
+
+  /** A new key counted by a transaction that rolled back: no record, no live place, no new key. */
+  private void giveBack(QuotaGate.Ticket ticket, ScopedKey id) {
+    if (ticket != null) {
+      ticket.ended(false);
+      quotaGate.release(id.tenant());
+    }
+  }
+
+  /**
    * One owner's run through the phases, from the recovery point to the end. Its fields describe
    * what is durable once the transaction that changed them commits; a transaction that rolls back
    * ends the run, so they are never read after one.
@@ -506,6 +563,19 @@ public final class IdempotencyEngine implements Idempotency {
     private String recoveryPoint;
     private String pendingExternal;
     private D data;
+
+    /**
+     * The request whose record this run inserts in its first transaction ({@link
+     * #executePhasedRecordLast}); null once that transaction wrote it, and for a run that began by
+     * claiming or taking over the record (then {@link #owner} is set from the start).
+     */
+    private IdempotentRequest unwritten;
+
+    /** A request's run whose record does not exist yet: its first transaction inserts it. */
+    PhaseRun(IdempotentRequest request, PhasedOperation<D> operation) {
+      this(request.id(), Claim.UNWRITTEN, operation, true);
+      this.unwritten = request;
+    }
 
     PhaseRun(ScopedKey id, Claim claim, PhasedOperation<D> operation, boolean forRequest) {
       this.id = id;
@@ -576,21 +646,57 @@ public final class IdempotencyEngine implements Idempotency {
                   : ((PhasedOperation.External<D>) phase).beforeCall();
           Step<D> next = step.run(ctx, data);
           if (next instanceof Step.Answer<D> answer) {
-            return finish(tx, owner, answer.result());
+            return end(tx, answer.result());
           }
           data = ((Step.Next<D>) next).data();
           if (phase instanceof PhasedOperation.External<D> external) {
             // Durably say the call may be under way before making it.
-            store.advance(tx, owner, recoveryPoint, external.name(), written());
+            mark(tx, external.name());
             pendingExternal = external.name();
             return null;
           }
           recoveryPoint = phase.name();
         }
-        return finish(tx, owner, operation.completion().complete(ctx, data));
+        return end(tx, operation.completion().complete(ctx, data));
       } finally {
         ctx.tx = null;
       }
+    }
+
+    /**
+     * The call's marker: the record inserted as it stands now, when this run's first transaction
+     * writes it; else the owner's fenced advance.
+     */
+    private void mark(StoreTransaction tx, String call) {
+      if (unwritten == null) {
+        store.advance(tx, owner, recoveryPoint, call, written());
+        return;
+      }
+      owner =
+          store.insertInProgress(
+              tx,
+              id,
+              unwritten.fingerprint(),
+              config.lease(),
+              unwritten.ttl(),
+              recoveryPoint,
+              call,
+              written());
+      leaseSetAt = ticker.getAsLong();
+      unwritten = null;
+    }
+
+    /**
+     * The operation ends with {@code result}: the record inserted finished, when this run's first
+     * transaction writes it; else the owner's completion.
+     */
+    private Outcome end(StoreTransaction tx, OperationResult result) {
+      if (unwritten == null) {
+        return finish(tx, owner, result);
+      }
+      Outcome done = insertFinished(tx, unwritten, result);
+      unwritten = null;
+      return done;
     }
 
     /**
@@ -941,17 +1047,19 @@ public final class IdempotencyEngine implements Idempotency {
   }
 
   /**
-   * Counts a local operation's new key (its record written last, finished): in memory, before the
-   * commit. A refusal throws {@link QuotaExceededException} and the transaction rolls back.
+   * Counts a new key whose record this transaction inserts last ({@link #executeLocalRecordLast},
+   * {@link #executePhasedRecordLast}): in memory, before the commit. A refusal throws {@link
+   * QuotaExceededException} and the transaction rolls back. A record that {@code staysLive} after
+   * the commit (a call pending) takes a live place, held by the ticket answered.
    *
-   * @return whether it was counted ({@link QuotaGate#release} gives it back)
+   * @return null when nothing was counted, else the key's ticket ({@link #giveBack} returns it when
+   *     the key had a record after all)
    */
-  private boolean admitNew(ScopedKey id) {
+  private QuotaGate.Ticket admitNew(ScopedKey id, boolean staysLive) {
     if (!config.quotas().enabled()) {
-      return false;
+      return null;
     }
-    quotaGate.admit(id.tenant(), false);
-    return true;
+    return quotaGate.admit(id.tenant(), staysLive);
   }
 
   private boolean hasUnexpiredRecord(ScopedKey id) {
@@ -968,6 +1076,22 @@ public final class IdempotencyEngine implements Idempotency {
     PhaseException(Exception cause) {
       super(cause);
     }
+  }
+
+  /** {@code request}'s record inserted finished with {@code result}, as {@code tx}'s last write. */
+  private Outcome insertFinished(
+      StoreTransaction tx, IdempotentRequest request, OperationResult result) {
+    boolean success = result instanceof OperationResult.Success;
+    store.insertFinished(
+        tx,
+        request.id(),
+        request.fingerprint(),
+        success ? RecordState.COMPLETED : RecordState.FAILED_REPLAYABLE,
+        result.response(),
+        request.ttl());
+    return success
+        ? new Outcome.Executed(result.response())
+        : new Outcome.Rejected(result.response());
   }
 
   private Outcome finish(StoreTransaction tx, Ownership owner, OperationResult result) {
@@ -1011,6 +1135,9 @@ public final class IdempotencyEngine implements Idempotency {
       Map<String, String> data,
       boolean resumed,
       int recoveryAttempts) {
+
+    /** A record not written yet: a record-last run's, before its first commit inserts it. */
+    static final Claim UNWRITTEN = new Claim(null, null, null, Map.of(), false, 0);
 
     static Claim fresh(IdempotencyRecord record) {
       return new Claim(Ownership.of(record), null, null, new HashMap<>(), false, 0);

@@ -143,6 +143,28 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
     delegate().insertFinished(tx, id, fingerprint, state, seal(tx, id, state, response), ttl);
   }
 
+  @Override
+  public Ownership insertInProgress(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      Duration lease,
+      Duration ttl,
+      String recoveryPoint,
+      String pendingExternal,
+      Map<String, String> data) {
+    return delegate()
+        .insertInProgress(
+            tx,
+            id,
+            fingerprint,
+            lease,
+            ttl,
+            recoveryPoint,
+            pendingExternal,
+            sealData(tx, id, data));
+  }
+
   /**
    * An operator's verdict goes into the recovery data beside what was sealed (the store adds it in
    * SQL): the external reference that comes with it (a provider's charge id) is sealed here first,

@@ -92,6 +92,20 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
+  public Ownership insertInProgress(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      Duration lease,
+      Duration ttl,
+      String recoveryPoint,
+      String pendingExternal,
+      Map<String, String> data) {
+    return delegate.insertInProgress(
+        tx, id, fingerprint, lease, ttl, recoveryPoint, pendingExternal, data);
+  }
+
+  @Override
   public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
     delegate.suspend(tx, owner, state);
   }

@@ -114,6 +114,45 @@ public interface IdempotencyStore {
       Duration ttl);
 
   /**
+   * Inserts the record of a phased operation whose local phases up to a call's marker have just run
+   * in {@code tx}: {@code IN_PROGRESS}, owned by the caller with fencing token 1 and a lease of
+   * {@code lease} from now, at {@code recoveryPoint} (null: before any phase) with the call {@code
+   * pendingExternal} named as possibly under way and {@code data} stored; expiring {@code ttl} from
+   * now. It is the record {@link #claim} then {@link #advance} leave, written once, as the
+   * transaction's last write, after the business writes (contract §5), and recovery workers look
+   * after it ({@link #findNeedingRecovery(int)}) once its lease runs out.
+   *
+   * <p>The insert is plain, as {@link #insertFinished}'s: when the key has a record it waits for
+   * that record's transaction, if it is still open, then fails with {@link RecordExistsException},
+   * and {@code tx} must roll back with every business write in it; a store may hold the insert back
+   * and send it with the commit. Of concurrent inserts of one key exactly one commits, so exactly
+   * one caller makes the call.
+   *
+   * <p>This default claims and advances in two writes; a store should insert the record as it is in
+   * one.
+   *
+   * @return the caller's ownership of the record, valid once {@code tx} commits; its {@link
+   *     Ownership#lockedUntil()} is the lease's end as this JVM estimates it
+   */
+  default Ownership insertInProgress(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      Duration lease,
+      Duration ttl,
+      String recoveryPoint,
+      String pendingExternal,
+      Map<String, String> data) {
+    ClaimAttempt attempt = claim(tx, id, fingerprint, lease, ttl);
+    if (!(attempt instanceof ClaimAttempt.Inserted inserted)) {
+      throw new RecordExistsException(id);
+    }
+    Ownership owner = Ownership.of(inserted.record());
+    advance(tx, owner, recoveryPoint, pendingExternal, data);
+    return owner;
+  }
+
+  /**
    * Stops owning without finishing: {@code FAILED_RETRYABLE}, {@code UNKNOWN_REQUIRES_RECOVERY}
    * (counting a recovery attempt), or {@code IN_PROGRESS} with the lease released so that the next
    * retry resumes at once.

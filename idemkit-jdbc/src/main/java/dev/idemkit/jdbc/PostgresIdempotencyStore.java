@@ -135,7 +135,37 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   /** {@link #INSERT_FINISHED} and the commit of its transaction, in one round trip. */
   private static final String INSERT_FINISHED_AND_COMMIT = INSERT_FINISHED + ";\ncommit";
 
-  /** The primary key a second record of one key violates ({@link #INSERT_FINISHED}). */
+  /**
+   * A phased operation's record, written once in its first commit (contract §5): inserted after the
+   * local phases up to a call's marker, as the transaction's last statement, and sent with the
+   * commit ({@link #INSERT_IN_PROGRESS_AND_COMMIT}). The record is what {@link #CLAIM} then {@link
+   * #ADVANCE} leave: first owner, in progress with its lease from now, the recovery point, the
+   * call's marker and the phase data, due for recovery when the lease ends.
+   *
+   * <p>A plain insert, as {@link #INSERT_FINISHED} is and for the same reason: on a key that has a
+   * record it raises a unique violation, the commit sent with it never runs, and none of the
+   * transaction's business writes is kept; of concurrent inserts exactly one commits, so exactly
+   * one request makes the call.
+   */
+  private static final String INSERT_IN_PROGRESS =
+      """
+      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+      insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
+          fencing_token, locked_until, recovery_point, pending_external, recovery_data,
+          recovery_due, created_at, updated_at, expires_at)
+      select ?, ?, ?, ?, 'IN_PROGRESS', 1, clock.now + ? * interval '1 millisecond', ?, ?, ?,
+          clock.now + ? * interval '1 millisecond', clock.now, clock.now,
+          clock.now + ? * interval '1 millisecond'
+      from clock
+      """;
+
+  /** {@link #INSERT_IN_PROGRESS} and the commit of its transaction, in one round trip. */
+  private static final String INSERT_IN_PROGRESS_AND_COMMIT = INSERT_IN_PROGRESS + ";\ncommit";
+
+  /**
+   * The primary key a second record of one key violates ({@link #INSERT_FINISHED}, {@link
+   * #INSERT_IN_PROGRESS}).
+   */
   private static final String RECORD_KEY = "idemkit_record_pk";
 
   /** PostgreSQL's SQLSTATE for a unique violation. */
@@ -852,10 +882,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   /**
    * A transaction's last write to its record, held back to be sent with the commit: a completion
-   * ({@link Completion}), a call's marker ({@link FencedAdvance}) or a local operation's finished
-   * record ({@link FinishedInsert}). Each names its statement alone and with the commit.
+   * ({@link Completion}), a call's marker ({@link FencedAdvance}), a local operation's finished
+   * record ({@link FinishedInsert}) or a phased operation's record at its first call ({@link
+   * InProgressInsert}). Each names its statement alone and with the commit.
    */
-  private sealed interface HeldWrite permits Completion, FencedAdvance, FinishedInsert {
+  private sealed interface HeldWrite permits Completion, FencedAdvance, RecordInsert {
 
     String alone();
 
@@ -882,10 +913,41 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * A local operation's finished record ({@link #INSERT_FINISHED}), held back to be sent with the
-   * commit. Its failure on the record's primary key is {@link RecordExistsException}: the key has a
-   * record, and nothing of this transaction is kept.
+   * An insert of a key's record, held back to be sent with the commit. Its failure on the record's
+   * primary key is {@link RecordExistsException}: the key has a record, and nothing of this
+   * transaction is kept.
    */
+  private sealed interface RecordInsert extends HeldWrite permits FinishedInsert, InProgressInsert {
+
+    ScopedKey id();
+
+    @Override
+    default void requireOne(int written) {
+      if (written != 1) {
+        throw new IllegalStateException(
+            "The insert of the record of " + id() + " wrote " + written);
+      }
+    }
+
+    /**
+     * Only a violation of the record's own key is the key taken; a unique violation of another
+     * constraint (a deferred business constraint the commit checks) stays the failure it is.
+     */
+    @Override
+    default SQLException refusalOr(SQLException e) {
+      for (SQLException s = e; s != null; s = s.getNextException()) {
+        if (UNIQUE_VIOLATION.equals(s.getSQLState())
+            && s instanceof PSQLException p
+            && p.getServerErrorMessage() != null
+            && RECORD_KEY.equals(p.getServerErrorMessage().getConstraint())) {
+          throw new RecordExistsException(id());
+        }
+      }
+      return e;
+    }
+  }
+
+  /** A local operation's finished record ({@link #INSERT_FINISHED}). */
   private record FinishedInsert(
       ScopedKey id,
       String fingerprint,
@@ -897,7 +959,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       String resourceId,
       long ttlMillis,
       String now)
-      implements HeldWrite {
+      implements RecordInsert {
 
     @Override
     public String alone() {
@@ -925,27 +987,45 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
-    public void requireOne(int written) {
-      if (written != 1) {
-        throw new IllegalStateException("The insert of the record of " + id + " wrote " + written);
-      }
+    public String toString() {
+      return id.toString();
+    }
+  }
+
+  /** A phased operation's record at its first call's marker ({@link #INSERT_IN_PROGRESS}). */
+  private record InProgressInsert(
+      ScopedKey id,
+      String fingerprint,
+      long leaseMillis,
+      String recoveryPoint,
+      String pendingExternal,
+      String data,
+      long ttlMillis,
+      String now)
+      implements RecordInsert {
+
+    @Override
+    public String alone() {
+      return INSERT_IN_PROGRESS;
     }
 
-    /**
-     * Only a violation of the record's own key is the key taken; a unique violation of another
-     * constraint (a deferred business constraint the commit checks) stays the failure it is.
-     */
     @Override
-    public SQLException refusalOr(SQLException e) {
-      for (SQLException s = e; s != null; s = s.getNextException()) {
-        if (UNIQUE_VIOLATION.equals(s.getSQLState())
-            && s instanceof PSQLException p
-            && p.getServerErrorMessage() != null
-            && RECORD_KEY.equals(p.getServerErrorMessage().getConstraint())) {
-          throw new RecordExistsException(id);
-        }
-      }
-      return e;
+    public String withCommit() {
+      return INSERT_IN_PROGRESS_AND_COMMIT;
+    }
+
+    @Override
+    public int bind(PreparedStatement ps, int i) throws SQLException {
+      ps.setString(i++, now);
+      i = bindKey(ps, i, id);
+      ps.setString(i++, fingerprint);
+      ps.setLong(i++, leaseMillis);
+      ps.setString(i++, recoveryPoint);
+      ps.setString(i++, pendingExternal);
+      ps.setString(i++, data);
+      ps.setLong(i++, leaseMillis);
+      ps.setLong(i++, ttlMillis);
+      return i;
     }
 
     @Override
@@ -1351,6 +1431,32 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
             response.resourceId(),
             ttl.toMillis(),
             clock == null ? null : clock.instant().toString());
+  }
+
+  @Override
+  public Ownership insertInProgress(
+      StoreTransaction tx,
+      ScopedKey id,
+      Fingerprint fingerprint,
+      Duration lease,
+      Duration ttl,
+      String recoveryPoint,
+      String pendingExternal,
+      Map<String, String> data) {
+    Instant now = clock == null ? null : clock.instant();
+    hold(
+        tx,
+        id,
+        new InProgressInsert(
+            id,
+            fingerprint.toString(),
+            lease.toMillis(),
+            recoveryPoint,
+            pendingExternal,
+            data.isEmpty() ? null : Json.write(data),
+            ttl.toMillis(),
+            now == null ? null : now.toString()));
+    return new Ownership(id, 1, (now == null ? Instant.now() : now).plus(lease));
   }
 
   /**

@@ -28,6 +28,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecordExistsException;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
@@ -356,6 +357,181 @@ public abstract class IdempotencyStoreContract {
     assertThat(outcomes.stream().flatMap(o -> o.storedResponse().stream()).distinct()).hasSize(1);
     assertThat(payments(id)).isEqualTo(1);
     assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+  }
+
+  /**
+   * 64 identical payments released together, each on its own connection: with the record written at
+   * the call's marker (the default) every one runs the local phase and all but one roll it back at
+   * their insert of the record, before any call; claiming first, all but one wait on the claim.
+   * Either way the provider charges once and one payment row is kept.
+   */
+  @ParameterizedTest(name = "claiming first: {0}")
+  @ValueSource(booleans = {false, true})
+  void concurrentIdenticalPaymentsChargeOnce(boolean claimingFirst) throws Exception {
+    ScopedKey id = key("k-phased-race-" + claimingFirst);
+    AtomicInteger charges = new AtomicInteger();
+    PhasedOperation.Builder<Payment> builder = PhasedOperation.builder(Payment.class);
+    if (claimingFirst) {
+      builder.claimingFirst();
+    }
+    PhasedOperation<Payment> payment =
+        builder
+            .local(
+                "LOCAL_PAYMENT_CREATED",
+                (ctx, p) -> {
+                  ledger.write(ctx.transaction(), entry(id, "payment"));
+                  Thread.sleep(20); // hold the transaction open while the others arrive
+                  return Step.next(new Payment("p-1", null));
+                })
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                            (ctx, p) -> {
+                              charges.incrementAndGet();
+                              Thread.sleep(20); // the provider takes a moment
+                              return CallResult.applied(new Payment(p.paymentId(), "ch-1"));
+                            })
+                        .farSideDeduplicatesByKey())
+            .complete(answersWithTheCharge());
+
+    List<Outcome> outcomes = race(64, () -> execute(id, command("10.00"), payment));
+
+    assertThat(charges).hasValue(1);
+    assertThat(payments(id)).isEqualTo(1);
+    assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(1);
+    assertThat(outcomes)
+        .allMatch(
+            o ->
+                o instanceof Outcome.Executed
+                    || o instanceof Outcome.Replayed
+                    || o instanceof Outcome.InProgress);
+    assertThat(
+            outcomes.stream()
+                .flatMap(o -> o.storedResponse().stream())
+                .map(r -> new String(r.body(), StandardCharsets.UTF_8))
+                .distinct())
+        .containsExactly("{\"charge\":\"ch-1\"}");
+    IdempotencyRecord r = record(id);
+    assertThat(r.state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(r.fencingToken()).isEqualTo(1);
+    assertThat(execute(id, command("10.00"), payment)).isInstanceOf(Outcome.Replayed.class);
+    assertThat(charges).hasValue(1);
+  }
+
+  /**
+   * A payment's first commit writes its record once, as the marker leaves it: in progress, owned
+   * with the first token, at its recovery point with the call named and the phase data kept, and
+   * looked after by recovery once its lease runs out. The second commit completes it.
+   */
+  @Test
+  void aPaymentsFirstCommitInsertsItsRecordAtTheCallsMarker() throws Exception {
+    ScopedKey id = key("k-marker-insert");
+    List<IdempotencyRecord> seenByTheCall = new ArrayList<>();
+    List<Boolean> dueAfterTheLease = new ArrayList<>();
+    PhasedOperation<Payment> payment =
+        PhasedOperation.builder(Payment.class)
+            .local("LOCAL_PAYMENT_CREATED", createsPayment(id))
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                            (ctx, p) -> {
+                              seenByTheCall.add(record(id));
+                              clock.advance(LEASE.plusSeconds(1));
+                              dueAfterTheLease.add(
+                                  store.findNeedingRecovery(100).stream()
+                                      .anyMatch(x -> x.id().equals(id)));
+                              clock.advance(LEASE.plusSeconds(1).negated());
+                              return CallResult.applied(new Payment(p.paymentId(), "ch-1"));
+                            })
+                        .farSideDeduplicatesByKey())
+            .complete(answersWithTheCharge());
+    commits.set(0);
+
+    Outcome outcome = execute(id, command("10.00"), payment);
+
+    assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+    assertThat(commits).hasValue(2);
+    IdempotencyRecord atTheCall = seenByTheCall.get(0);
+    assertThat(atTheCall.state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(atTheCall.fencingToken()).isEqualTo(1);
+    assertThat(atTheCall.recoveryPoint()).isEqualTo("LOCAL_PAYMENT_CREATED");
+    assertThat(atTheCall.pendingExternal()).isEqualTo("CHARGED");
+    assertThat(atTheCall.recoveryData()).containsEntry("paymentId", "p-" + id.key().value());
+    assertThat(atTheCall.fingerprint()).isEqualTo(command("10.00"));
+    assertThat(atTheCall.isLeaseExpiredAt(clock.instant())).isFalse();
+    assertThat(dueAfterTheLease).containsExactly(true);
+    IdempotencyRecord done = record(id);
+    assertThat(done.state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(done.pendingExternal()).isNull();
+    assertThat(body(outcome)).isEqualTo("{\"charge\":\"ch-1\"}");
+    assertThat(store.findNeedingRecovery(100)).noneMatch(x -> x.id().equals(id));
+  }
+
+  /**
+   * The record of a phased operation is inserted with a plain insert: on a key that has a record
+   * the insert fails, and nothing of its transaction is kept, business writes included.
+   */
+  @Test
+  void insertingTheRecordOfAKeyThatHasOneKeepsNothingOfTheTransaction() throws Exception {
+    ScopedKey id = key("k-insert-taken");
+    execute(id, command("10.00"), pay(id, "{\"paymentId\":\"p1\"}"));
+    ScopedKey other = key("k-insert-taken-other");
+
+    assertThatThrownBy(
+            () ->
+                store.inTransaction(
+                    tx -> {
+                      ledger.write(tx, entry(other, "payment"));
+                      store.insertInProgress(
+                          tx, id, command("10.00"), LEASE, TTL, null, "CHARGED", Map.of());
+                      return null;
+                    }))
+        .isInstanceOf(RecordExistsException.class);
+
+    assertThat(payments(other)).isZero();
+    assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+  }
+
+  /** A phased operation that ends before any call writes its record once, finished. */
+  @Test
+  void aPhasedOperationThatEndsBeforeItsCallWritesItsRecordOnceFinished() throws Exception {
+    ScopedKey id = key("k-declined-before-call");
+    AtomicInteger calls = new AtomicInteger();
+    PhasedOperation<Payment> declined =
+        PhasedOperation.builder(Payment.class)
+            .local(
+                "LOCAL_PAYMENT_CREATED",
+                (ctx, p) -> {
+                  ledger.write(ctx.transaction(), entry(id, "payment"));
+                  return Step.answer(
+                      OperationResult.rejected(response(402, "{\"declined\":true}")));
+                })
+            .external(
+                "CHARGED",
+                call ->
+                    call.call(
+                            (ctx, p) -> {
+                              calls.incrementAndGet();
+                              return CallResult.applied(p);
+                            })
+                        .farSideDeduplicatesByKey())
+            .complete(answersWithTheCharge());
+    commits.set(0);
+
+    Outcome outcome = execute(id, command("10.00"), declined);
+
+    assertThat(outcome).isInstanceOf(Outcome.Rejected.class);
+    assertThat(commits).hasValue(1);
+    assertThat(calls).hasValue(0);
+    assertThat(payments(id)).isEqualTo(1);
+    IdempotencyRecord r = record(id);
+    assertThat(r.state()).isEqualTo(RecordState.FAILED_REPLAYABLE);
+    assertThat(r.pendingExternal()).isNull();
+    assertThat(store.findNeedingRecovery(100)).noneMatch(x -> x.id().equals(id));
+    assertThat(execute(id, command("10.00"), declined)).isInstanceOf(Outcome.Replayed.class);
+    assertThat(payments(id)).isEqualTo(1);
   }
 
   @Test
@@ -1480,7 +1656,9 @@ public abstract class IdempotencyStoreContract {
     commits.set(0);
     assertThat(execute(one, command("10.00"), provider.payment(one)))
         .isInstanceOf(Outcome.Executed.class);
-    assertThat(commits).as("claim+local+marker, then result+local+completion").hasValue(2);
+    assertThat(commits)
+        .as("local phases+record's insert at the marker, then result+local+completion")
+        .hasValue(2);
 
     ScopedKey two = key("k-commits-two");
     PhasedOperation<Map<String, String>> twoCalls =
@@ -1498,9 +1676,11 @@ public abstract class IdempotencyStoreContract {
     assertThat(commits).hasValue(3);
 
     commits.set(0);
+    peeks.set(0);
     assertThat(execute(one, command("10.00"), provider.payment(one)))
         .isInstanceOf(Outcome.Replayed.class);
-    assertThat(commits).as("a replay reads in one transaction").hasValue(1);
+    assertThat(commits).as("a replay commits nothing: its insert of the record fails").hasValue(0);
+    assertThat(peeks).as("the record it met answers").hasValue(1);
     assertThat(provider.charges).hasValue(1);
   }
 
