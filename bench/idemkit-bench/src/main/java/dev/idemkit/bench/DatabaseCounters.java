@@ -12,6 +12,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * What PostgreSQL itself counted while a phase of {@code bench/http} ran: commits from {@code
@@ -50,15 +52,24 @@ final class DatabaseCounters implements AutoCloseable {
         .start();
   }
 
-  /** Counts of one database at one moment, or the difference of two such moments. */
+  /**
+   * Counts of one database at one moment, or the difference of two such moments: commits and
+   * statements of the service's and the provider's databases, the service's writes of record rows
+   * ({@code idemkit_record} and its history: inserted, updated and deleted rows from {@code
+   * pg_stat_user_tables}), its statements that touch the quota tables, and its round trips to the
+   * server ({@link #roundTrips}).
+   */
   record Counts(
       long serviceCommits,
       long serviceStatements,
       long serviceTransactionControl,
       long providerCommits,
-      long providerStatements) {
+      long providerStatements,
+      long recordWrites,
+      long quotaStatements,
+      long roundTrips) {
 
-    static final Counts ZERO = new Counts(0, 0, 0, 0, 0);
+    static final Counts ZERO = new Counts(0, 0, 0, 0, 0, 0, 0, 0);
 
     Counts minus(Counts o) {
       return new Counts(
@@ -66,7 +77,10 @@ final class DatabaseCounters implements AutoCloseable {
           serviceStatements - o.serviceStatements,
           serviceTransactionControl - o.serviceTransactionControl,
           providerCommits - o.providerCommits,
-          providerStatements - o.providerStatements);
+          providerStatements - o.providerStatements,
+          recordWrites - o.recordWrites,
+          quotaStatements - o.quotaStatements,
+          roundTrips - o.roundTrips);
     }
 
     Counts plus(Counts o) {
@@ -75,7 +89,10 @@ final class DatabaseCounters implements AutoCloseable {
           serviceStatements + o.serviceStatements,
           serviceTransactionControl + o.serviceTransactionControl,
           providerCommits + o.providerCommits,
-          providerStatements + o.providerStatements);
+          providerStatements + o.providerStatements,
+          recordWrites + o.recordWrites,
+          quotaStatements + o.quotaStatements,
+          roundTrips + o.roundTrips);
     }
   }
 
@@ -91,14 +108,18 @@ final class DatabaseCounters implements AutoCloseable {
               as statements,
           (select coalesce(sum(s.calls), 0) from pg_stat_statements s
            where s.dbid = d.datid and s.query ~* '^\\s*(begin|commit|rollback|set|show)\\M')
-              as transaction_control
+              as transaction_control,
+          (select coalesce(sum(s.calls), 0) from pg_stat_statements s
+           where s.dbid = d.datid and s.query ~* 'idemkit_(quota|admit)')
+              as quota_statements
       from pg_stat_database d
       where d.datname in ('postgres', 'postgres_provider')
       """;
 
   private static final String READ_COMMITS_ONLY =
       """
-      select d.datname, d.xact_commit, 0 as statements, 0 as transaction_control
+      select d.datname, d.xact_commit, 0 as statements, 0 as transaction_control,
+          0 as quota_statements
       from pg_stat_database d
       where d.datname in ('postgres', 'postgres_provider')
       """;
@@ -106,12 +127,15 @@ final class DatabaseCounters implements AutoCloseable {
   private final Connection connection;
   private final boolean statements;
 
-  /** A connection to the service's own database, opened by the first {@link #drainBacklog}. */
+  /** A connection to the service's own database, opened when first needed. */
   private Connection serviceDatabase;
 
   private final int port;
 
   private final String password;
+
+  /** The service's process id, whose sockets {@link #roundTrips} counts; 0 until it is given. */
+  private long servicePid;
 
   private DatabaseCounters(Connection connection, boolean statements, int port, String password) {
     this.password = password;
@@ -202,12 +226,20 @@ final class DatabaseCounters implements AutoCloseable {
     return calls;
   }
 
+  /** Rows of the record tables inserted, updated and deleted, as the service's database counts. */
+  private static final String RECORD_WRITES =
+      """
+      select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) from pg_stat_user_tables
+      where relname in ('idemkit_record', 'idemkit_record_history')
+      """;
+
   Counts read() throws SQLException {
     long serviceCommits = 0;
     long serviceStatements = 0;
     long serviceControl = 0;
     long providerCommits = 0;
     long providerStatements = 0;
+    long quotaStatements = 0;
     try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery(statements ? READ_WITH_STATEMENTS : READ_COMMITS_ONLY)) {
       while (rs.next()) {
@@ -215,14 +247,88 @@ final class DatabaseCounters implements AutoCloseable {
           serviceCommits = rs.getLong("xact_commit");
           serviceStatements = rs.getLong("statements");
           serviceControl = rs.getLong("transaction_control");
+          quotaStatements = rs.getLong("quota_statements");
         } else {
           providerCommits = rs.getLong("xact_commit");
           providerStatements = rs.getLong("statements");
         }
       }
     }
+    long recordWrites;
+    try (Statement s = serviceDatabase().createStatement();
+        ResultSet rs = s.executeQuery(RECORD_WRITES)) {
+      rs.next();
+      recordWrites = rs.getLong(1);
+    }
     return new Counts(
-        serviceCommits, serviceStatements, serviceControl, providerCommits, providerStatements);
+        serviceCommits,
+        serviceStatements,
+        serviceControl,
+        providerCommits,
+        providerStatements,
+        recordWrites,
+        quotaStatements,
+        roundTrips());
+  }
+
+  /**
+   * Round trips the service made to the server so far, on the connections it holds open now: the
+   * TCP data segments its sockets to the server's port sent ({@code data_segs_out} of {@code ss
+   * -ti}, the kernel's count; the service's own pid picks its sockets). A round trip is one send of
+   * the client followed by the server's answer, and on loopback one send is one segment unless it
+   * is larger than the segment size (32 KiB here; the payment's messages are far smaller), so
+   * statements sent together with their {@code COMMIT} count once, as they travel. A connection
+   * closed between two readings takes its count with it (the pool keeps its connections for thirty
+   * minutes). -1 when {@code ss} is not there, or no service pid was given.
+   */
+  long roundTrips() {
+    if (servicePid <= 0) {
+      return -1;
+    }
+    try {
+      Process ss =
+          new ProcessBuilder("ss", "-tinpH", "state", "established", "( dport = :" + port + " )")
+              .redirectErrorStream(true)
+              .start();
+      String out = new String(ss.getInputStream().readAllBytes());
+      if (ss.waitFor() != 0) {
+        return -1;
+      }
+      long segments = 0;
+      boolean serviceSocket = false;
+      for (String line : out.split("\n")) {
+        if (!line.startsWith("\t") && !line.startsWith(" ")) {
+          serviceSocket = line.contains("pid=" + servicePid + ",");
+        } else if (serviceSocket) {
+          Matcher m = DATA_SEGMENTS_OUT.matcher(line);
+          if (m.find()) {
+            segments += Long.parseLong(m.group(1));
+          }
+        }
+      }
+      return segments;
+    } catch (IOException e) {
+      return -1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return -1;
+    }
+  }
+
+  private static final Pattern DATA_SEGMENTS_OUT = Pattern.compile("\\bdata_segs_out:(\\d+)");
+
+  /** Whose round trips {@link #roundTrips} counts: the service's process id. */
+  void countRoundTripsOf(long pid) {
+    this.servicePid = pid;
+  }
+
+  private Connection serviceDatabase() throws SQLException {
+    if (serviceDatabase == null) {
+      serviceDatabase =
+          DriverManager.getConnection(
+              "jdbc:postgresql://127.0.0.1:" + port + "/" + SERVICE_DATABASE, "postgres", password);
+    }
+    return serviceDatabase;
   }
 
   /**
@@ -244,12 +350,7 @@ final class DatabaseCounters implements AutoCloseable {
   long drainBacklog(java.time.Duration max) throws SQLException, InterruptedException {
     long start = System.nanoTime();
     long deadline = start + max.toNanos();
-    if (serviceDatabase == null) {
-      serviceDatabase =
-          DriverManager.getConnection(
-              "jdbc:postgresql://127.0.0.1:" + port + "/" + SERVICE_DATABASE, "postgres", password);
-    }
-    try (Statement s = serviceDatabase.createStatement()) {
+    try (Statement s = serviceDatabase().createStatement()) {
       while (true) {
         try (ResultSet rs = s.executeQuery(BACKLOG)) {
           rs.next();

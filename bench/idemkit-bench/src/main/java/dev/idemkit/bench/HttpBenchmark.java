@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToLongFunction;
 import java.util.stream.Stream;
 
 /**
@@ -52,9 +53,9 @@ import java.util.stream.Stream;
  * commits from {@code pg_stat_database} deltas, and statements from {@code pg_stat_statements},
  * which the benchmark has the service's embedded server load (set in the data directory before the
  * service starts; nothing in the service changes). The service's background work (relay, inboxes,
- * workers) is counted with the phase it runs in; its idle rate is printed apart. Each measured
- * phase starts once the service has caught up with the events and mails the phase before it left
- * (the wait is not counted), so that one side's backlog is not paid in the other side's phase.
+ * workers) is counted with the phase that caused it: a measured phase's counts are read once the
+ * service has caught up with the events and mails it left (the wait is not in its throughput), and
+ * the next phase starts after that; the idle rate is printed apart and subtracted for "net".
  *
  * <p>The service JVM gets {@code -Dsun.net.httpserver.nodelay=true}: the provider simulator runs on
  * the JDK's {@code com.sun.net.httpserver}, which leaves Nagle's algorithm on, so without it every
@@ -72,9 +73,11 @@ import java.util.stream.Stream;
  * --service-jvm-arg ARG} (repeatable: a JVM option for the service), {@code --pg-stat-statements
  * false} (count commits only, without loading {@code pg_stat_statements}). The last lines are
  * {@code FIGURES raw_rps=… layer_rps=… replay_rps=… raw_statements=… layer_statements=…} and {@code
- * RESULT layer_vs_raw=… replay_vs_first=… layer_commits=… raw_commits=…} (commits in the service's
- * database per request, net of the idle service's background rate; the statements too); the exit
- * status is 1 if any request failed.
+ * RESULT layer_vs_raw=… replay_vs_first=… layer_commits=… raw_commits=… record_writes_per_op=…
+ * extra_round_trips=… quota_statements_per_op=…} (commits in the service's database per request,
+ * net of the idle service's background rate, the statements too; record rows written, statements on
+ * the quota tables and round trips beyond raw's per first execution, each net of the idle rate, see
+ * {@link DatabaseCounters}); the exit status is 1 if any request failed.
  */
 public final class HttpBenchmark {
 
@@ -166,6 +169,7 @@ public final class HttpBenchmark {
     try {
       service.awaitHealthy(port, Duration.ofMinutes(3));
       counters = DatabaseCounters.connect(dataDir, statements);
+      counters.countRoundTripsOf(service.process.pid());
       System.out.printf(
           "%d workers (one request at a time each) on loopback; warm-up %d s per phase; %d rounds"
               + " of %d s raw + %d s layer; then %d s of replays%n%n",
@@ -355,6 +359,10 @@ public final class HttpBenchmark {
     double seconds = (System.nanoTime() - start) / 1e9;
     Cpu after = Cpu.now(service);
     pool.shutdown();
+    if (counted) {
+      // The phase's own events and mails are its work: counted with it, however long they take.
+      counters.drainBacklog(Duration.ofMinutes(1));
+    }
     DatabaseCounters.settle(); // what the phase committed, and its events' relay and inboxes
     DatabaseCounters.Counts counts = counters.read().minus(countsBefore);
     double countedSeconds = (System.nanoTime() - countedFrom) / 1e9;
@@ -384,11 +392,15 @@ public final class HttpBenchmark {
   /** The service with no requests: what its background work commits and executes per second. */
   private record Idle(double seconds, DatabaseCounters.Counts counts) {
     double commitsPerSecond() {
-      return counts.serviceCommits() / seconds;
+      return perSecond(DatabaseCounters.Counts::serviceCommits);
     }
 
     double statementsPerSecond() {
-      return counts.serviceStatements() / seconds;
+      return perSecond(DatabaseCounters.Counts::serviceStatements);
+    }
+
+    double perSecond(ToLongFunction<DatabaseCounters.Counts> counter) {
+      return counter.applyAsLong(counts) / seconds;
     }
   }
 
@@ -526,13 +538,17 @@ public final class HttpBenchmark {
      * service commits in the same time (its background work, at its idle rate).
      */
     double commitsPerRequest(Idle idle) {
-      double net = counts.serviceCommits() - idle.commitsPerSecond() * countedSeconds;
-      return Math.max(0, net) / Math.max(1, requests());
+      return netPerRequest(DatabaseCounters.Counts::serviceCommits, idle);
     }
 
     /** Statements in the service's database per request sent, less the idle service's. */
     double statementsPerRequest(Idle idle) {
-      double net = counts.serviceStatements() - idle.statementsPerSecond() * countedSeconds;
+      return netPerRequest(DatabaseCounters.Counts::serviceStatements, idle);
+    }
+
+    /** {@code counter} per request sent, less what the idle service counts in the same time. */
+    double netPerRequest(ToLongFunction<DatabaseCounters.Counts> counter, Idle idle) {
+      double net = counter.applyAsLong(counts) - idle.perSecond(counter) * countedSeconds;
       return Math.max(0, net) / Math.max(1, requests());
     }
 
@@ -612,8 +628,32 @@ public final class HttpBenchmark {
           statements ? String.format(" and %.1f statements/s", idle.statementsPerSecond()) : "");
       System.out.println(
           "  raw: the payment and its event in one transaction, the provider call, its answer"
-              + " recorded in a second; layer: the claim's transaction, one per phase, and the"
-              + " checks before the claim");
+              + " recorded in a second; layer: the same two transactions, each with one write of"
+              + " the record, and the checks before the first");
+      System.out.println();
+      System.out.println(
+          "Per request, net of the idle service: record rows written (idemkit_record and its"
+              + " history, pg_stat_user_tables), statements on the quota tables, round trips to"
+              + " PostgreSQL (TCP data segments the service sent, ss -ti)");
+      System.out.println("phase     record writes  quota statements  round trips");
+      for (Phase p : List.of(raw, layer, replay)) {
+        System.out.printf(
+            "%-8s %14.2f %17s %12s%n",
+            p.name(),
+            p.netPerRequest(DatabaseCounters.Counts::recordWrites, idle),
+            statements
+                ? String.format(
+                    "%.2f", p.netPerRequest(DatabaseCounters.Counts::quotaStatements, idle))
+                : "n/a",
+            roundTripsCounted()
+                ? String.format("%.2f", p.netPerRequest(DatabaseCounters.Counts::roundTrips, idle))
+                : "n/a");
+      }
+    }
+
+    /** Whether the round trips were counted ({@code ss} found the service's sockets). */
+    boolean roundTripsCounted() {
+      return idle.counts().roundTrips() >= 0 && layer.counts().roundTrips() > 0;
     }
 
     /** Prints the figures and the RESULT line; returns the exit status. */
@@ -693,9 +733,29 @@ public final class HttpBenchmark {
           replay.rps(),
           statements ? String.format("%.1f", raw.statementsPerRequest(idle)) : "n/a",
           statements ? String.format("%.1f", layer.statementsPerRequest(idle)) : "n/a");
+      double recordWrites = layer.netPerRequest(DatabaseCounters.Counts::recordWrites, idle);
+      String extraRoundTrips =
+          roundTripsCounted()
+              ? String.format(
+                  "%.2f",
+                  layer.netPerRequest(DatabaseCounters.Counts::roundTrips, idle)
+                      - raw.netPerRequest(DatabaseCounters.Counts::roundTrips, idle))
+              : "n/a";
+      String quotaStatements =
+          statements
+              ? String.format(
+                  "%.2f", layer.netPerRequest(DatabaseCounters.Counts::quotaStatements, idle))
+              : "n/a";
       System.out.printf(
-          "RESULT layer_vs_raw=%.2f replay_vs_first=%.2f layer_commits=%.1f raw_commits=%.1f%n",
-          layerVsRaw, replayVsFirst, layerCommits, rawCommits);
+          "RESULT layer_vs_raw=%.2f replay_vs_first=%.2f layer_commits=%.1f raw_commits=%.1f"
+              + " record_writes_per_op=%.2f extra_round_trips=%s quota_statements_per_op=%s%n",
+          layerVsRaw,
+          replayVsFirst,
+          layerCommits,
+          rawCommits,
+          recordWrites,
+          extraRoundTrips,
+          quotaStatements);
       System.out.flush();
       return errors > 0 ? 1 : 0;
     }
