@@ -10,6 +10,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecordExistsException;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
 import java.sql.Connection;
@@ -54,20 +55,53 @@ public final class BrokenStores {
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
-        try (PreparedStatement ps =
-            tx.unwrap(Connection.class)
-                .prepareStatement(
-                    "delete from idemkit_record where tenant = ? and operation = ? and idem_key = ?")) {
-          ps.setString(1, id.scope().tenant());
-          ps.setString(2, id.scope().operation());
-          ps.setString(3, id.key().value());
-          ps.executeUpdate();
-        } catch (SQLException e) {
-          throw new IllegalStateException("broken store: could not overwrite " + id, e);
-        }
+        overwrite(tx, id);
         return real.claim(tx, id, fingerprint, lease, ttl);
       }
+
+      /** The record written at the call's marker, inserted the same broken way. */
+      @Override
+      public Ownership insertInProgress(
+          StoreTransaction tx,
+          ScopedKey id,
+          Fingerprint fingerprint,
+          Duration lease,
+          Duration ttl,
+          String recoveryPoint,
+          String pendingExternal,
+          Map<String, String> data) {
+        if (real.read(tx, id).isPresent()) {
+          throw new RecordExistsException(id);
+        }
+        try {
+          Thread.sleep(window.toMillis()); // the gap between the look-up and the insert
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        overwrite(tx, id);
+        return real.insertInProgress(
+            tx, id, fingerprint, lease, ttl, recoveryPoint, pendingExternal, data);
+      }
     };
+  }
+
+  /**
+   * Deletes the key's record, as a store without a uniqueness guarantee would overwrite what a
+   * concurrent request inserted in between (the real store's primary key would otherwise still save
+   * the day).
+   */
+  private static void overwrite(StoreTransaction tx, ScopedKey id) {
+    try (PreparedStatement ps =
+        tx.unwrap(Connection.class)
+            .prepareStatement(
+                "delete from idemkit_record where tenant = ? and operation = ? and idem_key = ?")) {
+      ps.setString(1, id.scope().tenant());
+      ps.setString(2, id.scope().operation());
+      ps.setString(3, id.key().value());
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new IllegalStateException("broken store: could not overwrite " + id, e);
+    }
   }
 
   /**

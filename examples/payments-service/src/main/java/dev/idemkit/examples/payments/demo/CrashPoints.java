@@ -1,6 +1,7 @@
 package dev.idemkit.examples.payments.demo;
 
 import dev.idemkit.CallResult;
+import dev.idemkit.Fingerprint;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -10,6 +11,7 @@ import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.StoreTransaction;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -80,6 +82,23 @@ public class CrashPoints implements IdempotencyListener, BeanPostProcessor {
         if (pendingExternal != null) {
           reached("after-local-payment");
         }
+      }
+
+      @Override
+      public Ownership insertInProgress(
+          StoreTransaction tx,
+          ScopedKey id,
+          Fingerprint fingerprint,
+          Duration lease,
+          Duration ttl,
+          String recoveryPoint,
+          String pendingExternal,
+          Map<String, String> data) {
+        Ownership owner =
+            super.insertInProgress(
+                tx, id, fingerprint, lease, ttl, recoveryPoint, pendingExternal, data);
+        reached("after-local-payment");
+        return owner;
       }
 
       @Override
