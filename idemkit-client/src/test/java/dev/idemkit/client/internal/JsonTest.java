@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.entry;
 
 import java.math.BigDecimal;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -54,6 +55,19 @@ class JsonTest {
     assertThat(Json.string("{\"errorCode\":\"\\uZZZZ\"}", "errorCode")).isEmpty();
     assertThat(Json.string("[\"errorCode\"]", "errorCode")).isEmpty();
     assertThat(Json.string("{}", "errorCode")).isEmpty();
+  }
+
+  @Test
+  void writesAnObjectOfStringFieldsThatReadsBack() {
+    Map<String, String> fields = new LinkedHashMap<>();
+    fields.put("operation", "refund \"42\"\n");
+    fields.put("note", "");
+
+    String json = Json.object(fields);
+
+    assertThat(json).isEqualTo("{\"operation\":\"refund \\\"42\\\"\\n\",\"note\":\"\"}");
+    assertThat(Json.parse(json)).isEqualTo(fields);
+    assertThat(Json.object(Map.of())).isEqualTo("{}");
   }
 
   @Test
