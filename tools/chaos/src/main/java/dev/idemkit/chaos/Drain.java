@@ -49,7 +49,7 @@ final class Drain {
       long n;
       while (true) {
         try (Connection c = cluster.payments()) {
-          n = LedgerConservation.count(c, pending.getValue());
+          n = Rows.count(c, pending.getValue());
         }
         if (n == 0 || System.nanoTime() > deadline) {
           break;

@@ -2,6 +2,7 @@ package dev.idemkit.chaos;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -94,10 +95,6 @@ class UsageTest {
         .hasMessage("--clients needs a value");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--clients", "x"}))
         .hasMessageContaining("--clients takes a whole number");
-    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--clients", "0"}))
-        .hasMessage("--clients takes a number from 1 to 1000, not 0");
-    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--seed", "1.5"}))
-        .hasMessage("--seed takes a whole number, not '1.5'");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--broken-store", "typo"}))
         .hasMessageContaining("find-then-insert or no-fencing");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis", "yes"}))
@@ -107,6 +104,20 @@ class UsageTest {
     assertThatThrownBy(
             () -> ChaosRun.runMain(new String[] {"--service-jar", "/nonexistent/service.jar"}))
         .hasMessageContaining("no service jar at /nonexistent/service.jar");
+  }
+
+  @Test
+  void aNumberOutOfItsRangeOrNotWholeIsRefused() {
+    assertThat(refusal("--clients", "0"))
+        .isEqualTo("--clients takes a number from 1 to 1000, not 0");
+    assertThat(refusal("--clients", "1001")).endsWith("from 1 to 1000, not 1001");
+    assertThat(refusal("--seed", "1.5")).isEqualTo("--seed takes a whole number, not '1.5'");
+  }
+
+  private static String refusal(String... args) {
+    Throwable refused = catchThrowable(() -> ChaosRun.runMain(args));
+    assertThat(refused).isInstanceOf(ChaosOptions.UsageException.class);
+    return refused.getMessage();
   }
 
   /** {@code --duration=PT5M} was "unknown option --duration=PT5M" and left the user guessing. */
