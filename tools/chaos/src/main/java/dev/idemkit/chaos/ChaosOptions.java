@@ -110,11 +110,11 @@ final class ChaosOptions {
 
   /**
    * The run the arguments ask for; empty when they ask for the help, which is then printed on
-   * {@code help}.
+   * {@code helpOut}.
    *
    * @throws UsageException when an option is unknown, lacks its value or has a bad one
    */
-  static Optional<ChaosRun.Config> parse(String[] args, PrintStream help) {
+  static Optional<ChaosRun.Config> parse(String[] args, PrintStream helpOut) {
     ChaosOptions options = new ChaosOptions();
     CommandLine line = commandLine(options);
     try {
@@ -123,7 +123,7 @@ final class ChaosOptions {
       throw new UsageException(message(line, e));
     }
     if (line.isUsageHelpRequested()) {
-      line.usage(help);
+      line.usage(helpOut);
       return Optional.empty();
     }
     return Optional.of(
