@@ -48,7 +48,6 @@ final class ChaosOptions {
   @Option(
       names = "--duration",
       paramLabel = "D",
-      converter = PositiveDuration.class,
       description = "how long clients run, ISO-8601 (PT60S)")
   private Duration duration = DEFAULTS.duration();
 
@@ -59,18 +58,13 @@ final class ChaosOptions {
       description = "client processes (threads), each retrying its own payments")
   private int clients = DEFAULTS.clients();
 
-  @Option(
-      names = "--seed",
-      paramLabel = "N",
-      converter = WholeNumber.class,
-      description = "the nemesis' and clients' random seed")
+  @Option(names = "--seed", paramLabel = "N", description = "the nemesis' and clients' random seed")
   private long seed = DEFAULTS.seed();
 
   @Option(
       names = "--nemesis",
       paramLabel = "B",
       arity = "1",
-      converter = TrueOrFalse.class,
       description = "true (default) or false: kill -9, pause, cut connections")
   private boolean nemesis = DEFAULTS.nemesis();
 
@@ -84,7 +78,6 @@ final class ChaosOptions {
   @Option(
       names = "--request-timeout",
       paramLabel = "D",
-      converter = PositiveDuration.class,
       description = "each client request's timeout, ISO-8601")
   private Duration requestTimeout = DEFAULTS.requestTimeout();
 
@@ -145,6 +138,11 @@ final class ChaosOptions {
 
   private static CommandLine commandLine(ChaosOptions options) {
     return new CommandLine(options)
+        // Every duration, seed and true/false of this command line is checked by type; the
+        // clients' count and the broken store by their options' own converters.
+        .registerConverter(Duration.class, new PositiveDuration())
+        .registerConverter(Long.TYPE, new WholeNumber())
+        .registerConverter(Boolean.TYPE, new TrueOrFalse())
         // A later value of an option replaces an earlier one; an argument starting with @ is a
         // value, not a file of arguments.
         .setOverwrittenOptionsAllowed(true)
