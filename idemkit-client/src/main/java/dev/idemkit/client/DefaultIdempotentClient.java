@@ -95,8 +95,7 @@ final class DefaultIdempotentClient implements IdempotentClient {
 
   @Override
   public String issueKey(String operation) {
-    byte[] body =
-        ("{\"operation\":" + Json.quote(operation) + "}").getBytes(StandardCharsets.UTF_8);
+    byte[] body = Json.object(Map.of("operation", operation)).getBytes(StandardCharsets.UTF_8);
     IdempotentResponse issued =
         sendWithRetries(
             null, "POST", keyIssuePath, body, Map.of("Content-Type", "application/json"));

@@ -300,4 +300,17 @@ class RetryDecisionsTest {
 
     assertThat(client.post(PATH).json(BODY).send().status()).isEqualTo(201);
   }
+
+  /** A key the server issues: asked for with the operation's name, read from the answer's key. */
+  @Test
+  void anIssuedKeyIsAskedForWithTheOperationAndReadFromTheAnswer() {
+    server.on("/v1/idempotency-keys", Reply.created("{\"expiresAt\":\"x\",\"key\":\"ik_abc123\"}"));
+
+    String key = client().build().issueKey("refund \"42\"");
+
+    assertThat(key).isEqualTo("ik_abc123");
+    ScriptedServer.Attempt asked = server.attempts("/v1/idempotency-keys").get(0);
+    assertThat(asked.body()).isEqualTo("{\"operation\":\"refund \\\"42\\\"\"}");
+    assertThat(asked.contentType()).isEqualTo("application/json");
+  }
 }

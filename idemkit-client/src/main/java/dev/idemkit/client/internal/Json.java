@@ -9,10 +9,17 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Just enough JSON without a library: read one top-level string field of a small object (the client
- * reads {@code errorCode} and {@code detail} of an RFC 9457 problem, {@code key} of an issued key),
- * parse a document into maps, lists, strings, numbers and booleans (the conformance checker counts
- * effects in one), and quote a string.
+ * The client's one JSON codec, and the only place it reads or writes JSON: read one top-level
+ * string field of a small object (the client reads {@code errorCode} and {@code detail} of an RFC
+ * 9457 problem, {@code key} of an issued key), parse a document into maps, lists, strings, numbers
+ * and booleans (the conformance checker counts effects in one), and write a string or a small
+ * object of string fields (the key-issue request).
+ *
+ * <p><strong>Why not Jackson.</strong> The client goes into other people's applications, next to
+ * whatever JSON library (and version of it) they chose; a dependency of ours would be one more to
+ * converge with theirs. So its runtime class path is the JDK alone, which the module's build
+ * enforces ({@code bannedDependencies} in its pom), and the little JSON it needs is written here,
+ * once. Anything the client comes to read or write in JSON goes through this class.
  *
  * <p>Not API: public only so that idemkit-conformance, whose jar carries this class, can use it; it
  * may change in any release.
@@ -64,6 +71,18 @@ public final class Json {
     } catch (IllegalArgumentException malformed) {
       return Optional.empty();
     }
+  }
+
+  /** A JSON object of string fields, in the map's order: {@code {"name":"value",...}}. */
+  public static String object(Map<String, String> fields) {
+    StringBuilder out = new StringBuilder("{");
+    fields.forEach(
+        (name, value) ->
+            out.append(out.length() == 1 ? "" : ",")
+                .append(quote(name))
+                .append(':')
+                .append(quote(value)));
+    return out.append('}').toString();
   }
 
   /** Escapes a Java string as a JSON string literal, quotes included. */

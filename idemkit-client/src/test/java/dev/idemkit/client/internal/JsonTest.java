@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.entry;
 import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -54,6 +55,18 @@ class JsonTest {
     assertThat(Json.string("{\"errorCode\":\"\\uZZZZ\"}", "errorCode")).isEmpty();
     assertThat(Json.string("[\"errorCode\"]", "errorCode")).isEmpty();
     assertThat(Json.string("{}", "errorCode")).isEmpty();
+  }
+
+  @Test
+  void writesAnObjectOfStringFieldsThatReadsBack() {
+    String json = Json.object(Map.of("operation", "refund \"42\"\n"));
+
+    assertThat(json).isEqualTo("{\"operation\":\"refund \\\"42\\\"\\n\"}");
+    assertThat(Json.parse(json)).isEqualTo(Map.of("operation", "refund \"42\"\n"));
+    // In the map's order, empty values included.
+    assertThat(Json.object(new TreeMap<>(Map.of("b", "", "a", "1"))))
+        .isEqualTo("{\"a\":\"1\",\"b\":\"\"}");
+    assertThat(Json.object(Map.of())).isEqualTo("{}");
   }
 
   @Test

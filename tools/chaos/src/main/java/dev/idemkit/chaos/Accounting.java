@@ -1,10 +1,7 @@
 package dev.idemkit.chaos;
 
 import dev.idemkit.chaos.History.Op;
-import java.sql.Array;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -223,58 +220,37 @@ final class Accounting {
 
   private static Map<String, Effects> effects(
       Connection payments, Connection provider, Mail mail, String runTag) throws Exception {
+    String thisRun = "op-" + runTag + "-%";
     Map<String, List<String>> paymentIds = new HashMap<>();
     Map<String, Integer> completed = new HashMap<>();
-    Map<String, Integer> orders = new HashMap<>();
-    try (PreparedStatement ps =
-        payments.prepareStatement(
-            "select merchant_reference, id::text, status from payment where merchant_reference like ?")) {
-      ps.setString(1, "op-" + runTag + "-%");
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
+    Rows.each(
+        payments,
+        "select merchant_reference, id::text, status from payment where merchant_reference like ?",
+        rs -> {
           paymentIds.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getString(2));
           if ("COMPLETED".equals(rs.getString(3))) {
             completed.merge(rs.getString(1), 1, Integer::sum);
           }
-        }
-      }
-    }
-    try (PreparedStatement ps =
-        payments.prepareStatement(
-            "select sku, count(distinct order_id) from shop_order_item where sku like ? group by sku")) {
-      ps.setString(1, "op-" + runTag + "-%");
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          orders.put(rs.getString(1), rs.getInt(2));
-        }
-      }
-    }
-    Map<String, Integer> chargesByPayment = new HashMap<>();
+        },
+        thisRun);
+    Map<String, Integer> orders =
+        Rows.countsByKey(
+            payments,
+            "select sku, count(distinct order_id) from shop_order_item where sku like ? group by sku",
+            thisRun);
     List<String> all = paymentIds.values().stream().flatMap(List::stream).toList();
-    try (PreparedStatement ps =
-        provider.prepareStatement(
+    Map<String, Integer> chargesByPayment =
+        perPayment(
+            provider,
+            all,
             "select reference, count(*) from provider_charge where status = 'SUCCEEDED'"
-                + " and reference = any(?) group by reference")) {
-      Array ids = provider.createArrayOf("text", all.toArray());
-      ps.setArray(1, ids);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          chargesByPayment.put(rs.getString(1), rs.getInt(2));
-        }
-      }
-    }
-    Map<String, Integer> receiptRows = new HashMap<>();
-    try (PreparedStatement ps =
-        payments.prepareStatement(
+                + " and reference = any(?) group by reference");
+    Map<String, Integer> receiptRows =
+        perPayment(
+            payments,
+            all,
             "select payment_id::text, count(*) from receipt where payment_id::text = any(?)"
-                + " group by payment_id")) {
-      ps.setArray(1, payments.createArrayOf("text", all.toArray()));
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          receiptRows.put(rs.getString(1), rs.getInt(2));
-        }
-      }
-    }
+                + " group by payment_id");
     // The simulator's counter for every key it accepted a request for (no request: no mail).
     Set<String> accepted = mail.keys();
     Map<String, Integer> mails = new HashMap<>();
@@ -302,6 +278,12 @@ final class Accounting {
     return out;
   }
 
+  /** Counts by payment id, of the payments {@code ids}: {@code sql} takes them as a text array. */
+  private static Map<String, Integer> perPayment(Connection db, List<String> ids, String sql)
+      throws SQLException {
+    return Rows.countsByKey(db, sql, db.createArrayOf("text", ids.toArray()));
+  }
+
   /** A receipt mail's key at the mail service: {@code receipt_payment_<paymentId>}. */
   static final String RECEIPT_KEY = "receipt_payment_";
 
@@ -311,16 +293,11 @@ final class Accounting {
    */
   private static int orphanMails(Connection payments, Mail mail, String runTag) throws Exception {
     Set<String> known = new HashSet<>();
-    try (PreparedStatement ps =
-        payments.prepareStatement(
-            "select id::text from payment where status = 'COMPLETED' or merchant_reference like ?")) {
-      ps.setString(1, "op-" + runTag + "-%");
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          known.add(RECEIPT_KEY + rs.getString(1));
-        }
-      }
-    }
+    Rows.each(
+        payments,
+        "select id::text from payment where status = 'COMPLETED' or merchant_reference like ?",
+        rs -> known.add(RECEIPT_KEY + rs.getString(1)),
+        "op-" + runTag + "-%");
     int orphans = 0;
     for (String key : mail.keys()) {
       if (!known.contains(key)) {
@@ -332,23 +309,12 @@ final class Accounting {
 
   private static int orphanCharges(Connection payments, Connection provider) throws SQLException {
     Set<String> known = new HashSet<>();
-    try (PreparedStatement ps = payments.prepareStatement("select id::text from payment");
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        known.add(rs.getString(1));
-      }
-    }
-    int orphans = 0;
-    try (PreparedStatement ps =
-            provider.prepareStatement(
-                "select reference from provider_charge where status = 'SUCCEEDED'");
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        if (!known.contains(rs.getString(1))) {
-          orphans++;
-        }
-      }
-    }
-    return orphans;
+    Rows.each(payments, "select id::text from payment", rs -> known.add(rs.getString(1)));
+    List<String> charged = new ArrayList<>();
+    Rows.each(
+        provider,
+        "select reference from provider_charge where status = 'SUCCEEDED'",
+        rs -> charged.add(rs.getString(1)));
+    return (int) charged.stream().filter(reference -> !known.contains(reference)).count();
   }
 }

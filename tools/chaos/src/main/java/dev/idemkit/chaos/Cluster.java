@@ -32,11 +32,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -217,12 +216,12 @@ final class Cluster implements AutoCloseable {
                 .timeout(Duration.ofSeconds(5))
                 .build();
         HttpResponse<String> r = http.send(get, HttpResponse.BodyHandlers.ofString());
-        Matcher m = DELIVERED.matcher(r.body());
-        if (r.statusCode() != 200 || !m.find()) {
+        JsonNode delivered = Json.read(r.body()).path("delivered");
+        if (r.statusCode() != 200 || !delivered.isIntegralNumber()) {
           throw new IllegalStateException(
               "mail simulator answered " + r.statusCode() + " " + r.body());
         }
-        return Integer.parseInt(m.group(1));
+        return delivered.asInt();
       }
 
       @Override
@@ -239,8 +238,6 @@ final class Cluster implements AutoCloseable {
       }
     };
   }
-
-  private static final Pattern DELIVERED = Pattern.compile("\"delivered\"\\s*:\\s*(\\d+)");
 
   Connection admin() throws SQLException {
     return DriverManager.getConnection(adminUrl, user, password);
@@ -319,7 +316,7 @@ final class Cluster implements AutoCloseable {
                 // it is the same on every instance.
                 "--idemkit.issued-keys.secret=chaos-run-issued-keys-secret",
                 // The run's tenant, as a key of the deployment's own, and its own keys.
-                "--payments.api-keys." + ChaosRun.API_KEY + "=tenant_chaos",
+                "--payments.api-keys." + ClientProcess.API_KEY + "=tenant_chaos",
                 "--idemkit.protection.encryption.master-keys.chaos-mk1=" + masterKey,
                 "--idemkit.protection.encryption.current-master-key=chaos-mk1",
                 "--idemkit.protection.fingerprint.hmac-keys.chaos-fk1=" + hmacKey,
@@ -351,7 +348,7 @@ final class Cluster implements AutoCloseable {
       }
       try {
         HttpResponse<String> r = http.send(health, HttpResponse.BodyHandlers.ofString());
-        if (r.body().contains("\"UP\"")) {
+        if ("UP".equals(Json.read(r.body()).path("status").stringValue(null))) {
           return;
         }
       } catch (IOException notYet) {

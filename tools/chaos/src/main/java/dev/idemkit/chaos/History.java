@@ -24,7 +24,7 @@ import java.util.TreeMap;
  */
 final class History implements AutoCloseable {
 
-  /** One line of the history. */
+  /** One line of the history, written as one JSON object with these fields in this order. */
   record Op(
       long index, long time, String type, Object process, String f, Map<String, Object> value) {}
 
@@ -41,7 +41,7 @@ final class History implements AutoCloseable {
     Op op = new Op(ops.size(), System.nanoTime() - start, type, process, f, Map.copyOf(value));
     ops.add(op);
     try {
-      out.write(json(op));
+      out.write(Json.write(op));
       out.newLine();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -63,46 +63,12 @@ final class History implements AutoCloseable {
     return map;
   }
 
-  private static String json(Op op) {
-    StringBuilder s = new StringBuilder("{");
-    s.append("\"index\":").append(op.index());
-    s.append(",\"time\":").append(op.time());
-    s.append(",\"type\":").append(quote(op.type()));
-    s.append(",\"process\":")
-        .append(
-            op.process() instanceof Number n ? n.toString() : quote(String.valueOf(op.process())));
-    s.append(",\"f\":").append(quote(op.f()));
-    s.append(",\"value\":{");
-    boolean first = true;
-    for (Map.Entry<String, Object> e : new TreeMap<>(op.value()).entrySet()) {
-      s.append(first ? "" : ",").append(quote(e.getKey())).append(':');
-      Object v = e.getValue();
-      s.append(
-          v instanceof Number || v instanceof Boolean ? v.toString() : quote(String.valueOf(v)));
-      first = false;
-    }
-    return s.append("}}").toString();
-  }
-
-  static String quote(String v) {
-    StringBuilder s = new StringBuilder("\"");
-    for (char c : v.toCharArray()) {
-      switch (c) {
-        case '"' -> s.append("\\\"");
-        case '\\' -> s.append("\\\\");
-        case '\n' -> s.append("\\n");
-        case '\r' -> s.append("\\r");
-        case '\t' -> s.append("\\t");
-        default -> {
-          if (c < 0x20) {
-            s.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-          } else {
-            s.append(c);
-          }
-        }
-      }
-    }
-    return s.append('"').toString();
+  /**
+   * An EDN string: a JSON string literal is one (Clojure's reader takes the same escapes, {@code
+   * \\uXXXX} included).
+   */
+  private static String ednString(String v) {
+    return Json.write(v);
   }
 
   /**
@@ -186,7 +152,7 @@ final class History implements AutoCloseable {
     if (client && detail.remove("op") instanceof String id) {
       s.append(", :f :add, :value ").append(elements.get(id));
       s.append(", :kind :").append(op.f());
-      s.append(", :op ").append(quote(id));
+      s.append(", :op ").append(ednString(id));
     } else {
       s.append(", :f :").append(op.f()).append(", :value nil");
     }
@@ -196,7 +162,9 @@ final class History implements AutoCloseable {
       s.append(first ? "" : ", ").append(':').append(e.getKey()).append(' ');
       Object v = e.getValue();
       s.append(
-          v instanceof Number || v instanceof Boolean ? v.toString() : quote(String.valueOf(v)));
+          v instanceof Number || v instanceof Boolean
+              ? v.toString()
+              : ednString(String.valueOf(v)));
       first = false;
     }
     return s.append("}}").toString();

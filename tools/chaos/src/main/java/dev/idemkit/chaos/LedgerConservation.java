@@ -3,7 +3,6 @@ package dev.idemkit.chaos;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -115,97 +114,103 @@ final class LedgerConservation {
   /** The verdict for the database {@code payments} is connected to. */
   static Accounting.Ledger check(Connection payments) throws SQLException {
     List<String> violations = new ArrayList<>();
-    long entries = 0;
+    long[] entries = {0};
     List<String> totals = new ArrayList<>();
-    try (PreparedStatement ps = payments.prepareStatement(PER_LEDGER);
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        BigDecimal debits = rs.getBigDecimal("debits");
-        BigDecimal credits = rs.getBigDecimal("credits");
-        entries += rs.getLong("entries");
-        String ledger = rs.getString("tenant_id") + " " + rs.getString("currency");
-        totals.add(ledger + " " + plain(debits));
-        if (debits.compareTo(credits) != 0) {
-          violations.add(
-              "ledger " + ledger + ": debits " + plain(debits) + " <> credits " + plain(credits));
-        }
-      }
-    }
-    int listed = 0;
-    int offAccounts = 0;
-    try (PreparedStatement ps = payments.prepareStatement(PER_ACCOUNT);
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        offAccounts++;
-        if (listed++ < LISTED) {
-          violations.add(
-              String.format(
-                  Locale.ROOT,
-                  "account %s/%s %s: %s %s booked, %s owed by completed payments",
-                  rs.getString("tenant_id"),
-                  rs.getString("account_id"),
-                  rs.getString("currency"),
-                  rs.getString("direction").toLowerCase(Locale.ROOT) + "s",
-                  plain(rs.getBigDecimal("booked")),
-                  plain(rs.getBigDecimal("owed"))));
-        }
-      }
-    }
-    if (offAccounts > LISTED) {
-      violations.add("… and " + (offAccounts - LISTED) + " more accounts");
-    }
-    listed = 0;
-    int offPayments = 0;
-    try (PreparedStatement ps = payments.prepareStatement(PER_PAYMENT);
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        offPayments++;
-        if (listed++ < LISTED) {
-          violations.add(
-              String.format(
-                  Locale.ROOT,
-                  "payment %s (%s, %s): %d debits, %d credits, %d of another amount",
-                  rs.getString("payment_id"),
-                  rs.getString("status"),
-                  plain(rs.getBigDecimal("amount")),
-                  rs.getLong("debits"),
-                  rs.getLong("credits"),
-                  rs.getLong("wrong_amounts")));
-        }
-      }
-    }
-    if (offPayments > LISTED) {
-      violations.add("… and " + (offPayments - LISTED) + " more payments");
-    }
-    long orphans = count(payments, ORPHANS);
+    Rows.each(
+        payments,
+        PER_LEDGER,
+        rs -> {
+          BigDecimal debits = rs.getBigDecimal("debits");
+          BigDecimal credits = rs.getBigDecimal("credits");
+          entries[0] += rs.getLong("entries");
+          String ledger = rs.getString("tenant_id") + " " + rs.getString("currency");
+          totals.add(ledger + " " + plain(debits));
+          if (debits.compareTo(credits) != 0) {
+            violations.add(
+                "ledger " + ledger + ": debits " + plain(debits) + " <> credits " + plain(credits));
+          }
+        });
+    int offAccounts =
+        listFirst(
+            payments,
+            PER_ACCOUNT,
+            "accounts",
+            violations,
+            rs ->
+                String.format(
+                    Locale.ROOT,
+                    "account %s/%s %s: %s %s booked, %s owed by completed payments",
+                    rs.getString("tenant_id"),
+                    rs.getString("account_id"),
+                    rs.getString("currency"),
+                    rs.getString("direction").toLowerCase(Locale.ROOT) + "s",
+                    plain(rs.getBigDecimal("booked")),
+                    plain(rs.getBigDecimal("owed"))));
+    int offPayments =
+        listFirst(
+            payments,
+            PER_PAYMENT,
+            "payments",
+            violations,
+            rs ->
+                String.format(
+                    Locale.ROOT,
+                    "payment %s (%s, %s): %d debits, %d credits, %d of another amount",
+                    rs.getString("payment_id"),
+                    rs.getString("status"),
+                    plain(rs.getBigDecimal("amount")),
+                    rs.getLong("debits"),
+                    rs.getLong("credits"),
+                    rs.getLong("wrong_amounts")));
+    long orphans = Rows.count(payments, ORPHANS);
     if (orphans > 0) {
       violations.add(orphans + " ledger entries for no payment");
     }
     String summary =
         violations.isEmpty()
             ? "conserved: "
-                + entries
+                + entries[0]
                 + " entries; debits = credits per tenant and currency ("
                 + String.join(", ", totals)
                 + "); every account and completed payment booked exactly once"
             : "VIOLATED: "
                 + violations.size()
                 + " finding(s) over "
-                + entries
+                + entries[0]
                 + " entries ("
                 + offAccounts
                 + " accounts and "
                 + offPayments
                 + " payments off)";
-    return new Accounting.Ledger(summary, entries, List.copyOf(violations));
+    return new Accounting.Ledger(summary, entries[0], List.copyOf(violations));
   }
 
-  static long count(Connection c, String sql) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getLong(1);
+  /** One row as a violation. */
+  @FunctionalInterface
+  private interface Violation {
+    String describe(ResultSet row) throws SQLException;
+  }
+
+  /**
+   * Adds the first {@link #LISTED} rows of {@code sql} to {@code violations} (and a line counting
+   * the rest, which are {@code what}); answers how many rows there were.
+   */
+  private static int listFirst(
+      Connection payments, String sql, String what, List<String> violations, Violation violation)
+      throws SQLException {
+    int[] rows = {0};
+    Rows.each(
+        payments,
+        sql,
+        rs -> {
+          if (rows[0]++ < LISTED) {
+            violations.add(violation.describe(rs));
+          }
+        });
+    if (rows[0] > LISTED) {
+      violations.add("… and " + (rows[0] - LISTED) + " more " + what);
     }
+    return rows[0];
   }
 
   private static String plain(BigDecimal amount) {

@@ -40,7 +40,7 @@ class ChaosIT {
   void underFaultsNothingIsLostDuplicatedOrUnexpected() throws Exception {
     Duration duration = Duration.parse(System.getProperty("idemkit.chaos.duration", "PT45S"));
 
-    ChaosRun.Outcome outcome =
+    Outcome outcome =
         ChaosRun.run(cluster, ChaosRun.Config.defaults(serviceJar(), out).withDuration(duration));
 
     Accounting.Result a = outcome.accounting();
@@ -75,7 +75,7 @@ class ChaosIT {
             .withNemesis(false)
             .withBrokenStore("find-then-insert", Duration.ofMillis(150));
 
-    ChaosRun.Outcome outcome = ChaosRun.run(cluster, broken);
+    Outcome outcome = ChaosRun.run(cluster, broken);
 
     assertThat(outcome.accounting().duplicated()).isGreaterThan(0);
     assertThat(outcome.accounting().valid()).isFalse();

@@ -26,6 +26,31 @@ class HistoryTest {
 
   @TempDir Path dir;
 
+  /** The JSON lines docs/proof.md describes: Jepsen's op fields in order, the value's by name. */
+  @Test
+  void eachOperationIsOneJsonLineWithItsFieldsInOrder() throws Exception {
+    Path jsonl = dir.resolve("ops.jsonl");
+    try (History history = new History(jsonl)) {
+      history.add("invoke", 0, "create-payment", History.value("op", "op-a", "amount", "10.00"));
+      history.add("invoke", "nemesis", "kill", History.value("instance", "service-a"));
+      history.add(
+          "info",
+          1,
+          "create-order",
+          History.value("replayed", false, "error", "gave up \"x\"\n", "attempts", 3, "id", null));
+    }
+
+    assertThat(Files.readAllLines(jsonl))
+        .extracting(line -> line.replaceFirst("\"time\":\\d+,", "\"time\":T,"))
+        .containsExactly(
+            "{\"index\":0,\"time\":T,\"type\":\"invoke\",\"process\":0,\"f\":\"create-payment\","
+                + "\"value\":{\"amount\":\"10.00\",\"op\":\"op-a\"}}",
+            "{\"index\":1,\"time\":T,\"type\":\"invoke\",\"process\":\"nemesis\",\"f\":\"kill\","
+                + "\"value\":{\"instance\":\"service-a\"}}",
+            "{\"index\":2,\"time\":T,\"type\":\"info\",\"process\":1,\"f\":\"create-order\","
+                + "\"value\":{\"attempts\":3,\"error\":\"gave up \\\"x\\\"\\n\",\"replayed\":false}}");
+  }
+
   @Test
   void theEdnHistoryParsesAsJepsenOpsAndItsFinalReadReproducesTheAccounting() throws Exception {
     Map<String, Integer> elements;

@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A run of minutes says how far it got while the clients run (every {@link
- * ChaosRun#PROGRESS_EVERY}), instead of nothing on either stream until its summary.
+ * A run of minutes says how far it got while the clients run (every {@link Progress#EVERY}),
+ * instead of nothing on either stream until its summary.
  */
 class ProgressTest {
 
@@ -32,15 +32,13 @@ class ProgressTest {
       nemesis.terminations.addAndGet(2);
 
       assertThat(
-              ChaosRun.progressLine(
-                  Duration.ofSeconds(20), Duration.ofSeconds(45), history.ops(), nemesis))
+              Progress.line(Duration.ofSeconds(20), Duration.ofSeconds(45), history.ops(), nemesis))
           .isEqualTo(
               "20 s of 45 s: 3 operations answered (ok 2, fail 1, info 0), 1 running; nemesis: 1"
                   + " kill -9, 0 SIGSTOP/SIGCONT, 2 pg_terminate_backend, 0 consumer stalls");
       // A tick a little after the deadline says no more than the duration.
       assertThat(
-              ChaosRun.progressLine(
-                  Duration.ofSeconds(47), Duration.ofSeconds(45), history.ops(), nemesis))
+              Progress.line(Duration.ofSeconds(47), Duration.ofSeconds(45), history.ops(), nemesis))
           .startsWith("45 s of 45 s: ");
     }
   }

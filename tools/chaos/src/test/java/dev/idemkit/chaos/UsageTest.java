@@ -2,7 +2,10 @@ package dev.idemkit.chaos;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
+import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,7 +18,58 @@ class UsageTest {
   @Test
   void helpAnswersWithoutRunning() throws Exception {
     assertThat(ChaosRun.runMain(new String[] {"--help"})).isZero();
-    assertThat(ChaosRun.USAGE).contains("--broken-store", "--duration", "Exit status");
+    assertThat(ChaosOptions.usage())
+        .startsWith("Usage: java -jar idemkit-chaos.jar [options]   (docs/proof.md)")
+        .contains(
+            "--duration D",
+            "--clients N",
+            "--seed N",
+            "--nemesis B",
+            "--broken-store S",
+            "--request-timeout D",
+            "--service-jar PATH",
+            "--out DIR",
+            "--help",
+            "Exit status");
+  }
+
+  @Test
+  void theOptionsMakeTheRunsConfigurationAndTheRestKeepTheirDefaults() {
+    ChaosRun.Config config =
+        ChaosOptions.parse(
+                new String[] {
+                  "--duration", "PT15S",
+                  "--clients", "3",
+                  "--nemesis", "false",
+                  "--broken-store", "no-fencing",
+                  "--out", "/tmp/x",
+                  "--clients", "4"
+                },
+                System.out)
+            .orElseThrow();
+
+    assertThat(config)
+        .isEqualTo(
+            new ChaosRun.Config(
+                Path.of("examples/payments-service/target/payments-service.jar"),
+                Path.of("/tmp/x"),
+                Duration.ofSeconds(15),
+                4,
+                false,
+                "no-fencing",
+                Duration.ofSeconds(3),
+                1));
+    assertThat(
+            ChaosOptions.parse(
+                new String[] {"--seed", "42", "--request-timeout", "PT0.15S"}, System.out))
+        .hasValueSatisfying(
+            c -> {
+              assertThat(c.seed()).isEqualTo(42);
+              assertThat(c.requestTimeout()).isEqualTo(Duration.ofMillis(150));
+              assertThat(c.duration()).isEqualTo(Duration.ofSeconds(60));
+              assertThat(c.nemesis()).isTrue();
+              assertThat(c.brokenStore()).isNull();
+            });
   }
 
   @Test
@@ -50,6 +104,20 @@ class UsageTest {
     assertThatThrownBy(
             () -> ChaosRun.runMain(new String[] {"--service-jar", "/nonexistent/service.jar"}))
         .hasMessageContaining("no service jar at /nonexistent/service.jar");
+  }
+
+  @Test
+  void aNumberOutOfItsRangeOrNotWholeIsRefused() {
+    assertThat(refusal("--clients", "0"))
+        .isEqualTo("--clients takes a number from 1 to 1000, not 0");
+    assertThat(refusal("--clients", "1001")).endsWith("from 1 to 1000, not 1001");
+    assertThat(refusal("--seed", "1.5")).isEqualTo("--seed takes a whole number, not '1.5'");
+  }
+
+  private static String refusal(String... args) {
+    Throwable refused = catchThrowable(() -> ChaosRun.runMain(args));
+    assertThat(refused).isInstanceOf(ChaosOptions.UsageException.class);
+    return refused.getMessage();
   }
 
   /** {@code --duration=PT5M} was "unknown option --duration=PT5M" and left the user guessing. */

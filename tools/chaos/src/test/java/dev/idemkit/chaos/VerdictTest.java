@@ -40,9 +40,9 @@ class VerdictTest {
     return status(outcome(a));
   }
 
-  private static String[] status(ChaosRun.Outcome o) {
+  private static String[] status(Outcome o) {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int exit = ChaosRun.exitStatus(o, new PrintStream(err, true, StandardCharsets.UTF_8));
+    int exit = o.exitStatus(new PrintStream(err, true, StandardCharsets.UTF_8));
     return new String[] {Integer.toString(exit), err.toString(StandardCharsets.UTF_8)};
   }
 
@@ -93,7 +93,7 @@ class VerdictTest {
    */
   @Test
   void aRunWhoseDrainDidNotFinishIsInconclusive() {
-    ChaosRun.Outcome undrained = outcome(result(30, 2, 1, 0), List.of("outbox unsent 12"));
+    Outcome undrained = outcome(result(30, 2, 1, 0), List.of("outbox unsent 12"));
 
     String[] status = status(undrained);
 
@@ -106,12 +106,12 @@ class VerdictTest {
     assertThat(status(outcome(result(30, 2, 1, 1), List.of("outbox unsent 12")))[0]).isEqualTo("1");
   }
 
-  private static ChaosRun.Outcome outcome(Accounting.Result a) {
+  private static Outcome outcome(Accounting.Result a) {
     return outcome(a, List.of());
   }
 
-  private static ChaosRun.Outcome outcome(Accounting.Result a, List<String> undrained) {
-    return new ChaosRun.Outcome(
+  private static Outcome outcome(Accounting.Result a, List<String> undrained) {
+    return new Outcome(
         a, 0, 0, 0, 0, undrained, Path.of("h.jsonl"), Path.of("h.edn"), Path.of("r.json"));
   }
 }
