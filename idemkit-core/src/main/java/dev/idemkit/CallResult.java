@@ -26,23 +26,57 @@ public sealed interface CallResult<D> {
 
   /** The effect happened; {@code data} is the phase data with what the far side answered. */
   record Applied<D>(D data) implements CallResult<D> {
+    @Override
+    public <R> R accept(Visitor<D, R> visitor) {
+      return visitor.applied(this);
+    }
+
     public Applied {
       Objects.requireNonNull(data, "data");
     }
   }
 
   /** Nothing happened on the far side: running the call again is safe. */
-  record NotApplied<D>(String reason) implements CallResult<D> {}
+  record NotApplied<D>(String reason) implements CallResult<D> {
+    @Override
+    public <R> R accept(Visitor<D, R> visitor) {
+      return visitor.notApplied(this);
+    }
+  }
 
   /** A business refusal from the far side, stored and replayed as {@code answer}. */
   record Rejected<D>(StoredResponse answer) implements CallResult<D> {
+    @Override
+    public <R> R accept(Visitor<D, R> visitor) {
+      return visitor.rejected(this);
+    }
+
     public Rejected {
       Objects.requireNonNull(answer, "answer");
     }
   }
 
   /** The outcome is not known: recovery will ask the far side. */
-  record Unknown<D>(String reason) implements CallResult<D> {}
+  record Unknown<D>(String reason) implements CallResult<D> {
+    @Override
+    public <R> R accept(Visitor<D, R> visitor) {
+      return visitor.unknown(this);
+    }
+  }
+
+  /** Calls the {@code visitor}'s method for this case and answers what it answers. */
+  <R> R accept(Visitor<D, R> visitor);
+
+  /** One method per case of {@link CallResult}: what the engine (or a caller) does with each. */
+  interface Visitor<D, R> {
+    R applied(Applied<D> applied);
+
+    R notApplied(NotApplied<D> notApplied);
+
+    R rejected(Rejected<D> rejected);
+
+    R unknown(Unknown<D> unknown);
+  }
 
   static <D> CallResult<D> applied(D data) {
     return new Applied<>(data);

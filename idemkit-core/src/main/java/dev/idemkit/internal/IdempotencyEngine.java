@@ -143,7 +143,7 @@ public final class IdempotencyEngine implements Idempotency {
     }
     replays.record(name, outcome instanceof Outcome.Replayed);
     Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
-    if (outcome instanceof Outcome.Executed || outcome instanceof Outcome.Rejected) {
+    if (outcome.ranToItsEnd()) {
       durations.record(name, elapsed);
     }
     listener.onOutcome(request.id(), outcome, elapsed);
@@ -412,15 +412,15 @@ public final class IdempotencyEngine implements Idempotency {
     ScopedKey id = request.id();
     List<PhaseRun<?>> owned = new ArrayList<>(1);
     List<QuotaGate.Ticket> admitted = new ArrayList<>(1);
-    Outcome outcome;
+    Progress progress;
     boolean committed = false;
     try {
-      outcome =
+      progress =
           store.inTransaction(
               tx -> {
                 Acquired acquired = acquire(tx, request, mayMakeRecord);
                 if (acquired.answer() != null) {
-                  return acquired.answer();
+                  return new Progress.Ended(acquired.answer());
                 }
                 PhaseRun<?> run = new PhaseRun<>(id, acquired.claim(), operation, true);
                 owned.add(run);
@@ -428,11 +428,10 @@ public final class IdempotencyEngine implements Idempotency {
                   // The takeover commits alone: the far side is asked first if a call is under
                   // way, and a local phase that fails after an effect is an attempt the record
                   // counts (rolled back with the takeover, it would be tried again for ever).
-                  return null;
+                  return Progress.RESUME;
                 }
-                Outcome done = run.localPhases(tx);
-                // No answer yet: a call is pending, the record stays live after this commit.
-                admitted.add(admitIfNew(id, acquired.claim(), done == null));
+                Progress done = run.localPhases(tx);
+                admitted.add(admitIfNew(id, acquired.claim(), done.leavesTheRecordLive()));
                 return done;
               });
       committed = true;
@@ -463,14 +462,20 @@ public final class IdempotencyEngine implements Idempotency {
       }
     }
     QuotaGate.Ticket ticket = admitted.isEmpty() ? QuotaGate.Ticket.NONE : admitted.get(0);
+    return goOn(progress, owned.isEmpty() ? null : owned.get(0), ticket);
+  }
+
+  /**
+   * After a phased run's first commit: goes on as {@code progress} says, then gives back the live
+   * place {@code ticket} holds unless the record stays live.
+   */
+  private Outcome goOn(Progress progress, PhaseRun<?> run, QuotaGate.Ticket ticket) {
     ticket.committed(quotaGate);
-    Outcome answer = outcome;
+    Outcome answer = null;
     try {
-      if (answer == null) {
-        answer = owned.get(0).resume();
-      }
+      answer = progress.then(run);
     } finally {
-      ticket.ended(!(answer instanceof Outcome.Executed) && !(answer instanceof Outcome.Rejected));
+      ticket.ended(answer == null || !answer.ranToItsEnd());
     }
     return answer;
   }
@@ -495,31 +500,20 @@ public final class IdempotencyEngine implements Idempotency {
     ScopedKey id = request.id();
     PhaseRun<?> run = new PhaseRun<>(request, operation);
     QuotaGate.Ticket[] admitted = {null};
-    Outcome outcome;
+    Progress progress;
     try {
-      outcome =
+      progress =
           store.inTransaction(
               tx -> {
-                Outcome done = run.localPhases(tx);
-                // No answer yet: a call is pending, the record stays live after this commit.
-                admitted[0] = admitNew(id, done == null);
+                Progress done = run.localPhases(tx);
+                admitted[0] = admitNew(id, done.leavesTheRecordLive());
                 return done;
               });
     } catch (Exception e) {
       giveBack(admitted[0], id);
       return afterRecordLastRollback(request, e, () -> executePhased(request, operation, true));
     }
-    QuotaGate.Ticket ticket = admitted[0] == null ? QuotaGate.Ticket.NONE : admitted[0];
-    ticket.committed(quotaGate);
-    Outcome answer = outcome;
-    try {
-      if (answer == null) {
-        answer = run.resume();
-      }
-    } finally {
-      ticket.ended(!(answer instanceof Outcome.Executed) && !(answer instanceof Outcome.Rejected));
-    }
-    return answer;
+    return goOn(progress, run, admitted[0] == null ? QuotaGate.Ticket.NONE : admitted[0]);
   }
 
   /** A new key counted by a transaction that rolled back: no record, no live place, no new key. */
@@ -601,9 +595,9 @@ public final class IdempotencyEngine implements Idempotency {
      */
     Outcome resume() {
       if (pendingExternal == null) {
-        Outcome outcome;
+        Progress progress;
         try {
-          outcome = inTransaction(this::localPhases);
+          progress = inTransaction(this::localPhases);
         } catch (LostOwnershipException lost) {
           listener.onLostOwnership(id);
           throw lost;
@@ -617,9 +611,7 @@ public final class IdempotencyEngine implements Idempotency {
                   : RecordState.FAILED_RETRYABLE,
               unwrap(e));
         }
-        if (outcome != null) {
-          return outcome;
-        }
+        return progress.then(this);
       }
       return fromCall();
     }
@@ -631,10 +623,10 @@ public final class IdempotencyEngine implements Idempotency {
 
     /**
      * Runs the local phases after the recovery point in {@code tx}, up to and including the next
-     * call's marker or the completion. Returns the outcome if the operation ended, or null if a
-     * call is next ({@link #pendingExternal} names it once {@code tx} commits).
+     * call's marker or the completion: the operation {@link Progress.Ended ended}, or {@link
+     * Progress#CALL} is next ({@link #pendingExternal} names it once {@code tx} commits).
      */
-    Outcome localPhases(StoreTransaction tx) throws Exception {
+    Progress localPhases(StoreTransaction tx) throws Exception {
       List<PhasedOperation.Phase<D>> phases = operation.phases();
       ctx.tx = tx;
       try {
@@ -646,18 +638,18 @@ public final class IdempotencyEngine implements Idempotency {
                   : ((PhasedOperation.External<D>) phase).beforeCall();
           Step<D> next = step.run(ctx, data);
           if (next instanceof Step.Answer<D> answer) {
-            return end(tx, answer.result());
+            return new Progress.Ended(end(tx, answer.result()));
           }
           data = ((Step.Next<D>) next).data();
           if (phase instanceof PhasedOperation.External<D> external) {
             // Durably say the call may be under way before making it.
             mark(tx, external.name());
             pendingExternal = external.name();
-            return null;
+            return Progress.CALL;
           }
           recoveryPoint = phase.name();
         }
-        return end(tx, operation.completion().complete(ctx, data));
+        return new Progress.Ended(end(tx, operation.completion().complete(ctx, data)));
       } finally {
         ctx.tx = null;
       }
@@ -700,32 +692,30 @@ public final class IdempotencyEngine implements Idempotency {
     }
 
     /**
-     * Makes the pending call (or, for a takeover, learns what the earlier one did), then goes on.
+     * Makes the pending call (or, for a takeover, learns what the earlier one did), records what it
+     * said, then goes on: to the next call, if the phases after it lead to one.
      */
     Outcome fromCall() {
+      Progress progress;
       try {
-        while (true) {
-          Optional<PhasedOperation.External<D>> declared = pendingPhase();
-          if (declared.isEmpty()) {
-            return undeclaredPendingPhase();
-          }
-          PhasedOperation.External<D> phase = declared.get();
-          CallResult<D> result;
-          if (lookUpFirst) {
-            lookUpFirst = false;
-            result = learnAfterTakeover(phase);
-          } else {
-            result = callOrLookUp(phase, phase.call(), false);
-          }
-          Optional<Outcome> ended = record(phase, result);
-          if (ended.isPresent()) {
-            return ended.get();
-          }
+        Optional<PhasedOperation.External<D>> declared = pendingPhase();
+        if (declared.isEmpty()) {
+          return undeclaredPendingPhase();
         }
+        PhasedOperation.External<D> phase = declared.get();
+        CallResult<D> result;
+        if (lookUpFirst) {
+          lookUpFirst = false;
+          result = learnAfterTakeover(phase);
+        } else {
+          result = callOrLookUp(phase, phase.call(), false);
+        }
+        progress = result.accept(new Recording(phase));
       } catch (LostOwnershipException lost) {
         listener.onLostOwnership(id);
         throw lost;
       }
+      return progress.then(this);
     }
 
     /**
@@ -786,33 +776,39 @@ public final class IdempotencyEngine implements Idempotency {
       return result;
     }
 
-    /**
-     * Commits what the call said. Applied: the step after the call and the local phases after it,
-     * with the next marker or the completion, in one transaction.
-     */
-    private Optional<Outcome> record(PhasedOperation.External<D> phase, CallResult<D> result) {
-      if (result instanceof CallResult.Applied<D> applied) {
+    /** Commits what a call said, each case its own way. */
+    private final class Recording implements CallResult.Visitor<D, Progress> {
+      private final PhasedOperation.External<D> phase;
+
+      Recording(PhasedOperation.External<D> phase) {
+        this.phase = phase;
+      }
+
+      /**
+       * The step after the call and the local phases after it, with the next marker or the
+       * completion, in one transaction.
+       */
+      @Override
+      public Progress applied(CallResult.Applied<D> applied) {
         data = applied.data();
-        Outcome outcome;
         try {
-          outcome =
-              inTransaction(
-                  tx -> {
-                    ctx.tx = tx;
-                    Step<D> next;
-                    try {
-                      next = phase.afterCall().run(ctx, data);
-                    } finally {
-                      ctx.tx = null;
-                    }
-                    if (next instanceof Step.Answer<D> answer) {
-                      return finish(tx, owner, answer.result());
-                    }
-                    data = ((Step.Next<D>) next).data();
-                    recoveryPoint = phase.name();
-                    pendingExternal = null;
-                    return localPhases(tx);
-                  });
+          return inTransaction(
+              tx -> {
+                ctx.tx = tx;
+                Step<D> next;
+                try {
+                  next = phase.afterCall().run(ctx, data);
+                } finally {
+                  ctx.tx = null;
+                }
+                if (next instanceof Step.Answer<D> answer) {
+                  return new Progress.Ended(finish(tx, owner, answer.result()));
+                }
+                data = ((Step.Next<D>) next).data();
+                recoveryPoint = phase.name();
+                pendingExternal = null;
+                return localPhases(tx);
+              });
         } catch (LostOwnershipException | OperationFailedException e) {
           throw e;
         } catch (RuntimeException e) {
@@ -823,14 +819,21 @@ public final class IdempotencyEngine implements Idempotency {
           pendingExternal = phase.name();
           throw failed(RecordState.UNKNOWN_REQUIRES_RECOVERY, unwrap(e));
         }
-        return Optional.ofNullable(outcome);
       }
-      if (result instanceof CallResult.Rejected<D> rejected) {
-        inTransaction(tx -> finish(tx, owner, OperationResult.rejected(rejected.answer())));
-        return Optional.of(new Outcome.Rejected(rejected.answer()));
+
+      /** A refusal from the far side: stored, replayed to every retry. */
+      @Override
+      public Progress rejected(CallResult.Rejected<D> rejected) {
+        return new Progress.Ended(
+            inTransaction(tx -> finish(tx, owner, OperationResult.rejected(rejected.answer()))));
       }
-      if (result instanceof CallResult.NotApplied<D> notApplied) {
-        // Nothing happened on the far side: the record goes back to before the call.
+
+      /**
+       * Nothing happened on the far side: the record goes back to before the call, and the request
+       * ends without an answer ({@link OperationFailedException}): a retry runs the call again.
+       */
+      @Override
+      public Progress notApplied(CallResult.NotApplied<D> notApplied) {
         RecordState left =
             hasExternalEffectBy(recoveryPoint)
                 ? RecordState.IN_PROGRESS
@@ -855,7 +858,12 @@ public final class IdempotencyEngine implements Idempotency {
             left,
             null);
       }
-      return Optional.of(unknown());
+
+      /** The call's outcome is unknown: the record waits for recovery. */
+      @Override
+      public Progress unknown(CallResult.Unknown<D> unknown) {
+        return new Progress.Ended(PhaseRun.this.unknown());
+      }
     }
 
     /** The outcome of the pending call is unknown: the record waits for recovery. */
@@ -1101,6 +1109,67 @@ public final class IdempotencyEngine implements Idempotency {
     }
     store.finish(tx, owner, RecordState.FAILED_REPLAYABLE, result.response());
     return new Outcome.Rejected(result.response());
+  }
+
+  /**
+   * Where a phased run stands after one of its transactions, and so what comes next: never a null
+   * for "go on", never an exception to steer.
+   */
+  private sealed interface Progress {
+
+    /** A call's marker was written: the call is next, after the commit. */
+    Progress CALL = new CallNext();
+
+    /**
+     * A takeover found an effect before it and commits alone: the run goes on after that commit
+     * ({@link PhaseRun#resume}).
+     */
+    Progress RESUME = new Resume();
+
+    /** What the run does next; {@code run} is null only when the progress is {@link Ended}. */
+    Outcome then(PhaseRun<?> run);
+
+    /** Whether the record stays live after this transaction's commit (a call is pending). */
+    boolean leavesTheRecordLive();
+
+    /** The operation ended with {@code outcome}, or the request got it without running. */
+    record Ended(Outcome outcome) implements Progress {
+      @Override
+      public Outcome then(PhaseRun<?> run) {
+        return outcome;
+      }
+
+      @Override
+      public boolean leavesTheRecordLive() {
+        return false;
+      }
+    }
+
+    /** {@link #CALL}. */
+    final class CallNext implements Progress {
+      @Override
+      public Outcome then(PhaseRun<?> run) {
+        return run.fromCall();
+      }
+
+      @Override
+      public boolean leavesTheRecordLive() {
+        return true;
+      }
+    }
+
+    /** {@link #RESUME}. */
+    final class Resume implements Progress {
+      @Override
+      public Outcome then(PhaseRun<?> run) {
+        return run.resume();
+      }
+
+      @Override
+      public boolean leavesTheRecordLive() {
+        return true;
+      }
+    }
   }
 
   // ---- claiming ---------------------------------------------------------------------------

@@ -84,6 +84,45 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener,
     OUTCOME_QUOTA_EXCEEDED
   };
 
+  /** Each outcome's place in {@link #OUTCOMES}. */
+  private static final Outcome.Visitor<Integer> OUTCOME_INDEX =
+      new Outcome.Visitor<>() {
+        @Override
+        public Integer executed(Outcome.Executed executed) {
+          return 0;
+        }
+
+        @Override
+        public Integer rejected(Outcome.Rejected rejected) {
+          return 1;
+        }
+
+        @Override
+        public Integer replayed(Outcome.Replayed replayed) {
+          return 2;
+        }
+
+        @Override
+        public Integer inProgress(Outcome.InProgress inProgress) {
+          return 3;
+        }
+
+        @Override
+        public Integer mismatch(Outcome.Mismatch mismatch) {
+          return 4;
+        }
+
+        @Override
+        public Integer outcomePending(Outcome.OutcomePending pending) {
+          return 5;
+        }
+
+        @Override
+        public Integer quotaExceeded(Outcome.QuotaExceeded refused) {
+          return 6;
+        }
+      };
+
   private static final String[] TAKEOVER_KINDS = lowerCaseNames(Takeover.values());
   private static final String[] RECORD_STATES = lowerCaseNames(RecordState.values());
 
@@ -256,22 +295,7 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener,
   }
 
   private static int outcomeIndex(Outcome outcome) {
-    if (outcome instanceof Outcome.Executed) {
-      return 0;
-    } else if (outcome instanceof Outcome.Rejected) {
-      return 1;
-    } else if (outcome instanceof Outcome.Replayed) {
-      return 2;
-    } else if (outcome instanceof Outcome.InProgress) {
-      return 3;
-    } else if (outcome instanceof Outcome.Mismatch) {
-      return 4;
-    } else if (outcome instanceof Outcome.OutcomePending) {
-      return 5;
-    } else if (outcome instanceof Outcome.QuotaExceeded) {
-      return 6;
-    }
-    throw new IllegalArgumentException("Unknown outcome " + outcome);
+    return outcome.accept(OUTCOME_INDEX);
   }
 
   private static String[] lowerCaseNames(Enum<?>[] values) {

@@ -183,16 +183,47 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
 
   /** What a recovery ended with, for the log. */
   private static String resolution(Outcome outcome) {
-    if (outcome instanceof Outcome.Executed executed) {
-      return "completed the operation (answer " + executed.response().status() + ")";
-    }
-    if (outcome instanceof Outcome.Rejected rejected) {
-      return "ended the operation with its refusal (answer " + rejected.response().status() + ")";
-    }
-    if (outcome instanceof Outcome.Replayed) {
-      return "found the operation already finished";
-    }
-    return "ended with " + outcome.getClass().getSimpleName();
+    return outcome.accept(
+        new Outcome.Visitor<>() {
+          @Override
+          public String executed(Outcome.Executed executed) {
+            return "completed the operation (answer " + executed.response().status() + ")";
+          }
+
+          @Override
+          public String rejected(Outcome.Rejected rejected) {
+            return "ended the operation with its refusal (answer "
+                + rejected.response().status()
+                + ")";
+          }
+
+          @Override
+          public String replayed(Outcome.Replayed replayed) {
+            return "found the operation already finished";
+          }
+
+          @Override
+          public String inProgress(Outcome.InProgress inProgress) {
+            return "found another owner running it";
+          }
+
+          @Override
+          public String mismatch(Outcome.Mismatch mismatch) {
+            return "found another command under its key";
+          }
+
+          @Override
+          public String outcomePending(Outcome.OutcomePending pending) {
+            return pending.awaitsOperator()
+                ? "left the outcome unknown; it awaits an operator"
+                : "left the outcome unknown; it is tried again on the recovery schedule";
+          }
+
+          @Override
+          public String quotaExceeded(Outcome.QuotaExceeded refused) {
+            return "was refused by the " + refused.quota() + " quota";
+          }
+        });
   }
 
   @Override

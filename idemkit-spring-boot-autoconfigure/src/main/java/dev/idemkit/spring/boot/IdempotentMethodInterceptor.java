@@ -512,34 +512,56 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   }
 
   private ResponseEntity<byte[]> answer(ScopedKey id, Outcome outcome) {
-    if (outcome instanceof Outcome.Executed executed) {
+    return outcome.accept(new Answers(id));
+  }
+
+  /** The HTTP answer of each outcome (contract §2). */
+  private final class Answers implements Outcome.Visitor<ResponseEntity<byte[]>> {
+    private final ScopedKey id;
+
+    Answers(ScopedKey id) {
+      this.id = id;
+    }
+
+    @Override
+    public ResponseEntity<byte[]> executed(Outcome.Executed executed) {
       return toEntity(executed.response(), false);
     }
-    if (outcome instanceof Outcome.Rejected rejected) {
+
+    @Override
+    public ResponseEntity<byte[]> rejected(Outcome.Rejected rejected) {
       return toEntity(rejected.response(), false);
     }
-    if (outcome instanceof Outcome.Replayed replayed) {
+
+    @Override
+    public ResponseEntity<byte[]> replayed(Outcome.Replayed replayed) {
       log.debug("{}: replayed", id);
       return toEntity(replayed.response(), true);
     }
-    if (outcome instanceof Outcome.InProgress inProgress) {
-      return inProgress(inProgress.retryAfter());
+
+    @Override
+    public ResponseEntity<byte[]> inProgress(Outcome.InProgress inProgress) {
+      return IdempotentMethodInterceptor.inProgress(inProgress.retryAfter());
     }
-    if (outcome instanceof Outcome.QuotaExceeded refused) {
-      return quotaExceeded(refused);
+
+    @Override
+    public ResponseEntity<byte[]> quotaExceeded(Outcome.QuotaExceeded refused) {
+      return IdempotentMethodInterceptor.quotaExceeded(refused);
     }
-    if (outcome instanceof Outcome.OutcomePending pending && pending.awaitsOperator()) {
-      return Problems.response(
-          409,
-          ErrorCode.IDEMPOTENCY_OUTCOME_PENDING,
-          "Outcome awaits an operator",
-          "A downstream call of the first request has an unknown outcome that automatic recovery"
-              + " could not settle; it awaits an operator's resolution, which may take a while."
-              + " Nothing will happen twice; retry with the same key after Retry-After seconds,"
-              + " never with a new key.",
-          pending.retryAfter());
-    }
-    if (outcome instanceof Outcome.OutcomePending pending) {
+
+    @Override
+    public ResponseEntity<byte[]> outcomePending(Outcome.OutcomePending pending) {
+      if (pending.awaitsOperator()) {
+        return Problems.response(
+            409,
+            ErrorCode.IDEMPOTENCY_OUTCOME_PENDING,
+            "Outcome awaits an operator",
+            "A downstream call of the first request has an unknown outcome that automatic"
+                + " recovery could not settle; it awaits an operator's resolution, which may take a"
+                + " while. Nothing will happen twice; retry with the same key after Retry-After"
+                + " seconds, never with a new key.",
+            pending.retryAfter());
+      }
       return Problems.response(
           409,
           ErrorCode.IDEMPOTENCY_OUTCOME_PENDING,
@@ -548,14 +570,17 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
               + " Nothing will happen twice; retry with the same key after Retry-After seconds.",
           pending.retryAfter());
     }
-    log.info("{}: key reused with a different request", id);
-    int status = properties.getMismatchStatus();
-    return Problems.response(
-        status,
-        ErrorCode.IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST,
-        "Idempotency-Key reused with a different request",
-        "This key was already used for a different request to this operation. Use a new key for a"
-            + " new operation; retry only with the exact same request.");
+
+    @Override
+    public ResponseEntity<byte[]> mismatch(Outcome.Mismatch mismatch) {
+      log.info("{}: key reused with a different request", id);
+      return Problems.response(
+          properties.getMismatchStatus(),
+          ErrorCode.IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST,
+          "Idempotency-Key reused with a different request",
+          "This key was already used for a different request to this operation. Use a new key for"
+              + " a new operation; retry only with the exact same request.");
+    }
   }
 
   /** Nothing was stored for the refused key: the same key may be retried after Retry-After. */
