@@ -6,6 +6,8 @@ import dev.idemkit.outbox.MessageHandler;
 import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.SequenceStart;
 import dev.idemkit.outbox.spi.MessageReceiver.Received;
+import dev.idemkit.outbox.support.Backoff;
+import dev.idemkit.outbox.support.PollingWorker;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -38,7 +40,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
@@ -89,8 +90,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
   private final InboxConsumer inbox;
   private final Properties consumerProperties;
   private final List<String> topics;
-  private final Duration initialBackoff;
-  private final Duration maxBackoff;
+  private final Backoff backoff;
   private final Duration heldRetryInterval;
   private final Duration pollTimeout;
   private final Duration inboxRetention;
@@ -104,9 +104,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
   private final Map<TopicPartition, Integer> failuresInARow = new ConcurrentHashMap<>();
   private final Map<TopicPartition, Instant> pausedUntil = new ConcurrentHashMap<>();
   private final Map<TopicPartition, Long> rewindTo = new HashMap<>();
-  private volatile boolean running;
-  private Thread thread;
-  private volatile Consumer<String, String> consumer;
+  private PollingWorker worker;
 
   private KafkaEventConsumer(Builder b) {
     this.name = b.name;
@@ -124,8 +122,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
             .build();
     this.consumerProperties = b.properties;
     this.topics = b.aggregateTypes.stream().map(b.topicNaming::topicFor).distinct().toList();
-    this.initialBackoff = b.initialBackoff;
-    this.maxBackoff = b.maxBackoff;
+    this.backoff = Backoff.exponential(b.initialBackoff, b.maxBackoff);
     this.heldRetryInterval = b.heldRetryInterval;
     this.pollTimeout = b.pollTimeout;
     this.inboxRetention = b.inboxRetention;
@@ -170,7 +167,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
    *     (an interceptor or metric reporter that fails, say), with Kafka's reason
    */
   public synchronized KafkaEventConsumer start() {
-    if (running) {
+    if (worker != null) {
       return this;
     }
     // Under this object's lock for up to retentionCheckTimeout: a close() meanwhile waits, then
@@ -201,64 +198,79 @@ public final class KafkaEventConsumer implements AutoCloseable {
           e);
     }
     Consumer<String, String> polled = clientWrapper.apply(c);
-    consumer = polled;
-    running = true;
-    thread = new Thread(() -> run(polled), "idemkit-kafka-consumer-" + name);
-    thread.setDaemon(true);
-    thread.start();
+    worker =
+        PollingWorker.named("idemkit-kafka-consumer-" + name)
+            .poll(new Rounds(polled))
+            // Kafka's client is stopped by its wakeup(), not by an interrupt (which would fail the
+            // commit of the batch in hand); and closed on the polling thread, never beside a poll.
+            .interruptOnStop(false)
+            .onStop(polled::wakeup)
+            .whenStopped(polled::close)
+            .stopTimeout(Duration.ofSeconds(30))
+            .build()
+            .start();
     tell(() -> listener.started(this));
     return this;
   }
 
-  /** Stops polling; the batch in hand finishes and its offsets are committed. */
+  /**
+   * Stops polling (the client's poll is woken up); the batch in hand finishes and its offsets are
+   * committed, then the client closes. Waits for that, at most 30 seconds.
+   */
   @Override
   public synchronized void close() {
-    running = false;
-    Consumer<String, String> c = consumer;
-    if (c != null) {
-      c.wakeup();
-    }
-    if (thread != null) {
-      try {
-        thread.join(30_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      thread = null;
+    if (worker != null) {
+      worker.stop();
+      worker = null;
     }
   }
 
-  private void run(Consumer<String, String> c) {
-    try (c) {
-      c.subscribe(topics, new Rebalance());
-      Instant nextHeldCheck = clock.instant();
-      while (running) {
-        ConsumerRecords<String, String> unsettled = ConsumerRecords.empty();
-        try {
-          rewind(c);
-          ConsumerRecords<String, String> records = c.poll(pollTimeout);
-          unsettled = records;
-          resumeDue(c);
-          if (!records.isEmpty()) {
-            process(c, records);
-          }
-          unsettled = ConsumerRecords.empty();
-          if (!clock.instant().isBefore(nextHeldCheck)) {
-            releaseHeld();
-            nextHeldCheck = clock.instant().plus(heldRetryInterval);
-          }
-        } catch (WakeupException e) {
-          // close() asked us to stop; the client closes without committing anything more.
-        } catch (Exception | Error e) {
-          // An Error too (the client's, a bug's): this thread is the only one polling, and if it
-          // ended, nothing would be consumed any more, with nobody told.
-          LOG.log(Level.WARNING, name + ": consumer round failed; trying again", e);
-          rewindLater(unsettled);
-          sleepQuietly(initialBackoff);
+  /**
+   * The polling thread's rounds: subscribe (once), send back what a failed round left unsettled,
+   * poll, resume partitions whose backoff is over, hand the records to the inbox, and every {@code
+   * heldRetryInterval} release held messages. Confined to the polling thread, as the Kafka client
+   * must be.
+   */
+  private final class Rounds implements PollingWorker.Poll {
+    private final Consumer<String, String> c;
+    private boolean subscribed;
+    private Instant nextHeldCheck = clock.instant();
+
+    Rounds(Consumer<String, String> c) {
+      this.c = c;
+    }
+
+    @Override
+    public Duration pollOnce() {
+      ConsumerRecords<String, String> unsettled = ConsumerRecords.empty();
+      try {
+        if (!subscribed) {
+          c.subscribe(topics, new Rebalance());
+          subscribed = true;
         }
+        rewind(c);
+        ConsumerRecords<String, String> records = c.poll(pollTimeout);
+        unsettled = records;
+        resumeDue(c);
+        if (!records.isEmpty()) {
+          process(c, records);
+        }
+        unsettled = ConsumerRecords.empty();
+        if (!clock.instant().isBefore(nextHeldCheck)) {
+          releaseHeld();
+          nextHeldCheck = clock.instant().plus(heldRetryInterval);
+        }
+        return Duration.ZERO;
+      } catch (WakeupException e) {
+        // close() asked us to stop; the client closes without committing anything more.
+        return Duration.ZERO;
+      } catch (Exception | Error e) {
+        // An Error too (the client's, a bug's): this thread is the only one polling, and if it
+        // ended, nothing would be consumed any more, with nobody told.
+        LOG.log(Level.WARNING, name + ": consumer round failed; trying again", e);
+        rewindLater(unsettled);
+        return backoff.delay(1);
       }
-    } finally {
-      consumer = null;
     }
   }
 
@@ -360,7 +372,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
         commit.put(p, new OffsetAndMetadata(failed));
         c.seek(p, failed);
         int failures = failuresInARow.merge(p, 1, Integer::sum);
-        pausedUntil.put(p, clock.instant().plus(backoff(failures)));
+        pausedUntil.put(p, clock.instant().plus(backoff.delay(failures)));
         c.pause(List.of(p));
         tell(() -> listener.partitionRetried(name));
       }
@@ -455,22 +467,6 @@ public final class KafkaEventConsumer implements AutoCloseable {
       c.resume(due);
       pausedUntil.keySet().removeAll(due);
       pausedUntil.keySet().retainAll(c.assignment());
-    }
-  }
-
-  Duration backoff(int failures) {
-    Duration d = initialBackoff;
-    for (int i = 1; i < failures && d.compareTo(maxBackoff) < 0; i++) {
-      d = d.multipliedBy(2);
-    }
-    return d.compareTo(maxBackoff) > 0 ? maxBackoff : d;
-  }
-
-  private static void sleepQuietly(Duration d) {
-    try {
-      Thread.sleep(d.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 
@@ -712,7 +708,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
       for (String type : aggregateTypes) {
         String topic = topicNaming.topicFor(type);
         try {
-          Topic.validate(topic);
+          TopicNames.validate(topic);
         } catch (InvalidTopicException e) {
           throw new IllegalArgumentException(
               "Kafka consumer "

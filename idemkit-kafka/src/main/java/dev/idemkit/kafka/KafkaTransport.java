@@ -23,7 +23,6 @@ import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
@@ -197,11 +196,12 @@ public final class KafkaTransport implements EventTransport {
 
   /** The record an event travels as: key = aggregate id, value = payload, envelope as headers. */
   public static ProducerRecord<String, String> record(String topic, EventEnvelope e) {
-    RecordHeaders headers = new RecordHeaders();
+    ProducerRecord<String, String> record =
+        new ProducerRecord<>(topic, e.partitionKey(), e.payload());
     for (Map.Entry<String, String> h : e.headers().entrySet()) {
-      headers.add(h.getKey(), h.getValue().getBytes(StandardCharsets.UTF_8));
+      record.headers().add(h.getKey(), h.getValue().getBytes(StandardCharsets.UTF_8));
     }
-    return new ProducerRecord<>(topic, null, e.partitionKey(), e.payload(), headers);
+    return record;
   }
 
   @Override
