@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.BufferExhaustedException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
@@ -23,6 +24,7 @@ import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
@@ -202,6 +204,23 @@ public final class KafkaTransport implements EventTransport {
       record.headers().add(h.getKey(), h.getValue().getBytes(StandardCharsets.UTF_8));
     }
     return record;
+  }
+
+  /**
+   * The event a record carries (the inverse of {@link #record}): its envelope from the headers, its
+   * payload from the value.
+   *
+   * @throws IllegalArgumentException if the record is not an Idemkit event (headers missing or
+   *     malformed)
+   */
+  static EventEnvelope envelope(ConsumerRecord<String, String> r) {
+    Map<String, String> headers = new HashMap<>();
+    for (Header h : r.headers()) {
+      if (h.value() != null) {
+        headers.put(h.key(), new String(h.value(), StandardCharsets.UTF_8));
+      }
+    }
+    return EventEnvelope.fromHeaders(headers, r.value() == null ? "" : r.value());
   }
 
   @Override

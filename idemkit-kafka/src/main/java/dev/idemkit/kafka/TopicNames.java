@@ -50,4 +50,25 @@ final class TopicNames {
       }
     }
   }
+
+  /**
+   * @throws IllegalArgumentException naming the consumer, the aggregate type and its topic, if the
+   *     topic is not a valid Kafka topic name
+   */
+  static void validateFor(String consumer, String aggregateType, String topic) {
+    try {
+      validate(topic);
+    } catch (InvalidTopicException e) {
+      throw new IllegalArgumentException(
+          "Kafka consumer "
+              + consumer
+              + ": the topic of aggregate type "
+              + aggregateType
+              + " ('"
+              + topic
+              + "') is not a valid Kafka topic name: "
+              + e.getMessage(),
+          e);
+    }
+  }
 }

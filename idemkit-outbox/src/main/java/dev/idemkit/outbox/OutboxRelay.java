@@ -93,30 +93,6 @@ public final class OutboxRelay implements AutoCloseable {
       """;
 
   /**
-   * With an {@link Builder#aggregateWindow aggregate window} of n: the unsent events that follow
-   * the picked ones in their aggregates, up to n - 1 each, due and not parked. Only the relay that
-   * holds an aggregate's oldest unsent event takes its followers (another relay's pick sees that
-   * older one unsent and passes the aggregate by), so an aggregate's events are in one relay's
-   * hands at a time; the caller keeps each aggregate's unbroken run after its picked event.
-   */
-  private static final String FOLLOWERS =
-      """
-      select e.event_id, e.event_type, e.tenant, e.aggregate_type, e.aggregate_id, e.sequence,
-             e.occurred_at, e.payload, e.attempts
-        from idemkit_outbox e
-        join unnest(?::text[], ?::text[], ?::bigint[]) as h(aggregate_type, aggregate_id, sequence)
-          on e.aggregate_type = h.aggregate_type
-         and e.aggregate_id = h.aggregate_id
-         and e.sequence > h.sequence
-         and e.sequence < h.sequence + ?
-       where e.sent_at is null
-         and e.parked_at is null
-         and e.next_attempt_at <= ?
-       order by e.aggregate_type, e.aggregate_id, e.sequence
-         for update of e skip locked
-      """;
-
-  /**
    * Marks a round's events in one statement: the acknowledged ones sent, the others failed (the
    * error, the next attempt's time; one more attempt, and parked at the last allowed one, unless
    * the failure was the transport's, {@code counts} false: see {@link
@@ -176,7 +152,7 @@ public final class OutboxRelay implements AutoCloseable {
   private final Duration ackTimeout;
   private final Duration sentRetention;
   private final Duration pollInterval;
-  private final int aggregateWindow;
+  private final AggregateWindow window;
   private final OutboxListener listener;
   private final PollingWorker worker;
 
@@ -197,7 +173,7 @@ public final class OutboxRelay implements AutoCloseable {
     this.ackTimeout = b.ackTimeout;
     this.sentRetention = b.sentRetention;
     this.pollInterval = b.pollInterval;
-    this.aggregateWindow = b.aggregateWindow;
+    this.window = new AggregateWindow(b.batchSize, b.aggregateWindow);
     this.listener = b.listener;
     this.worker =
         PollingWorker.named("idemkit-outbox-relay")
@@ -266,8 +242,8 @@ public final class OutboxRelay implements AutoCloseable {
     if (batch.isEmpty()) {
       return Round.EMPTY;
     }
-    if (aggregateWindow > 1 && batch.size() < batchSize) {
-      addFollowers(c, now, batch, attempts);
+    if (window.size() > 1 && batch.size() < batchSize) {
+      window.addFollowers(c, now, batch, attempts);
     }
     Throwable[] errors = awaitAcknowledgements(batch);
     // Interrupted (close() stops the threads so): what was not acknowledged yet was cut short by
@@ -326,68 +302,6 @@ public final class OutboxRelay implements AutoCloseable {
       s.executeUpdate();
     }
     return new Round(batch.size(), batch.size() - failed - abandoned, failed, parked);
-  }
-
-  /**
-   * Adds to {@code batch} the events that follow its picked ones in their aggregates (see {@link
-   * #FOLLOWERS}), each right after the one before it, so the transport gets an aggregate's events
-   * in sequence; stops an aggregate at its first missing number (not due, parked, or locked), and
-   * the batch at the batch size.
-   */
-  private void addFollowers(
-      Connection c, Instant now, List<EventEnvelope> batch, List<Integer> attempts)
-      throws SQLException {
-    int heads = batch.size();
-    String[] types = new String[heads];
-    String[] ids = new String[heads];
-    Long[] sequences = new Long[heads];
-    java.util.Map<String, Integer> headAt = new java.util.HashMap<>();
-    for (int i = 0; i < heads; i++) {
-      EventEnvelope e = batch.get(i);
-      types[i] = e.aggregateType();
-      ids[i] = e.aggregateId();
-      sequences[i] = e.sequence();
-      headAt.put(e.aggregateType() + '\u0000' + e.aggregateId(), i);
-    }
-    List<List<EventEnvelope>> runs = new ArrayList<>();
-    List<List<Integer>> runAttempts = new ArrayList<>();
-    for (int i = 0; i < heads; i++) {
-      runs.add(new ArrayList<>());
-      runAttempts.add(new ArrayList<>());
-    }
-    int room = batchSize - heads;
-    try (PreparedStatement s = c.prepareStatement(FOLLOWERS)) {
-      s.setArray(1, c.createArrayOf("text", types));
-      s.setArray(2, c.createArrayOf("text", ids));
-      s.setArray(3, c.createArrayOf("bigint", sequences));
-      s.setInt(4, aggregateWindow);
-      s.setObject(5, Outbox.utc(now));
-      try (ResultSet rs = s.executeQuery()) {
-        while (rs.next() && room > 0) {
-          EventEnvelope e = Outbox.envelope(rs);
-          int h = headAt.get(e.aggregateType() + '\u0000' + e.aggregateId());
-          List<EventEnvelope> run = runs.get(h);
-          long last = run.isEmpty() ? batch.get(h).sequence() : run.get(run.size() - 1).sequence();
-          if (e.sequence() == last + 1) {
-            run.add(e);
-            runAttempts.get(h).add(rs.getInt("attempts"));
-            room--;
-          }
-        }
-      }
-    }
-    List<EventEnvelope> ordered = new ArrayList<>(batchSize);
-    List<Integer> orderedAttempts = new ArrayList<>(batchSize);
-    for (int i = 0; i < heads; i++) {
-      ordered.add(batch.get(i));
-      orderedAttempts.add(attempts.get(i));
-      ordered.addAll(runs.get(i));
-      orderedAttempts.addAll(runAttempts.get(i));
-    }
-    batch.clear();
-    batch.addAll(ordered);
-    attempts.clear();
-    attempts.addAll(orderedAttempts);
   }
 
   /** Sends the batch; answers, per event, null if acknowledged, else why not. */
