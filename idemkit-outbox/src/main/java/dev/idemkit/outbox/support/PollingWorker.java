@@ -42,7 +42,8 @@ public final class PollingWorker {
     /**
      * Polls once.
      *
-     * @return how long the lane pauses before its next poll ({@link Duration#ZERO}: at once)
+     * @return how long the lane pauses before its next poll ({@link Duration#ZERO} or null: at
+     *     once)
      */
     Duration pollOnce() throws Exception;
   }
@@ -177,10 +178,21 @@ public final class PollingWorker {
         }
         // The lane lives on, whatever a poll throws: a lane that ended would leave its work undone
         // with nothing but a log line to say so.
-        pause = afterFailure.apply(e);
+        pause = pauseAfter(e);
       }
       if (!stopping) {
-        schedule(poll, pause);
+        schedule(poll, pause == null ? Duration.ZERO : pause);
+      }
+    }
+
+    /** The failure handler's pause; a second if the handler itself fails (the lane must go on). */
+    private Duration pauseAfter(Throwable failure) {
+      try {
+        return afterFailure.apply(failure);
+      } catch (RuntimeException | Error e) {
+        e.addSuppressed(failure);
+        LOG.log(Level.WARNING, name + ": the failure handler failed; trying again in a second", e);
+        return Duration.ofSeconds(1);
       }
     }
   }

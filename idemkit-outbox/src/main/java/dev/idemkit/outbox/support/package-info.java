@@ -9,7 +9,9 @@
  *       delivery sender's, a Kafka consumer's), on a scheduled executor, with a bounded stop;
  *   <li>{@link dev.idemkit.outbox.support.Transactions}: the commit-or-roll-back template (a relay
  *       round, a delivery round, an inbox batch, a cleanup batch) and the auto-committing
- *       connection for single statements.
+ *       connection for single statements;
+ *   <li>{@link dev.idemkit.outbox.support.ModuleSchema}: a module's tables, applied by Flyway with
+ *       a history table of the module's own.
  * </ul>
  *
  * <p>Public so that the transport modules (Kafka) use them too; they are building blocks of

@@ -93,6 +93,32 @@ class PollingWorkerTest {
   }
 
   @Test
+  void aFailureHandlerThatThrowsDoesNotEndTheLane() throws Exception {
+    AtomicInteger polls = new AtomicInteger();
+    PollingWorker worker =
+        PollingWorker.named("test-handler-fails")
+            .poll(
+                () -> {
+                  if (polls.incrementAndGet() == 1) {
+                    throw new IllegalStateException("the poll fails");
+                  }
+                  return Duration.ofHours(1);
+                })
+            .afterFailure(
+                e -> {
+                  throw new IllegalStateException("and so does its handler");
+                })
+            .build()
+            .start();
+    try {
+      awaitPolls(polls, 2);
+      assertThat(polls.get()).as("polled again after the handler's fallback second").isEqualTo(2);
+    } finally {
+      worker.stop();
+    }
+  }
+
+  @Test
   void withoutInterruptTheWakeUpEndsThePollAndTheLastStepRunsOnTheWorkerAfterIt() throws Exception {
     CountDownLatch woken = new CountDownLatch(1);
     CountDownLatch polling = new CountDownLatch(1);
