@@ -165,6 +165,21 @@ public final class PollingWorker {
       }
     }
 
+    /**
+     * One poll of a lane, then the lane's next, scheduled.
+     *
+     * <p>Where a lane and {@link PollingWorker#stop} meet: the stopping thread sets {@code
+     * stopping}, calls the wake-up, then shuts the executor down (interrupting the running polls,
+     * unless told not to); the lane's thread may be anywhere in here. Before the poll, it sees the
+     * flag and ends; or it read the flag just before the stop set it, and its poll begins anyway:
+     * it is then one of the polls {@code awaitTermination} waits for, and the interrupt (or the
+     * wake-up, called before) cuts it short as it would have cut one already running. During the
+     * poll, what the cut throws is not logged as a failure. After the poll, it sees the flag and
+     * schedules nothing; or its {@code schedule} meets the shut-down executor (rejected: the lane
+     * ends), or lands just before the shutdown, which drops it (delayed tasks are not kept past a
+     * shutdown). Either way the lane ends with the run, and no poll is left to run beside the last
+     * step.
+     */
     private void pollOnce(Poll poll) {
       if (stopping) {
         return;
