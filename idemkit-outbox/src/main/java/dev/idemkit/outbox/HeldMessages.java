@@ -8,7 +8,6 @@ import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
-import javax.sql.DataSource;
 
 /**
  * A consumer's held messages (in sequence, ahead of a gap in their aggregate): releasing those
@@ -57,32 +56,27 @@ final class HeldMessages {
       select count(*), min(held_at) from idemkit_inbox where consumer_name = ? and status = 'HELD'
       """;
 
-  private final String name;
-  private final DataSource dataSource;
-  private final OutboxListener listener;
-  private final SequenceStart sequenceStart;
   private final InboxBatch batches;
 
+  private final InboxConfig inbox;
+
   HeldMessages(InboxConfig config, InboxBatch batches) {
-    this.name = config.name();
-    this.dataSource = config.dataSource();
-    this.listener = config.listener();
-    this.sequenceStart = config.sequenceStart();
+    this.inbox = config;
     this.batches = batches;
   }
 
   /** See {@link InboxConsumer#releaseHeldMessages}. */
   List<EventEnvelope> release() throws SQLException {
-    if (sequenceStart == null) {
+    if (inbox.sequenceStart() == null) {
       return List.of();
     }
     List<EventEnvelope> released = new ArrayList<>();
     while (true) {
       List<EventEnvelope> batch = new ArrayList<>();
-      try (Connection c = dataSource.getConnection();
+      try (Connection c = inbox.dataSource().getConnection();
           PreparedStatement s = c.prepareStatement(RELEASABLE)) {
-        s.setString(1, name);
-        s.setLong(2, sequenceStart == SequenceStart.FROM_ONE ? 1 : Long.MAX_VALUE);
+        s.setString(1, inbox.name());
+        s.setLong(2, inbox.sequenceStart() == SequenceStart.FROM_ONE ? 1 : Long.MAX_VALUE);
         s.setInt(3, 200);
         try (ResultSet rs = s.executeQuery()) {
           while (rs.next()) {
@@ -109,7 +103,7 @@ final class HeldMessages {
       }
     }
     if (!released.isEmpty()) {
-      listener.heldReleased(name, released.size());
+      inbox.listener().heldReleased(inbox.name(), released.size());
     }
     return released;
   }
@@ -117,9 +111,9 @@ final class HeldMessages {
   /** See {@link InboxConsumer#held}. */
   List<InboxConsumer.HeldMessage> held(int limit) throws SQLException {
     List<InboxConsumer.HeldMessage> out = new ArrayList<>();
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = inbox.dataSource().getConnection();
         PreparedStatement s = c.prepareStatement(HELD)) {
-      s.setString(1, name);
+      s.setString(1, inbox.name());
       s.setInt(2, limit);
       try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
@@ -136,9 +130,9 @@ final class HeldMessages {
 
   /** See {@link InboxConsumer#heldSummary}. */
   InboxConsumer.HeldSummary heldSummary() throws SQLException {
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = inbox.dataSource().getConnection();
         PreparedStatement s = c.prepareStatement(HELD_SUMMARY)) {
-      s.setString(1, name);
+      s.setString(1, inbox.name());
       try (ResultSet rs = s.executeQuery()) {
         rs.next();
         OffsetDateTime oldest = rs.getObject(2, OffsetDateTime.class);

@@ -5,7 +5,6 @@ import dev.idemkit.outbox.support.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Clock;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -17,7 +16,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import javax.sql.DataSource;
 
 /**
  * Applying messages: a batch in one transaction (claims, the {@link MessageHandler}, one commit),
@@ -31,22 +29,13 @@ final class InboxBatch {
   /** PostgreSQL's SQLSTATE for a statement sent in an aborted transaction. */
   private static final String IN_FAILED_TRANSACTION = "25P02";
 
-  private final String name;
-  private final DataSource dataSource;
-  private final MessageHandler handler;
-  private final Clock clock;
-  private final OutboxListener listener;
-  private final SequenceStart sequenceStart;
   private final InboxRows rows;
   private final SequenceGate gate;
 
+  private final InboxConfig inbox;
+
   InboxBatch(InboxConfig config, InboxRows rows, SequenceGate gate) {
-    this.name = config.name();
-    this.dataSource = config.dataSource();
-    this.handler = config.handler();
-    this.clock = config.clock();
-    this.listener = config.listener();
-    this.sequenceStart = config.sequenceStart();
+    this.inbox = config;
     this.rows = rows;
     this.gate = gate;
   }
@@ -100,8 +89,8 @@ final class InboxBatch {
       LOG.log(
           Level.FINE,
           failedAt >= 0
-              ? name + ": " + e.getMessage() + "; the batch goes on without it"
-              : name + ": a batch of " + batch.size() + " failed; one by one now",
+              ? inbox.name() + ": " + e.getMessage() + "; the batch goes on without it"
+              : inbox.name() + ": a batch of " + batch.size() + " failed; one by one now",
           e);
     }
     if (failedAt >= 0) {
@@ -172,10 +161,10 @@ final class InboxBatch {
         // shutting down): not the message's failure. Rolled back, no attempt counted; the
         // transport brings it again.
         Thread.currentThread().interrupt();
-        LOG.log(Level.FINE, name + ": " + message.eventId() + " cut short by an interrupt");
+        LOG.log(Level.FINE, inbox.name() + ": " + message.eventId() + " cut short by an interrupt");
         return Received.FAILED;
       }
-      listener.consumeFailed(name);
+      inbox.listener().consumeFailed(inbox.name());
       return rows.recordFailure(message, cause);
     }
   }
@@ -187,7 +176,8 @@ final class InboxBatch {
   }
 
   Received[] apply(Messages source) throws Exception {
-    Decided decided = Transactions.inTransaction(dataSource, c -> decideAndApply(c, source.in(c)));
+    Decided decided =
+        Transactions.inTransaction(inbox.dataSource(), c -> decideAndApply(c, source.in(c)));
     report(decided.out(), decided.tally());
     return decided.out();
   }
@@ -201,13 +191,13 @@ final class InboxBatch {
     if (messages.isEmpty()) {
       return new Decided(out, tally);
     }
-    OffsetDateTime now = Outbox.utc(clock.instant());
+    OffsetDateTime now = Outbox.utc(inbox.clock().instant());
     List<EventEnvelope> toApply =
-        sequenceStart == null
+        inbox.sequenceStart() == null
             ? claimAll(c, messages, now, out)
             : gate.decide(c, messages, now, out, tally);
     if (!toApply.isEmpty()) {
-      handler.applyAll(c, toApply);
+      inbox.handler().applyAll(c, toApply);
       failIfAborted(c);
     }
     return new Decided(out, tally);
@@ -286,16 +276,16 @@ final class InboxBatch {
       }
     }
     if (applied > 0) {
-      listener.consumed(name, applied);
+      inbox.listener().consumed(inbox.name(), applied);
     }
     if (duplicates > tally.stale) {
-      listener.duplicatesSkipped(name, duplicates - tally.stale);
+      inbox.listener().duplicatesSkipped(inbox.name(), duplicates - tally.stale);
     }
     if (tally.stale > 0) {
-      listener.staleSkipped(name, tally.stale);
+      inbox.listener().staleSkipped(inbox.name(), tally.stale);
     }
     if (tally.held > 0) {
-      listener.messagesHeld(name, tally.held);
+      inbox.listener().messagesHeld(inbox.name(), tally.held);
     }
   }
 }

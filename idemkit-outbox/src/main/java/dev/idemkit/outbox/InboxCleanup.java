@@ -5,14 +5,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Clock;
-import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import javax.sql.DataSource;
 
 /**
  * Forgetting what a consumer no longer needs: processed ids past the retention, and (from the first
@@ -76,40 +73,32 @@ final class InboxCleanup {
 
   private static final int CLEANUP_BATCH = 1000;
 
-  private final String name;
-  private final DataSource dataSource;
-  private final Duration retention;
-  private final Clock clock;
-  private final SequenceStart sequenceStart;
+  private final InboxConfig inbox;
 
   InboxCleanup(InboxConfig config) {
-    this.name = config.name();
-    this.dataSource = config.dataSource();
-    this.retention = config.retention();
-    this.clock = config.clock();
-    this.sequenceStart = config.sequenceStart();
+    this.inbox = config;
   }
 
   /** See {@link InboxConsumer#deleteProcessed}. */
   int deleteProcessed() throws SQLException {
-    OffsetDateTime cutoff = Outbox.utc(clock.instant().minus(retention));
+    OffsetDateTime cutoff = Outbox.utc(inbox.clock().instant().minus(inbox.retention()));
     int deleted;
-    try (Connection c = Transactions.autoCommitting(dataSource);
+    try (Connection c = Transactions.autoCommitting(inbox.dataSource());
         PreparedStatement s = c.prepareStatement(DELETE_PROCESSED)) {
       deleted =
           Outbox.inBatches(
               CLEANUP_BATCH,
               () -> {
-                s.setString(1, name);
-                s.setString(2, name);
+                s.setString(1, inbox.name());
+                s.setString(2, inbox.name());
                 s.setObject(3, cutoff);
                 s.setInt(4, CLEANUP_BATCH);
                 return s.executeUpdate();
               });
     }
-    if (sequenceStart == SequenceStart.FIRST_SEEN) {
+    if (inbox.sequenceStart() == SequenceStart.FIRST_SEEN) {
       int forgotten = forgetIdleAggregates(cutoff);
-      LOG.log(Level.FINE, () -> name + ": forgot " + forgotten + " idle aggregate(s)");
+      LOG.log(Level.FINE, () -> inbox.name() + ": forgot " + forgotten + " idle aggregate(s)");
     }
     return deleted;
   }
@@ -143,7 +132,7 @@ final class InboxCleanup {
     int forgotten = 0;
     Forgotten batch;
     do {
-      batch = Transactions.inTransaction(dataSource, c -> forgetIdleBatch(c, cutoff));
+      batch = Transactions.inTransaction(inbox.dataSource(), c -> forgetIdleBatch(c, cutoff));
       forgotten += batch.deleted();
     } while (batch.locked() == CLEANUP_BATCH);
     return forgotten;
@@ -156,7 +145,7 @@ final class InboxCleanup {
     List<String> types = new ArrayList<>();
     List<String> ids = new ArrayList<>();
     try (PreparedStatement s = c.prepareStatement(LOCK_IDLE_SEQUENCES)) {
-      s.setString(1, name);
+      s.setString(1, inbox.name());
       s.setObject(2, cutoff);
       s.setInt(3, CLEANUP_BATCH);
       try (ResultSet rs = s.executeQuery()) {
@@ -172,7 +161,7 @@ final class InboxCleanup {
     try (PreparedStatement s = c.prepareStatement(DELETE_IDLE_SEQUENCES)) {
       s.setArray(1, c.createArrayOf("text", types.toArray()));
       s.setArray(2, c.createArrayOf("text", ids.toArray()));
-      s.setString(3, name);
+      s.setString(3, inbox.name());
       return new Forgotten(types.size(), s.executeUpdate());
     }
   }

@@ -6,7 +6,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.time.OffsetDateTime;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -16,7 +15,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import javax.sql.DataSource;
 
 /**
  * One consumer's rows in {@code idemkit_inbox}, one message each: claiming them for a transaction,
@@ -84,18 +82,10 @@ final class InboxRows {
       returning status
       """;
 
-  private final String name;
-  private final DataSource dataSource;
-  private final int maxAttempts;
-  private final Clock clock;
-  private final OutboxListener listener;
+  private final InboxConfig inbox;
 
   InboxRows(InboxConfig config) {
-    this.name = config.name();
-    this.dataSource = config.dataSource();
-    this.maxAttempts = config.maxAttempts();
-    this.clock = config.clock();
-    this.listener = config.listener();
+    this.inbox = config;
   }
 
   Set<UUID> claim(Connection c, List<EventEnvelope> messages, OffsetDateTime now)
@@ -104,7 +94,7 @@ final class InboxRows {
     UUID[] ids = messages.stream().map(EventEnvelope::eventId).sorted().toArray(UUID[]::new);
     Set<UUID> claimed = new HashSet<>();
     try (PreparedStatement s = c.prepareStatement(CLAIM)) {
-      s.setString(1, name);
+      s.setString(1, inbox.name());
       s.setObject(2, now);
       s.setObject(3, now);
       s.setArray(4, c.createArrayOf("uuid", ids));
@@ -120,7 +110,7 @@ final class InboxRows {
   Map<UUID, String> statuses(Connection c, List<UUID> ids) throws SQLException {
     Map<UUID, String> out = new HashMap<>();
     try (PreparedStatement s = c.prepareStatement(STATUSES)) {
-      s.setString(1, name);
+      s.setString(1, inbox.name());
       s.setArray(2, c.createArrayOf("uuid", ids.toArray()));
       try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
@@ -160,7 +150,7 @@ final class InboxRows {
    */
   Received settledMeanwhile(Connection c, UUID eventId) throws SQLException {
     try (PreparedStatement st = c.prepareStatement(STATUS)) {
-      st.setString(1, name);
+      st.setString(1, inbox.name());
       st.setObject(2, eventId);
       try (ResultSet rs = st.executeQuery()) {
         rs.next();
@@ -171,14 +161,15 @@ final class InboxRows {
 
   Received recordFailure(EventEnvelope m, Throwable cause) {
     String error = describe(cause);
-    LOG.log(Level.WARNING, name + " failed on " + m.type() + " " + m.eventId() + ": " + error);
+    LOG.log(
+        Level.WARNING, inbox.name() + " failed on " + m.type() + " " + m.eventId() + ": " + error);
     LOG.log(Level.FINE, "The failure in full", cause);
-    try (Connection c = Transactions.autoCommitting(dataSource);
+    try (Connection c = Transactions.autoCommitting(inbox.dataSource());
         PreparedStatement s = c.prepareStatement(RECORD_FAILURE)) {
-      s.setString(1, name);
+      s.setString(1, inbox.name());
       s.setObject(2, m.eventId());
-      s.setInt(3, maxAttempts);
-      s.setObject(4, Outbox.utc(clock.instant()));
+      s.setInt(3, inbox.maxAttempts());
+      s.setObject(4, Outbox.utc(inbox.clock().instant()));
       s.setString(5, stored(error));
       s.setString(6, m.type());
       s.setString(7, m.tenant());
@@ -187,20 +178,20 @@ final class InboxRows {
       s.setLong(10, m.sequence());
       s.setObject(11, Outbox.utc(m.occurredAt()));
       s.setString(12, m.payload());
-      s.setInt(13, maxAttempts);
+      s.setInt(13, inbox.maxAttempts());
       try (ResultSet rs = s.executeQuery()) {
         if (!rs.next()) {
           // A racing delivery processed (or parked) it meanwhile.
           return settledMeanwhile(c, m.eventId());
         }
         if ("PARKED".equals(rs.getString(1))) {
-          listener.messageParked(name);
+          inbox.listener().messageParked(inbox.name());
           return Received.PARKED;
         }
         return Received.FAILED;
       }
     } catch (SQLException e) {
-      LOG.log(Level.WARNING, name + " could not record the failure of " + m.eventId(), e);
+      LOG.log(Level.WARNING, inbox.name() + " could not record the failure of " + m.eventId(), e);
       return Received.FAILED;
     }
   }

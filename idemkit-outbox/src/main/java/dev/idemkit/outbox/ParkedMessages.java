@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import javax.sql.DataSource;
 
 /**
  * A consumer's parked messages (failed {@code maxAttempts} times): the operators' view of them and
@@ -60,17 +59,14 @@ final class ParkedMessages {
        where consumer_name = ? and message_id = ? and status = 'PARKED'
       """;
 
-  private final String name;
-  private final DataSource dataSource;
-  private final OutboxListener listener;
   private final InboxRows rows;
   private final InboxBatch batches;
   private final HeldMessages held;
 
+  private final InboxConfig inbox;
+
   ParkedMessages(InboxConfig config, InboxRows rows, InboxBatch batches, HeldMessages held) {
-    this.name = config.name();
-    this.dataSource = config.dataSource();
-    this.listener = config.listener();
+    this.inbox = config;
     this.rows = rows;
     this.batches = batches;
     this.held = held;
@@ -79,9 +75,9 @@ final class ParkedMessages {
   /** See {@link InboxConsumer#parked}. */
   List<InboxConsumer.ParkedMessage> parked(int limit) throws SQLException {
     List<InboxConsumer.ParkedMessage> out = new ArrayList<>();
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = inbox.dataSource().getConnection();
         PreparedStatement s = c.prepareStatement(PARKED)) {
-      s.setString(1, name);
+      s.setString(1, inbox.name());
       s.setInt(2, limit);
       try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
@@ -96,9 +92,9 @@ final class ParkedMessages {
 
   /** See {@link InboxConsumer#parkedCount}. */
   long parkedCount() throws SQLException {
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = inbox.dataSource().getConnection();
         PreparedStatement s = c.prepareStatement(PARKED_COUNT)) {
-      s.setString(1, name);
+      s.setString(1, inbox.name());
       try (ResultSet rs = s.executeQuery()) {
         rs.next();
         return rs.getLong(1);
@@ -126,9 +122,9 @@ final class ParkedMessages {
         if (e instanceof SQLException sql) {
           throw sql;
         }
-        throw new SQLException(name + ": could not re-queue " + messageId, e);
+        throw new SQLException(inbox.name() + ": could not re-queue " + messageId, e);
       }
-      listener.consumeFailed(name);
+      inbox.listener().consumeFailed(inbox.name());
       Throwable cause =
           e instanceof MessageFailedException && e.getCause() != null ? e.getCause() : e;
       r = recordRequeueFailure(unparked[0], cause);
@@ -152,7 +148,7 @@ final class ParkedMessages {
    */
   private EventEnvelope unpark(Connection c, UUID messageId) throws SQLException {
     try (PreparedStatement s = c.prepareStatement(UNPARK)) {
-      s.setString(1, name);
+      s.setString(1, inbox.name());
       s.setObject(2, messageId);
       try (ResultSet rs = s.executeQuery()) {
         return rs.next() ? Outbox.envelope(rs) : null;
@@ -168,21 +164,21 @@ final class ParkedMessages {
     String error = InboxRows.describe(cause);
     LOG.log(
         Level.WARNING,
-        name + " failed on re-queued " + m.type() + " " + m.eventId() + ": " + error);
+        inbox.name() + " failed on re-queued " + m.type() + " " + m.eventId() + ": " + error);
     LOG.log(Level.FINE, "The failure in full", cause);
-    try (Connection c = Transactions.autoCommitting(dataSource);
+    try (Connection c = Transactions.autoCommitting(inbox.dataSource());
         PreparedStatement s = c.prepareStatement(REQUEUE_FAILED)) {
       s.setString(1, InboxRows.stored(error));
-      s.setString(2, name);
+      s.setString(2, inbox.name());
       s.setObject(3, m.eventId());
       if (s.executeUpdate() == 0) {
         // A racing re-queue applied it meanwhile.
         return rows.settledMeanwhile(c, m.eventId());
       }
     } catch (SQLException e) {
-      LOG.log(Level.WARNING, name + " could not record the failure of " + m.eventId(), e);
+      LOG.log(Level.WARNING, inbox.name() + " could not record the failure of " + m.eventId(), e);
     }
-    listener.messageParked(name);
+    inbox.listener().messageParked(inbox.name());
     return Received.PARKED;
   }
 }

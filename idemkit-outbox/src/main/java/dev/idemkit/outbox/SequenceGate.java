@@ -94,13 +94,12 @@ final class SequenceGate {
     int held;
   }
 
-  private final String name;
-  private final SequenceStart sequenceStart;
   private final InboxRows rows;
 
+  private final InboxConfig inbox;
+
   SequenceGate(InboxConfig config, InboxRows rows) {
-    this.name = config.name();
-    this.sequenceStart = config.sequenceStart();
+    this.inbox = config;
     this.rows = rows;
   }
 
@@ -114,7 +113,7 @@ final class SequenceGate {
       throws SQLException {
     Map<AggregateKey, Long> last = lockSequences(c, messages, now);
     Map<AggregateKey, Long> advanced = new LinkedHashMap<>();
-    if (sequenceStart == SequenceStart.FROM_ONE) {
+    if (inbox.sequenceStart() == SequenceStart.FROM_ONE) {
       Map<AggregateKey, Long> adopted = appliedWithoutSequence(c, messages, last);
       last.putAll(adopted);
       advanced.putAll(adopted); // recorded, so held messages are released from there too
@@ -135,7 +134,7 @@ final class SequenceGate {
       Long expected = null; // FIRST_SEEN, nothing applied yet: whatever comes
       if (applied != null) {
         expected = applied + 1;
-      } else if (sequenceStart == SequenceStart.FROM_ONE) {
+      } else if (inbox.sequenceStart() == SequenceStart.FROM_ONE) {
         expected = 1L;
       }
       if ("PROCESSED".equals(st)) {
@@ -171,7 +170,8 @@ final class SequenceGate {
     if (!toClaim.isEmpty() && rows.claim(c, toClaim, now).size() != toClaim.size()) {
       // Only a failure being recorded at this moment can have changed a row we read (it takes no
       // aggregate lock): decide again from the start.
-      throw new IllegalStateException(name + ": an inbox row changed under the batch; again");
+      throw new IllegalStateException(
+          inbox.name() + ": an inbox row changed under the batch; again");
     }
     if (!toHold.isEmpty()) {
       hold(c, toHold, now);
@@ -198,7 +198,7 @@ final class SequenceGate {
     }
     Map<AggregateKey, Long> last = new HashMap<>();
     try (PreparedStatement s = c.prepareStatement(LOCK_SEQUENCES)) {
-      s.setString(1, name);
+      s.setString(1, inbox.name());
       s.setObject(2, now);
       s.setArray(3, c.createArrayOf("text", types));
       s.setArray(4, c.createArrayOf("text", ids));
@@ -246,7 +246,7 @@ final class SequenceGate {
     try (PreparedStatement s = c.prepareStatement(APPLIED_WITHOUT_SEQUENCE)) {
       s.setArray(1, c.createArrayOf("text", types));
       s.setArray(2, c.createArrayOf("text", ids));
-      s.setString(3, name);
+      s.setString(3, inbox.name());
       try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
           adopted.put(new AggregateKey(rs.getString(1), rs.getString(2)), rs.getLong(3));
@@ -272,7 +272,7 @@ final class SequenceGate {
       s.setArray(2, c.createArrayOf("text", types));
       s.setArray(3, c.createArrayOf("text", ids));
       s.setArray(4, c.createArrayOf("bigint", sequences));
-      s.setString(5, name);
+      s.setString(5, inbox.name());
       s.executeUpdate();
     }
   }
@@ -300,7 +300,7 @@ final class SequenceGate {
       payloads[k] = m.payload();
     }
     try (PreparedStatement s = c.prepareStatement(HOLD)) {
-      s.setString(1, name);
+      s.setString(1, inbox.name());
       s.setObject(2, now);
       s.setObject(3, now);
       s.setArray(4, c.createArrayOf("uuid", ids));
