@@ -40,24 +40,16 @@ class TransactionsIT {
 
   @Test
   void rollsBackWhenTheWorkThrowsAnErrorTooAndRethrowsIt() {
-    assertThatThrownBy(
-            () ->
-                Transactions.inTransaction(
-                    db,
-                    c -> {
-                      insert(c, 1);
-                      throw new AssertionError("the work's bug");
-                    }))
+    Transactions.Work<Integer, RuntimeException> bug =
+        c -> {
+          insert(c, 1);
+          throw new AssertionError("the work's bug");
+        };
+    assertThatThrownBy(() -> Transactions.inTransaction(db, bug))
         .isInstanceOf(AssertionError.class)
         .hasMessage("the work's bug");
-    assertThatThrownBy(
-            () ->
-                Transactions.inTransaction(
-                    db,
-                    c -> {
-                      insert(c, 2);
-                      return insert(c, 2); // duplicate key: the statement fails
-                    }))
+    // The same key twice: the second insert fails.
+    assertThatThrownBy(() -> Transactions.inTransaction(db, c -> insert(c, 2) + insert(c, 2)))
         .isInstanceOf(SQLException.class);
 
     assertThat(TestPostgres.count("select count(*) from tx_probe")).isZero();
@@ -65,21 +57,19 @@ class TransactionsIT {
 
   @Test
   void aConnectionLostInTheWorkSurfacesAsTheRollbacksFailureWithTheWorksAttached() {
-    assertThatThrownBy(
-            () ->
-                Transactions.inTransaction(
-                    db,
-                    c -> {
-                      insert(c, 1);
-                      int pid;
-                      try (Statement s = c.createStatement();
-                          var rs = s.executeQuery("select pg_backend_pid()")) {
-                        rs.next();
-                        pid = rs.getInt(1);
-                      }
-                      TestPostgres.execute("select pg_terminate_backend(" + pid + ")");
-                      return insert(c, 2); // on a session the database ended
-                    }))
+    Transactions.Work<Integer, RuntimeException> lost =
+        c -> {
+          insert(c, 1);
+          int pid;
+          try (Statement s = c.createStatement();
+              var rs = s.executeQuery("select pg_backend_pid()")) {
+            rs.next();
+            pid = rs.getInt(1);
+          }
+          TestPostgres.execute("select pg_terminate_backend(" + pid + ")");
+          return insert(c, 2); // on a session the database ended
+        };
+    assertThatThrownBy(() -> Transactions.inTransaction(db, lost))
         .isInstanceOf(SQLException.class)
         .satisfies(e -> assertThat(e.getSuppressed()).isNotEmpty());
 
