@@ -6,13 +6,13 @@ import dev.idemkit.outbox.MessageHandler;
 import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.SequenceStart;
 import dev.idemkit.outbox.spi.MessageReceiver.Received;
-import java.nio.charset.StandardCharsets;
+import dev.idemkit.outbox.support.Backoff;
+import dev.idemkit.outbox.support.PollingWorker;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -21,24 +21,18 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
@@ -89,8 +83,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
   private final InboxConsumer inbox;
   private final Properties consumerProperties;
   private final List<String> topics;
-  private final Duration initialBackoff;
-  private final Duration maxBackoff;
+  private final Backoff backoff;
   private final Duration heldRetryInterval;
   private final Duration pollTimeout;
   private final Duration inboxRetention;
@@ -101,12 +94,8 @@ public final class KafkaEventConsumer implements AutoCloseable {
   private final KafkaConsumerListener listener;
   private final UnaryOperator<Consumer<String, String>> clientWrapper;
 
-  private final Map<TopicPartition, Integer> failuresInARow = new ConcurrentHashMap<>();
-  private final Map<TopicPartition, Instant> pausedUntil = new ConcurrentHashMap<>();
-  private final Map<TopicPartition, Long> rewindTo = new HashMap<>();
-  private volatile boolean running;
-  private Thread thread;
-  private volatile Consumer<String, String> consumer;
+  private final PartitionRetries retries;
+  private PollingWorker worker;
 
   private KafkaEventConsumer(Builder b) {
     this.name = b.name;
@@ -124,8 +113,8 @@ public final class KafkaEventConsumer implements AutoCloseable {
             .build();
     this.consumerProperties = b.properties;
     this.topics = b.aggregateTypes.stream().map(b.topicNaming::topicFor).distinct().toList();
-    this.initialBackoff = b.initialBackoff;
-    this.maxBackoff = b.maxBackoff;
+    this.backoff = Backoff.exponential(b.initialBackoff, b.maxBackoff);
+    this.retries = new PartitionRetries(clock, backoff);
     this.heldRetryInterval = b.heldRetryInterval;
     this.pollTimeout = b.pollTimeout;
     this.inboxRetention = b.inboxRetention;
@@ -170,7 +159,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
    *     (an interceptor or metric reporter that fails, say), with Kafka's reason
    */
   public synchronized KafkaEventConsumer start() {
-    if (running) {
+    if (worker != null) {
       return this;
     }
     // Under this object's lock for up to retentionCheckTimeout: a close() meanwhile waits, then
@@ -183,115 +172,81 @@ public final class KafkaEventConsumer implements AutoCloseable {
         RetentionCheck.read(name, consumerProperties, topics, retentionCheckTimeout));
     // Created here, not on the polling thread, which a failure here would end before its first
     // poll with nobody told; handed to that thread by its start (a happens-before edge).
-    KafkaConsumer<String, String> c;
-    try {
-      c =
-          new KafkaConsumer<>(
-              consumerProperties, new StringDeserializer(), new StringDeserializer());
-    } catch (KafkaException e) {
-      Throwable root = RetentionCheck.rootCause(e);
-      throw new IllegalStateException(
-          "Kafka consumer "
-              + name
-              + " cannot start: its Kafka client could not be created ("
-              + root.getClass().getSimpleName()
-              + ": "
-              + root.getMessage()
-              + ")",
-          e);
-    }
+    KafkaConsumer<String, String> c = KafkaSettings.newConsumer(name, consumerProperties);
     Consumer<String, String> polled = clientWrapper.apply(c);
-    consumer = polled;
-    running = true;
-    thread = new Thread(() -> run(polled), "idemkit-kafka-consumer-" + name);
-    thread.setDaemon(true);
-    thread.start();
+    worker =
+        PollingWorker.named("idemkit-kafka-consumer-" + name)
+            .poll(new Rounds(polled))
+            // Kafka's client is stopped by its wakeup(), not by an interrupt (which would fail the
+            // commit of the batch in hand); and closed on the polling thread, never beside a poll.
+            .interruptOnStop(false)
+            .onStop(polled::wakeup)
+            .whenStopped(polled::close)
+            .stopTimeout(Duration.ofSeconds(30))
+            .build()
+            .start();
     tell(() -> listener.started(this));
     return this;
   }
 
-  /** Stops polling; the batch in hand finishes and its offsets are committed. */
+  /**
+   * Stops polling (the client's poll is woken up); the batch in hand finishes and its offsets are
+   * committed, then the client closes. Waits for that, at most 30 seconds.
+   */
   @Override
   public synchronized void close() {
-    running = false;
-    Consumer<String, String> c = consumer;
-    if (c != null) {
-      c.wakeup();
+    if (worker != null) {
+      worker.stop();
+      worker = null;
     }
-    if (thread != null) {
+  }
+
+  /**
+   * The polling thread's rounds: subscribe (once), send back what a failed round left unsettled,
+   * poll, resume partitions whose backoff is over, hand the records to the inbox, and every {@code
+   * heldRetryInterval} release held messages. Confined to the polling thread, as the Kafka client
+   * must be.
+   */
+  private final class Rounds implements PollingWorker.Poll {
+    private final Consumer<String, String> c;
+    private boolean subscribed;
+    private Instant nextHeldCheck = clock.instant();
+
+    Rounds(Consumer<String, String> c) {
+      this.c = c;
+    }
+
+    @Override
+    public Duration pollOnce() {
+      ConsumerRecords<String, String> unsettled = ConsumerRecords.empty();
       try {
-        thread.join(30_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      thread = null;
-    }
-  }
-
-  private void run(Consumer<String, String> c) {
-    try (c) {
-      c.subscribe(topics, new Rebalance());
-      Instant nextHeldCheck = clock.instant();
-      while (running) {
-        ConsumerRecords<String, String> unsettled = ConsumerRecords.empty();
-        try {
-          rewind(c);
-          ConsumerRecords<String, String> records = c.poll(pollTimeout);
-          unsettled = records;
-          resumeDue(c);
-          if (!records.isEmpty()) {
-            process(c, records);
-          }
-          unsettled = ConsumerRecords.empty();
-          if (!clock.instant().isBefore(nextHeldCheck)) {
-            releaseHeld();
-            nextHeldCheck = clock.instant().plus(heldRetryInterval);
-          }
-        } catch (WakeupException e) {
-          // close() asked us to stop; the client closes without committing anything more.
-        } catch (Exception | Error e) {
-          // An Error too (the client's, a bug's): this thread is the only one polling, and if it
-          // ended, nothing would be consumed any more, with nobody told.
-          LOG.log(Level.WARNING, name + ": consumer round failed; trying again", e);
-          rewindLater(unsettled);
-          sleepQuietly(initialBackoff);
+        if (!subscribed) {
+          c.subscribe(topics, retries.rebalanceListener());
+          subscribed = true;
         }
+        retries.rewind(c);
+        ConsumerRecords<String, String> records = c.poll(pollTimeout);
+        unsettled = records;
+        retries.resumeDue(c);
+        if (!records.isEmpty()) {
+          process(c, records);
+        }
+        unsettled = ConsumerRecords.empty();
+        if (!clock.instant().isBefore(nextHeldCheck)) {
+          releaseHeld();
+          nextHeldCheck = clock.instant().plus(heldRetryInterval);
+        }
+        return Duration.ZERO;
+      } catch (WakeupException e) {
+        // close() asked us to stop; the client closes without committing anything more.
+        return Duration.ZERO;
+      } catch (Exception | Error e) {
+        // An Error too (the client's, a bug's): this thread is the only one polling, and if it
+        // ended, nothing would be consumed any more, with nobody told.
+        LOG.log(Level.WARNING, name + ": consumer round failed; trying again", e);
+        retries.rewindLater(unsettled);
+        return backoff.delay(1);
       }
-    } finally {
-      consumer = null;
-    }
-  }
-
-  /**
-   * A round failed after its poll (the inbox's bookkeeping, a seek, a pause, the commit, …): the
-   * client's position is past records whose outcome may not allow their offsets to be committed
-   * (failed, or not received at all), and the next round's commit would move past them. So every
-   * partition of the polled records goes back to the batch's first offset there: by then every
-   * record before it was settled (committed, or its partition sent back to it). The inbox skips
-   * what it already has when they come again.
-   */
-  private void rewindLater(ConsumerRecords<String, String> records) {
-    for (TopicPartition p : records.partitions()) {
-      rewindTo.merge(p, records.records(p).get(0).offset(), Math::min);
-    }
-  }
-
-  /**
-   * Seeks the partitions {@link #rewindLater} noted, before the next poll: a round never polls (so
-   * never commits) while one is pending, and a seek that throws is tried again next round. A
-   * partition no longer assigned is dropped: its next owner starts from its committed offset.
-   */
-  private void rewind(Consumer<String, String> c) {
-    if (rewindTo.isEmpty()) {
-      return;
-    }
-    Set<TopicPartition> assigned = c.assignment();
-    for (var it = rewindTo.entrySet().iterator(); it.hasNext(); ) {
-      Map.Entry<TopicPartition, Long> e = it.next();
-      if (assigned.contains(e.getKey())) {
-        c.seek(e.getKey(), e.getValue());
-      }
-      it.remove();
     }
   }
 
@@ -300,13 +255,29 @@ public final class KafkaEventConsumer implements AutoCloseable {
    * partition whose outcome does not allow its offset to be committed. Each record's offset is
    * committed only if its outcome is {@linkplain Received#acknowledged() acknowledged} (or it is no
    * Idemkit event), and so are those before it. If this throws, the caller rewinds the partitions
-   * ({@link #rewindLater}).
+   * ({@link PartitionRetries#rewindLater}).
    */
   void process(Consumer<String, String> c, ConsumerRecords<String, String> records) {
     List<Item> items = new ArrayList<>(records.count());
     int unreadable = 0;
     for (ConsumerRecord<String, String> r : records) {
-      EventEnvelope e = decode(r);
+      EventEnvelope e;
+      try {
+        e = KafkaTransport.envelope(r);
+      } catch (IllegalArgumentException notOurs) {
+        LOG.log(
+            Level.WARNING,
+            name
+                + ": skipping "
+                + r.topic()
+                + "-"
+                + r.partition()
+                + "@"
+                + r.offset()
+                + ", not an Idemkit event: "
+                + notOurs.getMessage());
+        e = null;
+      }
       if (e == null) {
         unreadable++;
       } else {
@@ -353,15 +324,12 @@ public final class KafkaEventConsumer implements AutoCloseable {
       List<ConsumerRecord<String, String>> rs = records.records(p);
       Long failed = failedAt.get(p);
       if (failed == null) {
-        failuresInARow.remove(p);
+        retries.settled(p);
         commit.put(p, new OffsetAndMetadata(rs.get(rs.size() - 1).offset() + 1));
       } else {
         // Everything before the failed message is done; read it and what follows again later.
         commit.put(p, new OffsetAndMetadata(failed));
-        c.seek(p, failed);
-        int failures = failuresInARow.merge(p, 1, Integer::sum);
-        pausedUntil.put(p, clock.instant().plus(backoff(failures)));
-        c.pause(List.of(p));
+        retries.retryFrom(c, p, failed);
         tell(() -> listener.partitionRetried(name));
       }
     }
@@ -411,85 +379,6 @@ public final class KafkaEventConsumer implements AutoCloseable {
    */
   public Received requeue(UUID messageId) throws SQLException {
     return inbox.requeue(messageId);
-  }
-
-  private EventEnvelope decode(ConsumerRecord<String, String> r) {
-    Map<String, String> headers = new HashMap<>();
-    for (Header h : r.headers()) {
-      if (h.value() != null) {
-        headers.put(h.key(), new String(h.value(), StandardCharsets.UTF_8));
-      }
-    }
-    try {
-      return EventEnvelope.fromHeaders(headers, r.value() == null ? "" : r.value());
-    } catch (IllegalArgumentException e) {
-      LOG.log(
-          Level.WARNING,
-          name
-              + ": skipping "
-              + r.topic()
-              + "-"
-              + r.partition()
-              + "@"
-              + r.offset()
-              + ", not an Idemkit event: "
-              + e.getMessage());
-      return null;
-    }
-  }
-
-  private void resumeDue(Consumer<String, String> c) {
-    if (pausedUntil.isEmpty()) {
-      return;
-    }
-    Instant now = clock.instant();
-    Set<TopicPartition> due = new LinkedHashSet<>();
-    pausedUntil.forEach(
-        (p, until) -> {
-          if (!now.isBefore(until)) {
-            due.add(p);
-          }
-        });
-    if (!due.isEmpty()) {
-      due.retainAll(c.assignment());
-      c.resume(due);
-      pausedUntil.keySet().removeAll(due);
-      pausedUntil.keySet().retainAll(c.assignment());
-    }
-  }
-
-  Duration backoff(int failures) {
-    Duration d = initialBackoff;
-    for (int i = 1; i < failures && d.compareTo(maxBackoff) < 0; i++) {
-      d = d.multipliedBy(2);
-    }
-    return d.compareTo(maxBackoff) > 0 ? maxBackoff : d;
-  }
-
-  private static void sleepQuietly(Duration d) {
-    try {
-      Thread.sleep(d.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  /**
-   * Offsets are committed after every batch, so a revoked partition has nothing pending; what is
-   * forgotten is its pause and backoff (the next owner starts afresh from the committed offset).
-   */
-  private final class Rebalance implements ConsumerRebalanceListener {
-    @Override
-    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-      partitions.forEach(
-          p -> {
-            pausedUntil.remove(p);
-            failuresInARow.remove(p);
-          });
-    }
-
-    @Override
-    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {}
   }
 
   private record Item(TopicPartition partition, long offset, EventEnvelope envelope) {}
@@ -645,25 +534,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
      * @throws IllegalArgumentException for a value Kafka would refuse, or one of those settings
      */
     public Builder property(String name, Object value) {
-      String text = String.valueOf(value);
-      if (name.equals(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG) && !"false".equals(text)) {
-        throw new IllegalArgumentException(
-            "enable.auto.commit would commit offsets before the inbox committed; refused");
-      }
-      if (name.equals(ConsumerConfig.GROUP_ID_CONFIG) && !this.name.equals(text)) {
-        throw new IllegalArgumentException(
-            "group.id="
-                + text
-                + " refused: each consumer's group is the consumer's name, set by Idemkit (a group"
-                + " shared by two consumers would split their events between them)");
-      }
-      if (name.equals(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG) && !"earliest".equals(text)) {
-        throw new IllegalArgumentException(
-            "auto.offset.reset="
-                + text
-                + " would let a new consumer skip the events already on its topics; refused"
-                + " (only earliest)");
-      }
+      KafkaSettings.checkConsumerGuarantees(this.name, name, value);
       KafkaSettings.check(ConsumerConfig.configDef(), "consumer", name, value);
       properties.put(name, value);
       return this;
@@ -710,21 +581,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
             "Kafka consumer " + name + ": name the aggregate types it reads (aggregateTypes)");
       }
       for (String type : aggregateTypes) {
-        String topic = topicNaming.topicFor(type);
-        try {
-          Topic.validate(topic);
-        } catch (InvalidTopicException e) {
-          throw new IllegalArgumentException(
-              "Kafka consumer "
-                  + name
-                  + ": the topic of aggregate type "
-                  + type
-                  + " ('"
-                  + topic
-                  + "') is not a valid Kafka topic name: "
-                  + e.getMessage(),
-              e);
-        }
+        TopicNames.validateFor(name, type, topicNaming.topicFor(type));
       }
       Properties all = new Properties();
       all.putAll(properties);

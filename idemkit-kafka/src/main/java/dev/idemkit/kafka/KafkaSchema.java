@@ -1,8 +1,8 @@
 package dev.idemkit.kafka;
 
 import dev.idemkit.outbox.OutboxSchema;
+import dev.idemkit.outbox.support.ModuleSchema;
 import javax.sql.DataSource;
-import org.flywaydb.core.Flyway;
 
 /**
  * The Kafka module's schema history ({@code dev/idemkit/kafka/migration}, its own Flyway history
@@ -25,14 +25,6 @@ public final class KafkaSchema {
    */
   public static int migrate(DataSource dataSource) {
     OutboxSchema.migrate(dataSource);
-    return Flyway.configure()
-        .dataSource(dataSource)
-        .locations(LOCATION)
-        .table(HISTORY_TABLE)
-        .baselineOnMigrate(true)
-        .baselineVersion("0")
-        .load()
-        .migrate()
-        .migrationsExecuted;
+    return ModuleSchema.migrate(dataSource, LOCATION, HISTORY_TABLE);
   }
 }

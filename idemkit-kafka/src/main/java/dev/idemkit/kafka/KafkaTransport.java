@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.BufferExhaustedException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
@@ -23,7 +24,7 @@ import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
-import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
@@ -197,11 +198,29 @@ public final class KafkaTransport implements EventTransport {
 
   /** The record an event travels as: key = aggregate id, value = payload, envelope as headers. */
   public static ProducerRecord<String, String> record(String topic, EventEnvelope e) {
-    RecordHeaders headers = new RecordHeaders();
+    ProducerRecord<String, String> record =
+        new ProducerRecord<>(topic, e.partitionKey(), e.payload());
     for (Map.Entry<String, String> h : e.headers().entrySet()) {
-      headers.add(h.getKey(), h.getValue().getBytes(StandardCharsets.UTF_8));
+      record.headers().add(h.getKey(), h.getValue().getBytes(StandardCharsets.UTF_8));
     }
-    return new ProducerRecord<>(topic, null, e.partitionKey(), e.payload(), headers);
+    return record;
+  }
+
+  /**
+   * The event a record carries (the inverse of {@link #record}): its envelope from the headers, its
+   * payload from the value.
+   *
+   * @throws IllegalArgumentException if the record is not an Idemkit event (headers missing or
+   *     malformed)
+   */
+  static EventEnvelope envelope(ConsumerRecord<String, String> r) {
+    Map<String, String> headers = new HashMap<>();
+    for (Header h : r.headers()) {
+      if (h.value() != null) {
+        headers.put(h.key(), new String(h.value(), StandardCharsets.UTF_8));
+      }
+    }
+    return EventEnvelope.fromHeaders(headers, r.value() == null ? "" : r.value());
   }
 
   @Override

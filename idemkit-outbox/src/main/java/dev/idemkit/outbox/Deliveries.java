@@ -1,5 +1,6 @@
 package dev.idemkit.outbox;
 
+import dev.idemkit.outbox.support.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -142,7 +143,7 @@ public final class Deliveries {
 
   /** Puts a parked delivery back in line, due now; answers whether it was parked. */
   public boolean requeue(String key) throws SQLException {
-    try (Connection c = Outbox.autoCommitting(dataSource);
+    try (Connection c = Transactions.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(REQUEUE)) {
       s.setObject(1, Outbox.utc(clock.instant()));
       s.setString(2, key);

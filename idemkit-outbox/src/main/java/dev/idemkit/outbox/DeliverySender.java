@@ -1,5 +1,8 @@
 package dev.idemkit.outbox;
 
+import dev.idemkit.outbox.support.Backoff;
+import dev.idemkit.outbox.support.PollingWorker;
+import dev.idemkit.outbox.support.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -110,13 +113,11 @@ public final class DeliverySender implements AutoCloseable {
   private final Clock clock;
   private final int batchSize;
   private final int maxAttempts;
-  private final Duration initialBackoff;
-  private final Duration maxBackoff;
+  private final Backoff backoff;
   private final Duration pollInterval;
   private final OutboxListener listener;
   private final Duration deliveredRetention;
-  private volatile boolean running;
-  private Thread worker;
+  private final PollingWorker worker;
 
   private DeliverySender(Builder b) {
     this.dataSource = b.dataSource;
@@ -125,11 +126,20 @@ public final class DeliverySender implements AutoCloseable {
     this.clock = b.clock;
     this.batchSize = b.batchSize;
     this.maxAttempts = b.maxAttempts;
-    this.initialBackoff = b.initialBackoff;
-    this.maxBackoff = b.maxBackoff;
+    this.backoff = Backoff.exponential(b.initialBackoff, b.maxBackoff);
     this.pollInterval = b.pollInterval;
     this.listener = b.listener;
     this.deliveredRetention = b.deliveredRetention;
+    this.worker =
+        PollingWorker.named("idemkit-delivery-" + channel)
+            .lanes(1, lane -> poll())
+            .afterFailure(
+                e -> {
+                  // The thread lives on, whatever a round throws.
+                  LOG.log(Level.WARNING, "Delivery round on " + channel + " failed", e);
+                  return Duration.ofSeconds(1);
+                })
+            .build();
   }
 
   /** The delivered retention when none is given: 14 days, the inbox's default retention. */
@@ -147,23 +157,11 @@ public final class DeliverySender implements AutoCloseable {
 
   /** One round (see the class comment); safe from several threads or processes at once. */
   public Round deliverOnce() throws SQLException {
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        Round r = deliver(c);
-        c.commit();
-        if (r.delivered() > 0) {
-          listener.delivered(channel, r.delivered());
-        }
-        return r;
-      } catch (Throwable t) {
-        c.rollback();
-        throw t;
-      } finally {
-        c.setAutoCommit(autoCommit);
-      }
+    Round r = Transactions.inTransaction(dataSource, this::deliver);
+    if (r.delivered() > 0) {
+      listener.delivered(channel, r.delivered());
     }
+    return r;
   }
 
   private Round deliver(Connection c) throws SQLException {
@@ -201,7 +199,7 @@ public final class DeliverySender implements AutoCloseable {
             LOG.log(Level.INFO, "Delivery " + key + " on " + channel + " failed: " + e);
             Instant now = clock.instant();
             ko.setString(1, e.getClass().getSimpleName() + ": " + e.getMessage());
-            ko.setObject(2, Outbox.utc(now.plus(backoff(attempt))));
+            ko.setObject(2, Outbox.utc(now.plus(backoff.delay(attempt))));
             ko.setInt(3, maxAttempts);
             ko.setString(4, key);
             ko.addBatch();
@@ -217,14 +215,6 @@ public final class DeliverySender implements AutoCloseable {
       }
     }
     return new Round(picked, delivered, failed);
-  }
-
-  private Duration backoff(int attempt) {
-    Duration d = initialBackoff;
-    for (int i = 1; i < attempt && d.compareTo(maxBackoff) < 0; i++) {
-      d = d.multipliedBy(2);
-    }
-    return d.compareTo(maxBackoff) > 0 ? maxBackoff : d;
   }
 
   /**
@@ -245,7 +235,7 @@ public final class DeliverySender implements AutoCloseable {
    * One batch of {@link #deleteDelivered}: up to {@code limit} rows, in a transaction of its own.
    */
   int deleteDeliveredBatch(int limit) throws SQLException {
-    try (Connection c = Outbox.autoCommitting(dataSource);
+    try (Connection c = Transactions.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(DELETE_DELIVERED)) {
       s.setString(1, channel);
       s.setObject(2, Outbox.utc(clock.instant().minus(deliveredRetention)));
@@ -277,65 +267,35 @@ public final class DeliverySender implements AutoCloseable {
   }
 
   /**
-   * Starts a thread running rounds, pausing the poll interval after a round that was not full; it
-   * also {@link #deleteDelivered deletes delivered rows} past the retention, from when it starts:
-   * one batch before a round while rows are due, then again a minute after the last batch that was
-   * not full.
+   * Starts a thread running rounds, pausing the poll interval after a round that was not full (a
+   * second after one that failed); it also {@link #deleteDelivered deletes delivered rows} past the
+   * retention, from when it starts: one batch before a round while rows are due, then again a
+   * minute after the last batch that was not full. Does nothing if the sender is running.
    */
-  public synchronized DeliverySender start() {
-    if (running) {
-      return this;
-    }
-    running = true;
-    worker =
-        new Thread(
-            () -> {
-              long nextCleanup = System.nanoTime();
-              while (running) {
-                try {
-                  if (System.nanoTime() - nextCleanup >= 0) {
-                    nextCleanup = cleanUpOneBatch();
-                  }
-                  Round r = deliverOnce();
-                  if (r.picked() < batchSize) {
-                    Thread.sleep(pollInterval.toMillis());
-                  }
-                } catch (InterruptedException e) {
-                  return;
-                } catch (Exception | Error e) {
-                  // The thread lives on, whatever a round throws.
-                  LOG.log(Level.WARNING, "Delivery round on " + channel + " failed", e);
-                  try {
-                    Thread.sleep(1000);
-                  } catch (InterruptedException ie) {
-                    return;
-                  }
-                }
-              }
-            },
-            "idemkit-delivery-" + channel);
-    worker.setDaemon(true);
+  public DeliverySender start() {
     worker.start();
     return this;
+  }
+
+  /** The thread's poll: a cleanup batch when one is due, then a round. */
+  private PollingWorker.Poll poll() {
+    long[] nextCleanup = {System.nanoTime()};
+    return () -> {
+      if (System.nanoTime() - nextCleanup[0] >= 0) {
+        nextCleanup[0] = cleanUpOneBatch();
+      }
+      return deliverOnce().picked() < batchSize ? pollInterval : Duration.ZERO;
+    };
   }
 
   /**
    * Stops the sender's thread: it is interrupted, and a delivery the receiver was still working on
    * when it was counts no attempt and stays due (the next sender delivers it again, under the same
-   * key); what the round delivered before is marked.
+   * key); what the round delivered before is marked. Waits for the round, at most ten seconds.
    */
   @Override
-  public synchronized void close() {
-    running = false;
-    if (worker != null) {
-      worker.interrupt();
-      try {
-        worker.join(10_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      worker = null;
-    }
+  public void close() {
+    worker.stop();
   }
 
   /** Configures a sender; every setting but the three given has a default. */

@@ -1,5 +1,6 @@
 package dev.idemkit.outbox;
 
+import dev.idemkit.outbox.support.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -356,7 +357,7 @@ public final class Outbox {
    * fixed). Answers whether it was parked. Its aggregate's later events follow it.
    */
   public boolean requeue(UUID eventId) throws SQLException {
-    try (Connection c = autoCommitting(dataSource);
+    try (Connection c = Transactions.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(REQUEUE)) {
       s.setObject(1, utc(clock.instant()));
       s.setObject(2, eventId);
@@ -382,26 +383,6 @@ public final class Outbox {
       total += deleted;
     } while (deleted == size);
     return total;
-  }
-
-  /**
-   * A connection of {@code dataSource} on which each statement commits on its own, as the callers
-   * of this method expect: a pool configured with auto-commit off (Hikari's {@code
-   * autoCommit=false}) hands out connections whose statements would otherwise wait for a commit
-   * that never comes, and be rolled back when the connection goes back to the pool. The pool resets
-   * the setting when the connection returns.
-   */
-  static Connection autoCommitting(DataSource dataSource) throws SQLException {
-    Connection c = dataSource.getConnection();
-    try {
-      if (!c.getAutoCommit()) {
-        c.setAutoCommit(true);
-      }
-      return c;
-    } catch (SQLException | RuntimeException e) {
-      c.close();
-      throw e;
-    }
   }
 
   static OffsetDateTime utc(Instant instant) {

@@ -2,6 +2,9 @@ package dev.idemkit.outbox;
 
 import dev.idemkit.outbox.spi.EventTransport;
 import dev.idemkit.outbox.spi.TransportUnavailableException;
+import dev.idemkit.outbox.support.Backoff;
+import dev.idemkit.outbox.support.PollingWorker;
+import dev.idemkit.outbox.support.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -90,30 +93,6 @@ public final class OutboxRelay implements AutoCloseable {
       """;
 
   /**
-   * With an {@link Builder#aggregateWindow aggregate window} of n: the unsent events that follow
-   * the picked ones in their aggregates, up to n - 1 each, due and not parked. Only the relay that
-   * holds an aggregate's oldest unsent event takes its followers (another relay's pick sees that
-   * older one unsent and passes the aggregate by), so an aggregate's events are in one relay's
-   * hands at a time; the caller keeps each aggregate's unbroken run after its picked event.
-   */
-  private static final String FOLLOWERS =
-      """
-      select e.event_id, e.event_type, e.tenant, e.aggregate_type, e.aggregate_id, e.sequence,
-             e.occurred_at, e.payload, e.attempts
-        from idemkit_outbox e
-        join unnest(?::text[], ?::text[], ?::bigint[]) as h(aggregate_type, aggregate_id, sequence)
-          on e.aggregate_type = h.aggregate_type
-         and e.aggregate_id = h.aggregate_id
-         and e.sequence > h.sequence
-         and e.sequence < h.sequence + ?
-       where e.sent_at is null
-         and e.parked_at is null
-         and e.next_attempt_at <= ?
-       order by e.aggregate_type, e.aggregate_id, e.sequence
-         for update of e skip locked
-      """;
-
-  /**
    * Marks a round's events in one statement: the acknowledged ones sent, the others failed (the
    * error, the next attempt's time; one more attempt, and parked at the last allowed one, unless
    * the failure was the transport's, {@code counts} false: see {@link
@@ -169,19 +148,16 @@ public final class OutboxRelay implements AutoCloseable {
   private final Clock clock;
   private final int batchSize;
   private final int maxAttempts;
-  private final Duration initialBackoff;
-  private final Duration maxBackoff;
+  private final Backoff backoff;
   private final Duration ackTimeout;
   private final Duration sentRetention;
   private final Duration pollInterval;
-  private final int threads;
-  private final int aggregateWindow;
+  private final AggregateWindow window;
   private final OutboxListener listener;
-  private final List<Thread> workers = new ArrayList<>();
-  private volatile boolean running;
+  private final PollingWorker worker;
 
   /**
-   * Rounds in a row (of this relay, any thread) that met a transport outage; the next backoff of an
+   * Rounds in a row (of this relay, any lane) that met a transport outage; the next backoff of an
    * event the outage failed doubles with it. Reset by a round in which something was acknowledged.
    * Threads race on it harmlessly: it only spaces retries out.
    */
@@ -193,14 +169,26 @@ public final class OutboxRelay implements AutoCloseable {
     this.clock = b.clock;
     this.batchSize = b.batchSize;
     this.maxAttempts = b.maxAttempts;
-    this.initialBackoff = b.initialBackoff;
-    this.maxBackoff = b.maxBackoff;
+    this.backoff = Backoff.exponential(b.initialBackoff, b.maxBackoff);
     this.ackTimeout = b.ackTimeout;
     this.sentRetention = b.sentRetention;
     this.pollInterval = b.pollInterval;
-    this.threads = b.threads;
-    this.aggregateWindow = b.aggregateWindow;
+    this.window = new AggregateWindow(b.batchSize, b.aggregateWindow);
     this.listener = b.listener;
+    this.worker =
+        PollingWorker.named("idemkit-outbox-relay")
+            .lanes(b.threads, this::lane)
+            .afterFailure(
+                e -> {
+                  // Whatever a round throws (an Error included), the lane lives on: a dead relay
+                  // thread would leave every event unsent, with nothing but a log line to say so.
+                  LOG.log(Level.WARNING, "Outbox relay round failed; trying again", e);
+                  return pollInterval.compareTo(Duration.ofSeconds(1)) > 0
+                      ? pollInterval
+                      : Duration.ofSeconds(1);
+                })
+            .stopTimeout(b.ackTimeout.plusSeconds(5))
+            .build();
   }
 
   /** A relay for the outbox on {@code dataSource}, sending through {@code transport}. */
@@ -221,29 +209,17 @@ public final class OutboxRelay implements AutoCloseable {
    * several threads or processes at once.
    */
   public Round relayOnce() throws SQLException {
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        Round round = relay(c);
-        c.commit();
-        if (round.sent() > 0) {
-          listener.published(round.sent());
-        }
-        if (round.failed() > 0) {
-          listener.publishFailed(round.failed());
-        }
-        if (round.parked() > 0) {
-          listener.eventsParked(round.parked());
-        }
-        return round;
-      } catch (Throwable t) {
-        c.rollback();
-        throw t;
-      } finally {
-        c.setAutoCommit(autoCommit);
-      }
+    Round round = Transactions.inTransaction(dataSource, this::relay);
+    if (round.sent() > 0) {
+      listener.published(round.sent());
     }
+    if (round.failed() > 0) {
+      listener.publishFailed(round.failed());
+    }
+    if (round.parked() > 0) {
+      listener.eventsParked(round.parked());
+    }
+    return round;
   }
 
   private Round relay(Connection c) throws SQLException {
@@ -266,8 +242,8 @@ public final class OutboxRelay implements AutoCloseable {
     if (batch.isEmpty()) {
       return Round.EMPTY;
     }
-    if (aggregateWindow > 1 && batch.size() < batchSize) {
-      addFollowers(c, now, batch, attempts);
+    if (window.size() > 1 && batch.size() < batchSize) {
+      window.addFollowers(c, now, batch, attempts);
     }
     Throwable[] errors = awaitAcknowledgements(batch);
     // Interrupted (close() stops the threads so): what was not acknowledged yet was cut short by
@@ -303,7 +279,7 @@ public final class OutboxRelay implements AutoCloseable {
         // Not the event's fault: back off, but the attempt does not count toward parking.
         failed++;
         messages[i] = truncate("transport unavailable: " + errors[i].getMessage());
-        nextAttempts[i] = markedAt.plus(backoff(Math.max(1, outageRound))).toString();
+        nextAttempts[i] = markedAt.plus(backoff.delay(outageRound)).toString();
       } else if (errors[i] != null) {
         failed++;
         counts[i] = true;
@@ -312,7 +288,7 @@ public final class OutboxRelay implements AutoCloseable {
         if (attempt >= maxAttempts) {
           parked++;
         }
-        nextAttempts[i] = markedAt.plus(backoff(attempt)).toString();
+        nextAttempts[i] = markedAt.plus(backoff.delay(attempt)).toString();
       }
     }
     try (PreparedStatement s = c.prepareStatement(MARK)) {
@@ -326,68 +302,6 @@ public final class OutboxRelay implements AutoCloseable {
       s.executeUpdate();
     }
     return new Round(batch.size(), batch.size() - failed - abandoned, failed, parked);
-  }
-
-  /**
-   * Adds to {@code batch} the events that follow its picked ones in their aggregates (see {@link
-   * #FOLLOWERS}), each right after the one before it, so the transport gets an aggregate's events
-   * in sequence; stops an aggregate at its first missing number (not due, parked, or locked), and
-   * the batch at the batch size.
-   */
-  private void addFollowers(
-      Connection c, Instant now, List<EventEnvelope> batch, List<Integer> attempts)
-      throws SQLException {
-    int heads = batch.size();
-    String[] types = new String[heads];
-    String[] ids = new String[heads];
-    Long[] sequences = new Long[heads];
-    java.util.Map<String, Integer> headAt = new java.util.HashMap<>();
-    for (int i = 0; i < heads; i++) {
-      EventEnvelope e = batch.get(i);
-      types[i] = e.aggregateType();
-      ids[i] = e.aggregateId();
-      sequences[i] = e.sequence();
-      headAt.put(e.aggregateType() + '\u0000' + e.aggregateId(), i);
-    }
-    List<List<EventEnvelope>> runs = new ArrayList<>();
-    List<List<Integer>> runAttempts = new ArrayList<>();
-    for (int i = 0; i < heads; i++) {
-      runs.add(new ArrayList<>());
-      runAttempts.add(new ArrayList<>());
-    }
-    int room = batchSize - heads;
-    try (PreparedStatement s = c.prepareStatement(FOLLOWERS)) {
-      s.setArray(1, c.createArrayOf("text", types));
-      s.setArray(2, c.createArrayOf("text", ids));
-      s.setArray(3, c.createArrayOf("bigint", sequences));
-      s.setInt(4, aggregateWindow);
-      s.setObject(5, Outbox.utc(now));
-      try (ResultSet rs = s.executeQuery()) {
-        while (rs.next() && room > 0) {
-          EventEnvelope e = Outbox.envelope(rs);
-          int h = headAt.get(e.aggregateType() + '\u0000' + e.aggregateId());
-          List<EventEnvelope> run = runs.get(h);
-          long last = run.isEmpty() ? batch.get(h).sequence() : run.get(run.size() - 1).sequence();
-          if (e.sequence() == last + 1) {
-            run.add(e);
-            runAttempts.get(h).add(rs.getInt("attempts"));
-            room--;
-          }
-        }
-      }
-    }
-    List<EventEnvelope> ordered = new ArrayList<>(batchSize);
-    List<Integer> orderedAttempts = new ArrayList<>(batchSize);
-    for (int i = 0; i < heads; i++) {
-      ordered.add(batch.get(i));
-      orderedAttempts.add(attempts.get(i));
-      ordered.addAll(runs.get(i));
-      orderedAttempts.addAll(runAttempts.get(i));
-    }
-    batch.clear();
-    batch.addAll(ordered);
-    attempts.clear();
-    attempts.addAll(orderedAttempts);
   }
 
   /** Sends the batch; answers, per event, null if acknowledged, else why not. */
@@ -445,15 +359,6 @@ public final class OutboxRelay implements AutoCloseable {
     return m.length() > 1000 ? m.substring(0, 1000) : m;
   }
 
-  /** Waits after the {@code attempt}-th failure: doubling from the initial backoff, capped. */
-  Duration backoff(int attempt) {
-    Duration d = initialBackoff;
-    for (int i = 1; i < attempt && d.compareTo(maxBackoff) < 0; i++) {
-      d = d.multipliedBy(2);
-    }
-    return d.compareTo(maxBackoff) > 0 ? maxBackoff : d;
-  }
-
   /**
    * Deletes events sent longer ago than the retention, in batches of {@value #DELETE_BATCH} (each
    * its own short transaction; rows another transaction holds are left for a later call); answers
@@ -465,7 +370,7 @@ public final class OutboxRelay implements AutoCloseable {
 
   /** One batch of {@link #deleteSentEvents}: at most {@value #DELETE_BATCH} events. */
   int deleteSentBatch() throws SQLException {
-    try (Connection c = Outbox.autoCommitting(dataSource);
+    try (Connection c = Transactions.autoCommitting(dataSource);
         PreparedStatement s = c.prepareStatement(DELETE_SENT)) {
       s.setObject(1, Outbox.utc(clock.instant().minus(sentRetention)));
       s.setInt(2, DELETE_BATCH);
@@ -474,74 +379,42 @@ public final class OutboxRelay implements AutoCloseable {
   }
 
   /**
-   * Starts the relay's threads: each runs rounds back to back while they come back full, else waits
-   * the poll interval. Every 1,000 rounds the first thread deletes a batch of sent events past the
-   * retention, and then one batch before each round while batches come back full: a backlog of old
-   * events holds its rounds back by one short statement each, never by the whole backlog.
+   * Starts the relay's threads (a {@link PollingWorker} lane each): each runs rounds back to back
+   * while they come back full, else waits the poll interval; after a failed round it waits the poll
+   * interval, at least a second. Every 1,000 rounds the first lane deletes a batch of sent events
+   * past the retention, and then one batch before each round while batches come back full: a
+   * backlog of old events holds its rounds back by one short statement each, never by the whole
+   * backlog. Does nothing if the relay is running.
    */
-  public synchronized OutboxRelay start() {
-    if (running) {
-      return this;
-    }
-    running = true;
-    for (int i = 0; i < threads; i++) {
-      Thread t = new Thread(this::loop, "idemkit-outbox-relay-" + i);
-      t.setDaemon(true);
-      workers.add(t);
-      t.start();
-    }
+  public OutboxRelay start() {
+    worker.start();
     return this;
   }
 
-  private void loop() {
-    long rounds = 0;
-    boolean moreToDelete = false;
-    boolean deletes = Thread.currentThread() == workers.get(0);
-    while (running) {
-      try {
-        if (deletes && (moreToDelete || ++rounds % 1000 == 0)) {
-          moreToDelete = false; // a failed batch waits for the next thousand rounds
-          moreToDelete = deleteSentBatch() == DELETE_BATCH;
-        }
-        Round r = relayOnce();
-        if (r.picked() < batchSize) {
-          Thread.sleep(pollInterval.toMillis());
-        }
-      } catch (InterruptedException e) {
-        return;
-      } catch (Exception | Error e) {
-        // Whatever a round throws (an Error included), the thread lives on: a dead relay thread
-        // would leave every event unsent, with nothing but a log line to say so.
-        LOG.log(Level.WARNING, "Outbox relay round failed; trying again", e);
-        try {
-          Thread.sleep(Math.max(pollInterval.toMillis(), 1000));
-        } catch (InterruptedException ie) {
-          return;
-        }
+  /** Lane {@code lane}'s poll: a round, and on the first lane the cleanup now and then. */
+  private PollingWorker.Poll lane(int lane) {
+    boolean deletes = lane == 0;
+    long[] rounds = {0};
+    boolean[] moreToDelete = {false};
+    return () -> {
+      if (deletes && (moreToDelete[0] || ++rounds[0] % 1000 == 0)) {
+        moreToDelete[0] = false; // a failed batch waits for the next thousand rounds
+        moreToDelete[0] = deleteSentBatch() == DELETE_BATCH;
       }
-    }
+      return relayOnce().picked() < batchSize ? pollInterval : Duration.ZERO;
+    };
   }
 
   /**
    * Stops the threads: each is interrupted, and a round waiting for the transport stops waiting and
    * marks what was acknowledged; the events it was still waiting for count no attempt (the shutdown
    * is not their failure, and shutdowns must not walk events toward parking) and stay due, for the
-   * next relay to send again.
+   * next relay to send again. Waits for the rounds in flight, at most the acknowledgement timeout
+   * and five seconds.
    */
   @Override
-  public synchronized void close() {
-    running = false;
-    for (Thread t : workers) {
-      t.interrupt();
-    }
-    for (Thread t : workers) {
-      try {
-        t.join(ackTimeout.toMillis() + 5000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    workers.clear();
+  public void close() {
+    worker.stop();
   }
 
   /** Configures a relay; every setting has a default. */

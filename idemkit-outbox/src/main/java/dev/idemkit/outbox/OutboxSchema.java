@@ -1,7 +1,7 @@
 package dev.idemkit.outbox;
 
+import dev.idemkit.outbox.support.ModuleSchema;
 import javax.sql.DataSource;
-import org.flywaydb.core.Flyway;
 
 /**
  * Creates and upgrades the outbox, inbox and delivery tables with their own versioned SQL files
@@ -20,14 +20,6 @@ public final class OutboxSchema {
 
   /** Applies every pending schema file; returns how many ran. */
   public static int migrate(DataSource dataSource) {
-    return Flyway.configure()
-        .dataSource(dataSource)
-        .locations(LOCATION)
-        .table(HISTORY_TABLE)
-        .baselineOnMigrate(true)
-        .baselineVersion("0")
-        .load()
-        .migrate()
-        .migrationsExecuted;
+    return ModuleSchema.migrate(dataSource, LOCATION, HISTORY_TABLE);
   }
 }

@@ -9,7 +9,11 @@
  *       dev.idemkit.outbox.spi.EventTransport}, at least once, in each aggregate's order, safe with
  *       several relays at once.
  *   <li>{@link dev.idemkit.outbox.InboxConsumer}: applies each message once per consumer, in one
- *       transaction with its inbox row.
+ *       transaction with its inbox row. It is the face of package-private rooms of one purpose
+ *       each: {@code InboxBatch} (a batch in one transaction, split around a failure), {@code
+ *       InboxRows} (claiming rows, recording failures), {@code SequenceGate} (in sequence: apply,
+ *       skip or hold), {@code HeldMessages}, {@code ParkedMessages} (and their re-queue) and {@code
+ *       InboxCleanup}.
  *   <li>{@link dev.idemkit.outbox.Deliveries} and {@link dev.idemkit.outbox.DeliverySender}: side
  *       effects outside the database, recorded first, delivered under their own idempotency key.
  *   <li>{@link dev.idemkit.outbox.EmbeddedTransport}: the default, no broker.
@@ -17,5 +21,13 @@
  *
  * <p>Tables: {@link dev.idemkit.outbox.OutboxSchema#migrate} applies them with a Flyway history of
  * their own, beside the record store's and the application's.
+ *
+ * <p><b>Logging: {@code java.util.logging}</b>, in every package of this module, each part under
+ * its public class's name ({@code dev.idemkit.outbox.InboxConsumer} for all the inbox's rooms).
+ * Why: it is in the JDK, so the module brings no logging dependency to the application (it depends
+ * on Flyway alone, the driver being the application's), and every logging backend takes its records
+ * through a bridge (Spring Boot installs the SLF4J one by default). {@code System.Logger} would
+ * serve as well; one of the two is kept, the one the module's parts and its users' logging
+ * configurations already name.
  */
 package dev.idemkit.outbox;
