@@ -210,6 +210,40 @@ class PhasedWritesIT {
   }
 
   /**
+   * The same payment claiming first ({@code PhasedOperation.Builder.claimingFirst()}): the claim is
+   * a write and a round trip of its own, before the local phase, and the call's marker an update.
+   * The run prints a {@code PHASED_CLAIM_FIRST} line, the figures docs/contract.md §5 quotes for
+   * the per-operation choice.
+   */
+  @Test
+  void claimingFirstCostsAWriteAndARoundTripMore() throws Exception {
+    roundTrips.set(0);
+    for (int i = 0; i < PAYMENTS; i++) {
+      ScopedKey id = ScopedKey.of("phased", "create_payment", "claim-first-" + i);
+      Outcome outcome =
+          idempotency.execute(
+              new IdempotentRequest(id, Fingerprint.of(Map.of("n", "" + i)), Duration.ofHours(1)),
+              payment(PhasedOperation.builder().claimingFirst()));
+      assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+    }
+
+    long trips = roundTrips.get();
+    long recordWrites = scalar("select count(*) from record_write where tbl = 'idemkit_record'");
+    System.out.printf(
+        "PHASED_CLAIM_FIRST record_writes_per_op=%.2f round_trips_per_op=%.2f"
+            + " extra_round_trips=%.2f%n",
+        (double) recordWrites / PAYMENTS,
+        (double) trips / PAYMENTS,
+        (double) trips / PAYMENTS - RAW_ROUND_TRIPS);
+
+    assertThat(recordWrites).as("claim, the call's marker, completion").isEqualTo(3L * PAYMENTS);
+    assertThat(trips)
+        .as("the claim's round trip on top of raw's four; the isolation level read once")
+        .isLessThanOrEqualTo((RAW_ROUND_TRIPS + 1L) * PAYMENTS + 1);
+    assertThat(scalar("select count(*) from phased_payment where confirmed")).isEqualTo(PAYMENTS);
+  }
+
+  /**
    * A paused owner ("zombie") completes after another owner took its record over: its completion,
    * sent with the commit in one round trip, matches no row and fails its statement, so the commit
    * never runs and the business row written in the same transaction is not kept.
@@ -271,7 +305,12 @@ class PhasedWritesIT {
   }
 
   private static PhasedOperation<Map<String, String>> payment() {
-    return PhasedOperation.builder()
+    return payment(PhasedOperation.builder());
+  }
+
+  private static PhasedOperation<Map<String, String>> payment(
+      PhasedOperation.Builder<Map<String, String>> builder) {
+    return builder
         .local(
             "LOCAL_PAYMENT_CREATED",
             (ctx, d) -> {

@@ -8,7 +8,7 @@ import org.apache.kafka.common.errors.InvalidTopicException;
  * client's own check is in an internal package of Kafka's, not its API; the rule is the broker's
  * documented one.
  */
-final class TopicNames {
+public final class TopicNames {
 
   /** The longest topic name a broker accepts. */
   static final int MAX_LENGTH = 249;
@@ -18,7 +18,7 @@ final class TopicNames {
   /**
    * @throws InvalidTopicException saying what is wrong with {@code topic}
    */
-  static void validate(String topic) {
+  public static void validate(String topic) {
     if (topic.isEmpty()) {
       throw new InvalidTopicException("Topic name is illegal, it can't be empty");
     }

@@ -5,6 +5,7 @@ import dev.idemkit.kafka.KafkaConsumers;
 import dev.idemkit.kafka.KafkaEventConsumer;
 import dev.idemkit.kafka.KafkaSchema;
 import dev.idemkit.kafka.KafkaTransport;
+import dev.idemkit.kafka.TopicNames;
 import dev.idemkit.kafka.TopicNaming;
 import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.spi.EventTransport;
@@ -12,7 +13,6 @@ import java.time.Duration;
 import java.util.List;
 import javax.sql.DataSource;
 import org.apache.kafka.common.errors.InvalidTopicException;
-import org.apache.kafka.common.internals.Topic;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -166,7 +166,7 @@ public class IdemkitKafkaAutoConfiguration {
         .forEach(
             (type, topic) -> {
               try {
-                Topic.validate(topic == null ? "" : topic);
+                TopicNames.validate(topic == null ? "" : topic);
               } catch (InvalidTopicException e) {
                 throw new IllegalStateException(
                     "idemkit.events.kafka.topics."
