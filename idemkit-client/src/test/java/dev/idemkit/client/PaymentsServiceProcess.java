@@ -81,7 +81,7 @@ public final class PaymentsServiceProcess implements AutoCloseable {
                 "--payments.mail.embedded-port=0",
                 "--logging.level.root=warn",
                 // The start-up banner names the embedded database's port.
-                "--logging.level.dev.idemkit.examples.payments.demo.StartupBanner=info")
+                "--logging.level.dev.idemkit.examples.payments.web.StartupBanner=info")
             .redirectErrorStream(true);
     System.out.println("[payments-service] starting " + jar + " on port " + port);
     PaymentsServiceProcess service = new PaymentsServiceProcess(pb.start(), port, dataDir);

@@ -1,9 +1,12 @@
 package dev.idemkit.examples.payments;
 
-import dev.idemkit.examples.payments.demo.EmbeddedMail;
-import dev.idemkit.examples.payments.demo.EventFaults;
+import dev.idemkit.examples.payments.events.Consumers;
+import dev.idemkit.examples.payments.events.EventHandlers;
+import dev.idemkit.examples.payments.events.EventsProperties;
+import dev.idemkit.examples.payments.events.RelayTransport;
 import dev.idemkit.examples.payments.ledger.LedgerConsumer;
 import dev.idemkit.examples.payments.receipts.MailClient;
+import dev.idemkit.examples.payments.receipts.MailEndpoint;
 import dev.idemkit.examples.payments.receipts.MailProperties;
 import dev.idemkit.examples.payments.receipts.ReceiptsConsumer;
 import dev.idemkit.examples.payments.shipping.ShippingConsumer;
@@ -18,10 +21,9 @@ import dev.idemkit.outbox.Outbox;
 import dev.idemkit.outbox.OutboxRelay;
 import dev.idemkit.outbox.OutboxSchema;
 import dev.idemkit.outbox.spi.EventTransport;
-import dev.idemkit.spring.boot.Inboxes;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
@@ -56,68 +58,51 @@ public class EventFlow {
     return Deliveries.create(dataSource);
   }
 
+  /** The three consumers' handlers, by consumer (and inbox) name. */
   @Bean
-  public Consumers consumers(
-      DataSource dataSource,
-      Deliveries deliveries,
-      EventsProperties events,
-      OutboxMetrics metrics,
-      JsonMapper json,
-      ObjectProvider<KafkaConsumers> kafka) {
-    Map<String, InboxConsumer> byName = new LinkedHashMap<>();
+  public EventHandlers eventHandlers(Deliveries deliveries, JsonMapper json) {
     Map<String, MessageHandler> handlers = new LinkedHashMap<>();
     handlers.put(LedgerConsumer.NAME, new LedgerConsumer(json));
     handlers.put(ReceiptsConsumer.NAME, new ReceiptsConsumer(deliveries, json));
     handlers.put(ShippingConsumer.NAME, new ShippingConsumer(json));
+    return new EventHandlers(handlers);
+  }
+
+  @Bean
+  public Consumers consumers(
+      DataSource dataSource,
+      EventHandlers handlers,
+      EventsProperties events,
+      OutboxMetrics metrics,
+      ObjectProvider<KafkaConsumers> kafka) {
+    Map<String, InboxConsumer> byName = new LinkedHashMap<>();
     KafkaConsumers onKafka = kafka.getIfAvailable();
     if (onKafka != null) {
       // idemkit.events.kafka.bootstrap-servers is set: each consumer is a Kafka consumer group
       // reading the payment and order topics, its inbox the same as below.
-      handlers.forEach(
-          (name, handler) ->
-              byName.put(
-                  name,
-                  onKafka
-                      .start(
-                          name,
-                          EventFaults.failing(handler, events.faults().consumerFailure()),
-                          "payment",
-                          "order")
-                      .inbox()));
+      handlers
+          .byName()
+          .forEach(
+              (name, handler) ->
+                  byName.put(name, onKafka.start(name, handler, "payment", "order").inbox()));
       metrics.expect(byName.values());
       return new Consumers(byName);
     }
-    handlers.forEach(
-        (name, handler) ->
-            byName.put(
-                name,
-                InboxConsumer.builder(
-                        name,
-                        dataSource,
-                        EventFaults.failing(handler, events.faults().consumerFailure()))
-                    .maxAttempts(events.consumerMaxAttempts())
-                    .retention(events.inboxRetention())
-                    .redeliveryHorizon(events.redeliveryHorizon())
-                    .listener(metrics)
-                    .build()));
+    handlers
+        .byName()
+        .forEach(
+            (name, handler) ->
+                byName.put(
+                    name,
+                    InboxConsumer.builder(name, dataSource, handler)
+                        .maxAttempts(events.consumerMaxAttempts())
+                        .retention(events.inboxRetention())
+                        .redeliveryHorizon(events.redeliveryHorizon())
+                        .listener(metrics)
+                        .build()));
     // Their counters exist from the start, at 0: a rate over them reads 0, not "no data".
     metrics.expect(byName.values());
     return new Consumers(byName);
-  }
-
-  /**
-   * The inbox consumers by name, for operators; an {@link Inboxes} bean, so the starter's inbox
-   * cleanup ({@code idemkit.inbox.cleanup.*}) forgets their processed ids after their retention.
-   */
-  public record Consumers(Map<String, InboxConsumer> byName) implements Inboxes {
-    public List<InboxConsumer> all() {
-      return List.copyOf(byName.values());
-    }
-
-    @Override
-    public List<InboxConsumer> inboxes() {
-      return all();
-    }
   }
 
   @Bean
@@ -143,46 +128,50 @@ public class EventFlow {
     }
   }
 
+  /**
+   * A broker's transport (Kafka, when {@code idemkit.events.kafka.bootstrap-servers} is set), else
+   * the embedded one handing events to this process's inboxes.
+   */
+  @Bean
+  public RelayTransport relayTransport(
+      Consumers consumers, EventsProperties events, ObjectProvider<EventTransport> broker) {
+    EventTransport transport = broker.getIfAvailable();
+    if (transport == null) {
+      EmbeddedTransport embedded = EmbeddedTransport.create(events.redeliveryHorizon());
+      consumers.all().forEach(embedded::subscribe);
+      return new RelayTransport(
+          embedded, events.aggregateWindow() == null ? 1 : events.aggregateWindow());
+    }
+    // Kafka consumers apply each aggregate's events in sequence (holding one that comes early),
+    // so a round may carry several events of one aggregate.
+    return new RelayTransport(
+        transport, events.aggregateWindow() == null ? 8 : events.aggregateWindow());
+  }
+
   @Bean
   public Workers eventWorkers(
       DataSource dataSource,
       Consumers consumers,
+      RelayTransport transport,
       EventsProperties events,
       MailProperties mail,
-      EmbeddedMail embeddedMail,
-      OutboxMetrics metrics,
-      ObjectProvider<EventTransport> broker) {
-    // A broker's transport (Kafka, when idemkit.events.kafka.bootstrap-servers is set), else the
-    // embedded one handing events to this process's inboxes.
-    EventTransport transport = broker.getIfAvailable();
-    int aggregateWindow;
-    if (transport == null) {
-      EmbeddedTransport embedded = EmbeddedTransport.create(events.redeliveryHorizon());
-      consumers.all().forEach(embedded::subscribe);
-      transport = embedded;
-      aggregateWindow = events.aggregateWindow() == null ? 1 : events.aggregateWindow();
-    } else {
-      // Kafka consumers apply each aggregate's events in sequence (holding one that comes early),
-      // so a round may carry several events of one aggregate.
-      aggregateWindow = events.aggregateWindow() == null ? 8 : events.aggregateWindow();
-    }
+      ObjectProvider<MailEndpoint> localMail,
+      OutboxMetrics metrics) {
     OutboxRelay relay =
-        OutboxRelay.builder(
-                dataSource, EventFaults.losingAcks(transport, events.faults().lostAck()))
+        OutboxRelay.builder(dataSource, transport.transport())
             .threads(events.relayThreads())
             .batchSize(events.batchSize())
-            .aggregateWindow(aggregateWindow)
+            .aggregateWindow(transport.aggregateWindow())
             .pollInterval(events.pollInterval())
             .maxAttempts(events.maxAttempts())
             .backoff(events.initialBackoff(), events.maxBackoff())
             .listener(metrics)
             .build();
+    MailEndpoint local = localMail.getIfAvailable();
+    Supplier<String> mailUrl = local == null ? mail::url : local::baseUrl;
     DeliverySender sender =
         DeliverySender.builder(
-                dataSource,
-                ReceiptsConsumer.CHANNEL,
-                new MailClient(
-                    () -> mail.embedded() ? embeddedMail.baseUrl() : mail.url(), mail.timeout()))
+                dataSource, ReceiptsConsumer.CHANNEL, new MailClient(mailUrl, mail.timeout()))
             .maxAttempts(events.deliveryMaxAttempts())
             .backoff(events.initialBackoff(), events.maxBackoff())
             .pollInterval(events.pollInterval())

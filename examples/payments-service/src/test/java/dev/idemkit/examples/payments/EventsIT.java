@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idemkit.examples.payments.demo.EmbeddedMail;
 import dev.idemkit.examples.payments.demo.MailSimulator;
+import dev.idemkit.examples.payments.events.Consumers;
+import dev.idemkit.examples.payments.events.EventsProperties;
 import dev.idemkit.examples.payments.receipts.ReceiptsConsumer;
 import dev.idemkit.outbox.DeliverySender;
 import dev.idemkit.outbox.EventEnvelope;
@@ -33,7 +35,7 @@ class EventsIT extends HttpTestSupport {
   @Autowired InboxCleanupWorker inboxCleanup;
   @Autowired javax.sql.DataSource dataSource;
   @Autowired EventsProperties events;
-  @Autowired EventFlow.Consumers consumers;
+  @Autowired Consumers consumers;
 
   private HttpResponse<String> pay(String account, String fault) {
     HttpRequest.Builder b =

@@ -1,13 +1,13 @@
 package dev.idemkit.examples.payments.demo;
 
 import dev.idemkit.examples.payments.payments.CreatePaymentRequest;
+import dev.idemkit.examples.payments.payments.PaymentErrors;
 import dev.idemkit.examples.payments.payments.PaymentFlow;
 import dev.idemkit.examples.payments.payments.PaymentRepository;
 import dev.idemkit.examples.payments.payments.PaymentResponse;
 import dev.idemkit.examples.payments.payments.PaymentsController;
 import dev.idemkit.examples.payments.payments.ProviderClient;
 import dev.idemkit.examples.payments.web.ApiGateFilter;
-import dev.idemkit.examples.payments.web.Errors;
 import jakarta.validation.Valid;
 import java.net.URI;
 import java.security.Principal;
@@ -89,7 +89,8 @@ public class BenchRawPaymentsController {
         transaction.execute(
             status -> payments.recordOutcome(owner, id, charge.declined(), charge.chargeId()));
     if (charge.declined()) {
-      return ResponseEntity.status(HttpStatus.PAYMENT_REQUIRED).body(Errors.paymentDeclined(id));
+      return ResponseEntity.status(HttpStatus.PAYMENT_REQUIRED)
+          .body(PaymentErrors.paymentDeclined(id));
     }
     return ResponseEntity.created(URI.create("/v1/payments/" + id)).body(payment);
   }
@@ -101,6 +102,6 @@ public class BenchRawPaymentsController {
             .findIdByBusinessKey(tenant, request.accountId(), request.merchantReference())
             .orElse("unknown");
     return new ErrorResponseException(
-        HttpStatus.CONFLICT, Errors.paymentAlreadyExists(existing, request), null);
+        HttpStatus.CONFLICT, PaymentErrors.paymentAlreadyExists(existing, request), null);
   }
 }

@@ -23,8 +23,7 @@ import java.util.Optional;
 /**
  * <strong>Deliberately broken</strong> idempotency stores, for the chaos run only: they prove that
  * its accounting checker catches the two classic bugs. Nothing selects them unless {@code
- * payments.demo.broken-store} is set (see {@link BrokenStoreConfiguration}); never use them
- * anywhere else.
+ * payments.demo.broken-store} is set (see {@link DemoConfiguration}); never use them anywhere else.
  */
 public final class BrokenStores {
 

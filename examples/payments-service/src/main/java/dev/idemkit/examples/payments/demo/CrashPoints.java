@@ -16,16 +16,14 @@ import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.beans.factory.config.BeanPostProcessor;
-import org.springframework.stereotype.Component;
 
 /**
- * Fault injection for the crash tests, off unless {@code payments.faults.kill-at} names a point:
- * the process then kills itself with {@code kill -9} (no shutdown hook, no rollback courtesy, like
- * a power cut) when a payment reaches that point. The points are the commit boundaries of a phased
- * operation, seen from outside the payment's code (the engine's listener and a wrapper of the
- * idempotency store), so the domain code carries no hook:
+ * Fault injection for the crash tests, present only when {@code payments.faults.kill-at} names a
+ * point ({@link DemoConfiguration}): the process then kills itself with {@code kill -9} (no
+ * shutdown hook, no rollback courtesy, like a power cut) when a payment reaches that point. The
+ * points are the commit boundaries of a phased operation, seen from outside the payment's code (the
+ * engine's listener and a wrapper of the idempotency store), so the domain code carries no hook:
  *
  * <ul>
  *   <li>{@code after-local-payment}: the local payment and the "request sent" marker are written,
@@ -35,7 +33,6 @@ import org.springframework.stereotype.Component;
  *   <li>{@code after-provider-confirmed}: the answer and the completion are written, not committed.
  * </ul>
  */
-@Component
 public class CrashPoints implements IdempotencyListener, BeanPostProcessor {
 
   /** The points inside a transaction, reached through the store. */
@@ -46,7 +43,8 @@ public class CrashPoints implements IdempotencyListener, BeanPostProcessor {
 
   private final String killAt;
 
-  public CrashPoints(@Value("${payments.faults.kill-at:}") String killAt) {
+  /** Kills this process at {@code killAt}, one of the points above; blank: never. */
+  public CrashPoints(String killAt) {
     this.killAt = killAt;
     if (!killAt.isBlank()) {
       log.warn("Fault injection on: this process kills itself at {}", killAt);

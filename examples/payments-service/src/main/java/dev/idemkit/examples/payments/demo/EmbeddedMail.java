@@ -2,6 +2,7 @@ package dev.idemkit.examples.payments.demo;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idemkit.examples.payments.receipts.MailEndpoint;
 import dev.idemkit.examples.payments.receipts.MailProperties;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -10,9 +11,7 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceProperties;
-import org.springframework.stereotype.Component;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -21,8 +20,7 @@ import tools.jackson.databind.json.JsonMapper;
  * keeping what it sent in a database of its own ({@code mail}) on the same PostgreSQL server,
  * shared by every instance there.
  */
-@Component
-public class EmbeddedMail implements DisposableBean {
+public class EmbeddedMail implements MailEndpoint, DisposableBean {
 
   private static final Logger log = LoggerFactory.getLogger(EmbeddedMail.class);
 
@@ -34,12 +32,7 @@ public class EmbeddedMail implements DisposableBean {
       DataSource appDataSource,
       DataSourceProperties database,
       JsonMapper json,
-      @Value("${server.port:8080}") int serverPort) {
-    if (!mail.embedded()) {
-      simulator = null;
-      dataSource = null;
-      return;
-    }
+      int serverPort) {
     // A database and a port of this instance's own, so that two instances on one machine (or one
     // server) do not share them: the service's database name + _mail, the service's port + 2.
     String name = EmbeddedProvider.simulatorDatabase(database.getUrl(), "_mail");
@@ -78,21 +71,20 @@ public class EmbeddedMail implements DisposableBean {
     log.info("Mail simulator (demo mode) on http://127.0.0.1:{}", simulator.port());
   }
 
-  /** The simulator, when it runs here; else null. */
+  /** The simulator. */
   public MailSimulator simulator() {
     return simulator;
   }
 
-  /** Its base URL, when it runs here; else null. */
+  /** Its base URL. */
+  @Override
   public String baseUrl() {
-    return simulator == null ? null : "http://127.0.0.1:" + simulator.port();
+    return "http://127.0.0.1:" + simulator.port();
   }
 
   @Override
   public void destroy() {
-    if (simulator != null) {
-      simulator.close();
-      dataSource.close();
-    }
+    simulator.close();
+    dataSource.close();
   }
 }

@@ -2,7 +2,7 @@ package dev.idemkit.examples.payments.demo;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idemkit.examples.payments.PaymentsProperties;
+import dev.idemkit.examples.payments.payments.ProviderProperties;
 import dev.idemkit.examples.provider.ProviderSimulator;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -17,9 +17,7 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceProperties;
-import org.springframework.stereotype.Component;
 
 /**
  * Demo mode: with no {@code payments.provider.url}, the provider simulator runs in this process on
@@ -29,7 +27,6 @@ import org.springframework.stereotype.Component;
  * <database>_provider}). Instances of the service that share a database share that one too, like
  * the nodes of one provider; a service (or a test) with a database of its own has its own.
  */
-@Component
 public class EmbeddedProvider implements DisposableBean {
 
   private static final Logger log = LoggerFactory.getLogger(EmbeddedProvider.class);
@@ -37,17 +34,12 @@ public class EmbeddedProvider implements DisposableBean {
   private final ProviderSimulator simulator;
   private final HikariDataSource dataSource;
 
+  /** Starts the simulator; {@code serverPort} is the service's ({@code server.port}). */
   public EmbeddedProvider(
-      PaymentsProperties properties,
+      ProviderProperties provider,
       DataSource appDataSource,
       DataSourceProperties database,
-      @Value("${server.port:8080}") int serverPort) {
-    PaymentsProperties.Provider provider = properties.provider();
-    if (!provider.embedded()) {
-      simulator = null;
-      dataSource = null;
-      return;
-    }
+      int serverPort) {
     String name = providerDatabase(database.getUrl());
     ensureDatabase(appDataSource, name);
     HikariConfig config = new HikariConfig();
@@ -77,8 +69,8 @@ public class EmbeddedProvider implements DisposableBean {
         name);
   }
 
-  private ProviderSimulator startSimulator(
-      PaymentsProperties.Provider provider, int port, boolean following) throws IOException {
+  private ProviderSimulator startSimulator(ProviderProperties provider, int port, boolean following)
+      throws IOException {
     try {
       return ProviderSimulator.start(config(provider, port), dataSource);
     } catch (BindException e) {
@@ -90,7 +82,7 @@ public class EmbeddedProvider implements DisposableBean {
     }
   }
 
-  private static ProviderSimulator.Config config(PaymentsProperties.Provider provider, int port) {
+  private static ProviderSimulator.Config config(ProviderProperties provider, int port) {
     return ProviderSimulator.Config.defaults(port)
         .withProbabilities(ProviderSimulator.Config.parseProbabilities(provider.faults()))
         .withLatency(provider.latency())
@@ -115,17 +107,15 @@ public class EmbeddedProvider implements DisposableBean {
     return name.length() > 63 ? name.substring(name.length() - 63) : name;
   }
 
-  /** The simulator's base URL, when it runs here. */
+  /** The simulator's base URL. */
   public String baseUrl() {
-    return simulator == null ? null : "http://127.0.0.1:" + simulator.port();
+    return "http://127.0.0.1:" + simulator.port();
   }
 
   @Override
   public void destroy() {
-    if (simulator != null) {
-      simulator.close();
-      dataSource.close();
-    }
+    simulator.close();
+    dataSource.close();
   }
 
   /** Creates database {@code name} (a plain identifier) on the server, unless it exists. */

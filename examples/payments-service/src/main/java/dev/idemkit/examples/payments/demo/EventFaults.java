@@ -1,5 +1,7 @@
 package dev.idemkit.examples.payments.demo;
 
+import dev.idemkit.examples.payments.events.EventHandlers;
+import dev.idemkit.examples.payments.events.RelayTransport;
 import dev.idemkit.outbox.EventEnvelope;
 import dev.idemkit.outbox.MessageFailedException;
 import dev.idemkit.outbox.MessageHandler;
@@ -10,20 +12,41 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 
 /**
- * Fault injection for the event flow (soak and demo), off unless configured: {@code
- * payments.events.faults.lost-ack} (probability that the transport delivers an event and its
- * acknowledgement is lost, so the relay sends it again) and {@code
- * payments.events.faults.consumer-failure} (probability that a consumer's handler fails after
- * writing, so its transaction rolls back and the message comes again).
+ * Fault injection for the event flow (soak, chaos run and demo), present only when configured
+ * ({@link DemoConfiguration}): {@code payments.events.faults.lost-ack} (probability that the
+ * transport delivers an event and its acknowledgement is lost, so the relay sends it again) and
+ * {@code payments.events.faults.consumer-failure} (probability that a consumer's handler fails
+ * after writing, so its transaction rolls back and the message comes again). It wraps the event
+ * flow's beans as they are made ({@link RelayTransport}, {@link EventHandlers}): the wiring does
+ * not know it is there.
  */
-public final class EventFaults {
+public final class EventFaults implements BeanPostProcessor {
 
-  private EventFaults() {}
+  private final double lostAck;
+  private final double consumerFailure;
+
+  /** Each probability in [0, 1]; 0 leaves that part alone. */
+  public EventFaults(double lostAck, double consumerFailure) {
+    this.lostAck = lostAck;
+    this.consumerFailure = consumerFailure;
+  }
+
+  @Override
+  public Object postProcessAfterInitialization(Object bean, String beanName) {
+    if (bean instanceof RelayTransport relay) {
+      return relay.map(transport -> losingAcks(transport, lostAck));
+    }
+    if (bean instanceof EventHandlers handlers) {
+      return handlers.map(handler -> failing(handler, consumerFailure));
+    }
+    return bean;
+  }
 
   /** {@code transport}, losing each acknowledgement with probability {@code p}. */
-  public static EventTransport losingAcks(EventTransport transport, double p) {
+  static EventTransport losingAcks(EventTransport transport, double p) {
     if (p <= 0) {
       return transport;
     }
@@ -54,7 +77,7 @@ public final class EventFaults {
    * message fails it, named ({@link MessageFailedException}), as a handler that knows which one
    * failed would.
    */
-  public static MessageHandler failing(MessageHandler handler, double p) {
+  static MessageHandler failing(MessageHandler handler, double p) {
     if (p <= 0) {
       return handler;
     }

@@ -1,6 +1,5 @@
 package dev.idemkit.examples.payments.demo;
 
-import dev.idemkit.examples.payments.PaymentsProperties;
 import dev.idemkit.examples.payments.web.FilterAnswers;
 import dev.idemkit.examples.provider.Fault;
 import dev.idemkit.spring.boot.Idempotent;
@@ -17,7 +16,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 import org.springframework.core.annotation.Order;
-import org.springframework.stereotype.Component;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.method.HandlerMethod;
 
@@ -27,10 +25,9 @@ import org.springframework.web.method.HandlerMethod;
  * any handler runs, so nothing is stored (the simulator would otherwise fail the charge with an
  * answer the payment can only read as an unknown outcome). A known one is kept for the thread
  * serving the request, until it ends, so that {@link EmbeddedProviderRequests} adds it to the
- * charges sent on the way; the payment code never sees it. With a real provider the header is
- * ignored, and so is its content.
+ * charges sent on the way; the payment code never sees it. With a real provider this filter does
+ * not exist ({@link DemoConfiguration}): the header is ignored, and so is its content.
  */
-@Component
 @Order(2)
 public class ProviderFaultHeaderFilter extends OncePerRequestFilter implements FilterAnswers {
 
@@ -40,27 +37,21 @@ public class ProviderFaultHeaderFilter extends OncePerRequestFilter implements F
   /** The fault the request this thread serves asked for; set only while the filter runs. */
   private static final ThreadLocal<String> REQUESTED = new ThreadLocal<>();
 
-  private final boolean demo;
-
-  public ProviderFaultHeaderFilter(PaymentsProperties properties) {
-    this.demo = properties.provider().embedded();
-  }
-
   /**
-   * For the API document: in demo mode, the operations that call the provider (the phased ones) can
-   * be refused with 400 {@code UNKNOWN_PROVIDER_FAULT}.
+   * For the API document: the operations that call the provider (the phased ones) can be refused
+   * with 400 {@code UNKNOWN_PROVIDER_FAULT}.
    */
   @Override
   public Map<Integer, List<String>> answers(HandlerMethod handler) {
     Idempotent idempotent = handler.getMethodAnnotation(Idempotent.class);
-    return demo && idempotent != null && idempotent.phased()
+    return idempotent != null && idempotent.phased()
         ? Map.of(400, List.of("UNKNOWN_PROVIDER_FAULT"))
         : Map.of();
   }
 
   @Override
   protected boolean shouldNotFilter(HttpServletRequest request) {
-    return !demo || request.getHeader(HEADER) == null;
+    return request.getHeader(HEADER) == null;
   }
 
   @Override

@@ -1,6 +1,6 @@
 package dev.idemkit.examples.payments.orders;
 
-import dev.idemkit.examples.payments.Events;
+import dev.idemkit.examples.payments.events.Events;
 import dev.idemkit.examples.payments.orders.OrderRequests.ConfirmPayment;
 import dev.idemkit.examples.payments.orders.OrderRequests.CreateOrder;
 import dev.idemkit.examples.payments.orders.OrderRequests.OrderResponse;

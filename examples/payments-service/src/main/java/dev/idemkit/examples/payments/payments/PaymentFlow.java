@@ -7,7 +7,6 @@ import dev.idemkit.OperationResult;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.Step;
-import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.spring.boot.RecoverableOperation;
 import dev.idemkit.spring.boot.StoredResponses;
 import java.time.Duration;
@@ -112,7 +111,7 @@ public class PaymentFlow implements RecoverableOperation {
               .orElse("unknown");
       return Step.answer(
           OperationResult.rejected(
-              responses.problem(Errors.paymentAlreadyExists(existing, request))));
+              responses.problem(PaymentErrors.paymentAlreadyExists(existing, request))));
     }
     PaymentResponse payment = created.get();
     return Step.next(
@@ -208,7 +207,7 @@ public class PaymentFlow implements RecoverableOperation {
     }
     payments.recordOutcome(tenant, p.paymentId(), true, p.chargeId());
     return Step.answer(
-        OperationResult.rejected(responses.problem(Errors.paymentDeclined(p.paymentId()))));
+        OperationResult.rejected(responses.problem(PaymentErrors.paymentDeclined(p.paymentId()))));
   }
 
   /**

@@ -1,6 +1,6 @@
 package dev.idemkit.examples.payments.payments;
 
-import dev.idemkit.examples.payments.Events;
+import dev.idemkit.examples.payments.events.Events;
 import java.math.BigDecimal;
 import java.sql.ResultSet;
 import java.sql.SQLException;

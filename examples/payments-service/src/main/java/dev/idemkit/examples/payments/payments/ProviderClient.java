@@ -1,6 +1,5 @@
 package dev.idemkit.examples.payments.payments;
 
-import dev.idemkit.examples.payments.PaymentsProperties;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -63,21 +62,21 @@ public class ProviderClient {
 
   private static final TypeReference<Map<String, Object>> ANSWER = new TypeReference<>() {};
 
-  private final PaymentsProperties properties;
+  private final ProviderProperties properties;
   private final Optional<ProviderRequests> requests;
   private final JsonMapper json;
   private final HttpClient http;
 
   public ProviderClient(
-      PaymentsProperties properties, ObjectProvider<ProviderRequests> requests, JsonMapper json) {
+      ProviderProperties properties, ObjectProvider<ProviderRequests> requests, JsonMapper json) {
     this.properties = properties;
     this.requests = Optional.ofNullable(requests.getIfAvailable());
     this.json = json;
-    this.http = HttpClient.newBuilder().connectTimeout(properties.provider().timeout()).build();
+    this.http = HttpClient.newBuilder().connectTimeout(properties.timeout()).build();
   }
 
   private String base() {
-    return requests.flatMap(ProviderRequests::baseUrl).orElse(properties.provider().url());
+    return requests.flatMap(ProviderRequests::baseUrl).orElse(properties.url());
   }
 
   /** Charges under {@code key}; the provider charges at most once per key. */
@@ -85,7 +84,7 @@ public class ProviderClient {
       throws InterruptedException {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(base() + "/charges"))
-            .timeout(properties.provider().timeout())
+            .timeout(properties.timeout())
             .header("Content-Type", "application/json")
             .header("Idempotency-Key", key)
             .header("X-Merchant", MERCHANT)
@@ -124,7 +123,7 @@ public class ProviderClient {
                     base()
                         + "/charges?idempotencyKey="
                         + URLEncoder.encode(key, StandardCharsets.UTF_8)))
-            .timeout(properties.provider().timeout())
+            .timeout(properties.timeout())
             .header("X-Merchant", MERCHANT)
             .GET()
             .build();

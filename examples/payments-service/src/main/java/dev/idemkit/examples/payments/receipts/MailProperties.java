@@ -20,8 +20,4 @@ public record MailProperties(String url, Duration timeout, Integer embeddedPort,
     timeout = timeout == null ? Duration.ofSeconds(2) : timeout;
     embeddedPort = embeddedPort == null ? -1 : embeddedPort;
   }
-
-  public boolean embedded() {
-    return url == null || url.isBlank();
-  }
 }

@@ -1,6 +1,5 @@
 package dev.idemkit.examples.payments.web;
 
-import dev.idemkit.examples.payments.PaymentsProperties;
 import dev.idemkit.spring.boot.ErrorCode;
 import dev.idemkit.spring.boot.Problems;
 import jakarta.servlet.FilterChain;

@@ -1,6 +1,5 @@
 package dev.idemkit.examples.payments.web;
 
-import dev.idemkit.examples.payments.PaymentsProperties;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;

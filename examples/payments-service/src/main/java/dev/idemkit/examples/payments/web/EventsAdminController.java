@@ -1,6 +1,6 @@
 package dev.idemkit.examples.payments.web;
 
-import dev.idemkit.examples.payments.EventFlow;
+import dev.idemkit.examples.payments.events.Consumers;
 import dev.idemkit.outbox.Deliveries;
 import dev.idemkit.outbox.EventEnvelope;
 import dev.idemkit.outbox.InboxConsumer;
@@ -34,11 +34,10 @@ import org.springframework.web.bind.annotation.RestController;
 public class EventsAdminController extends OperatorEndpoints {
 
   private final Outbox outbox;
-  private final EventFlow.Consumers consumers;
+  private final Consumers consumers;
   private final Deliveries deliveries;
 
-  public EventsAdminController(
-      Outbox outbox, EventFlow.Consumers consumers, Deliveries deliveries) {
+  public EventsAdminController(Outbox outbox, Consumers consumers, Deliveries deliveries) {
     this.outbox = outbox;
     this.consumers = consumers;
     this.deliveries = deliveries;

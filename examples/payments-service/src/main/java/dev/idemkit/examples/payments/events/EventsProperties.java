@@ -1,4 +1,4 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.events;
 
 import dev.idemkit.outbox.Outbox;
 import java.time.Duration;
@@ -29,7 +29,6 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param maxPayloadBytes the largest event payload the outbox accepts, in UTF-8 bytes (default
  *     {@link Outbox#DEFAULT_MAX_PAYLOAD_BYTES}, 900 KiB: under Kafka's default 1 MiB record with
  *     room for the headers); a larger one is refused at append
- * @param faults demo fault injection, off by default
  */
 @ConfigurationProperties("payments.events")
 public record EventsProperties(
@@ -45,8 +44,7 @@ public record EventsProperties(
     Integer deliveryMaxAttempts,
     Duration deliveryRetention,
     Integer aggregateWindow,
-    Integer maxPayloadBytes,
-    Faults faults) {
+    Integer maxPayloadBytes) {
 
   public EventsProperties {
     relayThreads = relayThreads == null ? 2 : relayThreads;
@@ -61,15 +59,6 @@ public record EventsProperties(
     deliveryMaxAttempts = deliveryMaxAttempts == null ? 10 : deliveryMaxAttempts;
     deliveryRetention = deliveryRetention == null ? Duration.ofDays(14) : deliveryRetention;
     maxPayloadBytes = maxPayloadBytes == null ? Outbox.DEFAULT_MAX_PAYLOAD_BYTES : maxPayloadBytes;
-    faults = faults == null ? new Faults(0, 0) : faults;
     // aggregateWindow stays null when unset: EventFlow picks it by transport.
   }
-
-  /**
-   * Demo fault injection ({@link dev.idemkit.examples.payments.demo.EventFaults}).
-   *
-   * @param lostAck probability that an event's acknowledgement is lost after delivery
-   * @param consumerFailure probability that a consumer fails after writing
-   */
-  public record Faults(double lostAck, double consumerFailure) {}
 }

@@ -1,6 +1,5 @@
-package dev.idemkit.examples.payments.demo;
+package dev.idemkit.examples.payments.web;
 
-import dev.idemkit.examples.payments.web.ApiKeys;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.slf4j.Logger;

@@ -1,4 +1,4 @@
-package dev.idemkit.examples.payments;
+package dev.idemkit.examples.payments.events;
 
 import dev.idemkit.outbox.NewEvent;
 import dev.idemkit.outbox.Outbox;

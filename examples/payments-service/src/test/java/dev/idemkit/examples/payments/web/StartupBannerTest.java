@@ -1,13 +1,10 @@
-package dev.idemkit.examples.payments.demo;
+package dev.idemkit.examples.payments.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import dev.idemkit.examples.payments.PaymentsProperties;
-import dev.idemkit.examples.payments.web.ApiKeys;
-import dev.idemkit.examples.payments.web.DemoApiKeys;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -65,8 +62,7 @@ class StartupBannerTest {
 
   private static void banner(Map<String, String> own, Map<String, String> ownAdmin) {
     new StartupBanner(
-            new MockEnvironment(),
-            new ApiKeys(new PaymentsProperties(own, ownAdmin, 0, 0, null), DEMO))
+            new MockEnvironment(), new ApiKeys(new PaymentsProperties(own, ownAdmin, 0, 0), DEMO))
         .ready();
   }
 }
