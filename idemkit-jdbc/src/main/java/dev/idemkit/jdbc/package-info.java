@@ -12,8 +12,7 @@
  *       migration history; {@link dev.idemkit.jdbc.IdemkitDatabase}: a server by JDBC URL or an
  *       embedded PostgreSQL with its data kept on disk.
  *   <li>{@link dev.idemkit.jdbc.PostgresDataKeyStore}: wrapped tenant data keys for encryption at
- *       rest; {@link dev.idemkit.jdbc.StoreUnavailable}: tells an unreachable database from other
- *       failures.
+ *       rest.
  * </ul>
  */
 package dev.idemkit.jdbc;

@@ -1,4 +1,4 @@
-package dev.idemkit.jdbc;
+package dev.idemkit.spring.boot;
 
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
@@ -14,14 +14,14 @@ import java.util.Set;
  * could not hand out a connection in time. Such a failure says nothing about the request: the same
  * request succeeds once the database is back, so it is answered 503 with {@code Retry-After}.
  */
-public final class StoreUnavailable {
+final class DatabaseUnreachable {
 
   private static final Set<String> STATES = Set.of("57P01", "57P02", "57P03", "53300");
 
-  private StoreUnavailable() {}
+  private DatabaseUnreachable() {}
 
   /** Whether {@code failure}, or any of its causes, says the database cannot be reached. */
-  public static boolean isCauseOf(Throwable failure) {
+  static boolean isCauseOf(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof SQLTransientConnectionException
           || t instanceof SQLNonTransientConnectionException
