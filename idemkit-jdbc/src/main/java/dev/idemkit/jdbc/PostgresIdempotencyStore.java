@@ -191,6 +191,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * metadata (fingerprint, state, resource, answer status, when it began) as a {@code
    * REPLACED_EXPIRED} history row rather than overwriting it silently. {@code previous} is the same
    * row joined as it was before the update: its columns in {@code returning} are the old values.
+   * Its own statement, not a kind of {@link #TAKE_OVER}: it writes nearly every column for a new
+   * operation and logs the previous one, where a takeover keeps the run and logs the new owner. Of
+   * two retries replacing the same snapshot exactly one updates a row, as with {@link #TAKE_OVER}.
    */
   private static final NamedSql REPLACE_EXPIRED_KEEPING_HISTORY =
       NamedSql.of(
