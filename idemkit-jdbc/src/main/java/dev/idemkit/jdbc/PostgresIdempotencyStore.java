@@ -26,7 +26,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -58,18 +57,19 @@ import org.postgresql.util.PSQLException;
 public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   /*
-   * Every statement below is whole: what runs is what is written, nothing is cut or patched at
-   * start-up. Two constants join whole statements with ";" so that the driver sends them in one
-   * round trip (INSERT_FINISHED_AND_COMMIT, FINISH_FRESH_AND_COMMIT); each part runs as written.
-   * Conventions they share:
+   * Every statement below is whole: what runs is what is written, its :name parameters replaced by
+   * "?" once, when the class loads (NamedSql), and bound by name. The *_AND_COMMIT constants are a
+   * whole statement followed by ";\ncommit", so that the driver sends both in one round trip; each
+   * part runs as written. Conventions they share:
    *
    * - Time. A statement that compares times starts with the CTE
-   *   `with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)`;
-   *   its parameter is always the first, bound by bindNow (the builder's clock, else NULL: the
-   *   database's time).
+   *   `with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)`;
+   *   :now is bound by bindNow (the builder's clock, else NULL: the database's time).
+   * - The key. :tenant, :operation and :idem_key are the record's key (bindKey).
    * - Ownership. An owner write (renew, advance, finish, suspend) applies only while
-   *   `r.fencing_token = ?` is the owner's token and the record is IN_PROGRESS; the caller decides
-   *   on the number of rows it returns (one, or the owner lost the record).
+   *   `r.fencing_token = :fencing_token` is the owner's token and the record is IN_PROGRESS
+   *   (bindOwner); the caller decides on the number of rows it returns (one, or the owner lost the
+   *   record).
    * - History. A takeover, a replacement, a suspension, a back-off or escalation, an operator's
    *   resolution, and the completion of a run that followed a takeover append their row to
    *   idemkit_record_history in the same statement: the update is a `changed` CTE that returns the
@@ -95,17 +95,19 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * driver more than binding the whole claim: 9-11% of a local operation's JVM time in
    * bench/store.)
    */
-  private static final String CLAIM =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+  private static final NamedSql CLAIM =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
       insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
           fencing_token, locked_until, created_at, updated_at, expires_at)
-      select ?, ?, ?, ?, 'IN_PROGRESS', 1, clock.now + ? * interval '1 millisecond',
-          clock.now, clock.now, clock.now + ? * interval '1 millisecond'
+      select :tenant, :operation, :idem_key, :fingerprint, 'IN_PROGRESS', 1,
+          clock.now + :lease_ms * interval '1 millisecond',
+          clock.now, clock.now, clock.now + :ttl_ms * interval '1 millisecond'
       from clock
       on conflict (tenant, operation, idem_key) do nothing
       returning cast(extract(epoch from created_at) * 1000000 as bigint) as created_at_us
-      """;
+      """);
 
   /**
    * A local operation's record, written once, last (contract §5): inserted already finished with
@@ -121,19 +123,21 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * here: the second insert waits on the first's uncommitted row, then raises once it commits (or
    * inserts, if it rolled back).
    */
-  private static final String INSERT_FINISHED =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+  private static final NamedSql INSERT_FINISHED =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
       insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
           fencing_token, locked_until, response_status, response_headers, response_body,
           response_schema_version, resource_id, created_at, updated_at, expires_at)
-      select ?, ?, ?, ?, ?, 1, clock.now, ?, ?, ?, ?, ?, clock.now, clock.now,
-          clock.now + ? * interval '1 millisecond'
+      select :tenant, :operation, :idem_key, :fingerprint, :state, 1, clock.now, :status, :headers,
+          :body, :schema_version, :resource_id, clock.now, clock.now,
+          clock.now + :ttl_ms * interval '1 millisecond'
       from clock
-      """;
+      """);
 
   /** {@link #INSERT_FINISHED} and the commit of its transaction, in one round trip. */
-  private static final String INSERT_FINISHED_AND_COMMIT = INSERT_FINISHED + ";\ncommit";
+  private static final NamedSql INSERT_FINISHED_AND_COMMIT = INSERT_FINISHED.andCommit();
 
   /**
    * A phased operation's record, written once in its first commit (contract §5): inserted after the
@@ -147,20 +151,22 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * transaction's business writes is kept; of concurrent inserts exactly one commits, so exactly
    * one request makes the call.
    */
-  private static final String INSERT_IN_PROGRESS =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+  private static final NamedSql INSERT_IN_PROGRESS =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
       insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
           fencing_token, locked_until, recovery_point, pending_external, recovery_data,
           recovery_due, created_at, updated_at, expires_at)
-      select ?, ?, ?, ?, 'IN_PROGRESS', 1, clock.now + ? * interval '1 millisecond', ?, ?, ?,
-          clock.now + ? * interval '1 millisecond', clock.now, clock.now,
-          clock.now + ? * interval '1 millisecond'
+      select :tenant, :operation, :idem_key, :fingerprint, 'IN_PROGRESS', 1,
+          clock.now + :lease_ms * interval '1 millisecond', :recovery_point, :pending_external,
+          :recovery_data, clock.now + :lease_ms * interval '1 millisecond', clock.now, clock.now,
+          clock.now + :ttl_ms * interval '1 millisecond'
       from clock
-      """;
+      """);
 
   /** {@link #INSERT_IN_PROGRESS} and the commit of its transaction, in one round trip. */
-  private static final String INSERT_IN_PROGRESS_AND_COMMIT = INSERT_IN_PROGRESS + ";\ncommit";
+  private static final NamedSql INSERT_IN_PROGRESS_AND_COMMIT = INSERT_IN_PROGRESS.andCommit();
 
   /**
    * The primary key a second record of one key violates ({@link #INSERT_FINISHED}, {@link
@@ -171,36 +177,41 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   /** PostgreSQL's SQLSTATE for a unique violation. */
   private static final String UNIQUE_VIOLATION = "23505";
 
-  private static final String READ =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+  private static final NamedSql READ =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
       select r.*, clock.now as db_now
       from idemkit_record r, clock
-      where tenant = ? and operation = ? and idem_key = ?
-      """;
+      where tenant = :tenant and operation = :operation and idem_key = :idem_key
+      """);
 
   /**
    * A takeover of an expired record for a new operation that keeps the previous operation's
    * metadata (fingerprint, state, resource, answer status, when it began) as a {@code
    * REPLACED_EXPIRED} history row rather than overwriting it silently. {@code previous} is the same
    * row joined as it was before the update: its columns in {@code returning} are the old values.
+   * Its own statement, not a kind of {@link #TAKE_OVER}: it writes nearly every column for a new
+   * operation and logs the previous one, where a takeover keeps the run and logs the new owner. Of
+   * two retries replacing the same snapshot exactly one updates a row, as with {@link #TAKE_OVER}.
    */
-  private static final String REPLACE_EXPIRED_KEEPING_HISTORY =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+  private static final NamedSql REPLACE_EXPIRED_KEEPING_HISTORY =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
       changed as (
-        update idemkit_record r set fingerprint = ?, state = 'IN_PROGRESS',
+        update idemkit_record r set fingerprint = :fingerprint, state = 'IN_PROGRESS',
             fencing_token = r.fencing_token + 1,
-            locked_until = clock.now + ? * interval '1 millisecond',
+            locked_until = clock.now + :lease_ms * interval '1 millisecond',
             recovery_point = null, pending_external = null, recovery_data = null,
             recovery_attempts = 0, response_status = null, response_headers = null,
             response_body = null, response_schema_version = null, resource_id = null,
             created_at = clock.now, updated_at = clock.now,
-            expires_at = clock.now + ? * interval '1 millisecond', body_dropped_at = null,
+            expires_at = clock.now + :ttl_ms * interval '1 millisecond', body_dropped_at = null,
             recovery_due = null
         from clock, idemkit_record previous
-        where r.tenant = ? and r.operation = ? and r.idem_key = ?
-          and r.fencing_token = ? and r.state = ?
+        where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
+          and r.fencing_token = :fencing_token and r.state = :seen_state
           and r.expires_at <= clock.now and r.state not in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
           and previous.tenant = r.tenant and previous.operation = r.operation
           and previous.idem_key = r.idem_key
@@ -218,98 +229,71 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
             previous_response_status, previous_created_at
         from changed)
       select * from changed
-      """;
+      """);
 
-  /*
-   * The three takeovers of a record someone else held: each is one conditional update that raises
-   * the fencing token (so the previous owner's writes stop matching) and logs the takeover. They
-   * differ only in the condition that makes the takeover legitimate, the last line of the where
-   * clause, and in the history event. The record must still be in the state and carry the token
-   * the caller saw (r.fencing_token = ? and r.state = ?): of two instances taking over the same
-   * snapshot, exactly one updates a row.
+  /**
+   * A takeover of a record someone else held, to go on with the same operation: a retry takes back
+   * a record whose last attempt failed retryably ({@code RECLAIM_RETRYABLE}), or a retry or a
+   * worker resumes a record whose owner's lease ran out, in progress ({@code RESUME_ABANDONED}) or
+   * with its outcome unknown ({@code RECOVER_UNKNOWN}). One conditional update raises the fencing
+   * token (so the previous owner's writes stop matching), gives the new owner its lease and keeps
+   * the recovery point and data; the {@code logged} CTE appends the takeover to the history as
+   * {@code TAKEOVER_RECLAIM_RETRYABLE}, {@code TAKEOVER_RESUME_ABANDONED} or {@code
+   * TAKEOVER_RECOVER_UNKNOWN}, with the record as the takeover left it. It returns that record, or
+   * no row.
+   *
+   * <p>Which takeover it is, is data: {@code :kind}, the {@link Takeover}'s name, picks the arm of
+   * the {@code case} that makes the takeover legitimate, and names the history event. A kind with
+   * no arm matches no row ({@code REPLACE_EXPIRED} is {@link #REPLACE_EXPIRED_KEEPING_HISTORY}).
+   *
+   * <p>Two instances taking over the same snapshot meet here: the record must still be in the state
+   * and carry the token the caller saw ({@code :seen_state}, {@code :fencing_token}); the second
+   * update waits on the first's row lock, then rechecks the where clause on the row the first
+   * wrote, whose token moved, and updates nothing. Exactly one updates a row.
    */
-
-  /** A retry takes back a record whose last attempt failed retryably, inside its window. */
-  private static final String RECLAIM_RETRYABLE =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+  private static final NamedSql TAKE_OVER =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
       changed as (
         update idemkit_record r set state = 'IN_PROGRESS',
             fencing_token = r.fencing_token + 1,
-            locked_until = clock.now + ? * interval '1 millisecond',
-            recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now
+            locked_until = clock.now + :lease_ms * interval '1 millisecond',
+            recovery_due = clock.now + :lease_ms * interval '1 millisecond', updated_at = clock.now
         from clock
-        where r.tenant = ? and r.operation = ? and r.idem_key = ?
-          and r.fencing_token = ? and r.state = ?
-          and r.state = 'FAILED_RETRYABLE' and r.expires_at > clock.now
+        where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
+          and r.fencing_token = :fencing_token and r.state = :seen_state
+          and case :kind
+            when 'RECLAIM_RETRYABLE'
+              then r.state = 'FAILED_RETRYABLE' and r.expires_at > clock.now
+            when 'RESUME_ABANDONED'
+              then r.state = 'IN_PROGRESS' and r.locked_until <= clock.now
+            when 'RECOVER_UNKNOWN'
+              then r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now
+            end
         returning r.*, clock.now as db_now),
       logged as (
         insert into idemkit_record_history (tenant, operation, idem_key, event, state,
             recovery_point, pending_external, fencing_token, at)
-        select tenant, operation, idem_key, 'TAKEOVER_RECLAIM_RETRYABLE', state, recovery_point,
+        select tenant, operation, idem_key, 'TAKEOVER_' || :kind, state, recovery_point,
             pending_external, fencing_token, db_now
         from changed)
       select * from changed
-      """;
-
-  /** A retry or a worker resumes a record in progress whose owner's lease ran out. */
-  private static final String RESUME_ABANDONED =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
-      changed as (
-        update idemkit_record r set state = 'IN_PROGRESS',
-            fencing_token = r.fencing_token + 1,
-            locked_until = clock.now + ? * interval '1 millisecond',
-            recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now
-        from clock
-        where r.tenant = ? and r.operation = ? and r.idem_key = ?
-          and r.fencing_token = ? and r.state = ?
-          and r.state = 'IN_PROGRESS' and r.locked_until <= clock.now
-        returning r.*, clock.now as db_now),
-      logged as (
-        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
-            recovery_point, pending_external, fencing_token, at)
-        select tenant, operation, idem_key, 'TAKEOVER_RESUME_ABANDONED', state, recovery_point,
-            pending_external, fencing_token, db_now
-        from changed)
-      select * from changed
-      """;
-
-  /** A retry or a worker recovers a record left unknown, once its back-off has passed. */
-  private static final String RECOVER_UNKNOWN =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
-      changed as (
-        update idemkit_record r set state = 'IN_PROGRESS',
-            fencing_token = r.fencing_token + 1,
-            locked_until = clock.now + ? * interval '1 millisecond',
-            recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now
-        from clock
-        where r.tenant = ? and r.operation = ? and r.idem_key = ?
-          and r.fencing_token = ? and r.state = ?
-          and r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now
-        returning r.*, clock.now as db_now),
-      logged as (
-        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
-            recovery_point, pending_external, fencing_token, at)
-        select tenant, operation, idem_key, 'TAKEOVER_RECOVER_UNKNOWN', state, recovery_point,
-            pending_external, fencing_token, db_now
-        from changed)
-      select * from changed
-      """;
+      """);
 
   /** The owner extends its lease; no history (a renewal changes no state). */
-  private static final String RENEW =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+  private static final NamedSql RENEW =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
       update idemkit_record r
-      set locked_until = clock.now + ? * interval '1 millisecond',
-          recovery_due = clock.now + ? * interval '1 millisecond', updated_at = clock.now
+      set locked_until = clock.now + :lease_ms * interval '1 millisecond',
+          recovery_due = clock.now + :lease_ms * interval '1 millisecond', updated_at = clock.now
       from clock
-      where r.tenant = ? and r.operation = ? and r.idem_key = ?
-        and r.fencing_token = ? and r.state = 'IN_PROGRESS'
+      where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
+        and r.fencing_token = :fencing_token and r.state = 'IN_PROGRESS'
       returning r.locked_until
-      """;
+      """);
 
   /**
    * The owner records a recovery point after a phase. No history row: an uninterrupted run keeps
@@ -320,22 +304,24 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * idemkit_require_owned}, V18), so that the marker of a call, its transaction's last write, can
    * be sent with the commit ({@link #ADVANCE_AND_COMMIT}).
    */
-  private static final String ADVANCE =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+  private static final NamedSql ADVANCE =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
       changed as (
         update idemkit_record r
-        set recovery_point = ?, pending_external = ?, recovery_data = ?,
+        set recovery_point = :recovery_point, pending_external = :pending_external,
+            recovery_data = :recovery_data,
             recovery_due = r.locked_until, updated_at = clock.now
         from clock
-        where r.tenant = ? and r.operation = ? and r.idem_key = ?
-          and r.fencing_token = ? and r.state = 'IN_PROGRESS'
+        where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
+          and r.fencing_token = :fencing_token and r.state = 'IN_PROGRESS'
         returning 1)
       select idemkit_require_owned(count(*)) from changed
-      """;
+      """);
 
   /** {@link #ADVANCE} and the commit of its transaction in one round trip. */
-  private static final String ADVANCE_AND_COMMIT = ADVANCE + ";\ncommit";
+  private static final NamedSql ADVANCE_AND_COMMIT = ADVANCE.andCommit();
 
   /**
    * The owner stores the outcome. The record's window restarts at its completion: {@code
@@ -359,22 +345,23 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * so that it can be sent with the commit ({@link #FINISH_AND_COMMIT}): the fencing condition in
    * the where clause is the ownership check, and no renewal or read before it is needed.
    */
-  private static final String FINISH =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+  private static final NamedSql FINISH =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
       changed as (
         update idemkit_record r
-        set state = ?, locked_until = clock.now, pending_external = null,
-            response_status = ?, response_headers = ?, response_body = ?,
-            response_schema_version = ?, resource_id = ?, recovery_due = null,
+        set state = :state, locked_until = clock.now, pending_external = null,
+            response_status = :status, response_headers = :headers, response_body = :body,
+            response_schema_version = :schema_version, resource_id = :resource_id, recovery_due = null,
             updated_at = clock.now,
             expires_at = case
                 when clock.now + (r.expires_at - r.created_at) > r.expires_at + interval '1 second'
                 then clock.now + (r.expires_at - r.created_at)
                 else r.expires_at end
         from clock
-        where r.tenant = ? and r.operation = ? and r.idem_key = ?
-          and r.fencing_token = ? and r.state = 'IN_PROGRESS'
+        where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
+          and r.fencing_token = :fencing_token and r.state = 'IN_PROGRESS'
         returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
             r.pending_external, r.fencing_token, clock.now as db_now),
       logged as (
@@ -385,7 +372,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         from changed
         where fencing_token > 1)
       select idemkit_require_owned(count(*)) from changed
-      """;
+      """);
 
   /**
    * {@link #FINISH} and the commit of its transaction in one round trip. FINISH fails its statement
@@ -393,7 +380,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * the server skips the {@code commit} sent with it and the transaction rolls back with every
    * business write in it: a zombie owner's completion never commits anything.
    */
-  private static final String FINISH_AND_COMMIT = FINISH + ";\ncommit";
+  private static final NamedSql FINISH_AND_COMMIT = FINISH.andCommit();
 
   /** The SQLSTATE of a fenced write that matched no row (V18's {@code idemkit_require_owned}). */
   private static final String NOT_OWNED = "IK001";
@@ -403,45 +390,47 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * single-transaction operation, whose record has no history to write. The update alone, without
    * the history CTE: the statement every local operation ends with stays as cheap as an update.
    */
-  private static final String FINISH_FRESH =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+  private static final NamedSql FINISH_FRESH =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
       update idemkit_record r
-      set state = ?, locked_until = clock.now, pending_external = null,
-          response_status = ?, response_headers = ?, response_body = ?,
-          response_schema_version = ?, resource_id = ?, recovery_due = null,
+      set state = :state, locked_until = clock.now, pending_external = null,
+          response_status = :status, response_headers = :headers, response_body = :body,
+          response_schema_version = :schema_version, resource_id = :resource_id, recovery_due = null,
           updated_at = clock.now,
           expires_at = case
               when clock.now + (r.expires_at - r.created_at) > r.expires_at + interval '1 second'
               then clock.now + (r.expires_at - r.created_at)
               else r.expires_at end
       from clock
-      where r.tenant = ? and r.operation = ? and r.idem_key = ?
-        and r.fencing_token = ? and r.state = 'IN_PROGRESS'
-      """;
+      where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
+        and r.fencing_token = :fencing_token and r.state = 'IN_PROGRESS'
+      """);
 
   /**
    * {@link #FINISH_FRESH} and the commit of its transaction, two whole statements sent in one round
    * trip (the driver sends both before it waits): a local operation's completion is the last write
    * of its transaction, so the commit need not wait for the driver to hear back from it.
    */
-  private static final String FINISH_FRESH_AND_COMMIT = FINISH_FRESH + ";\ncommit";
+  private static final NamedSql FINISH_FRESH_AND_COMMIT = FINISH_FRESH.andCommit();
 
   /**
    * The owner gives the record up without an outcome (failed retryably, or outcome unknown): due
    * for recovery now when the new state is live, one more recovery attempt counted when unknown.
    */
-  private static final String SUSPEND =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+  private static final NamedSql SUSPEND =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
       changed as (
         update idemkit_record r
-        set state = ?, locked_until = clock.now,
-            recovery_due = case when ? then clock.now end,
-            recovery_attempts = r.recovery_attempts + ?, updated_at = clock.now
+        set state = :state, locked_until = clock.now,
+            recovery_due = case when :due_now then clock.now end,
+            recovery_attempts = r.recovery_attempts + :attempts_counted, updated_at = clock.now
         from clock
-        where r.tenant = ? and r.operation = ? and r.idem_key = ?
-          and r.fencing_token = ? and r.state = 'IN_PROGRESS'
+        where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
+          and r.fencing_token = :fencing_token and r.state = 'IN_PROGRESS'
         returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
             r.pending_external, r.fencing_token, clock.now as db_now),
       logged as (
@@ -451,30 +440,32 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
             fencing_token, db_now
         from changed)
       select 1 from changed
-      """;
+      """);
 
   /** Live records whose recovery is due, oldest first. */
-  private static final String NEEDING_RECOVERY =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+  private static final NamedSql NEEDING_RECOVERY =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
       select r.* from idemkit_record r, clock
       where r.recovery_due is not null and r.recovery_due <= clock.now
         and r.state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
       order by r.recovery_due
-      limit ?
-      """;
+      limit :limit
+      """);
 
   /** {@link #NEEDING_RECOVERY} for the operations a worker can resume. */
-  private static final String NEEDING_RECOVERY_OF =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+  private static final NamedSql NEEDING_RECOVERY_OF =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
       select r.* from idemkit_record r, clock
       where r.recovery_due is not null and r.recovery_due <= clock.now
         and r.state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
-        and r.operation = any(?)
+        and r.operation = any(:operations)
       order by r.recovery_due
-      limit ?
-      """;
+      limit :limit
+      """);
 
   /**
    * One batch of dropping expired bodies. The walk reads {@code idemkit_record_body_cleanup_ix} in
@@ -614,22 +605,24 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * each time. An escalated record stays unknown; a client's retry may still attempt its recovery,
    * each attempt after the next wait of the same schedule (at most {@code maxDelay}).
    */
-  private static final String BACK_OFF_RECOVERY =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+  private static final NamedSql BACK_OFF_RECOVERY =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
       changed as (
         update idemkit_record r
-        set recovery_due = case when r.recovery_attempts >= ? then null
-              else clock.now + least(? * power(2, greatest(r.recovery_attempts - 2, 0)), ?)
+        set recovery_due = case when r.recovery_attempts >= :max_attempts then null
+              else clock.now + least(:first_delay_ms * power(2, greatest(r.recovery_attempts - 2, 0)),
+                                     :max_delay_ms)
                                * interval '1 millisecond' end,
             locked_until = clock.now
-              + least(? * power(2, greatest(r.recovery_attempts - 2, 0)), ?)
+              + least(:first_delay_ms * power(2, greatest(r.recovery_attempts - 2, 0)), :max_delay_ms)
                 * interval '1 millisecond',
-            escalated_at = case when r.recovery_attempts >= ?
+            escalated_at = case when r.recovery_attempts >= :max_attempts
               then coalesce(r.escalated_at, clock.now) end,
             updated_at = clock.now
         from clock, idemkit_record previous
-        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+        where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
           and r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now
           and previous.tenant = r.tenant and previous.operation = r.operation
           and previous.idem_key = r.idem_key
@@ -646,7 +639,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       select escalated_at is not null as escalated,
           previously_escalated_at is not null as was_escalated
       from changed
-      """;
+      """);
 
   /**
    * When the oldest unfinished record was claimed. The condition is the live index's predicate
@@ -667,23 +660,25 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * recovery_due}, which {@link #BACK_OFF_RECOVERY} sets with the lease) still to come. A record an
    * owner holds is {@code IN_PROGRESS}, so it is not one of them.
    */
-  private static final String AWAITING_NEXT_ATTEMPT =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
+  private static final NamedSql AWAITING_NEXT_ATTEMPT =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
       select r.* from idemkit_record r, clock
       where r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.escalated_at is null
         and r.recovery_due > clock.now
       order by r.recovery_due
-      limit ?
-      """;
+      limit :limit
+      """);
 
-  private static final String ESCALATED =
-      """
+  private static final NamedSql ESCALATED =
+      NamedSql.of(
+          """
       select r.* from idemkit_record r
       where r.escalated_at is not null and r.state = 'UNKNOWN_REQUIRES_RECOVERY'
       order by r.escalated_at
-      limit ?
-      """;
+      limit :limit
+      """);
 
   /**
    * An operator's verdict: kept in the record's data for the external phase's lookup, the record
@@ -699,32 +694,33 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * the row the first wrote. A verdict acted on that left the outcome unknown counted an attempt,
    * so a new resolution is taken again.
    */
-  private static final String RESOLVE =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now),
+  private static final NamedSql RESOLVE =
+      NamedSql.of(
+          """
+      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
       changed as (
         update idemkit_record r
-        set recovery_data = ((coalesce(cast(r.recovery_data as jsonb), '{}'::jsonb) - ?::text)
-                || jsonb_build_object(?::text, ?::text)
-                || case when ?::text is null then '{}'::jsonb
-                        else jsonb_build_object(?::text, ?::text) end)::text,
+        set recovery_data = ((coalesce(cast(r.recovery_data as jsonb), '{}'::jsonb) - :reference_key::text)
+                || jsonb_build_object(:outcome_key::text, :outcome::text)
+                || case when :reference::text is null then '{}'::jsonb
+                        else jsonb_build_object(:reference_key::text, :reference::text) end)::text,
             recovery_attempts = 0, escalated_at = null,
             recovery_due = clock.now, locked_until = clock.now, updated_at = clock.now
         from clock
-        where r.tenant = ? and r.operation = ? and r.idem_key = ?
+        where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
           and r.state = 'UNKNOWN_REQUIRES_RECOVERY'
           and not (r.recovery_attempts = 0
-                   and cast(r.recovery_data as jsonb) ->> ?::text is not null)
+                   and cast(r.recovery_data as jsonb) ->> :outcome_key::text is not null)
         returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
             r.pending_external, r.fencing_token, clock.now as db_now),
       logged as (
         insert into idemkit_record_history (tenant, operation, idem_key, event, state,
             recovery_point, pending_external, fencing_token, at, actor, reason)
-        select tenant, operation, idem_key, ?, state, recovery_point, pending_external,
-            fencing_token, db_now, ?, ?
+        select tenant, operation, idem_key, :event, state, recovery_point, pending_external,
+            fencing_token, db_now, :actor, :reason
         from changed)
       select 1 from changed
-      """;
+      """);
 
   /** PostgreSQL's SQLSTATE for a statement canceled (here: the claim, past its wait). */
   private static final String QUERY_CANCELED = "57014";
@@ -888,12 +884,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    */
   private sealed interface HeldWrite permits Completion, FencedAdvance, RecordInsert {
 
-    String alone();
+    NamedSql alone();
 
-    String withCommit();
+    NamedSql withCommit();
 
-    /** Binds the write's parameters from {@code i}; answers the next parameter's index. */
-    int bind(PreparedStatement ps, int i) throws SQLException;
+    /** Binds the write's parameters. */
+    void bind(NamedSql.Parameters p) throws SQLException;
 
     /** Fails unless the write's own statement wrote one row. */
     void requireOne(int written);
@@ -901,9 +897,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     /** What a failure of the round trip that carried the write means: {@code e}, or thrown. */
     SQLException refusalOr(SQLException e);
 
-    default void send(Connection c, String sql) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        bind(ps, 1);
+    default void send(Connection c, NamedSql sql) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
+        bind(sql.bind(ps));
         ps.execute();
         requireOne(ps.getUpdateCount());
       } catch (SQLException e) {
@@ -921,13 +917,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
     ScopedKey id();
 
+    /** Nothing to count: an insert of the one row its statement selects writes it or raises. */
     @Override
-    default void requireOne(int written) {
-      if (written != 1) {
-        throw new IllegalStateException(
-            "The insert of the record of " + id() + " wrote " + written);
-      }
-    }
+    default void requireOne(int written) {}
 
     /**
      * Only a violation of the record's own key is the key taken; a unique violation of another
@@ -962,28 +954,26 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       implements RecordInsert {
 
     @Override
-    public String alone() {
+    public NamedSql alone() {
       return INSERT_FINISHED;
     }
 
     @Override
-    public String withCommit() {
+    public NamedSql withCommit() {
       return INSERT_FINISHED_AND_COMMIT;
     }
 
     @Override
-    public int bind(PreparedStatement ps, int i) throws SQLException {
-      ps.setString(i++, now);
-      i = bindKey(ps, i, id);
-      ps.setString(i++, fingerprint);
-      ps.setString(i++, state);
-      ps.setInt(i++, status);
-      ps.setString(i++, headers);
-      ps.setBytes(i++, body);
-      ps.setInt(i++, schemaVersion);
-      ps.setString(i++, resourceId);
-      ps.setLong(i++, ttlMillis);
-      return i;
+    public void bind(NamedSql.Parameters p) throws SQLException {
+      bindKey(p.set("now", now), id)
+          .set("fingerprint", fingerprint)
+          .set("state", state)
+          .set("status", status)
+          .set("headers", headers)
+          .set("body", body)
+          .set("schema_version", schemaVersion)
+          .set("resource_id", resourceId)
+          .set("ttl_ms", ttlMillis);
     }
 
     @Override
@@ -1005,27 +995,24 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       implements RecordInsert {
 
     @Override
-    public String alone() {
+    public NamedSql alone() {
       return INSERT_IN_PROGRESS;
     }
 
     @Override
-    public String withCommit() {
+    public NamedSql withCommit() {
       return INSERT_IN_PROGRESS_AND_COMMIT;
     }
 
     @Override
-    public int bind(PreparedStatement ps, int i) throws SQLException {
-      ps.setString(i++, now);
-      i = bindKey(ps, i, id);
-      ps.setString(i++, fingerprint);
-      ps.setLong(i++, leaseMillis);
-      ps.setString(i++, recoveryPoint);
-      ps.setString(i++, pendingExternal);
-      ps.setString(i++, data);
-      ps.setLong(i++, leaseMillis);
-      ps.setLong(i++, ttlMillis);
-      return i;
+    public void bind(NamedSql.Parameters p) throws SQLException {
+      bindKey(p.set("now", now), id)
+          .set("fingerprint", fingerprint)
+          .set("lease_ms", leaseMillis)
+          .set("recovery_point", recoveryPoint)
+          .set("pending_external", pendingExternal)
+          .set("recovery_data", data)
+          .set("ttl_ms", ttlMillis);
     }
 
     @Override
@@ -1057,12 +1044,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       implements HeldWrite {
 
     @Override
-    public String alone() {
+    public NamedSql alone() {
       return fenced ? FINISH : FINISH_FRESH;
     }
 
     @Override
-    public String withCommit() {
+    public NamedSql withCommit() {
       return fenced ? FINISH_AND_COMMIT : FINISH_FRESH_AND_COMMIT;
     }
 
@@ -1072,16 +1059,14 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
-    public int bind(PreparedStatement ps, int i) throws SQLException {
-      ps.setString(i++, now);
-      ps.setString(i++, state);
-      ps.setInt(i++, status);
-      ps.setString(i++, headers);
-      ps.setBytes(i++, body);
-      ps.setInt(i++, schemaVersion);
-      ps.setString(i++, resourceId);
-      bindOwner(ps, i, owner);
-      return i + 4;
+    public void bind(NamedSql.Parameters p) throws SQLException {
+      bindOwner(p.set("now", now), owner)
+          .set("state", state)
+          .set("status", status)
+          .set("headers", headers)
+          .set("body", body)
+          .set("schema_version", schemaVersion)
+          .set("resource_id", resourceId);
     }
 
     /** A fenced completion's statement itself failed unless it updated the one row. */
@@ -1110,12 +1095,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       implements HeldWrite {
 
     @Override
-    public String alone() {
+    public NamedSql alone() {
       return ADVANCE;
     }
 
     @Override
-    public String withCommit() {
+    public NamedSql withCommit() {
       return ADVANCE_AND_COMMIT;
     }
 
@@ -1125,13 +1110,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
-    public int bind(PreparedStatement ps, int i) throws SQLException {
-      ps.setString(i++, now);
-      ps.setString(i++, recoveryPoint);
-      ps.setString(i++, pendingExternal);
-      ps.setString(i++, data);
-      bindOwner(ps, i, owner);
-      return i + 4;
+    public void bind(NamedSql.Parameters p) throws SQLException {
+      bindOwner(p.set("now", now), owner)
+          .set("recovery_point", recoveryPoint)
+          .set("pending_external", pendingExternal)
+          .set("recovery_data", data);
     }
 
     /** Nothing to count: the statement itself failed unless it updated the one row. */
@@ -1224,17 +1207,16 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   private ClaimAttempt claimNow(
       StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
-    try (PreparedStatement ps = connection(tx).prepareStatement(CLAIM)) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(CLAIM.sql())) {
       if (claimWait != null) {
         // Bounds this statement only (the driver cancels it past the timeout), never the business
         // statements after it in the same transaction; no extra round trip unless it fires.
         ps.setQueryTimeout((int) Math.max(1, (claimWait.toMillis() + 999) / 1000));
       }
-      int i = bindNow(ps);
-      i = bindKey(ps, i, id);
-      ps.setString(i++, fingerprint.toString());
-      ps.setLong(i++, lease.toMillis());
-      ps.setLong(i, ttl.toMillis());
+      bindKey(bindNow(CLAIM.bind(ps)), id)
+          .set("fingerprint", fingerprint.toString())
+          .set("lease_ms", lease.toMillis())
+          .set("ttl_ms", ttl.toMillis());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return new ClaimAttempt.Raced();
@@ -1280,8 +1262,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   private Optional<Snapshot> readOn(Connection c, ScopedKey id) {
-    try (PreparedStatement ps = c.prepareStatement(READ)) {
-      bindKey(ps, bindNow(ps), id);
+    try (PreparedStatement ps = c.prepareStatement(READ.sql())) {
+      bindKey(bindNow(READ.bind(ps)), id);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next()
             ? Optional.of(new Snapshot(toRecord(rs), instant(rs, "db_now")))
@@ -1301,26 +1283,19 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
       Duration lease,
       Duration ttl) {
     IdempotencyRecord r = seen.record();
-    String sql =
-        switch (kind) {
-          case REPLACE_EXPIRED -> REPLACE_EXPIRED_KEEPING_HISTORY;
-          case RECLAIM_RETRYABLE -> RECLAIM_RETRYABLE;
-          case RESUME_ABANDONED -> RESUME_ABANDONED;
-          case RECOVER_UNKNOWN -> RECOVER_UNKNOWN;
-        };
-    try (PreparedStatement ps = connection(tx).prepareStatement(sql)) {
-      int i = bindNow(ps);
-      if (kind == Takeover.REPLACE_EXPIRED) {
-        ps.setString(i++, fingerprint.toString());
-        ps.setLong(i++, lease.toMillis());
-        ps.setLong(i++, ttl.toMillis());
+    boolean replace = kind == Takeover.REPLACE_EXPIRED;
+    NamedSql sql = replace ? REPLACE_EXPIRED_KEEPING_HISTORY : TAKE_OVER;
+    try (PreparedStatement ps = connection(tx).prepareStatement(sql.sql())) {
+      NamedSql.Parameters p =
+          bindKey(bindNow(sql.bind(ps)), r.id())
+              .set("fencing_token", r.fencingToken())
+              .set("seen_state", r.state().name())
+              .set("lease_ms", lease.toMillis());
+      if (replace) {
+        p.set("fingerprint", fingerprint.toString()).set("ttl_ms", ttl.toMillis());
       } else {
-        ps.setLong(i++, lease.toMillis());
-        ps.setLong(i++, lease.toMillis());
+        p.set("kind", kind.name());
       }
-      i = bindKey(ps, i, r.id());
-      ps.setLong(i++, r.fencingToken());
-      ps.setString(i, r.state().name());
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? Optional.of(toRecord(rs)) : Optional.empty();
       }
@@ -1331,11 +1306,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
 
   @Override
   public Ownership renew(StoreTransaction tx, Ownership owner, Duration lease) {
-    try (PreparedStatement ps = connection(tx).prepareStatement(RENEW)) {
-      int i = bindNow(ps);
-      ps.setLong(i++, lease.toMillis());
-      ps.setLong(i++, lease.toMillis());
-      bindOwner(ps, i, owner);
+    try (PreparedStatement ps = connection(tx).prepareStatement(RENEW.sql())) {
+      bindOwner(bindNow(RENEW.bind(ps)), owner).set("lease_ms", lease.toMillis());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           throw new LostOwnershipException(owner.id(), owner.fencingToken());
@@ -1465,11 +1437,12 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * history.
    */
   private static boolean isFreshClaim(StoreTransaction tx, Ownership owner) {
-    return tx instanceof Tx t && owner.id().equals(t.claimedAfresh) && owner.fencingToken() == 1;
+    return owner.id().equals(((Tx) tx).claimedAfresh) && owner.fencingToken() == 1;
   }
 
   private static void forgetFreshClaim(StoreTransaction tx, Ownership owner) {
-    if (tx instanceof Tx t && owner.id().equals(t.claimedAfresh)) {
+    Tx t = (Tx) tx;
+    if (owner.id().equals(t.claimedAfresh)) {
       t.claimedAfresh = null;
     }
   }
@@ -1479,12 +1452,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
     if (state.isReplayable()) {
       throw new IllegalArgumentException("suspend does not take " + state);
     }
-    try (PreparedStatement ps = connection(tx).prepareStatement(SUSPEND)) {
-      int i = bindNow(ps);
-      ps.setString(i++, state.name());
-      ps.setBoolean(i++, state.isLive());
-      ps.setInt(i++, state == RecordState.UNKNOWN_REQUIRES_RECOVERY ? 1 : 0);
-      bindOwner(ps, i, owner);
+    try (PreparedStatement ps = connection(tx).prepareStatement(SUSPEND.sql())) {
+      bindOwner(bindNow(SUSPEND.bind(ps)), owner)
+          .set("state", state.name())
+          .set("due_now", state.isLive())
+          .set("attempts_counted", state == RecordState.UNKNOWN_REQUIRES_RECOVERY ? 1 : 0);
       requireOwned(rows(ps), owner);
     } catch (SQLException e) {
       throw failure("suspend", owner.id(), e);
@@ -1516,10 +1488,10 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         () ->
             transactions.withConnection(
                 c -> {
-                  try (PreparedStatement ps = c.prepareStatement(NEEDING_RECOVERY_OF)) {
-                    int i = bindNow(ps);
-                    ps.setArray(i++, c.createArrayOf("text", operations.toArray()));
-                    ps.setInt(i, limit);
+                  try (PreparedStatement ps = c.prepareStatement(NEEDING_RECOVERY_OF.sql())) {
+                    bindNow(NEEDING_RECOVERY_OF.bind(ps))
+                        .set("operations", c.createArrayOf("text", operations.toArray()))
+                        .set("limit", limit);
                     List<IdempotencyRecord> found = new ArrayList<>();
                     try (ResultSet rs = ps.executeQuery()) {
                       while (rs.next()) {
@@ -1623,15 +1595,11 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         () ->
             transactions.withConnection(
                 c -> {
-                  try (PreparedStatement ps = c.prepareStatement(BACK_OFF_RECOVERY)) {
-                    int i = bindNow(ps);
-                    ps.setInt(i++, maxAttempts);
-                    ps.setLong(i++, firstDelay.toMillis());
-                    ps.setLong(i++, maxDelay.toMillis());
-                    ps.setLong(i++, firstDelay.toMillis());
-                    ps.setLong(i++, maxDelay.toMillis());
-                    ps.setInt(i++, maxAttempts);
-                    bindKey(ps, i, id);
+                  try (PreparedStatement ps = c.prepareStatement(BACK_OFF_RECOVERY.sql())) {
+                    bindKey(bindNow(BACK_OFF_RECOVERY.bind(ps)), id)
+                        .set("max_attempts", maxAttempts)
+                        .set("first_delay_ms", firstDelay.toMillis())
+                        .set("max_delay_ms", maxDelay.toMillis());
                     try (ResultSet rs = ps.executeQuery()) {
                       if (!rs.next()) {
                         return RecoveryBackoff.NOT_PENDING;
@@ -1670,14 +1638,13 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /** The records {@code sql} selects, bound with the store's now and then {@code limit}. */
-  private List<IdempotencyRecord> recordsAtNow(String sql, int limit) {
+  private List<IdempotencyRecord> recordsAtNow(NamedSql sql, int limit) {
     return call(
         () ->
             transactions.withConnection(
                 c -> {
-                  try (PreparedStatement ps = c.prepareStatement(sql)) {
-                    int i = bindNow(ps);
-                    ps.setInt(i, limit);
+                  try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
+                    bindNow(sql.bind(ps)).set("limit", limit);
                     List<IdempotencyRecord> found = new ArrayList<>();
                     try (ResultSet rs = ps.executeQuery()) {
                       while (rs.next()) {
@@ -1695,8 +1662,8 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         () ->
             transactions.withConnection(
                 c -> {
-                  try (PreparedStatement ps = c.prepareStatement(ESCALATED)) {
-                    ps.setInt(1, limit);
+                  try (PreparedStatement ps = c.prepareStatement(ESCALATED.sql())) {
+                    ESCALATED.bind(ps).set("limit", limit);
                     List<IdempotencyRecord> found = new ArrayList<>();
                     try (ResultSet rs = ps.executeQuery()) {
                       while (rs.next()) {
@@ -1714,20 +1681,16 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
         () ->
             transactions.withConnection(
                 c -> {
-                  try (PreparedStatement ps = c.prepareStatement(RESOLVE)) {
-                    int i = bindNow(ps);
+                  try (PreparedStatement ps = c.prepareStatement(RESOLVE.sql())) {
                     // An earlier verdict's reference goes: a NOT_APPLIED keeps none.
-                    ps.setString(i++, OperatorResolution.REFERENCE_KEY);
-                    ps.setString(i++, OperatorResolution.OUTCOME_KEY);
-                    ps.setString(i++, resolution.outcome());
-                    ps.setString(i++, resolution.externalReference());
-                    ps.setString(i++, OperatorResolution.REFERENCE_KEY);
-                    ps.setString(i++, resolution.externalReference());
-                    i = bindKey(ps, i, id);
-                    ps.setString(i++, OperatorResolution.OUTCOME_KEY);
-                    ps.setString(i++, "OPERATOR_RESOLVED_" + resolution.outcome());
-                    ps.setString(i++, actor);
-                    ps.setString(i, reason);
+                    bindKey(bindNow(RESOLVE.bind(ps)), id)
+                        .set("reference_key", OperatorResolution.REFERENCE_KEY)
+                        .set("outcome_key", OperatorResolution.OUTCOME_KEY)
+                        .set("outcome", resolution.outcome())
+                        .set("reference", resolution.externalReference())
+                        .set("event", "OPERATOR_RESOLVED_" + resolution.outcome())
+                        .set("actor", actor)
+                        .set("reason", reason);
                     return rows(ps) == 1;
                   }
                 }));
@@ -1749,25 +1712,20 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * once, while an untyped NULL makes it ask the server first, and the implicit {@code BEGIN}
    * before the claim then costs a round trip of its own.
    */
-  private int bindNow(PreparedStatement ps) throws SQLException {
-    if (clock == null) {
-      ps.setNull(1, Types.VARCHAR);
-    } else {
-      ps.setString(1, clock.instant().toString());
-    }
-    return 2;
+  private NamedSql.Parameters bindNow(NamedSql.Parameters p) throws SQLException {
+    return p.set("now", clock == null ? null : clock.instant().toString());
   }
 
-  private static int bindKey(PreparedStatement ps, int i, ScopedKey id) throws SQLException {
-    ps.setString(i++, id.tenant());
-    ps.setString(i++, id.operation());
-    ps.setString(i++, id.key().value());
-    return i;
+  private static NamedSql.Parameters bindKey(NamedSql.Parameters p, ScopedKey id)
+      throws SQLException {
+    return p.set("tenant", id.tenant())
+        .set("operation", id.operation())
+        .set("idem_key", id.key().value());
   }
 
-  private static void bindOwner(PreparedStatement ps, int i, Ownership owner) throws SQLException {
-    i = bindKey(ps, i, owner.id());
-    ps.setLong(i, owner.fencingToken());
+  private static NamedSql.Parameters bindOwner(NamedSql.Parameters p, Ownership owner)
+      throws SQLException {
+    return bindKey(p, owner.id()).set("fencing_token", owner.fencingToken());
   }
 
   private static int rows(PreparedStatement ps) throws SQLException {

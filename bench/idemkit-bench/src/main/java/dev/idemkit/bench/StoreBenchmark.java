@@ -17,6 +17,7 @@ import dev.idemkit.jdbc.PostgresDataKeyStore;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -668,7 +669,11 @@ public final class StoreBenchmark {
     try {
       Field field = PostgresIdempotencyStore.class.getDeclaredField(name);
       field.setAccessible(true);
-      return (String) field.get(null);
+      // A NamedSql: its JDBC text, each :name a "?" in the order the names stand
+      Object statement = field.get(null);
+      Method sql = statement.getClass().getDeclaredMethod("sql");
+      sql.setAccessible(true);
+      return (String) sql.invoke(statement);
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("PostgresIdempotencyStore has no statement " + name, e);
     }
