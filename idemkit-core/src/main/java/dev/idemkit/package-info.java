@@ -21,5 +21,9 @@
  *
  * <p>Depends on nothing outside the JDK. Stores and adapters implement {@link dev.idemkit.spi};
  * {@code dev.idemkit.internal} is the implementation and not API.
+ *
+ * <p>Logging: {@link System.Logger}, the JDK's own, so the core adds no logging dependency; the
+ * application's logging framework receives it through its {@code System.LoggerFinder} bridge (SLF4J
+ * and Log4j ship one; Spring Boot's default setup routes it).
  */
 package dev.idemkit;

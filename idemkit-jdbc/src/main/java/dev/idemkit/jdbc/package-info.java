@@ -14,5 +14,8 @@
  *   <li>{@link dev.idemkit.jdbc.PostgresDataKeyStore}: wrapped tenant data keys for encryption at
  *       rest.
  * </ul>
+ *
+ * <p>Logging: {@link System.Logger}, as the core's, for the same reason: no logging dependency of
+ * the module's own.
  */
 package dev.idemkit.jdbc;

@@ -4,5 +4,7 @@
  * Kafka consumer ({@link dev.idemkit.micrometer.KafkaConsumerMetrics}). Every meter name is a
  * constant in {@link dev.idemkit.micrometer.IdempotencyMetricNames} or {@link
  * dev.idemkit.micrometer.OutboxMetricNames}.
+ *
+ * <p>Logging: {@link System.Logger}, as the core's: the meters add Micrometer and nothing else.
  */
 package dev.idemkit.micrometer;

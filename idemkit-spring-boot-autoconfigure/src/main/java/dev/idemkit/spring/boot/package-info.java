@@ -17,5 +17,8 @@
  *   <li>Background work: {@link dev.idemkit.spring.boot.IdempotencyRecoveryWorker} and {@link
  *       dev.idemkit.spring.boot.IdempotencyCleanupWorker}.
  * </ul>
+ *
+ * <p>Logging: SLF4J, the API Spring Boot itself logs through and binds to its logging system, so
+ * the starter's lines follow the application's logging configuration like Spring's own.
  */
 package dev.idemkit.spring.boot;
