@@ -27,9 +27,6 @@ public final class StoreCapabilities {
                         + capability.getName()
                         + ", which "
                         + neededBy
-                        + " needs: use a store that implements it (the PostgreSQL store does),"
-                        + " or leave "
-                        + neededBy
-                        + " out of the configuration"));
+                        + " needs: use a store that has it, or configure without it"));
   }
 }
