@@ -1540,66 +1540,72 @@ public final class PostgresIdempotencyStore
 
     @Override
     public CleanupResult batch(Duration bodyRetention, Duration metadataRetention, int batchSize) {
-      if (batchSize < 1) {
-        throw new IllegalArgumentException("batchSize must be positive: " + batchSize);
-      }
-      if (bodyRetention.isNegative() || metadataRetention.isNegative()) {
-        throw new IllegalArgumentException("retentions cannot be negative");
-      }
-      return call(
-          () ->
-              transactions.withConnection(
-                  c -> {
-                    String now = clock == null ? null : clock.instant().toString();
-                    int dropped;
-                    BodyWalkPosition from = bodyWalk;
-                    BodyWalkPosition last;
-                    try (PreparedStatement ps = c.prepareStatement(DROP_BODIES)) {
-                      ps.setString(1, now);
-                      ps.setLong(2, bodyRetention.toMillis());
-                      ps.setObject(3, from == null ? null : from.expiresAt());
-                      ps.setInt(4, batchSize);
-                      ps.setString(5, now);
-                      ps.setString(6, now);
-                      ps.setLong(7, bodyRetention.toMillis());
-                      try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        dropped = rs.getInt("dropped");
-                        last =
-                            new BodyWalkPosition(
-                                rs.getObject(
-                                    dropped == batchSize ? "last_expires_at" : "bound",
-                                    OffsetDateTime.class));
-                      }
-                    }
-                    // A full batch: the run goes on after its last row. A short one reached the
-                    // end: the run's further batches go on from its bound, and the next run starts
-                    // over, finding what became droppable behind the position meanwhile (a record
-                    // suspended to FAILED_RETRYABLE keeps its expires_at).
-                    bodyWalk = last;
-                    long deleted;
-                    try (PreparedStatement ps = c.prepareStatement(DELETE_METADATA)) {
-                      ps.setString(1, now);
-                      ps.setLong(2, metadataRetention.toMillis());
-                      ps.setInt(3, batchSize);
-                      try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        deleted = rs.getLong(1);
-                      }
-                    }
-                    try (PreparedStatement ps = c.prepareStatement(DELETE_REPLACED_HISTORY)) {
-                      ps.setString(1, now);
-                      ps.setLong(2, metadataRetention.toMillis());
-                      ps.setInt(3, batchSize);
-                      ps.executeUpdate();
-                    }
-                    try (PreparedStatement ps = c.prepareStatement(DELETE_OLD_KEY_COUNTERS)) {
-                      ps.setString(1, now);
-                      ps.executeUpdate();
-                    }
-                    return new CleanupResult(dropped, deleted, 2);
-                  }));
+      return cleanupBatch(this, bodyRetention, metadataRetention, batchSize);
     }
+  }
+
+  /** One batch of {@code run}, going on from its position and moving it. */
+  private CleanupResult cleanupBatch(
+      Run run, Duration bodyRetention, Duration metadataRetention, int batchSize) {
+    if (batchSize < 1) {
+      throw new IllegalArgumentException("batchSize must be positive: " + batchSize);
+    }
+    if (bodyRetention.isNegative() || metadataRetention.isNegative()) {
+      throw new IllegalArgumentException("retentions cannot be negative");
+    }
+    return call(
+        () ->
+            transactions.withConnection(
+                c -> {
+                  String now = clock == null ? null : clock.instant().toString();
+                  int dropped;
+                  BodyWalkPosition from = run.bodyWalk;
+                  BodyWalkPosition last;
+                  try (PreparedStatement ps = c.prepareStatement(DROP_BODIES)) {
+                    ps.setString(1, now);
+                    ps.setLong(2, bodyRetention.toMillis());
+                    ps.setObject(3, from == null ? null : from.expiresAt());
+                    ps.setInt(4, batchSize);
+                    ps.setString(5, now);
+                    ps.setString(6, now);
+                    ps.setLong(7, bodyRetention.toMillis());
+                    try (ResultSet rs = ps.executeQuery()) {
+                      rs.next();
+                      dropped = rs.getInt("dropped");
+                      last =
+                          new BodyWalkPosition(
+                              rs.getObject(
+                                  dropped == batchSize ? "last_expires_at" : "bound",
+                                  OffsetDateTime.class));
+                    }
+                  }
+                  // A full batch: the run goes on after its last row. A short one reached the
+                  // end: the run's further batches go on from its bound, and the next run starts
+                  // over, finding what became droppable behind the position meanwhile (a record
+                  // suspended to FAILED_RETRYABLE keeps its expires_at).
+                  run.bodyWalk = last;
+                  long deleted;
+                  try (PreparedStatement ps = c.prepareStatement(DELETE_METADATA)) {
+                    ps.setString(1, now);
+                    ps.setLong(2, metadataRetention.toMillis());
+                    ps.setInt(3, batchSize);
+                    try (ResultSet rs = ps.executeQuery()) {
+                      rs.next();
+                      deleted = rs.getLong(1);
+                    }
+                  }
+                  try (PreparedStatement ps = c.prepareStatement(DELETE_REPLACED_HISTORY)) {
+                    ps.setString(1, now);
+                    ps.setLong(2, metadataRetention.toMillis());
+                    ps.setInt(3, batchSize);
+                    ps.executeUpdate();
+                  }
+                  try (PreparedStatement ps = c.prepareStatement(DELETE_OLD_KEY_COUNTERS)) {
+                    ps.setString(1, now);
+                    ps.executeUpdate();
+                  }
+                  return new CleanupResult(dropped, deleted, 2);
+                }));
   }
 
   @Override

@@ -26,6 +26,8 @@ import dev.idemkit.ScopedKey;
 import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.CleanupRun;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
@@ -2356,6 +2358,40 @@ public abstract class IdempotencyStoreContract {
       assertThat(record(busy).state()).isEqualTo(RecordState.IN_PROGRESS);
       assertThat(record(unknown).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
       assertThat(record(unknown).pendingExternal()).isEqualTo("CHARGED");
+    }
+
+    /**
+     * Each run is an object with its own position: two runs going on at once (two instances'
+     * workers) drop every expired body between them, batch by batch, and keep the records'
+     * metadata; a live record is never touched.
+     */
+    @Test
+    void twoRunsGoingOnAtOnceDropEveryExpiredBodyBetweenThem() throws Exception {
+      List<ScopedKey> done = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        ScopedKey id = key("k-run-" + i);
+        leaveIn(RecordState.COMPLETED, id, command("10.00"));
+        done.add(id);
+      }
+      ScopedKey busy = key("k-run-busy");
+      leaveIn(RecordState.IN_PROGRESS, busy, command("10.00"));
+      clock.advance(TTL.plusMinutes(1));
+      Duration retention = Duration.ofDays(7);
+
+      CleanupRun first = cleanup().beginRun();
+      CleanupRun second = cleanup().beginRun();
+      CleanupResult a;
+      CleanupResult b;
+      do {
+        a = first.batch(Duration.ZERO, retention, 2);
+        b = second.batch(Duration.ZERO, retention, 2);
+      } while (a.bodiesDropped() > 0 || b.bodiesDropped() > 0);
+
+      for (ScopedKey id : done) {
+        assertThat(record(id).response()).as("body of %s dropped", id).isNull();
+        assertThat(record(id).fingerprint()).as("metadata kept").isEqualTo(command("10.00"));
+      }
+      assertThat(record(busy).state()).isEqualTo(RecordState.IN_PROGRESS);
     }
   }
 
