@@ -19,6 +19,14 @@ import java.util.Optional;
  */
 public interface Idempotency {
 
+  /**
+   * The engine on {@code store} with {@code config}.
+   *
+   * @throws IllegalArgumentException if {@code store} lacks a capability {@code config} needs,
+   *     naming the missing interface: a recovery schedule needs {@link
+   *     dev.idemkit.spi.RecoveryAdministration}, quotas need {@link dev.idemkit.spi.QuotaSync}
+   *     ({@link IdempotencyStore#capability})
+   */
   static Idempotency create(IdempotencyStore store, IdempotencyConfig config) {
     return new IdempotencyEngine(store, config);
   }
@@ -86,8 +94,8 @@ public interface Idempotency {
    * theirs ({@link Quotas}): one exchange, a transaction of its own. Admissions never wait for it;
    * they are decided in memory against the counts of the last exchange. Run it about once a second
    * from one background thread (the Spring Boot starter's quota worker does); the interval is a
-   * term of the quotas' bound. Does nothing without quotas or when the store cannot share counts
-   * ({@link IdempotencyStore#quotaSync()}).
+   * term of the quotas' bound. Does nothing without quotas. With quotas, the store shares counts
+   * through its {@link dev.idemkit.spi.QuotaSync} capability, which {@link #create} requires.
    */
   void syncQuotas();
 }

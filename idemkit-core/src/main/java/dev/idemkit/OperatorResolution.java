@@ -72,8 +72,8 @@ public record OperatorResolution(boolean applied, String externalReference) {
    * The verdict {@code record} holds that recovery has not acted on yet: an operator's resolution
    * was stored (which resets the record's attempts to zero) and no attempt has counted since, the
    * record still unsettled. A store refuses a second resolution while there is one ({@link
-   * dev.idemkit.spi.IdempotencyStore#resolve}), so that two operators' verdicts never merge; an
-   * admin endpoint compares the second with this one to answer a repeat as the first.
+   * dev.idemkit.spi.RecoveryAdministration#resolve}), so that two operators' verdicts never merge;
+   * an admin endpoint compares the second with this one to answer a repeat as the first.
    */
   public static Optional<OperatorResolution> pendingIn(IdempotencyRecord record) {
     if (!record.state().isLive() || record.recoveryAttempts() != 0) {

@@ -27,9 +27,12 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.QuotaSync;
 import dev.idemkit.spi.RecordExistsException;
+import dev.idemkit.spi.RecoveryAdministration;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
+import dev.idemkit.spi.StoreCapabilities;
 import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.Takeover;
 import java.time.Duration;
@@ -77,18 +80,40 @@ public final class IdempotencyEngine implements Idempotency {
    */
   private final QuotaGate quotaGate;
 
+  /** The store's recovery administration when the config has a recovery schedule, else null. */
+  private final RecoveryAdministration recovery;
+
+  /** How the store shares quota counts when the config has quotas, else null. */
+  private final QuotaSync quotaSync;
+
+  /**
+   * @throws IllegalArgumentException if {@code store} lacks a capability {@code config} needs: a
+   *     recovery schedule needs {@link RecoveryAdministration}, quotas need {@link QuotaSync}
+   */
   public IdempotencyEngine(IdempotencyStore store, IdempotencyConfig config) {
     this.store = store;
     this.config = config;
     this.listener = config.listener();
     this.ticker = config.ticker();
     this.quotaGate = new QuotaGate(config.quotas(), ticker);
+    this.recovery =
+        config.recoverySchedule() == null
+            ? null
+            : StoreCapabilities.require(
+                store,
+                RecoveryAdministration.class,
+                "a recovery schedule (IdempotencyConfig.Builder.recoverySchedule)");
+    this.quotaSync =
+        config.quotas().enabled()
+            ? StoreCapabilities.require(
+                store, QuotaSync.class, "quotas (IdempotencyConfig.Builder.quotas)")
+            : null;
   }
 
   @Override
   public void syncQuotas() {
-    if (config.quotas().enabled()) {
-      store.quotaSync().ifPresent(quotaGate::exchange);
+    if (quotaSync != null) {
+      quotaGate.exchange(quotaSync);
     }
   }
 
@@ -897,7 +922,7 @@ public final class IdempotencyEngine implements Idempotency {
       RecoveryBackoff done;
       try {
         done =
-            store.backOffRecovery(
+            recovery.backOffRecovery(
                 id, schedule.firstDelay(), schedule.maxDelay(), schedule.maxAttempts());
       } catch (RuntimeException e) {
         // The outcome is as pending as before; the recovery worker spaces the next attempt out.

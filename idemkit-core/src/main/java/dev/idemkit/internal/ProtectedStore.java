@@ -14,6 +14,8 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecoveryAdministration;
+import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.ReferenceResolver;
 import dev.idemkit.spi.ResponseRedactor;
 import dev.idemkit.spi.ResponseUpcaster;
@@ -165,26 +167,6 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
             sealData(tx, id, data));
   }
 
-  /**
-   * An operator's verdict goes into the recovery data beside what was sealed (the store adds it in
-   * SQL): the external reference that comes with it (a provider's charge id) is sealed here first,
-   * as the rest of the recovery data is, and opened again when the record is read.
-   */
-  @Override
-  public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
-    OperatorResolution stored = resolution;
-    if (sealing != null && resolution.applied()) {
-      TenantKeyring.DataKey key = sealing.current(null, id.tenant());
-      stored =
-          OperatorResolution.applied(
-              sealValue(
-                  key,
-                  referenceAad(id, key.id()),
-                  resolution.externalReference().getBytes(StandardCharsets.UTF_8)));
-    }
-    return delegate().resolve(id, stored, actor, reason);
-  }
-
   @Override
   public Optional<Snapshot> peek(ScopedKey id) {
     return delegate().peek(id).map(s -> open(null, s));
@@ -218,14 +200,69 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
         .toList();
   }
 
+  /**
+   * The store's capabilities; its {@link RecoveryAdministration} seen through the protection too
+   * ({@link Administration}). The others pass through: cleanup drops and deletes whole rows, and
+   * quota counts hold no answers.
+   */
   @Override
-  public List<IdempotencyRecord> findEscalated(int limit) {
-    return delegate().findEscalated(limit).stream().map(this::openForListing).toList();
+  public <T> Optional<T> capability(Class<T> type) {
+    if (type == RecoveryAdministration.class) {
+      return super.capability(RecoveryAdministration.class)
+          .map(administration -> type.cast(new Administration(administration)));
+    }
+    return super.capability(type);
   }
 
-  @Override
-  public List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
-    return delegate().findAwaitingNextAttempt(limit).stream().map(this::openForListing).toList();
+  /** The store's recovery administration: records listed opened, verdicts sealed. */
+  private final class Administration implements RecoveryAdministration {
+
+    private final RecoveryAdministration delegate;
+
+    Administration(RecoveryAdministration delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public RecoveryBackoff backOffRecovery(
+        ScopedKey id, Duration firstDelay, Duration maxDelay, int maxAttempts) {
+      return delegate.backOffRecovery(id, firstDelay, maxDelay, maxAttempts);
+    }
+
+    @Override
+    public List<IdempotencyRecord> findEscalated(int limit) {
+      return delegate.findEscalated(limit).stream()
+          .map(ProtectedStore.this::openForListing)
+          .toList();
+    }
+
+    @Override
+    public List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
+      return delegate.findAwaitingNextAttempt(limit).stream()
+          .map(ProtectedStore.this::openForListing)
+          .toList();
+    }
+
+    /**
+     * An operator's verdict goes into the recovery data beside what was sealed (the store adds it
+     * in SQL): the external reference that comes with it (a provider's charge id) is sealed here
+     * first, as the rest of the recovery data is, and opened again when the record is read.
+     */
+    @Override
+    public boolean resolve(
+        ScopedKey id, OperatorResolution resolution, String actor, String reason) {
+      OperatorResolution stored = resolution;
+      if (sealing != null && resolution.applied()) {
+        TenantKeyring.DataKey key = sealing.current(null, id.tenant());
+        stored =
+            OperatorResolution.applied(
+                sealValue(
+                    key,
+                    referenceAad(id, key.id()),
+                    resolution.externalReference().getBytes(StandardCharsets.UTF_8)));
+      }
+      return delegate.resolve(id, stored, actor, reason);
+    }
   }
 
   private IdempotencyRecord openForListing(IdempotencyRecord r) {

@@ -2,7 +2,6 @@ package dev.idemkit.spi;
 
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
-import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -17,7 +16,9 @@ import java.util.Set;
 /**
  * A store that hands every call to another one, for wrappers that change a few calls (encryption,
  * counting, fault injection). Every method of {@link IdempotencyStore} is passed on, the ones with
- * defaults included, so a wrapper never falls back to a default that the real store overrides.
+ * defaults included, so a wrapper never falls back to a default that the real store overrides; so
+ * is the lookup of the store's capabilities ({@link #capability}), so the wrapper has exactly the
+ * capabilities of the store underneath.
  */
 public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
 
@@ -136,54 +137,18 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
-  public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
-    return delegate.cleanup(metadataRetention, batchSize);
-  }
-
-  @Override
-  public CleanupResult cleanup(Duration bodyRetention, Duration metadataRetention, int batchSize) {
-    return delegate.cleanup(bodyRetention, metadataRetention, batchSize);
-  }
-
-  @Override
-  public void beginCleanupRun() {
-    delegate.beginCleanupRun();
-  }
-
-  @Override
-  public CleanupResult cleanupBatch(
-      Duration bodyRetention, Duration metadataRetention, int batchSize) {
-    return delegate.cleanupBatch(bodyRetention, metadataRetention, batchSize);
-  }
-
-  @Override
-  public RecoveryBackoff backOffRecovery(
-      ScopedKey id, Duration firstDelay, Duration maxDelay, int maxAttempts) {
-    return delegate.backOffRecovery(id, firstDelay, maxDelay, maxAttempts);
-  }
-
-  @Override
   public Optional<Instant> oldestUnfinishedSince() {
     return delegate.oldestUnfinishedSince();
   }
 
+  /**
+   * The delegate's capability, as the delegate serves it: a wrapper never claims a capability its
+   * delegate lacks, even one the wrapper's class implements. A wrapper that changes a capability's
+   * calls (sealing what goes in, opening what comes out, counting, failing) overrides this, takes
+   * the delegate's with {@code super.capability(type)} and wraps it.
+   */
   @Override
-  public List<IdempotencyRecord> findEscalated(int limit) {
-    return delegate.findEscalated(limit);
-  }
-
-  @Override
-  public List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
-    return delegate.findAwaitingNextAttempt(limit);
-  }
-
-  @Override
-  public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
-    return delegate.resolve(id, resolution, actor, reason);
-  }
-
-  @Override
-  public Optional<QuotaSync> quotaSync() {
-    return delegate.quotaSync();
+  public <T> Optional<T> capability(Class<T> type) {
+    return delegate.capability(type);
   }
 }

@@ -3,7 +3,6 @@ package dev.idemkit.spi;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
-import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
@@ -15,7 +14,29 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Where records live. A store makes the decisive writes atomic; the engine decides which to make.
+ * Where records live: what every store must do. A store makes the decisive writes atomic; the
+ * engine decides which to make.
+ *
+ * <p>Capabilities: what only some stores do is not here but in interfaces of its own, which a store
+ * implements beside this one, or serves through {@link #capability(Class)}:
+ *
+ * <ul>
+ *   <li>{@link RecoveryAdministration}: spacing out recovery attempts, escalating to an operator,
+ *       the operator's lists and verdicts. Needed by a recovery schedule ({@link
+ *       dev.idemkit.IdempotencyConfig#recoverySchedule()}) and by a recovery worker that spaces out
+ *       its attempts.
+ *   <li>{@link RecordCleanup}: dropping what finished records no longer need, in runs ({@link
+ *       CleanupRun}) of small batches. Needed by a cleanup worker.
+ *   <li>{@link QuotaSync}: sharing the instances' quota counts. Needed by quotas ({@link
+ *       dev.idemkit.IdempotencyConfig#quotas()}).
+ * </ul>
+ *
+ * Whoever needs a capability looks it up once, when it is made ({@link StoreCapabilities#require}):
+ * {@link dev.idemkit.Idempotency#create} refuses a store that lacks one its configuration needs,
+ * with a message naming the interface. A wrapper passes the lookup on to its delegate ({@link
+ * ForwardingIdempotencyStore#capability}), so it never claims what the store underneath cannot do.
+ * Tenant data keys are not a store capability: {@link DataKeyStore} is given to {@link
+ * dev.idemkit.DataProtection} on its own.
  *
  * <p>Time: every lease and expiry comparison uses the store's single clock (the database's time for
  * a database store), never the caller's JVM clock, so instances with skewed clocks agree.
@@ -206,74 +227,6 @@ public interface IdempotencyStore {
   }
 
   /**
-   * Cleans up in small batches, each its own short transaction: drops the response body of expired
-   * records (keeping scope, fingerprint, resource id and times), then deletes records at least
-   * {@code metadataRetention} past their expiry. Never touches a live record. The same as {@link
-   * #cleanup(Duration, Duration, int)} with no body retention.
-   */
-  CleanupResult cleanup(Duration metadataRetention, int batchSize);
-
-  /**
-   * Runs cleanup until nothing is left: batches of {@link #cleanupBatch} until a batch finds less
-   * than {@code batchSize} rows of each kind. Unpaced; a scheduler that shares the database with
-   * traffic calls {@link #cleanupBatch} itself and pauses between batches.
-   */
-  default CleanupResult cleanup(Duration bodyRetention, Duration metadataRetention, int batchSize) {
-    beginCleanupRun();
-    long dropped = 0;
-    long deleted = 0;
-    int batches = 0;
-    CleanupResult batch;
-    do {
-      batch = cleanupBatch(bodyRetention, metadataRetention, batchSize);
-      dropped += batch.bodiesDropped();
-      deleted += batch.recordsDeleted();
-      batches += batch.batches();
-    } while (batch.bodiesDropped() == batchSize || batch.recordsDeleted() == batchSize);
-    return new CleanupResult(dropped, deleted, batches);
-  }
-
-  /**
-   * Says that a cleanup run begins: the calls of {@link #cleanupBatch} that follow, until the next
-   * call of this, are its batches. A store may then go on from where a run's previous batch stopped
-   * and start over only when a run begins (the PostgreSQL store does: live records past their
-   * window, which are never cleaned up, are read once per run rather than once per batch). Without
-   * it, a store may start over whenever a batch reaches the end. The default does nothing.
-   */
-  default void beginCleanupRun() {}
-
-  /**
-   * One batch of each cleanup walk, each its own short transaction that skips rows another holds:
-   * drops the stored response of up to {@code batchSize} records expired at least {@code
-   * bodyRetention} ago (their metadata stays), then deletes up to {@code batchSize} records whose
-   * body is dropped and which expired at least {@code metadataRetention} ago, with their history,
-   * and the history of earlier operations of keys reused after their window once the reuse is
-   * {@code metadataRetention} old (the record lives on, so its history would not go with it). Never
-   * touches a live record ({@code IN_PROGRESS}, {@code UNKNOWN_REQUIRES_RECOVERY}); any number of
-   * instances may run it at once, and no row is dropped twice.
-   */
-  default CleanupResult cleanupBatch(
-      Duration bodyRetention, Duration metadataRetention, int batchSize) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support cleanup with a body retention");
-  }
-
-  /**
-   * Spaces out recovery attempts of a record whose outcome stayed unknown. {@code n}, the attempts
-   * made, counts the first request's ({@link #suspend} counts each attempt left unknown), so the
-   * recovery worker's first attempt, made at once, brings it to 2: the next is due after {@code
-   * firstDelay * 2^(n-2)} ({@code firstDelay} after the worker's first attempt, then twice as long
-   * each time; {@code firstDelay} too when {@code n} is 1; at most {@code maxDelay}), and client
-   * retries are told to wait as long. Once {@code n} reaches {@code maxAttempts} the record is
-   * escalated: no further automatic recovery, it waits for an operator ({@link #resolve}).
-   */
-  default RecoveryBackoff backOffRecovery(
-      ScopedKey id, Duration firstDelay, Duration maxDelay, int maxAttempts) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support recovery backoff");
-  }
-
-  /**
    * When the oldest unfinished record was claimed: the earliest {@code createdAt} of the records in
    * progress (committed, whoever holds them) or awaiting recovery (an unknown outcome, in its
    * backoff or escalated to an operator); empty when there is none. What the gauge {@code
@@ -285,50 +238,18 @@ public interface IdempotencyStore {
   }
 
   /**
-   * Records whose unknown outcome waits between two automatic recovery attempts ({@code
-   * UNKNOWN_REQUIRES_RECOVERY}, not escalated, the next attempt not due yet), the soonest next
-   * attempt first. Their {@link IdempotencyRecord#lockedUntil()} is when the next attempt is due
-   * ({@link #backOffRecovery} sets both). Neither {@link #findNeedingRecovery(int)} (not due) nor
-   * {@link #findEscalated(int)} (not escalated) lists them: an operator's list needs this too.
-   */
-  default List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support recovery backoff");
-  }
-
-  /** Records waiting for an operator (escalated, outcome still unknown), oldest first. */
-  default List<IdempotencyRecord> findEscalated(int limit) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support escalation");
-  }
-
-  /**
-   * An operator's verdict on a record whose outcome is unknown: stored in the record's data for the
-   * external phase's lookup ({@link dev.idemkit.OperationContext#operatorResolution()}), the record
-   * made due for recovery at once (attempts reset), and a history row written with {@code actor}
-   * and {@code reason}. A record with no call pending (a local phase failed after an external
-   * effect until it was escalated) takes a verdict too; it is only made due again.
+   * This store's implementation of the capability {@code type}, if it has it: one of {@link
+   * RecoveryAdministration}, {@link RecordCleanup} and {@link QuotaSync}, the optional interfaces
+   * of this package (see the class comment). The engine and the workers look each one up once, when
+   * they are made, and a configuration that needs one the store lacks is refused then ({@link
+   * StoreCapabilities#require}), never in the middle of a request.
    *
-   * <p>A second resolution of the same record before recovery acted on the first ({@link
-   * OperatorResolution#pendingIn}) is refused, whatever it says: it never merges into the first (an
-   * {@code APPLIED} reference left beside a {@code NOT_APPLIED}, or replacing the first's). The
-   * caller tells an identical repeat from a different verdict by reading the record.
-   *
-   * @return false when the record is not (or no longer) waiting on an unknown outcome, or already
-   *     holds a resolution recovery has not acted on
+   * <p>The default answers this store itself when it implements {@code type}. A store that serves a
+   * capability with another object (the PostgreSQL store's quota sync) overrides this; a wrapper
+   * ({@link ForwardingIdempotencyStore}) answers what its delegate answers, wrapped where the
+   * wrapper changes those calls, and never a capability its delegate lacks.
    */
-  default boolean resolve(
-      ScopedKey id, OperatorResolution resolution, String actor, String reason) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support operator resolution");
-  }
-
-  /**
-   * How this store shares the instances' quota counts ({@link QuotaSync}), if it can: a background
-   * worker calls it through {@link dev.idemkit.Idempotency#syncQuotas()} about once a second. Empty
-   * by default: each instance then counts its own admissions only.
-   */
-  default Optional<QuotaSync> quotaSync() {
-    return Optional.empty();
+  default <T> Optional<T> capability(Class<T> type) {
+    return type.isInstance(this) ? Optional.of(type.cast(this)) : Optional.empty();
   }
 }

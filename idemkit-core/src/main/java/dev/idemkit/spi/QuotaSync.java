@@ -5,10 +5,11 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * How instances share their quota counts through a store, in the background: each instance decides
- * every admission in memory ({@link dev.idemkit.Quotas}) and, about once a second, calls {@link
- * #exchange} to write its own counts and read what the others wrote. A store that cannot share
- * counts has none ({@link IdempotencyStore#quotaSync()}): each instance then counts alone.
+ * A store capability ({@link IdempotencyStore#capability}): how instances share their quota counts
+ * through the store, in the background. Each instance decides every admission in memory ({@link
+ * dev.idemkit.Quotas}) and, about once a second, calls {@link #exchange} to write its own counts
+ * and read what the others wrote. Quotas need it: {@link dev.idemkit.Idempotency#create} refuses a
+ * configuration with quotas on a store that lacks it.
  */
 public interface QuotaSync {
 

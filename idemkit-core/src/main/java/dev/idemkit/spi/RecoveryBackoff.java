@@ -1,6 +1,9 @@
 package dev.idemkit.spi;
 
-/** What {@link IdempotencyStore#backOffRecovery} did to a record whose outcome is still unknown. */
+/**
+ * What {@link RecoveryAdministration#backOffRecovery} did to a record whose outcome is still
+ * unknown.
+ */
 public enum RecoveryBackoff {
   /** The next recovery attempt waits: the record is due again after the delay. */
   DEFERRED,

@@ -8,6 +8,11 @@
  *       token ({@link dev.idemkit.spi.Ownership}), all inside a {@link
  *       dev.idemkit.spi.StoreTransaction} that the business writes can share. Every store must pass
  *       the contract suite of {@code idemkit-test} ({@code IdempotencyStoreContract}).
+ *   <li>Store capabilities, which a store has or lacks and which are looked up once, at start-up
+ *       ({@link dev.idemkit.spi.IdempotencyStore#capability}): {@link
+ *       dev.idemkit.spi.RecoveryAdministration} (recovery backoff, escalation, operator
+ *       resolutions), {@link dev.idemkit.spi.RecordCleanup} (cleanup runs, {@link
+ *       dev.idemkit.spi.CleanupRun}) and {@link dev.idemkit.spi.QuotaSync} (shared quota counts).
  *   <li>{@link dev.idemkit.spi.IdempotencyListener}: events for metrics and logs, every method a
  *       no-op by default.
  *   <li>{@link dev.idemkit.spi.KeyProvider} and {@link dev.idemkit.spi.DataKeyStore}: master keys

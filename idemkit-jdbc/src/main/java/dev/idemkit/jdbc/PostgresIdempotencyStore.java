@@ -13,10 +13,13 @@ import dev.idemkit.StoredResponse;
 import dev.idemkit.internal.Json;
 import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.CleanupRun;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.QuotaSync;
+import dev.idemkit.spi.RecordCleanup;
 import dev.idemkit.spi.RecordExistsException;
+import dev.idemkit.spi.RecoveryAdministration;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
@@ -38,7 +41,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.postgresql.util.PSQLException;
 
@@ -54,7 +56,8 @@ import org.postgresql.util.PSQLException;
  * <p>Connections come from {@link JdbcTransactions}: with the default one on a {@link DataSource}
  * the store runs its own transactions; a framework hands it the caller's.
  */
-public final class PostgresIdempotencyStore implements IdempotencyStore {
+public final class PostgresIdempotencyStore
+    implements IdempotencyStore, RecoveryAdministration, RecordCleanup {
 
   /*
    * Every statement below is whole: what runs is what is written, its :name parameters replaced by
@@ -745,22 +748,6 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
    * wait); a key leaves the map when its last one ends.
    */
   private final ConcurrentHashMap<ScopedKey, Integer> claimsUnderWay = new ConcurrentHashMap<>();
-
-  /**
-   * Where the body walk of the current cleanup run goes on ({@link #DROP_BODIES}); null: from the
-   * start. One per store: batches of one run follow each other; if two threads run cleanup on one
-   * store at once, a batch that finds the position moved by the other leaves it alone, and rows
-   * either passes are found by the next run, which starts over.
-   */
-  private final AtomicReference<BodyWalkPosition> bodyWalk = new AtomicReference<>();
-
-  /**
-   * Whether a caller says where its cleanup runs begin ({@link #beginCleanupRun}): then a batch
-   * that reaches the end keeps the position (the run's further batches, there for the other walks,
-   * read only what expired since), and the walk starts over at the next run. Otherwise it starts
-   * over after every batch that reaches the end.
-   */
-  private volatile boolean cleanupRunsBegun;
 
   private PostgresIdempotencyStore(JdbcTransactions transactions, Clock clock, Duration claimWait) {
     this.transactions = Objects.requireNonNull(transactions);
@@ -1503,28 +1490,35 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                 }));
   }
 
-  /** The body walk starts over from the beginning at the next batch. */
-  @Override
-  public void beginCleanupRun() {
-    cleanupRunsBegun = true;
-    bodyWalk.set(null);
-  }
-
-  @Override
-  public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
-    return cleanup(Duration.ZERO, metadataRetention, batchSize);
-  }
-
   /**
    * Each walk's batch is one short auto-commit statement that skips locked rows, so cleanup never
    * waits on, nor holds up, live traffic for long. The body walk of a run's next batch goes on from
-   * where this one stopped, and starts over when a run begins ({@link #beginCleanupRun}; without
-   * runs, after a batch that reached the end), so live records past their window are read once per
-   * run, not once per batch ({@link #DROP_BODIES}).
+   * where its previous batch stopped, and each run starts over, so live records past their window
+   * are read once per run, not once per batch ({@link #DROP_BODIES}).
    */
   @Override
-  public CleanupResult cleanupBatch(
-      Duration bodyRetention, Duration metadataRetention, int batchSize) {
+  public CleanupRun beginRun() {
+    return new Run();
+  }
+
+  /**
+   * A cleanup run: where its body walk goes on ({@link #DROP_BODIES}); null: from the start. Its
+   * batches follow each other on one thread. Runs of other threads and instances have positions of
+   * their own, and {@code skip locked} keeps their batches apart.
+   */
+  private final class Run implements CleanupRun {
+
+    private BodyWalkPosition bodyWalk;
+
+    @Override
+    public CleanupResult batch(Duration bodyRetention, Duration metadataRetention, int batchSize) {
+      return cleanupBatch(this, bodyRetention, metadataRetention, batchSize);
+    }
+  }
+
+  /** One batch of {@code run}, going on from its position and moving it. */
+  private CleanupResult cleanupBatch(
+      Run run, Duration bodyRetention, Duration metadataRetention, int batchSize) {
     if (batchSize < 1) {
       throw new IllegalArgumentException("batchSize must be positive: " + batchSize);
     }
@@ -1537,7 +1531,7 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                 c -> {
                   String now = clock == null ? null : clock.instant().toString();
                   int dropped;
-                  BodyWalkPosition from = bodyWalk.get();
+                  BodyWalkPosition from = run.bodyWalk;
                   BodyWalkPosition last;
                   try (PreparedStatement ps = c.prepareStatement(DROP_BODIES)) {
                     ps.setString(1, now);
@@ -1559,11 +1553,9 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
                   }
                   // A full batch: the run goes on after its last row. A short one reached the
                   // end: the run's further batches go on from its bound, and the next run starts
-                  // over (beginCleanupRun), finding what became droppable behind the position
-                  // meanwhile (a record suspended to FAILED_RETRYABLE keeps its expires_at).
-                  // Without runs, the next batch starts over.
-                  bodyWalk.compareAndSet(
-                      from, dropped == batchSize || cleanupRunsBegun ? last : null);
+                  // over, finding what became droppable behind the position meanwhile (a record
+                  // suspended to FAILED_RETRYABLE keeps its expires_at).
+                  run.bodyWalk = last;
                   long deleted;
                   try (PreparedStatement ps = c.prepareStatement(DELETE_METADATA)) {
                     ps.setString(1, now);
@@ -1697,12 +1689,15 @@ public final class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * Shares the instances' quota counts through this database ({@link PostgresQuotaSync}), on this
-   * store's transactions and clock.
+   * This store's capabilities: it is its own {@link RecoveryAdministration} and {@link
+   * RecordCleanup}, and shares the instances' quota counts ({@link QuotaSync}) through this
+   * database with a {@link PostgresQuotaSync} on this store's transactions and clock.
    */
   @Override
-  public Optional<QuotaSync> quotaSync() {
-    return Optional.of(quotaSync);
+  public <T> Optional<T> capability(Class<T> type) {
+    return type == QuotaSync.class
+        ? Optional.of(type.cast(quotaSync))
+        : IdempotencyStore.super.capability(type);
   }
 
   // ---- binding and mapping ------------------------------------------------------------------

@@ -16,8 +16,8 @@ import java.util.Map;
 
 /**
  * The instances' quota counts shared through PostgreSQL (schema V17), for {@link
- * PostgresIdempotencyStore#quotaSync()}: one exchange is one transaction of three statements, run
- * by a background worker about once a second, never on a request's path.
+ * PostgresIdempotencyStore#capability}: one exchange is one transaction of three statements, run by
+ * a background worker about once a second, never on a request's path.
  *
  * <p>Each instance writes only its own rows ({@link #WRITE_OWN}: a tenant's new keys of a minute,
  * as a total), so exchanges of different instances never wait for each other's locks; the others'

@@ -23,6 +23,7 @@ import dev.idemkit.StaticKeyProvider;
 import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.RecoveryAdministration;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.sql.Connection;
@@ -136,7 +137,12 @@ class DataProtectionIT {
             request(id, "7.00"), charge((ctx, d) -> CallResult.unknown("provider unreachable")));
     assertThat(unknown).isInstanceOf(Outcome.OutcomePending.class);
 
-    assertThat(store.resolve(id, OperatorResolution.applied(chargeRef), "admin:alice", "seen"))
+    assertThat(
+            store
+                .capability(RecoveryAdministration.class)
+                .orElseThrow()
+                .resolve(id, OperatorResolution.applied(chargeRef), "admin:alice", "seen"))
+        .as("resolved through the protection, which seals the reference")
         .isTrue();
     assertThat((String) row(id).get("recovery_data")).doesNotContain(chargeRef);
 

@@ -16,7 +16,7 @@ import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.CleanupResult;
-import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.CleanupRun;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.testing.MutableClock;
 import java.io.IOException;
@@ -129,12 +129,12 @@ class RecordLifeIT {
     insertRecords("unknown", stuck / 2, "UNKNOWN_REQUIRES_RECOVERY", "-2 days");
     insertRecords("done", expired, "COMPLETED", "-1 day");
     ReadsCounted counted = new ReadsCounted();
-    IdempotencyStore instance = PostgresIdempotencyStore.builder(counted).build();
+    CleanupRun run = PostgresIdempotencyStore.builder(counted).build().beginRun();
 
     long dropped = 0;
     CleanupResult r;
     do {
-      r = instance.cleanupBatch(Duration.ZERO, Duration.ofDays(30), batch);
+      r = run.batch(Duration.ZERO, Duration.ofDays(30), batch);
       dropped += r.bodiesDropped();
     } while (r.bodiesDropped() == batch);
 
@@ -174,7 +174,7 @@ class RecordLifeIT {
         "update idemkit_record set response_body = null, body_dropped_at = now() - interval '39"
             + " days' where idem_key like 'old-%'");
     ReadsCounted counted = new ReadsCounted();
-    IdempotencyStore instance = PostgresIdempotencyStore.builder(counted).build();
+    PostgresIdempotencyStore instance = PostgresIdempotencyStore.builder(counted).build();
 
     CleanupResult run = instance.cleanup(Duration.ZERO, Duration.ofDays(30), 50);
 
@@ -368,9 +368,9 @@ class RecordLifeIT {
     race(
         8,
         () -> {
-          IdempotencyStore instance = PostgresIdempotencyStore.create(dataSource);
+          CleanupRun run = PostgresIdempotencyStore.create(dataSource).beginRun();
           for (int i = 0; i < 100; i++) {
-            instance.cleanupBatch(Duration.ZERO, Duration.ofDays(1), 100);
+            run.batch(Duration.ZERO, Duration.ofDays(1), 100);
           }
           return null;
         });
@@ -674,22 +674,22 @@ class RecordLifeIT {
   }
 
   private long untilDone(Duration body, Duration metadata) {
-    IdempotencyStore instance = PostgresIdempotencyStore.create(dataSource);
+    CleanupRun run = PostgresIdempotencyStore.create(dataSource).beginRun();
     long dropped = 0;
     CleanupResult r;
     do {
-      r = instance.cleanupBatch(body, metadata, 100);
+      r = run.batch(body, metadata, 100);
       dropped += r.bodiesDropped();
     } while (r.bodiesDropped() > 0);
     return dropped;
   }
 
   private long untilDeleted(Duration body, Duration metadata) {
-    IdempotencyStore instance = PostgresIdempotencyStore.create(dataSource);
+    CleanupRun run = PostgresIdempotencyStore.create(dataSource).beginRun();
     long deleted = 0;
     CleanupResult r;
     do {
-      r = instance.cleanupBatch(body, metadata, 100);
+      r = run.batch(body, metadata, 100);
       deleted += r.recordsDeleted();
     } while (r.recordsDeleted() > 0);
     return deleted;

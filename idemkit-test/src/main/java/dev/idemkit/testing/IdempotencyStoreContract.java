@@ -2,6 +2,7 @@ package dev.idemkit.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.idemkit.BusinessRejectionException;
 import dev.idemkit.CallResult;
@@ -25,10 +26,15 @@ import dev.idemkit.ScopedKey;
 import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.CleanupRun;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.QuotaSync;
+import dev.idemkit.spi.RecordCleanup;
 import dev.idemkit.spi.RecordExistsException;
+import dev.idemkit.spi.RecoveryAdministration;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
@@ -56,6 +62,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -1102,70 +1109,18 @@ public abstract class IdempotencyStoreContract {
     assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.Replayed.class);
   }
 
-  /**
-   * In the recovery worker's order (an attempt that leaves the outcome unknown, then the backoff):
-   * the first recovery is due at once, then {@code backoff}, twice as long each time, and the
-   * record is escalated when its attempts (the first request's included) reach the limit. Skipped
-   * for a store without recovery backoff.
-   */
-  @Test
-  void recoveryBacksOffFromTheWorkersFirstAttemptThenEscalatesAtTheLimit() throws Exception {
-    ScopedKey id = key("k-backoff");
-    Provider provider = new Provider();
-    provider.lookupsReachTheRecords.set(false);
-    PhasedOperation<Payment> op = provider.payment(id, () -> {}, answerLost());
-    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
-    assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
-    Duration backoff = Duration.ofSeconds(10);
-    try {
-      store.backOffRecovery(key("k-backoff-none"), backoff, Duration.ofHours(1), 5);
-    } catch (UnsupportedOperationException e) {
-      org.junit.jupiter.api.Assumptions.abort("no recovery backoff in this store");
-    }
-
-    for (Duration wait : List.of(backoff, backoff.multipliedBy(2), backoff.multipliedBy(4))) {
-      assertThat(idempotency.recover(id, op)).get().isInstanceOf(Outcome.OutcomePending.class);
-      assertThat(awaitingNextAttempt()).as("not waiting while due").doesNotContain(id);
-      assertThat(store.backOffRecovery(id, backoff, Duration.ofHours(1), 5))
-          .isEqualTo(RecoveryBackoff.DEFERRED);
-      assertThat(store.findAwaitingNextAttempt(100_000))
-          .as("listed between attempts, with its next attempt")
-          .filteredOn(r -> r.id().equals(id))
-          .singleElement()
-          .satisfies(r -> assertThat(r.lockedUntil()).isEqualTo(clock.instant().plus(wait)));
-      clock.advance(wait.minusMillis(1));
-      assertThat(needingRecovery()).as("not due before %s", wait).doesNotContain(id);
-      clock.advance(Duration.ofMillis(1));
-      assertThat(needingRecovery()).as("due after %s", wait).contains(id);
-    }
-
-    assertThat(idempotency.recover(id, op)).get().isInstanceOf(Outcome.OutcomePending.class);
-    assertThat(record(id).recoveryAttempts()).isEqualTo(5);
-    assertThat(store.backOffRecovery(id, backoff, Duration.ofHours(1), 5))
-        .isEqualTo(RecoveryBackoff.ESCALATED);
-    clock.advance(Duration.ofDays(1));
-    assertThat(needingRecovery()).as("escalated: no automatic recovery").doesNotContain(id);
-    assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
-    assertThat(awaitingNextAttempt()).as("escalated, not waiting").doesNotContain(id);
-    assertThat(store.backOffRecovery(id, backoff, Duration.ofHours(1), 5))
-        .isEqualTo(RecoveryBackoff.ALREADY_ESCALATED);
-    assertThat(provider.calls).as("never called twice").hasValue(1);
+  /** The store's recovery administration; only the suite that requires it calls this. */
+  private RecoveryAdministration administration() {
+    return store.capability(RecoveryAdministration.class).orElseThrow();
   }
 
-  /**
-   * An engine on this store with {@code schedule} for its recovery attempts; aborts the calling
-   * test for a store without recovery backoff.
-   */
+  /** The store's cleanup; only the suite that requires it calls this. */
+  private RecordCleanup cleanup() {
+    return store.capability(RecordCleanup.class).orElseThrow();
+  }
+
+  /** An engine on this store with {@code schedule} for its recovery attempts. */
   private Idempotency scheduled(RecoverySchedule schedule) {
-    try {
-      store.backOffRecovery(
-          key("k-backoff-probe"),
-          schedule.firstDelay(),
-          schedule.maxDelay(),
-          schedule.maxAttempts());
-    } catch (UnsupportedOperationException e) {
-      org.junit.jupiter.api.Assumptions.abort("no recovery backoff in this store");
-    }
     return Idempotency.create(
         store,
         IdempotencyConfig.builder()
@@ -1175,229 +1130,6 @@ public abstract class IdempotencyStoreContract {
             .ticker(ticker::get)
             .recoverySchedule(schedule)
             .build());
-  }
-
-  /**
-   * With a recovery schedule, a client's retries follow it as a worker does: a retry's attempt that
-   * leaves the outcome unknown makes the next one wait (and says so in Retry-After), retries in
-   * between attempt nothing, and the record is escalated after the same number of attempts, not
-   * sooner because a client retried often. Skipped for a store without recovery backoff.
-   */
-  @Test
-  void clientRetriesFollowTheRecoveryScheduleAndCannotUseUpItsAttempts() throws Exception {
-    Duration first = Duration.ofSeconds(10);
-    Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 4));
-    ScopedKey id = key("k-schedule");
-    Provider provider = new Provider();
-    provider.lookupsReachTheRecords.set(false);
-    PhasedOperation<Payment> op = provider.payment(id, () -> {}, answerLost());
-    IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
-
-    assertThat(scheduled.execute(request, op)).isInstanceOf(Outcome.OutcomePending.class);
-    assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
-
-    List<Duration> waits = new ArrayList<>();
-    for (int attempt = 2; attempt <= 3; attempt++) {
-      Outcome answer = scheduled.execute(request, op);
-      assertThat(answer).isInstanceOf(Outcome.OutcomePending.class);
-      assertThat(((Outcome.OutcomePending) answer).awaitsOperator()).isFalse();
-      Duration wait = ((Outcome.OutcomePending) answer).retryAfter();
-      waits.add(wait);
-      assertThat(record(id).recoveryAttempts()).isEqualTo(attempt);
-      for (int retry = 0; retry < 4; retry++) {
-        clock.advance(wait.dividedBy(5));
-        assertThat(scheduled.execute(request, op))
-            .as("a retry inside the wait")
-            .isInstanceOf(Outcome.OutcomePending.class);
-      }
-      assertThat(record(id).recoveryAttempts())
-          .as("retries inside the wait attempt nothing")
-          .isEqualTo(attempt);
-      assertThat(needingRecovery()).doesNotContain(id);
-      clock.advance(wait.dividedBy(5));
-    }
-    assertThat(waits).containsExactly(first, first.multipliedBy(2));
-
-    Outcome last = scheduled.execute(request, op);
-    assertThat(last).isInstanceOf(Outcome.OutcomePending.class);
-    assertThat(record(id).recoveryAttempts()).isEqualTo(4);
-    assertThat(((Outcome.OutcomePending) last).awaitsOperator())
-        .as("the last attempt says the outcome now awaits an operator")
-        .isTrue();
-    assertThat(((Outcome.OutcomePending) last).retryAfter()).isGreaterThanOrEqualTo(MINUTE);
-    Outcome later = scheduled.execute(request, op);
-    assertThat(((Outcome.OutcomePending) later).awaitsOperator())
-        .as("so does a retry of the escalated record")
-        .isTrue();
-    assertThat(((Outcome.OutcomePending) later).retryAfter()).isGreaterThanOrEqualTo(MINUTE);
-    assertThat(record(id).recoveryAttempts()).isEqualTo(4);
-    assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
-    assertThat(listener.count("escalated")).isEqualTo(1);
-    clock.advance(Duration.ofDays(1));
-    assertThat(needingRecovery()).as("escalated: no automatic recovery").doesNotContain(id);
-    assertThat(provider.calls).as("never called twice").hasValue(1);
-  }
-
-  /**
-   * The provider charged, but the step after the call fails (a broken constraint): the result is
-   * not recorded, so the outcome is as unknown as a lost answer and is recovered the same way: the
-   * next attempt asks the provider (never charges again) and goes on, on the record's recovery
-   * schedule, so a client retrying in a loop neither loops lookups nor escalates the record sooner.
-   * Once the step works, a due retry completes the payment with the one charge. Skipped for a store
-   * without recovery backoff.
-   */
-  @Test
-  void aStepThatFailsAfterTheCallLeavesTheOutcomeToRecoveryOnTheSchedule() throws Exception {
-    Duration first = Duration.ofSeconds(10);
-    Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 4));
-    ScopedKey id = key("k-after-call-fails");
-    Provider provider = new Provider();
-    AtomicBoolean fixed = new AtomicBoolean();
-    PhasedOperation<Payment> op =
-        provider.payment(
-            id,
-            () -> {},
-            () -> {},
-            (ctx, p) -> {
-              if (!fixed.get()) {
-                throw new IllegalStateException("ledger constraint broken");
-              }
-              ledger.write(ctx.transaction(), entry(id, "confirmed"));
-              return Step.next(p);
-            });
-    IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
-
-    assertThatThrownBy(() -> scheduled.execute(request, op))
-        .isInstanceOf(OperationFailedException.class)
-        .hasRootCauseMessage("ledger constraint broken");
-    assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
-    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
-    assertThat(record(id).recoveryAttempts()).isEqualTo(1);
-    assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
-
-    // The second attempt asks the provider, fails the same way, and spaces out the next one.
-    assertThatThrownBy(() -> scheduled.execute(request, op))
-        .isInstanceOf(OperationFailedException.class);
-    assertThat(record(id).recoveryAttempts()).isEqualTo(2);
-    for (int retry = 0; retry < 5; retry++) {
-      Outcome answer = scheduled.execute(request, op);
-      assertThat(answer).as("a retry inside the wait").isInstanceOf(Outcome.OutcomePending.class);
-      clock.advance(Duration.ofSeconds(1));
-    }
-    assertThat(record(id).recoveryAttempts())
-        .as("retries inside the wait attempt nothing")
-        .isEqualTo(2);
-    assertThat(provider.lookups).hasValue(1);
-
-    fixed.set(true);
-    clock.advance(first);
-    assertThat(scheduled.execute(request, op)).isInstanceOf(Outcome.Executed.class);
-    assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
-    assertThat(provider.lookups).hasValue(2);
-    assertThat(provider.charges).as("charged once").hasValue(1);
-    assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
-  }
-
-  /**
-   * The provider charged and the charge is recorded; the receipt's call said it did nothing, so a
-   * retry goes on from the charge. Then the local step before the receipt's call fails on every
-   * attempt (a bug, a constraint). The charge happened, so the record is never failed retryably and
-   * never left in progress for the next owner to fail the same way on every pass: each attempt is
-   * counted, on the record's recovery schedule, and the last one escalates to an operator. Once the
-   * step works, a retry finishes the payment with the one charge. Skipped for a store without
-   * recovery backoff.
-   */
-  @Test
-  void aLocalPhaseThatFailsAfterAnEffectFollowsTheRecoveryScheduleThenEscalates() throws Exception {
-    Duration first = Duration.ofSeconds(10);
-    Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 3));
-    ScopedKey id = key("k-local-after-effect");
-    AtomicInteger charges = new AtomicInteger();
-    AtomicInteger receipts = new AtomicInteger();
-    AtomicBoolean broken = new AtomicBoolean();
-    PhasedOperation<Map<String, String>> op =
-        PhasedOperation.builder()
-            .external(
-                "CHARGED",
-                call ->
-                    call.call(
-                            (ctx, d) -> {
-                              charges.incrementAndGet();
-                              return CallResult.applied(d);
-                            })
-                        .lookup(
-                            (ctx, d) ->
-                                charges.get() == 0
-                                    ? CallResult.notApplied("no charge under this key")
-                                    : CallResult.applied(d)))
-            .external(
-                "RECEIPT_SENT",
-                call ->
-                    call.beforeCall(
-                            (ctx, d) -> {
-                              if (broken.get()) {
-                                throw new IllegalStateException("receipt constraint broken");
-                              }
-                              ledger.write(ctx.transaction(), entry(id, "receipt-prepared"));
-                              return Step.next(d);
-                            })
-                        .call(
-                            (ctx, d) ->
-                                receipts.incrementAndGet() == 1
-                                    ? CallResult.notApplied("mail service busy")
-                                    : CallResult.applied(d))
-                        .farSideDeduplicatesByKey()) // the mail service keeps one mail per key
-            .complete(answers("{\"paid\":true}"));
-    IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
-
-    assertThatThrownBy(() -> scheduled.execute(request, op))
-        .isInstanceOf(OperationFailedException.class);
-    assertThat(record(id).state()).isEqualTo(RecordState.IN_PROGRESS);
-    assertThat(record(id).recoveryPoint()).isEqualTo("CHARGED");
-    assertThat(record(id).pendingExternal()).isNull();
-
-    broken.set(true);
-    assertThatThrownBy(() -> scheduled.execute(request, op))
-        .isInstanceOf(OperationFailedException.class)
-        .hasRootCauseMessage("receipt constraint broken")
-        .extracting(e -> ((OperationFailedException) e).recordState())
-        .isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
-    assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
-    assertThat(record(id).recoveryPoint()).isEqualTo("CHARGED");
-    assertThat(record(id).recoveryAttempts()).isEqualTo(1);
-    assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
-
-    // The second attempt fails the same way and spaces out the next one.
-    assertThatThrownBy(() -> scheduled.execute(request, op))
-        .isInstanceOf(OperationFailedException.class);
-    assertThat(record(id).recoveryAttempts()).isEqualTo(2);
-    for (int retry = 0; retry < 5; retry++) {
-      assertThat(scheduled.execute(request, op))
-          .as("a retry inside the wait")
-          .isInstanceOf(Outcome.OutcomePending.class);
-      clock.advance(Duration.ofSeconds(1));
-    }
-    assertThat(record(id).recoveryAttempts())
-        .as("retries inside the wait attempt nothing")
-        .isEqualTo(2);
-    assertThat(needingRecovery()).doesNotContain(id);
-
-    clock.advance(first);
-    assertThatThrownBy(() -> scheduled.execute(request, op))
-        .isInstanceOf(OperationFailedException.class);
-    assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
-    assertThat(record(id).recoveryAttempts()).isEqualTo(3);
-    assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
-    assertThat(listener.count("escalated")).isEqualTo(1);
-    clock.advance(Duration.ofDays(1));
-    assertThat(needingRecovery()).as("escalated: no automatic recovery").doesNotContain(id);
-
-    broken.set(false);
-    assertThat(scheduled.execute(request, op)).isInstanceOf(Outcome.Executed.class);
-    assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
-    assertThat(charges).as("charged once").hasValue(1);
-    assertThat(receipts).hasValue(2);
-    assertThat(ledger.count(entry(id, "receipt-prepared"))).isEqualTo(2);
   }
 
   /**
@@ -1439,31 +1171,10 @@ public abstract class IdempotencyStoreContract {
     assertThat(ledger.count(entry(id, "prepared"))).isEqualTo(1);
   }
 
-  /**
-   * With a limit of one attempt, the first request's own attempt is the last: its unknown outcome
-   * goes to an operator at once, with no automatic attempt after it. Skipped for a store without
-   * recovery backoff.
-   */
-  @Test
-  void aLimitOfOneAttemptEscalatesTheFirstRequestsUnknownOutcomeAtOnce() throws Exception {
-    Duration first = Duration.ofSeconds(10);
-    Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 1));
-    ScopedKey id = key("k-one-attempt");
-    Provider provider = new Provider();
-    provider.lookupsReachTheRecords.set(false);
-    PhasedOperation<Payment> op = provider.payment(id, () -> {}, answerLost());
-
-    Outcome answer = scheduled.execute(new IdempotentRequest(id, command("10.00"), TTL), op);
-
-    assertThat(answer).isInstanceOf(Outcome.OutcomePending.class);
-    assertThat(record(id).recoveryAttempts()).isEqualTo(1);
-    assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
-    assertThat(listener.count("escalated")).isEqualTo(1);
-    assertThat(needingRecovery()).as("no automatic attempt after the limit").doesNotContain(id);
-  }
-
   private List<ScopedKey> awaitingNextAttempt() {
-    return store.findAwaitingNextAttempt(100_000).stream().map(IdempotencyRecord::id).toList();
+    return administration().findAwaitingNextAttempt(100_000).stream()
+        .map(IdempotencyRecord::id)
+        .toList();
   }
 
   private List<ScopedKey> needingRecovery() {
@@ -1547,30 +1258,6 @@ public abstract class IdempotencyStoreContract {
         .hasSize(3)
         .isSubsetOf(others);
     assertThat(store.findNeedingRecovery(3, java.util.Set.of())).isEmpty();
-  }
-
-  @Test
-  void cleanupDropsExpiredBodiesThenMetadataButNeverTouchesLiveRecords() throws Exception {
-    ScopedKey done = key("k-clean-done");
-    ScopedKey busy = key("k-clean-busy");
-    ScopedKey unknown = key("k-clean-unknown");
-    leaveIn(RecordState.COMPLETED, done, command("10.00"));
-    leaveIn(RecordState.IN_PROGRESS, busy, command("10.00"));
-    leaveIn(RecordState.UNKNOWN_REQUIRES_RECOVERY, unknown, command("10.00"));
-    Duration retention = Duration.ofDays(7);
-
-    clock.advance(TTL.plusMinutes(1));
-    store.cleanup(retention, 2);
-    assertThat(record(done).response()).as("body dropped after the window").isNull();
-    assertThat(record(done).fingerprint()).as("metadata kept").isEqualTo(command("10.00"));
-
-    clock.advance(retention.plusDays(30));
-    store.cleanup(retention, 2);
-
-    assertThat(store.find(done)).isEmpty();
-    assertThat(record(busy).state()).isEqualTo(RecordState.IN_PROGRESS);
-    assertThat(record(unknown).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
-    assertThat(record(unknown).pendingExternal()).isEqualTo("CHARGED");
   }
 
   // ---- phases: commits, results and crashes at each commit boundary --------------------------
@@ -1900,67 +1587,6 @@ public abstract class IdempotencyStoreContract {
     assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
   }
 
-  /**
-   * A record whose pending call names a phase the operation no longer declares (written by an older
-   * definition, the phase since renamed): nothing can learn what the call did, so no call is made,
-   * neither the old phase's nor the renamed one's. The outcome is unknown: the record waits for
-   * recovery, on the schedule, and the last attempt leaves it to an operator. Once a definition
-   * declares the phase again (with its lookup) and an operator made the record due, it completes
-   * with the one charge. Skipped for a store without recovery backoff.
-   */
-  @Test
-  void aTakeoverThatCannotLearnWhatTheCallDidNeverCallsAndLeavesTheOutcomeToRecovery()
-      throws Exception {
-    Idempotency scheduled =
-        scheduled(new RecoverySchedule(Duration.ofSeconds(10), Duration.ofHours(1), 2));
-    ScopedKey id = key("k-takeover-undeclared");
-    IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
-    KeyedProvider provider = new KeyedProvider();
-    provider.crashAfterNextCharge.set(true);
-    assertThatThrownBy(() -> scheduled.execute(request, provider.withLookup(id)))
-        .isInstanceOf(SimulatedCrash.class);
-    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
-    PhasedOperation<Payment> renamed =
-        provider.payment(
-            id, "PROVIDER_CHARGED", steps -> steps.lookup((ctx, p) -> provider.lookUp(p)));
-
-    clock.advance(LEASE.plusSeconds(1));
-    Outcome first = scheduled.execute(request, renamed);
-
-    assertThat(first).isInstanceOf(Outcome.OutcomePending.class);
-    assertThat(((Outcome.OutcomePending) first).awaitsOperator()).isFalse();
-    assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
-    assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
-    assertThat(record(id).recoveryAttempts()).isEqualTo(1);
-    assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
-    assertThat(provider.calls).as("never called again").hasValue(1);
-    assertThat(provider.lookups).hasValue(0);
-
-    Outcome last = scheduled.execute(request, renamed);
-
-    assertThat(last).isInstanceOf(Outcome.OutcomePending.class);
-    assertThat(((Outcome.OutcomePending) last).awaitsOperator()).isTrue();
-    assertThat(record(id).recoveryAttempts()).isEqualTo(2);
-    assertThat(store.findEscalated(100_000)).extracting(IdempotencyRecord::id).contains(id);
-    assertThat(listener.count("escalated")).isEqualTo(1);
-    assertThat(provider.calls).as("never called again").hasValue(1);
-    assertThat(provider.charges).hasSize(1);
-    assertThat(ledger.count(entry(id, "confirmed"))).isZero();
-
-    try {
-      if (!store.resolve(id, OperatorResolution.applied("ch_seen"), "ops@example", "redeploy")) {
-        throw new AssertionError("an escalated record takes a resolution");
-      }
-    } catch (UnsupportedOperationException notSupported) {
-      return; // a store without operator resolution has nothing more to show here
-    }
-    assertThat(scheduled.execute(request, provider.withLookup(id)))
-        .isInstanceOf(Outcome.Executed.class);
-    assertThat(provider.lookups).hasValue(1);
-    assertThat(provider.calls).as("charged once, called once").hasValue(1);
-    assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
-  }
-
   @Test
   void aFailureRecordingTheCallsResultLeavesTheRecordForALookupAtOnce() throws Exception {
     ScopedKey id = key("k-fail-after-call");
@@ -2137,53 +1763,6 @@ public abstract class IdempotencyStoreContract {
   }
 
   @Test
-  void anOperatorsVerdictReachesTheLookupOnce() throws Exception {
-    ScopedKey id = key("k-verdict");
-    AtomicInteger calls = new AtomicInteger();
-    List<String> seen = new ArrayList<>();
-    PhasedOperation<Payment> op =
-        PhasedOperation.builder(Payment.class)
-            .external(
-                "CHARGED",
-                call ->
-                    call.call(
-                            (ctx, p) -> {
-                              calls.incrementAndGet();
-                              throw new IOException("timed out");
-                            })
-                        .lookup(
-                            (ctx, p) -> {
-                              seen.add(
-                                  ctx.operatorResolution()
-                                      .map(OperatorResolution::outcome)
-                                      .orElse("none"));
-                              return ctx.operatorResolution()
-                                  .<CallResult<Payment>>map(
-                                      v ->
-                                          CallResult.applied(
-                                              new Payment("p", v.externalReference())))
-                                  .orElse(CallResult.unknown("provider unreachable"));
-                            }))
-            .complete(answersWithTheCharge());
-    assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
-    clock.advance(LEASE.plusSeconds(1));
-    try {
-      if (!store.resolve(id, OperatorResolution.applied("ch_found"), "ops@example", "dashboard")) {
-        return; // a store without operator resolution has nothing more to show here
-      }
-    } catch (UnsupportedOperationException notSupported) {
-      return;
-    }
-
-    Outcome resolved = execute(id, command("10.00"), op);
-
-    assertThat(resolved).isInstanceOf(Outcome.Executed.class);
-    assertThat(body(resolved)).isEqualTo("{\"charge\":\"ch_found\"}");
-    assertThat(seen).containsExactly("APPLIED");
-    assertThat(calls).hasValue(1);
-  }
-
-  @Test
   void typedPhaseDataKeepsOnlySmallValuesAndRoundTrips() {
     PhaseData<Payment> data = PhaseData.of(Payment.class);
     assertThat(data.read(Map.of())).isEqualTo(new Payment(null, null));
@@ -2233,232 +1812,6 @@ public abstract class IdempotencyStoreContract {
   }
 
   @Test
-  void aFloodOfNewKeysGetsExactlyTheQuotasAndRetriesOfAdmittedKeysAreNeverRefused()
-      throws Exception {
-    Idempotency limited =
-        Idempotency.create(
-            store,
-            IdempotencyConfig.builder()
-                .lease(LEASE)
-                .defaultTtl(TTL)
-                .quotas(new Quotas(5, 0))
-                .build());
-    limited.syncQuotas(); // minutes on the store's clock from here on
-    List<Outcome> outcomes =
-        race(
-            24,
-            () -> {
-              ScopedKey id = key("k-flood-" + UUID.randomUUID());
-              return limited.execute(
-                  new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}"));
-            });
-
-    assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(5);
-    assertThat(outcomes)
-        .filteredOn(o -> o instanceof Outcome.QuotaExceeded)
-        .hasSize(19)
-        .allSatisfy(
-            o -> {
-              Outcome.QuotaExceeded q = (Outcome.QuotaExceeded) o;
-              assertThat(q.quota()).isEqualTo("new_keys");
-              assertThat(q.retryAfter()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(60));
-            });
-    ScopedKey admitted = key("k-flood-admitted");
-    clock.advance(Duration.ofMinutes(1));
-    limited.syncQuotas(); // the store's clock, read by the background exchange
-    assertThat(
-            limited.execute(
-                new IdempotentRequest(admitted, command("10.00"), TTL), pay(admitted, "{}")))
-        .as("a new minute")
-        .isInstanceOf(Outcome.Executed.class);
-    for (int i = 0; i < 10; i++) {
-      assertThat(
-              limited.execute(
-                  new IdempotentRequest(admitted, command("10.00"), TTL), pay(admitted, "{}")))
-          .as("retries of a key with a record are never refused")
-          .isInstanceOf(Outcome.Replayed.class);
-    }
-  }
-
-  @Test
-  void aFloodOfPhasedOperationsNeverExceedsTheLiveRecordsQuota() throws Exception {
-    Idempotency limited =
-        Idempotency.create(
-            store,
-            IdempotencyConfig.builder()
-                .lease(LEASE)
-                .defaultTtl(TTL)
-                .quotas(new Quotas(0, 3))
-                .build());
-    limited.syncQuotas();
-    CountDownLatch release = new CountDownLatch(1);
-    AtomicInteger calls = new AtomicInteger();
-    List<ScopedKey> keys = new ArrayList<>();
-    for (int i = 0; i < 16; i++) {
-      keys.add(key("k-live-" + i));
-    }
-    // Eight first transactions at a time reach the end of their local work together, so their
-    // admissions really meet; only the count's lock keeps them from all seeing room for one more.
-    java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(8);
-    PhasedOperation<Map<String, String>> slowCall =
-        PhasedOperation.builder()
-            .local(
-                "CREATED",
-                (ctx, d) -> {
-                  try {
-                    together.await(2, TimeUnit.SECONDS);
-                  } catch (java.util.concurrent.BrokenBarrierException
-                      | java.util.concurrent.TimeoutException lateOrAlone) {
-                    // fewer than eight at once here: they race all the same
-                  }
-                  return Step.next(d);
-                })
-            .external(
-                "CHARGED",
-                call ->
-                    call.call(
-                            (ctx, d) -> {
-                              calls.incrementAndGet();
-                              release.await(30, TimeUnit.SECONDS); // live until released
-                              return CallResult.applied(d);
-                            })
-                        .farSideDeduplicatesByKey())
-            .complete(answers("{}"));
-    AtomicInteger next = new AtomicInteger();
-    AtomicInteger answered = new AtomicInteger();
-    Future<List<Outcome>> flood =
-        pool.submit(
-            () ->
-                race(
-                    16,
-                    () -> {
-                      ScopedKey id = keys.get(next.getAndIncrement());
-                      Outcome o =
-                          limited.execute(
-                              new IdempotentRequest(id, command("10.00"), TTL), slowCall);
-                      answered.incrementAndGet();
-                      return o;
-                    }));
-    // The refused answer at once; the admitted wait in their call until released.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (answered.get() < 13 && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
-    int callsWhileFull = calls.get();
-    release.countDown();
-    List<Outcome> outcomes = flood.get(60, TimeUnit.SECONDS);
-
-    assertThat(callsWhileFull).as("live at once").isEqualTo(3);
-    assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(3);
-    assertThat(outcomes)
-        .filteredOn(o -> o instanceof Outcome.QuotaExceeded)
-        .hasSize(13)
-        .allSatisfy(o -> assertThat(((Outcome.QuotaExceeded) o).quota()).isEqualTo("live_records"));
-    assertThat(keys.stream().filter(k -> store.find(k).isPresent()).count())
-        .as("a refused key leaves no record")
-        .isEqualTo(3);
-  }
-
-  /**
-   * Two instances (two engines on one store) count alone between exchanges, each up to the limit:
-   * the overshoot docs/contract.md states. After each has written its count and read the other's,
-   * both refuse new keys beyond the limit; a retry of an admitted key is still answered.
-   */
-  @Test
-  void twoInstancesShareTheirNewKeysThroughTheStoreAfterAnExchange() throws Exception {
-    IdempotencyConfig config =
-        IdempotencyConfig.builder().lease(LEASE).defaultTtl(TTL).quotas(new Quotas(8, 0)).build();
-    Idempotency a = Idempotency.create(store, config);
-    Idempotency b = Idempotency.create(store, config);
-    a.syncQuotas();
-    b.syncQuotas();
-    List<ScopedKey> admitted = new ArrayList<>();
-    for (int i = 0; i < 5; i++) {
-      for (Idempotency instance : List.of(a, b)) {
-        ScopedKey id = key("k-shared-" + UUID.randomUUID());
-        if (instance.execute(new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}"))
-            instanceof Outcome.Executed) {
-          admitted.add(id);
-        }
-      }
-    }
-    assertThat(admitted)
-        .as("no exchange yet: each instance admits alone, 8 + the other's 5 at most")
-        .hasSizeBetween(10, 13);
-
-    a.syncQuotas(); // writes a's count
-    b.syncQuotas(); // writes b's, reads a's
-    a.syncQuotas(); // reads b's
-    for (Idempotency instance : List.of(a, b)) {
-      ScopedKey id = key("k-shared-late-" + UUID.randomUUID());
-      assertThat(instance.execute(new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}")))
-          .as("the tenant's minute is full on every instance after the exchange")
-          .isInstanceOfSatisfying(
-              Outcome.QuotaExceeded.class, q -> assertThat(q.quota()).isEqualTo("new_keys"));
-    }
-    ScopedKey first = admitted.get(0);
-    assertThat(b.execute(new IdempotentRequest(first, command("10.00"), TTL), pay(first, "{}")))
-        .as("a retry of an admitted key is never refused")
-        .isInstanceOf(Outcome.Replayed.class);
-
-    clock.advance(Duration.ofMinutes(1));
-    a.syncQuotas();
-    ScopedKey next = key("k-shared-next-minute");
-    assertThat(a.execute(new IdempotentRequest(next, command("10.00"), TTL), pay(next, "{}")))
-        .as("a new minute")
-        .isInstanceOf(Outcome.Executed.class);
-  }
-
-  /**
-   * The live records of one instance reach the other through the store's count: once an exchange
-   * has counted them, the other instance refuses a phased operation that would stay live beyond the
-   * limit, and admits again once they ended and an exchange saw it.
-   */
-  @Test
-  void anotherInstancesLiveRecordsCountAfterAnExchange() throws Exception {
-    IdempotencyConfig config =
-        IdempotencyConfig.builder().lease(LEASE).defaultTtl(TTL).quotas(new Quotas(0, 2)).build();
-    Idempotency a = Idempotency.create(store, config);
-    Idempotency b = Idempotency.create(store, config);
-    CountDownLatch release = new CountDownLatch(1);
-    CountDownLatch calling = new CountDownLatch(2);
-    PhasedOperation<Map<String, String>> held =
-        PhasedOperation.builder()
-            .local("CREATED", (ctx, d) -> Step.next(d))
-            .external(
-                "CHARGED",
-                call ->
-                    call.call(
-                            (ctx, d) -> {
-                              calling.countDown();
-                              release.await(30, TimeUnit.SECONDS);
-                              return CallResult.applied(d);
-                            })
-                        .farSideDeduplicatesByKey())
-            .complete(answers("{}"));
-    List<Future<Outcome>> running = new ArrayList<>();
-    for (int i = 0; i < 2; i++) {
-      ScopedKey id = key("k-live-a-" + i);
-      running.add(pool.submit(() -> a.execute(new IdempotentRequest(id, command("1"), TTL), held)));
-    }
-    assertThat(calling.await(30, TimeUnit.SECONDS)).isTrue();
-    b.syncQuotas();
-    ScopedKey refused = key("k-live-b");
-    assertThat(b.execute(new IdempotentRequest(refused, command("1"), TTL), held))
-        .as("a's two live records fill the tenant's places")
-        .isInstanceOfSatisfying(
-            Outcome.QuotaExceeded.class, q -> assertThat(q.quota()).isEqualTo("live_records"));
-    release.countDown();
-    for (Future<Outcome> f : running) {
-      assertThat(f.get(30, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
-    }
-    b.syncQuotas();
-    assertThat(b.execute(new IdempotentRequest(refused, command("1"), TTL), held))
-        .as("the places are free again after an exchange")
-        .isInstanceOf(Outcome.Executed.class);
-  }
-
-  @Test
   void theSameKeyUnderTwoTenantsIsTwoIndependentOperations() throws Exception {
     ScopedKey a = ScopedKey.of(tenant + "-a", "create_payment", "shared-key");
     ScopedKey b = ScopedKey.of(tenant + "-b", "create_payment", "shared-key");
@@ -2473,5 +1826,816 @@ public abstract class IdempotencyStoreContract {
     assertThat(execute(b, command("99.00"), pay(b, "{}")).storedResponse().orElseThrow().body())
         .asString(StandardCharsets.UTF_8)
         .isEqualTo("{\"tenant\":\"b\"}");
+  }
+
+  /**
+   * A store lacks a capability a configuration needs: the engine is refused at creation, with a
+   * message naming the missing interface, never in the middle of a request. A wrapper has the
+   * capabilities of the store underneath, not those its own class implements; and a store with no
+   * capability still runs operations.
+   */
+  @Test
+  void aStoreLackingACapabilityTheConfigurationNeedsIsRefusedAtCreation() throws Exception {
+    IdempotencyStore bare = new WithoutCapabilities(store);
+    assertThat(bare.capability(RecoveryAdministration.class))
+        .as("the wrapper's own class implements it, the store underneath does not")
+        .isEmpty();
+
+    assertThatThrownBy(
+            () ->
+                Idempotency.create(
+                    bare,
+                    IdempotencyConfig.builder()
+                        .recoverySchedule(
+                            new RecoverySchedule(Duration.ofSeconds(10), Duration.ofHours(1), 8))
+                        .build()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(WithoutCapabilities.class.getName())
+        .hasMessageContaining(
+            "lacks the store capability " + RecoveryAdministration.class.getName())
+        .hasMessageContaining("a recovery schedule");
+    assertThatThrownBy(
+            () ->
+                Idempotency.create(
+                    bare, IdempotencyConfig.builder().quotas(new Quotas(5, 0)).build()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("lacks the store capability " + QuotaSync.class.getName())
+        .hasMessageContaining("quotas");
+
+    Idempotency plain =
+        Idempotency.create(bare, IdempotencyConfig.builder().lease(LEASE).defaultTtl(TTL).build());
+    ScopedKey id = key("k-no-capabilities");
+    assertThat(plain.execute(new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}")))
+        .isInstanceOf(Outcome.Executed.class);
+    assertThat(payments(id)).isEqualTo(1);
+  }
+
+  /**
+   * The store with none of its capabilities: what it answers for each is empty. Its class claims
+   * {@link RecoveryAdministration} to show that a wrapper's own interfaces are not what counts.
+   */
+  private static final class WithoutCapabilities extends ForwardingIdempotencyStore
+      implements RecoveryAdministration {
+
+    WithoutCapabilities(IdempotencyStore delegate) {
+      super(
+          new ForwardingIdempotencyStore(delegate) {
+            @Override
+            public <T> Optional<T> capability(Class<T> type) {
+              return Optional.empty();
+            }
+          });
+    }
+
+    @Override
+    public RecoveryBackoff backOffRecovery(
+        ScopedKey id, Duration firstDelay, Duration maxDelay, int maxAttempts) {
+      throw new AssertionError("never looked up");
+    }
+
+    @Override
+    public List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
+      throw new AssertionError("never looked up");
+    }
+
+    @Override
+    public List<IdempotencyRecord> findEscalated(int limit) {
+      throw new AssertionError("never looked up");
+    }
+
+    @Override
+    public boolean resolve(
+        ScopedKey id, OperatorResolution resolution, String actor, String reason) {
+      throw new AssertionError("never looked up");
+    }
+  }
+
+  /**
+   * The {@link RecoveryAdministration} capability: recovery backoff, escalation to an operator, the
+   * operator's lists and verdicts. Skipped for a store without it.
+   */
+  @Nested
+  class RecoveryAdministrationContract {
+
+    @BeforeEach
+    void requireCapability() {
+      assumeTrue(
+          store.capability(RecoveryAdministration.class).isPresent(),
+          () -> "the store has no " + RecoveryAdministration.class.getSimpleName());
+    }
+
+    /**
+     * In the recovery worker's order (an attempt that leaves the outcome unknown, then the
+     * backoff): the first recovery is due at once, then {@code backoff}, twice as long each time,
+     * and the record is escalated when its attempts (the first request's included) reach the limit.
+     */
+    @Test
+    void recoveryBacksOffFromTheWorkersFirstAttemptThenEscalatesAtTheLimit() throws Exception {
+      ScopedKey id = key("k-backoff");
+      Provider provider = new Provider();
+      provider.lookupsReachTheRecords.set(false);
+      PhasedOperation<Payment> op = provider.payment(id, () -> {}, answerLost());
+      assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
+      assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
+      Duration backoff = Duration.ofSeconds(10);
+      for (Duration wait : List.of(backoff, backoff.multipliedBy(2), backoff.multipliedBy(4))) {
+        assertThat(idempotency.recover(id, op)).get().isInstanceOf(Outcome.OutcomePending.class);
+        assertThat(awaitingNextAttempt()).as("not waiting while due").doesNotContain(id);
+        assertThat(administration().backOffRecovery(id, backoff, Duration.ofHours(1), 5))
+            .isEqualTo(RecoveryBackoff.DEFERRED);
+        assertThat(administration().findAwaitingNextAttempt(100_000))
+            .as("listed between attempts, with its next attempt")
+            .filteredOn(r -> r.id().equals(id))
+            .singleElement()
+            .satisfies(r -> assertThat(r.lockedUntil()).isEqualTo(clock.instant().plus(wait)));
+        clock.advance(wait.minusMillis(1));
+        assertThat(needingRecovery()).as("not due before %s", wait).doesNotContain(id);
+        clock.advance(Duration.ofMillis(1));
+        assertThat(needingRecovery()).as("due after %s", wait).contains(id);
+      }
+
+      assertThat(idempotency.recover(id, op)).get().isInstanceOf(Outcome.OutcomePending.class);
+      assertThat(record(id).recoveryAttempts()).isEqualTo(5);
+      assertThat(administration().backOffRecovery(id, backoff, Duration.ofHours(1), 5))
+          .isEqualTo(RecoveryBackoff.ESCALATED);
+      clock.advance(Duration.ofDays(1));
+      assertThat(needingRecovery()).as("escalated: no automatic recovery").doesNotContain(id);
+      assertThat(administration().findEscalated(100_000))
+          .extracting(IdempotencyRecord::id)
+          .contains(id);
+      assertThat(awaitingNextAttempt()).as("escalated, not waiting").doesNotContain(id);
+      assertThat(administration().backOffRecovery(id, backoff, Duration.ofHours(1), 5))
+          .isEqualTo(RecoveryBackoff.ALREADY_ESCALATED);
+      assertThat(provider.calls).as("never called twice").hasValue(1);
+    }
+
+    /**
+     * With a recovery schedule, a client's retries follow it as a worker does: a retry's attempt
+     * that leaves the outcome unknown makes the next one wait (and says so in Retry-After), retries
+     * in between attempt nothing, and the record is escalated after the same number of attempts,
+     * not sooner because a client retried often.
+     */
+    @Test
+    void clientRetriesFollowTheRecoveryScheduleAndCannotUseUpItsAttempts() throws Exception {
+      Duration first = Duration.ofSeconds(10);
+      Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 4));
+      ScopedKey id = key("k-schedule");
+      Provider provider = new Provider();
+      provider.lookupsReachTheRecords.set(false);
+      PhasedOperation<Payment> op = provider.payment(id, () -> {}, answerLost());
+      IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
+
+      assertThat(scheduled.execute(request, op)).isInstanceOf(Outcome.OutcomePending.class);
+      assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
+
+      List<Duration> waits = new ArrayList<>();
+      for (int attempt = 2; attempt <= 3; attempt++) {
+        Outcome answer = scheduled.execute(request, op);
+        assertThat(answer).isInstanceOf(Outcome.OutcomePending.class);
+        assertThat(((Outcome.OutcomePending) answer).awaitsOperator()).isFalse();
+        Duration wait = ((Outcome.OutcomePending) answer).retryAfter();
+        waits.add(wait);
+        assertThat(record(id).recoveryAttempts()).isEqualTo(attempt);
+        for (int retry = 0; retry < 4; retry++) {
+          clock.advance(wait.dividedBy(5));
+          assertThat(scheduled.execute(request, op))
+              .as("a retry inside the wait")
+              .isInstanceOf(Outcome.OutcomePending.class);
+        }
+        assertThat(record(id).recoveryAttempts())
+            .as("retries inside the wait attempt nothing")
+            .isEqualTo(attempt);
+        assertThat(needingRecovery()).doesNotContain(id);
+        clock.advance(wait.dividedBy(5));
+      }
+      assertThat(waits).containsExactly(first, first.multipliedBy(2));
+
+      Outcome last = scheduled.execute(request, op);
+      assertThat(last).isInstanceOf(Outcome.OutcomePending.class);
+      assertThat(record(id).recoveryAttempts()).isEqualTo(4);
+      assertThat(((Outcome.OutcomePending) last).awaitsOperator())
+          .as("the last attempt says the outcome now awaits an operator")
+          .isTrue();
+      assertThat(((Outcome.OutcomePending) last).retryAfter()).isGreaterThanOrEqualTo(MINUTE);
+      Outcome later = scheduled.execute(request, op);
+      assertThat(((Outcome.OutcomePending) later).awaitsOperator())
+          .as("so does a retry of the escalated record")
+          .isTrue();
+      assertThat(((Outcome.OutcomePending) later).retryAfter()).isGreaterThanOrEqualTo(MINUTE);
+      assertThat(record(id).recoveryAttempts()).isEqualTo(4);
+      assertThat(administration().findEscalated(100_000))
+          .extracting(IdempotencyRecord::id)
+          .contains(id);
+      assertThat(listener.count("escalated")).isEqualTo(1);
+      clock.advance(Duration.ofDays(1));
+      assertThat(needingRecovery()).as("escalated: no automatic recovery").doesNotContain(id);
+      assertThat(provider.calls).as("never called twice").hasValue(1);
+    }
+
+    /**
+     * The provider charged, but the step after the call fails (a broken constraint): the result is
+     * not recorded, so the outcome is as unknown as a lost answer and is recovered the same way:
+     * the next attempt asks the provider (never charges again) and goes on, on the record's
+     * recovery schedule, so a client retrying in a loop neither loops lookups nor escalates the
+     * record sooner. Once the step works, a due retry completes the payment with the one charge.
+     */
+    @Test
+    void aStepThatFailsAfterTheCallLeavesTheOutcomeToRecoveryOnTheSchedule() throws Exception {
+      Duration first = Duration.ofSeconds(10);
+      Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 4));
+      ScopedKey id = key("k-after-call-fails");
+      Provider provider = new Provider();
+      AtomicBoolean fixed = new AtomicBoolean();
+      PhasedOperation<Payment> op =
+          provider.payment(
+              id,
+              () -> {},
+              () -> {},
+              (ctx, p) -> {
+                if (!fixed.get()) {
+                  throw new IllegalStateException("ledger constraint broken");
+                }
+                ledger.write(ctx.transaction(), entry(id, "confirmed"));
+                return Step.next(p);
+              });
+      IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
+
+      assertThatThrownBy(() -> scheduled.execute(request, op))
+          .isInstanceOf(OperationFailedException.class)
+          .hasRootCauseMessage("ledger constraint broken");
+      assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+      assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
+      assertThat(record(id).recoveryAttempts()).isEqualTo(1);
+      assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
+
+      // The second attempt asks the provider, fails the same way, and spaces out the next one.
+      assertThatThrownBy(() -> scheduled.execute(request, op))
+          .isInstanceOf(OperationFailedException.class);
+      assertThat(record(id).recoveryAttempts()).isEqualTo(2);
+      for (int retry = 0; retry < 5; retry++) {
+        Outcome answer = scheduled.execute(request, op);
+        assertThat(answer).as("a retry inside the wait").isInstanceOf(Outcome.OutcomePending.class);
+        clock.advance(Duration.ofSeconds(1));
+      }
+      assertThat(record(id).recoveryAttempts())
+          .as("retries inside the wait attempt nothing")
+          .isEqualTo(2);
+      assertThat(provider.lookups).hasValue(1);
+
+      fixed.set(true);
+      clock.advance(first);
+      assertThat(scheduled.execute(request, op)).isInstanceOf(Outcome.Executed.class);
+      assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+      assertThat(provider.lookups).hasValue(2);
+      assertThat(provider.charges).as("charged once").hasValue(1);
+      assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
+    }
+
+    /**
+     * The provider charged and the charge is recorded; the receipt's call said it did nothing, so a
+     * retry goes on from the charge. Then the local step before the receipt's call fails on every
+     * attempt (a bug, a constraint). The charge happened, so the record is never failed retryably
+     * and never left in progress for the next owner to fail the same way on every pass: each
+     * attempt is counted, on the record's recovery schedule, and the last one escalates to an
+     * operator. Once the step works, a retry finishes the payment with the one charge.
+     */
+    @Test
+    void aLocalPhaseThatFailsAfterAnEffectFollowsTheRecoveryScheduleThenEscalates()
+        throws Exception {
+      Duration first = Duration.ofSeconds(10);
+      Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 3));
+      ScopedKey id = key("k-local-after-effect");
+      AtomicInteger charges = new AtomicInteger();
+      AtomicInteger receipts = new AtomicInteger();
+      AtomicBoolean broken = new AtomicBoolean();
+      PhasedOperation<Map<String, String>> op =
+          PhasedOperation.builder()
+              .external(
+                  "CHARGED",
+                  call ->
+                      call.call(
+                              (ctx, d) -> {
+                                charges.incrementAndGet();
+                                return CallResult.applied(d);
+                              })
+                          .lookup(
+                              (ctx, d) ->
+                                  charges.get() == 0
+                                      ? CallResult.notApplied("no charge under this key")
+                                      : CallResult.applied(d)))
+              .external(
+                  "RECEIPT_SENT",
+                  call ->
+                      call.beforeCall(
+                              (ctx, d) -> {
+                                if (broken.get()) {
+                                  throw new IllegalStateException("receipt constraint broken");
+                                }
+                                ledger.write(ctx.transaction(), entry(id, "receipt-prepared"));
+                                return Step.next(d);
+                              })
+                          .call(
+                              (ctx, d) ->
+                                  receipts.incrementAndGet() == 1
+                                      ? CallResult.notApplied("mail service busy")
+                                      : CallResult.applied(d))
+                          .farSideDeduplicatesByKey()) // the mail service keeps one mail per key
+              .complete(answers("{\"paid\":true}"));
+      IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
+
+      assertThatThrownBy(() -> scheduled.execute(request, op))
+          .isInstanceOf(OperationFailedException.class);
+      assertThat(record(id).state()).isEqualTo(RecordState.IN_PROGRESS);
+      assertThat(record(id).recoveryPoint()).isEqualTo("CHARGED");
+      assertThat(record(id).pendingExternal()).isNull();
+
+      broken.set(true);
+      assertThatThrownBy(() -> scheduled.execute(request, op))
+          .isInstanceOf(OperationFailedException.class)
+          .hasRootCauseMessage("receipt constraint broken")
+          .extracting(e -> ((OperationFailedException) e).recordState())
+          .isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+      assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+      assertThat(record(id).recoveryPoint()).isEqualTo("CHARGED");
+      assertThat(record(id).recoveryAttempts()).isEqualTo(1);
+      assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
+
+      // The second attempt fails the same way and spaces out the next one.
+      assertThatThrownBy(() -> scheduled.execute(request, op))
+          .isInstanceOf(OperationFailedException.class);
+      assertThat(record(id).recoveryAttempts()).isEqualTo(2);
+      for (int retry = 0; retry < 5; retry++) {
+        assertThat(scheduled.execute(request, op))
+            .as("a retry inside the wait")
+            .isInstanceOf(Outcome.OutcomePending.class);
+        clock.advance(Duration.ofSeconds(1));
+      }
+      assertThat(record(id).recoveryAttempts())
+          .as("retries inside the wait attempt nothing")
+          .isEqualTo(2);
+      assertThat(needingRecovery()).doesNotContain(id);
+
+      clock.advance(first);
+      assertThatThrownBy(() -> scheduled.execute(request, op))
+          .isInstanceOf(OperationFailedException.class);
+      assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+      assertThat(record(id).recoveryAttempts()).isEqualTo(3);
+      assertThat(administration().findEscalated(100_000))
+          .extracting(IdempotencyRecord::id)
+          .contains(id);
+      assertThat(listener.count("escalated")).isEqualTo(1);
+      clock.advance(Duration.ofDays(1));
+      assertThat(needingRecovery()).as("escalated: no automatic recovery").doesNotContain(id);
+
+      broken.set(false);
+      assertThat(scheduled.execute(request, op)).isInstanceOf(Outcome.Executed.class);
+      assertThat(record(id).state()).isEqualTo(RecordState.COMPLETED);
+      assertThat(charges).as("charged once").hasValue(1);
+      assertThat(receipts).hasValue(2);
+      assertThat(ledger.count(entry(id, "receipt-prepared"))).isEqualTo(2);
+    }
+
+    /**
+     * With a limit of one attempt, the first request's own attempt is the last: its unknown outcome
+     * goes to an operator at once, with no automatic attempt after it.
+     */
+    @Test
+    void aLimitOfOneAttemptEscalatesTheFirstRequestsUnknownOutcomeAtOnce() throws Exception {
+      Duration first = Duration.ofSeconds(10);
+      Idempotency scheduled = scheduled(new RecoverySchedule(first, Duration.ofHours(1), 1));
+      ScopedKey id = key("k-one-attempt");
+      Provider provider = new Provider();
+      provider.lookupsReachTheRecords.set(false);
+      PhasedOperation<Payment> op = provider.payment(id, () -> {}, answerLost());
+
+      Outcome answer = scheduled.execute(new IdempotentRequest(id, command("10.00"), TTL), op);
+
+      assertThat(answer).isInstanceOf(Outcome.OutcomePending.class);
+      assertThat(record(id).recoveryAttempts()).isEqualTo(1);
+      assertThat(administration().findEscalated(100_000))
+          .extracting(IdempotencyRecord::id)
+          .contains(id);
+      assertThat(listener.count("escalated")).isEqualTo(1);
+      assertThat(needingRecovery()).as("no automatic attempt after the limit").doesNotContain(id);
+    }
+
+    /**
+     * A record whose pending call names a phase the operation no longer declares (written by an
+     * older definition, the phase since renamed): nothing can learn what the call did, so no call
+     * is made, neither the old phase's nor the renamed one's. The outcome is unknown: the record
+     * waits for recovery, on the schedule, and the last attempt leaves it to an operator. Once a
+     * definition declares the phase again (with its lookup) and an operator made the record due, it
+     * completes with the one charge.
+     */
+    @Test
+    void aTakeoverThatCannotLearnWhatTheCallDidNeverCallsAndLeavesTheOutcomeToRecovery()
+        throws Exception {
+      Idempotency scheduled =
+          scheduled(new RecoverySchedule(Duration.ofSeconds(10), Duration.ofHours(1), 2));
+      ScopedKey id = key("k-takeover-undeclared");
+      IdempotentRequest request = new IdempotentRequest(id, command("10.00"), TTL);
+      KeyedProvider provider = new KeyedProvider();
+      provider.crashAfterNextCharge.set(true);
+      assertThatThrownBy(() -> scheduled.execute(request, provider.withLookup(id)))
+          .isInstanceOf(SimulatedCrash.class);
+      assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
+      PhasedOperation<Payment> renamed =
+          provider.payment(
+              id, "PROVIDER_CHARGED", steps -> steps.lookup((ctx, p) -> provider.lookUp(p)));
+
+      clock.advance(LEASE.plusSeconds(1));
+      Outcome first = scheduled.execute(request, renamed);
+
+      assertThat(first).isInstanceOf(Outcome.OutcomePending.class);
+      assertThat(((Outcome.OutcomePending) first).awaitsOperator()).isFalse();
+      assertThat(record(id).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+      assertThat(record(id).pendingExternal()).isEqualTo("CHARGED");
+      assertThat(record(id).recoveryAttempts()).isEqualTo(1);
+      assertThat(needingRecovery()).as("the first recovery is due at once").contains(id);
+      assertThat(provider.calls).as("never called again").hasValue(1);
+      assertThat(provider.lookups).hasValue(0);
+
+      Outcome last = scheduled.execute(request, renamed);
+
+      assertThat(last).isInstanceOf(Outcome.OutcomePending.class);
+      assertThat(((Outcome.OutcomePending) last).awaitsOperator()).isTrue();
+      assertThat(record(id).recoveryAttempts()).isEqualTo(2);
+      assertThat(administration().findEscalated(100_000))
+          .extracting(IdempotencyRecord::id)
+          .contains(id);
+      assertThat(listener.count("escalated")).isEqualTo(1);
+      assertThat(provider.calls).as("never called again").hasValue(1);
+      assertThat(provider.charges).hasSize(1);
+      assertThat(ledger.count(entry(id, "confirmed"))).isZero();
+
+      assertThat(
+              administration()
+                  .resolve(id, OperatorResolution.applied("ch_seen"), "ops@example", "redeploy"))
+          .as("an escalated record takes a resolution")
+          .isTrue();
+      assertThat(scheduled.execute(request, provider.withLookup(id)))
+          .isInstanceOf(Outcome.Executed.class);
+      assertThat(provider.lookups).hasValue(1);
+      assertThat(provider.calls).as("charged once, called once").hasValue(1);
+      assertThat(ledger.count(entry(id, "confirmed"))).isEqualTo(1);
+    }
+
+    @Test
+    void anOperatorsVerdictReachesTheLookupOnce() throws Exception {
+      ScopedKey id = key("k-verdict");
+      AtomicInteger calls = new AtomicInteger();
+      List<String> seen = new ArrayList<>();
+      PhasedOperation<Payment> op =
+          PhasedOperation.builder(Payment.class)
+              .external(
+                  "CHARGED",
+                  call ->
+                      call.call(
+                              (ctx, p) -> {
+                                calls.incrementAndGet();
+                                throw new IOException("timed out");
+                              })
+                          .lookup(
+                              (ctx, p) -> {
+                                seen.add(
+                                    ctx.operatorResolution()
+                                        .map(OperatorResolution::outcome)
+                                        .orElse("none"));
+                                return ctx.operatorResolution()
+                                    .<CallResult<Payment>>map(
+                                        v ->
+                                            CallResult.applied(
+                                                new Payment("p", v.externalReference())))
+                                    .orElse(CallResult.unknown("provider unreachable"));
+                              }))
+              .complete(answersWithTheCharge());
+      assertThat(execute(id, command("10.00"), op)).isInstanceOf(Outcome.OutcomePending.class);
+      clock.advance(LEASE.plusSeconds(1));
+      assertThat(
+              administration()
+                  .resolve(id, OperatorResolution.applied("ch_found"), "ops@example", "dashboard"))
+          .isTrue();
+
+      Outcome resolved = execute(id, command("10.00"), op);
+
+      assertThat(resolved).isInstanceOf(Outcome.Executed.class);
+      assertThat(body(resolved)).isEqualTo("{\"charge\":\"ch_found\"}");
+      assertThat(seen).containsExactly("APPLIED");
+      assertThat(calls).hasValue(1);
+    }
+  }
+
+  /** The {@link RecordCleanup} capability: cleanup runs. Skipped for a store without it. */
+  @Nested
+  class RecordCleanupContract {
+
+    @BeforeEach
+    void requireCapability() {
+      assumeTrue(
+          store.capability(RecordCleanup.class).isPresent(),
+          () -> "the store has no " + RecordCleanup.class.getSimpleName());
+    }
+
+    @Test
+    void cleanupDropsExpiredBodiesThenMetadataButNeverTouchesLiveRecords() throws Exception {
+      ScopedKey done = key("k-clean-done");
+      ScopedKey busy = key("k-clean-busy");
+      ScopedKey unknown = key("k-clean-unknown");
+      leaveIn(RecordState.COMPLETED, done, command("10.00"));
+      leaveIn(RecordState.IN_PROGRESS, busy, command("10.00"));
+      leaveIn(RecordState.UNKNOWN_REQUIRES_RECOVERY, unknown, command("10.00"));
+      Duration retention = Duration.ofDays(7);
+
+      clock.advance(TTL.plusMinutes(1));
+      cleanup().cleanup(retention, 2);
+      assertThat(record(done).response()).as("body dropped after the window").isNull();
+      assertThat(record(done).fingerprint()).as("metadata kept").isEqualTo(command("10.00"));
+
+      clock.advance(retention.plusDays(30));
+      cleanup().cleanup(retention, 2);
+
+      assertThat(store.find(done)).isEmpty();
+      assertThat(record(busy).state()).isEqualTo(RecordState.IN_PROGRESS);
+      assertThat(record(unknown).state()).isEqualTo(RecordState.UNKNOWN_REQUIRES_RECOVERY);
+      assertThat(record(unknown).pendingExternal()).isEqualTo("CHARGED");
+    }
+
+    /**
+     * Each run is an object with its own position: two runs going on at once (two instances'
+     * workers) drop every expired body between them, batch by batch, and keep the records'
+     * metadata; a live record is never touched.
+     */
+    @Test
+    void twoRunsGoingOnAtOnceDropEveryExpiredBodyBetweenThem() throws Exception {
+      List<ScopedKey> done = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        ScopedKey id = key("k-run-" + i);
+        leaveIn(RecordState.COMPLETED, id, command("10.00"));
+        done.add(id);
+      }
+      ScopedKey busy = key("k-run-busy");
+      leaveIn(RecordState.IN_PROGRESS, busy, command("10.00"));
+      clock.advance(TTL.plusMinutes(1));
+      Duration retention = Duration.ofDays(7);
+
+      CleanupRun first = cleanup().beginRun();
+      CleanupRun second = cleanup().beginRun();
+      CleanupResult a;
+      CleanupResult b;
+      do {
+        a = first.batch(Duration.ZERO, retention, 2);
+        b = second.batch(Duration.ZERO, retention, 2);
+      } while (a.bodiesDropped() > 0 || b.bodiesDropped() > 0);
+
+      for (ScopedKey id : done) {
+        assertThat(record(id).response()).as("body of %s dropped", id).isNull();
+        assertThat(record(id).fingerprint()).as("metadata kept").isEqualTo(command("10.00"));
+      }
+      assertThat(record(busy).state()).isEqualTo(RecordState.IN_PROGRESS);
+    }
+  }
+
+  /**
+   * The {@link QuotaSync} capability: quotas, their counts shared between instances. Skipped for a
+   * store without it.
+   */
+  @Nested
+  class QuotaSyncContract {
+
+    @BeforeEach
+    void requireCapability() {
+      assumeTrue(
+          store.capability(QuotaSync.class).isPresent(),
+          () -> "the store has no " + QuotaSync.class.getSimpleName());
+    }
+
+    @Test
+    void aFloodOfNewKeysGetsExactlyTheQuotasAndRetriesOfAdmittedKeysAreNeverRefused()
+        throws Exception {
+      Idempotency limited =
+          Idempotency.create(
+              store,
+              IdempotencyConfig.builder()
+                  .lease(LEASE)
+                  .defaultTtl(TTL)
+                  .quotas(new Quotas(5, 0))
+                  .build());
+      limited.syncQuotas(); // minutes on the store's clock from here on
+      List<Outcome> outcomes =
+          race(
+              24,
+              () -> {
+                ScopedKey id = key("k-flood-" + UUID.randomUUID());
+                return limited.execute(
+                    new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}"));
+              });
+
+      assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(5);
+      assertThat(outcomes)
+          .filteredOn(o -> o instanceof Outcome.QuotaExceeded)
+          .hasSize(19)
+          .allSatisfy(
+              o -> {
+                Outcome.QuotaExceeded q = (Outcome.QuotaExceeded) o;
+                assertThat(q.quota()).isEqualTo("new_keys");
+                assertThat(q.retryAfter()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(60));
+              });
+      ScopedKey admitted = key("k-flood-admitted");
+      clock.advance(Duration.ofMinutes(1));
+      limited.syncQuotas(); // the store's clock, read by the background exchange
+      assertThat(
+              limited.execute(
+                  new IdempotentRequest(admitted, command("10.00"), TTL), pay(admitted, "{}")))
+          .as("a new minute")
+          .isInstanceOf(Outcome.Executed.class);
+      for (int i = 0; i < 10; i++) {
+        assertThat(
+                limited.execute(
+                    new IdempotentRequest(admitted, command("10.00"), TTL), pay(admitted, "{}")))
+            .as("retries of a key with a record are never refused")
+            .isInstanceOf(Outcome.Replayed.class);
+      }
+    }
+
+    @Test
+    void aFloodOfPhasedOperationsNeverExceedsTheLiveRecordsQuota() throws Exception {
+      Idempotency limited =
+          Idempotency.create(
+              store,
+              IdempotencyConfig.builder()
+                  .lease(LEASE)
+                  .defaultTtl(TTL)
+                  .quotas(new Quotas(0, 3))
+                  .build());
+      limited.syncQuotas();
+      CountDownLatch release = new CountDownLatch(1);
+      AtomicInteger calls = new AtomicInteger();
+      List<ScopedKey> keys = new ArrayList<>();
+      for (int i = 0; i < 16; i++) {
+        keys.add(key("k-live-" + i));
+      }
+      // Eight first transactions at a time reach the end of their local work together, so their
+      // admissions really meet; only the count's lock keeps them from all seeing room for one more.
+      java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(8);
+      PhasedOperation<Map<String, String>> slowCall =
+          PhasedOperation.builder()
+              .local(
+                  "CREATED",
+                  (ctx, d) -> {
+                    try {
+                      together.await(2, TimeUnit.SECONDS);
+                    } catch (java.util.concurrent.BrokenBarrierException
+                        | java.util.concurrent.TimeoutException lateOrAlone) {
+                      // fewer than eight at once here: they race all the same
+                    }
+                    return Step.next(d);
+                  })
+              .external(
+                  "CHARGED",
+                  call ->
+                      call.call(
+                              (ctx, d) -> {
+                                calls.incrementAndGet();
+                                release.await(30, TimeUnit.SECONDS); // live until released
+                                return CallResult.applied(d);
+                              })
+                          .farSideDeduplicatesByKey())
+              .complete(answers("{}"));
+      AtomicInteger next = new AtomicInteger();
+      AtomicInteger answered = new AtomicInteger();
+      Future<List<Outcome>> flood =
+          pool.submit(
+              () ->
+                  race(
+                      16,
+                      () -> {
+                        ScopedKey id = keys.get(next.getAndIncrement());
+                        Outcome o =
+                            limited.execute(
+                                new IdempotentRequest(id, command("10.00"), TTL), slowCall);
+                        answered.incrementAndGet();
+                        return o;
+                      }));
+      // The refused answer at once; the admitted wait in their call until released.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (answered.get() < 13 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      int callsWhileFull = calls.get();
+      release.countDown();
+      List<Outcome> outcomes = flood.get(60, TimeUnit.SECONDS);
+
+      assertThat(callsWhileFull).as("live at once").isEqualTo(3);
+      assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).hasSize(3);
+      assertThat(outcomes)
+          .filteredOn(o -> o instanceof Outcome.QuotaExceeded)
+          .hasSize(13)
+          .allSatisfy(
+              o -> assertThat(((Outcome.QuotaExceeded) o).quota()).isEqualTo("live_records"));
+      assertThat(keys.stream().filter(k -> store.find(k).isPresent()).count())
+          .as("a refused key leaves no record")
+          .isEqualTo(3);
+    }
+
+    /**
+     * Two instances (two engines on one store) count alone between exchanges, each up to the limit:
+     * the overshoot docs/contract.md states. After each has written its count and read the other's,
+     * both refuse new keys beyond the limit; a retry of an admitted key is still answered.
+     */
+    @Test
+    void twoInstancesShareTheirNewKeysThroughTheStoreAfterAnExchange() throws Exception {
+      IdempotencyConfig config =
+          IdempotencyConfig.builder().lease(LEASE).defaultTtl(TTL).quotas(new Quotas(8, 0)).build();
+      Idempotency a = Idempotency.create(store, config);
+      Idempotency b = Idempotency.create(store, config);
+      a.syncQuotas();
+      b.syncQuotas();
+      List<ScopedKey> admitted = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        for (Idempotency instance : List.of(a, b)) {
+          ScopedKey id = key("k-shared-" + UUID.randomUUID());
+          if (instance.execute(new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}"))
+              instanceof Outcome.Executed) {
+            admitted.add(id);
+          }
+        }
+      }
+      assertThat(admitted)
+          .as("no exchange yet: each instance admits alone, 8 + the other's 5 at most")
+          .hasSizeBetween(10, 13);
+
+      a.syncQuotas(); // writes a's count
+      b.syncQuotas(); // writes b's, reads a's
+      a.syncQuotas(); // reads b's
+      for (Idempotency instance : List.of(a, b)) {
+        ScopedKey id = key("k-shared-late-" + UUID.randomUUID());
+        assertThat(
+                instance.execute(new IdempotentRequest(id, command("10.00"), TTL), pay(id, "{}")))
+            .as("the tenant's minute is full on every instance after the exchange")
+            .isInstanceOfSatisfying(
+                Outcome.QuotaExceeded.class, q -> assertThat(q.quota()).isEqualTo("new_keys"));
+      }
+      ScopedKey first = admitted.get(0);
+      assertThat(b.execute(new IdempotentRequest(first, command("10.00"), TTL), pay(first, "{}")))
+          .as("a retry of an admitted key is never refused")
+          .isInstanceOf(Outcome.Replayed.class);
+
+      clock.advance(Duration.ofMinutes(1));
+      a.syncQuotas();
+      ScopedKey next = key("k-shared-next-minute");
+      assertThat(a.execute(new IdempotentRequest(next, command("10.00"), TTL), pay(next, "{}")))
+          .as("a new minute")
+          .isInstanceOf(Outcome.Executed.class);
+    }
+
+    /**
+     * The live records of one instance reach the other through the store's count: once an exchange
+     * has counted them, the other instance refuses a phased operation that would stay live beyond
+     * the limit, and admits again once they ended and an exchange saw it.
+     */
+    @Test
+    void anotherInstancesLiveRecordsCountAfterAnExchange() throws Exception {
+      IdempotencyConfig config =
+          IdempotencyConfig.builder().lease(LEASE).defaultTtl(TTL).quotas(new Quotas(0, 2)).build();
+      Idempotency a = Idempotency.create(store, config);
+      Idempotency b = Idempotency.create(store, config);
+      CountDownLatch release = new CountDownLatch(1);
+      CountDownLatch calling = new CountDownLatch(2);
+      PhasedOperation<Map<String, String>> held =
+          PhasedOperation.builder()
+              .local("CREATED", (ctx, d) -> Step.next(d))
+              .external(
+                  "CHARGED",
+                  call ->
+                      call.call(
+                              (ctx, d) -> {
+                                calling.countDown();
+                                release.await(30, TimeUnit.SECONDS);
+                                return CallResult.applied(d);
+                              })
+                          .farSideDeduplicatesByKey())
+              .complete(answers("{}"));
+      List<Future<Outcome>> running = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        ScopedKey id = key("k-live-a-" + i);
+        running.add(
+            pool.submit(() -> a.execute(new IdempotentRequest(id, command("1"), TTL), held)));
+      }
+      assertThat(calling.await(30, TimeUnit.SECONDS)).isTrue();
+      b.syncQuotas();
+      ScopedKey refused = key("k-live-b");
+      assertThat(b.execute(new IdempotentRequest(refused, command("1"), TTL), held))
+          .as("a's two live records fill the tenant's places")
+          .isInstanceOfSatisfying(
+              Outcome.QuotaExceeded.class, q -> assertThat(q.quota()).isEqualTo("live_records"));
+      release.countDown();
+      for (Future<Outcome> f : running) {
+        assertThat(f.get(30, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+      }
+      b.syncQuotas();
+      assertThat(b.execute(new IdempotentRequest(refused, command("1"), TTL), held))
+          .as("the places are free again after an exchange")
+          .isInstanceOf(Outcome.Executed.class);
+    }
   }
 }

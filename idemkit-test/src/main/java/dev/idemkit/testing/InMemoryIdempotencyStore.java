@@ -3,15 +3,19 @@ package dev.idemkit.testing;
 import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
+import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.CleanupRun;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.QuotaSync;
+import dev.idemkit.spi.RecordCleanup;
 import dev.idemkit.spi.RecordExistsException;
+import dev.idemkit.spi.RecoveryAdministration;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
@@ -32,13 +36,15 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A store in memory, for tests and for trying the engine without a database. It passes the same
- * contract suite as the PostgreSQL store.
+ * contract suite as the PostgreSQL store, every capability's included: it is its own {@link
+ * RecoveryAdministration}, {@link RecordCleanup} and {@link QuotaSync}.
  *
  * <p>Concurrency: one lock serializes whole transactions, which is trivially as strong as the
  * database's row locks (and slower). A rolled-back transaction restores the records it found; code
  * under test registers its own undo with {@link Transaction#onRollback(Runnable)}.
  */
-public final class InMemoryIdempotencyStore implements IdempotencyStore {
+public final class InMemoryIdempotencyStore
+    implements IdempotencyStore, RecoveryAdministration, RecordCleanup, QuotaSync {
 
   /** As the PostgreSQL store: a completion this close to the claim keeps the claim's expiry. */
   private static final Duration LATE_COMPLETION = Duration.ofSeconds(1);
@@ -47,7 +53,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<ScopedKey, IdempotencyRecord> records = new HashMap<>();
 
-  /** Each instance's new keys per tenant and minute ({@link #quotaSync()}). */
+  /** Each instance's new keys per tenant and minute ({@link #exchange}). */
   private final Map<KeyCounter, Integer> newKeys = new HashMap<>();
 
   private record KeyCounter(Instant minute, String tenant, String instance) {}
@@ -448,6 +454,46 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
   }
 
+  /**
+   * As the PostgreSQL store, without its history row (this store keeps no history): the verdict
+   * stored in the recovery data, the attempts reset, the escalation lifted, and the record due now.
+   */
+  @Override
+  public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
+    lock.lock();
+    try {
+      Instant now = clock.instant();
+      IdempotencyRecord r = records.get(id);
+      if (r == null
+          || r.state() != RecordState.UNKNOWN_REQUIRES_RECOVERY
+          || OperatorResolution.pendingIn(r).isPresent()) {
+        return false;
+      }
+      Map<String, String> data = new HashMap<>(r.recoveryData());
+      data.remove(OperatorResolution.REFERENCE_KEY);
+      data.put(OperatorResolution.OUTCOME_KEY, resolution.outcome());
+      if (resolution.externalReference() != null) {
+        data.put(OperatorResolution.REFERENCE_KEY, resolution.externalReference());
+      }
+      records.put(
+          id,
+          with(
+              r,
+              r.state(),
+              now,
+              r.recoveryPoint(),
+              r.pendingExternal(),
+              data,
+              0,
+              r.response(),
+              now));
+      escalated.remove(id);
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   @Override
   public Optional<IdempotencyRecord> find(ScopedKey id) {
     lock.lock();
@@ -474,15 +520,21 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
   }
 
+  /** A run keeps no position: each of its batches does everything due at once. */
   @Override
-  public CleanupResult cleanup(Duration metadataRetention, int batchSize) {
-    return cleanupBatch(Duration.ZERO, metadataRetention, batchSize);
+  public CleanupRun beginRun() {
+    return this::cleanupBatch;
   }
 
   /** Everything due at once (one "batch"): a test store has no traffic to make way for. */
-  @Override
-  public CleanupResult cleanupBatch(
+  private CleanupResult cleanupBatch(
       Duration bodyRetention, Duration metadataRetention, int batchSize) {
+    if (batchSize < 1) {
+      throw new IllegalArgumentException("batchSize must be positive: " + batchSize);
+    }
+    if (bodyRetention.isNegative() || metadataRetention.isNegative()) {
+      throw new IllegalArgumentException("retentions cannot be negative");
+    }
     lock.lock();
     try {
       Instant now = clock.instant();
@@ -560,38 +612,34 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
    * records. Under the store's lock, so it sees no transaction half done.
    */
   @Override
-  public Optional<QuotaSync> quotaSync() {
-    return Optional.of(
-        (instance, minute, own) -> {
-          lock.lock();
-          try {
-            own.forEach(
-                (tenant, keys) ->
-                    newKeys.merge(new KeyCounter(minute, tenant, instance), keys, Math::max));
-            Map<String, Integer> others = new HashMap<>();
-            newKeys.forEach(
-                (counter, keys) -> {
-                  if (counter.minute().equals(minute) && !counter.instance().equals(instance)) {
-                    others.merge(counter.tenant(), keys, Integer::sum);
-                  }
-                });
-            Map<String, int[]> live = new HashMap<>();
-            for (IdempotencyRecord r : records.values()) {
-              if (r.state().isLive()) {
-                int[] counts = live.computeIfAbsent(r.id().tenant(), t -> new int[2]);
-                counts[0]++;
-                if (r.state() == RecordState.UNKNOWN_REQUIRES_RECOVERY
-                    && escalated.contains(r.id())) {
-                  counts[1]++;
-                }
-              }
+  public SharedQuotaCounts exchange(String instance, Instant minute, Map<String, Integer> own) {
+    lock.lock();
+    try {
+      own.forEach(
+          (tenant, keys) ->
+              newKeys.merge(new KeyCounter(minute, tenant, instance), keys, Math::max));
+      Map<String, Integer> others = new HashMap<>();
+      newKeys.forEach(
+          (counter, keys) -> {
+            if (counter.minute().equals(minute) && !counter.instance().equals(instance)) {
+              others.merge(counter.tenant(), keys, Integer::sum);
             }
-            Map<String, QuotaSync.LiveRecords> liveRecords = new HashMap<>();
-            live.forEach((t, c) -> liveRecords.put(t, new QuotaSync.LiveRecords(c[0], c[1])));
-            return new QuotaSync.SharedQuotaCounts(clock.instant(), others, liveRecords);
-          } finally {
-            lock.unlock();
+          });
+      Map<String, int[]> live = new HashMap<>();
+      for (IdempotencyRecord r : records.values()) {
+        if (r.state().isLive()) {
+          int[] counts = live.computeIfAbsent(r.id().tenant(), t -> new int[2]);
+          counts[0]++;
+          if (r.state() == RecordState.UNKNOWN_REQUIRES_RECOVERY && escalated.contains(r.id())) {
+            counts[1]++;
           }
-        });
+        }
+      }
+      Map<String, LiveRecords> liveRecords = new HashMap<>();
+      live.forEach((t, c) -> liveRecords.put(t, new LiveRecords(c[0], c[1])));
+      return new SharedQuotaCounts(clock.instant(), others, liveRecords);
+    } finally {
+      lock.unlock();
+    }
   }
 }

@@ -11,6 +11,7 @@ import dev.idemkit.StoredResponse;
 import dev.idemkit.jdbc.IdemkitDatabase;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
 import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.CleanupRun;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.sql.Connection;
@@ -198,10 +199,15 @@ public final class CleanupBenchmark {
     Future<?> cleaning =
         cleaner.submit(
             () -> {
-              // A batch of each walk, then a pause.
+              // A batch of each walk, then a pause; a run ends with a batch that finds less than
+              // a full batch of each kind, and the next run begins at once.
+              CleanupRun run = store.beginRun();
               while (!stop.get()) {
-                CleanupResult r = store.cleanupBatch(Duration.ZERO, Duration.ZERO, batch);
+                CleanupResult r = run.batch(Duration.ZERO, Duration.ZERO, batch);
                 cleaned.add(r.bodiesDropped() + r.recordsDeleted());
+                if (r.bodiesDropped() < batch && r.recordsDeleted() < batch) {
+                  run = store.beginRun();
+                }
                 Thread.sleep(pause.toMillis());
               }
               return null;
@@ -216,14 +222,15 @@ public final class CleanupBenchmark {
     }
   }
 
-  /** Unpaced batches until a batch finds nothing left of either kind. */
+  /** One run of unpaced batches until a batch finds nothing left of either kind. */
   private CleanupResult drain(Duration body, Duration metadata) {
+    CleanupRun run = store.beginRun();
     long dropped = 0;
     long deleted = 0;
     int batches = 0;
     CleanupResult r;
     do {
-      r = store.cleanupBatch(body, metadata, batch);
+      r = run.batch(body, metadata, batch);
       dropped += r.bodiesDropped();
       deleted += r.recordsDeleted();
       batches += r.batches();

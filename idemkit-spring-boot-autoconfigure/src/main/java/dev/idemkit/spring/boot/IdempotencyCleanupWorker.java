@@ -1,17 +1,20 @@
 package dev.idemkit.spring.boot;
 
 import dev.idemkit.spi.CleanupResult;
+import dev.idemkit.spi.CleanupRun;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.RecordCleanup;
+import dev.idemkit.spi.StoreCapabilities;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Drops what finished records no longer need, every {@code interval}: response bodies after their
  * retention, then records and their history after the metadata retention (see {@link
- * IdempotencyStore#cleanupBatch}). A run goes on batch after batch until a batch finds less than a
- * full batch of either kind, pausing {@code pause} between two batches so traffic keeps the
- * database most of the time.
+ * CleanupRun#batch}). A run goes on batch after batch until a batch finds less than a full batch of
+ * either kind, pausing {@code pause} between two batches so traffic keeps the database most of the
+ * time.
  *
  * <p>Every instance runs it; they share the work rather than repeat it, because each batch skips
  * rows another instance's batch holds and a row done by one no longer matches the other's walk.
@@ -20,15 +23,22 @@ public class IdempotencyCleanupWorker extends PeriodicWorker {
 
   private static final Logger log = LoggerFactory.getLogger(IdempotencyCleanupWorker.class);
 
-  private final IdempotencyStore store;
+  private final RecordCleanup cleanup;
   private final IdempotencyListener listener;
   private final IdemkitProperties.Cleanup settings;
 
+  /**
+   * @throws IllegalArgumentException if {@code store} lacks the {@link RecordCleanup} capability
+   */
   public IdempotencyCleanupWorker(
       IdempotencyStore store, IdempotencyListener listener, IdemkitProperties.Cleanup settings) {
     super(
         "idemkit-cleanup", firstRunAfter(checked(settings).getInterval()), settings.getInterval());
-    this.store = store;
+    this.cleanup =
+        StoreCapabilities.require(
+            store,
+            RecordCleanup.class,
+            "the cleanup worker (turned off by idemkit.cleanup.enabled=false)");
     this.listener = listener;
     this.settings = settings;
   }
@@ -81,10 +91,10 @@ public class IdempotencyCleanupWorker extends PeriodicWorker {
     long bodies = 0;
     long records = 0;
     int batches = 0;
-    store.beginCleanupRun();
+    CleanupRun run = cleanup.beginRun();
     while (true) {
       CleanupResult batch =
-          store.cleanupBatch(
+          run.batch(
               settings.getBodyRetention(),
               settings.getMetadataRetention(),
               settings.getBatchSize());

@@ -7,7 +7,9 @@ import dev.idemkit.Outcome;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.RecoveryAdministration;
 import dev.idemkit.spi.RecoveryBackoff;
+import dev.idemkit.spi.StoreCapabilities;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -41,6 +43,10 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
   private final Duration interval;
   private final int batchSize;
   private final IdemkitProperties.Recovery backoff;
+
+  /** The store's recovery administration, with a {@code backoff}; else null. */
+  private final RecoveryAdministration administration;
+
   private final IdempotencyListener listener;
   private ScheduledExecutorService scheduler;
 
@@ -59,7 +65,10 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
   /**
    * A worker that also spaces out the attempts on an outcome that stays unknown and escalates it to
    * an operator after {@code backoff.getMaxAttempts()} (see {@link
-   * IdempotencyStore#backOffRecovery}).
+   * RecoveryAdministration#backOffRecovery}).
+   *
+   * @throws IllegalArgumentException with a {@code backoff}, if {@code store} lacks the {@link
+   *     RecoveryAdministration} capability
    */
   public IdempotencyRecoveryWorker(
       Idempotency idempotency,
@@ -79,6 +88,13 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
           "idemkit.recovery.batch-size must be positive: " + batchSize);
     }
     this.backoff = backoff;
+    this.administration =
+        backoff == null
+            ? null
+            : StoreCapabilities.require(
+                store,
+                RecoveryAdministration.class,
+                "the recovery worker's backoff (idemkit.recovery.*)");
     this.listener = listener;
     this.idempotency = idempotency;
     this.store = store;
@@ -166,7 +182,7 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
       return;
     }
     RecoveryBackoff done =
-        store.backOffRecovery(
+        administration.backOffRecovery(
             record.id(), backoff.getBackoff(), backoff.getMaxBackoff(), backoff.getMaxAttempts());
     if (done == RecoveryBackoff.ESCALATED) {
       listener.onEscalated(record.id());

@@ -1,6 +1,7 @@
 package dev.idemkit.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idemkit.Fingerprint;
 import dev.idemkit.Idempotency;
@@ -13,13 +14,18 @@ import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyListener;
+import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecordCleanup;
+import dev.idemkit.spi.RecoveryAdministration;
 import dev.idemkit.testing.InMemoryIdempotencyStore;
 import dev.idemkit.testing.MutableClock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class IdempotencyRecoveryWorkerTest {
@@ -260,5 +266,51 @@ class IdempotencyRecoveryWorkerTest {
         10,
         backoff,
         IdempotencyListener.NONE);
+  }
+
+  /**
+   * The workers look up the store capabilities they need when they are made: a store without them
+   * is refused at start-up, with the missing interface named, not at the first pass or run.
+   */
+  @Test
+  void workersRefuseAStoreLackingTheCapabilityTheyNeedWhenTheyAreMade() {
+    IdempotencyStore bare =
+        new ForwardingIdempotencyStore(store) {
+          @Override
+          public <T> Optional<T> capability(Class<T> type) {
+            return Optional.empty();
+          }
+        };
+    IdemkitProperties.Recovery backoff = new IdemkitProperties.Recovery();
+    RecoverableOperation operation = createPayment(r -> null);
+
+    assertThatThrownBy(
+            () ->
+                new IdempotencyRecoveryWorker(
+                    idempotency,
+                    bare,
+                    List.of(operation),
+                    Duration.ofSeconds(1),
+                    10,
+                    backoff,
+                    IdempotencyListener.NONE))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(
+            "lacks the store capability " + RecoveryAdministration.class.getName())
+        .hasMessageContaining("idemkit.recovery");
+    assertThatThrownBy(
+            () ->
+                new IdempotencyCleanupWorker(
+                    bare, IdempotencyListener.NONE, new IdemkitProperties.Cleanup()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("lacks the store capability " + RecordCleanup.class.getName())
+        .hasMessageContaining("idemkit.cleanup.enabled=false");
+    assertThat(
+            new IdempotencyRecoveryWorker(
+                    idempotency, bare, List.of(operation), Duration.ofSeconds(1), 10)
+                .recoverOnce()
+                .found())
+        .as("without a backoff, recovery needs no capability")
+        .isZero();
   }
 }

@@ -9,6 +9,8 @@ import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.examples.payments.erasure.TenantErasure;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.RecoveryAdministration;
+import dev.idemkit.spi.StoreCapabilities;
 import dev.idemkit.spring.boot.IdemkitProperties;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
@@ -64,6 +66,12 @@ public class AdminController extends OperatorEndpoints {
    */
   private final IdempotencyStore protectedStore;
 
+  /** The raw store's recovery administration: its lists (records shown as stored). */
+  private final RecoveryAdministration administration;
+
+  /** {@link #protectedStore}'s recovery administration: verdicts sealed as recovery data is. */
+  private final RecoveryAdministration protectedAdministration;
+
   private final JdbcClient jdbc;
   private final DataProtection protection;
   private final ApiKeys apiKeys;
@@ -82,6 +90,10 @@ public class AdminController extends OperatorEndpoints {
     this.store = store;
     this.erasure = erasure;
     this.protectedStore = protection.protect(store);
+    this.administration =
+        StoreCapabilities.require(store, RecoveryAdministration.class, "the admin API");
+    this.protectedAdministration =
+        StoreCapabilities.require(protectedStore, RecoveryAdministration.class, "the admin API");
     this.jdbc = jdbc;
     this.protection = protection;
     this.apiKeys = apiKeys;
@@ -359,7 +371,7 @@ public class AdminController extends OperatorEndpoints {
     List<Map<String, Object>> records =
         store.findNeedingRecovery(bounded).stream().map(r -> listed(r, "DUE")).toList();
     List<Map<String, Object>> waiting =
-        store.findAwaitingNextAttempt(bounded).stream()
+        administration.findAwaitingNextAttempt(bounded).stream()
             .map(
                 r -> {
                   Map<String, Object> m = listed(r, "WAITING_FOR_NEXT_ATTEMPT");
@@ -369,7 +381,9 @@ public class AdminController extends OperatorEndpoints {
                 })
             .toList();
     List<Map<String, Object>> escalated =
-        store.findEscalated(bounded).stream().map(r -> listed(r, "AWAITING_OPERATOR")).toList();
+        administration.findEscalated(bounded).stream()
+            .map(r -> listed(r, "AWAITING_OPERATOR"))
+            .toList();
     return Map.of(
         "records",
         records,
@@ -458,7 +472,8 @@ public class AdminController extends OperatorEndpoints {
         applied
             ? OperatorResolution.applied(request.externalReference())
             : OperatorResolution.notApplied();
-    boolean done = protectedStore.resolve(id, verdict, operator.getName(), request.reason());
+    boolean done =
+        protectedAdministration.resolve(id, verdict, operator.getName(), request.reason());
     if (!done) {
       // A resolution recovery has not acted on yet (the store takes no second one): read through
       // data protection, so that its reference is compared in the clear.
