@@ -12,13 +12,11 @@ import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.internal.Json;
 import dev.idemkit.spi.ClaimAttempt;
-import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.CleanupRun;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.QuotaSync;
 import dev.idemkit.spi.RecordCleanup;
-import dev.idemkit.spi.RecordExistsException;
 import dev.idemkit.spi.RecoveryAdministration;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.Snapshot;
@@ -42,7 +40,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
-import org.postgresql.util.PSQLException;
 
 /**
  * The PostgreSQL store. Each decisive write is one statement: the claim is {@code INSERT … ON
@@ -126,7 +123,7 @@ public final class PostgresIdempotencyStore
    * here: the second insert waits on the first's uncommitted row, then raises once it commits (or
    * inserts, if it rolled back).
    */
-  private static final NamedSql INSERT_FINISHED =
+  static final NamedSql INSERT_FINISHED =
       NamedSql.of(
           """
       with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
@@ -140,7 +137,7 @@ public final class PostgresIdempotencyStore
       """);
 
   /** {@link #INSERT_FINISHED} and the commit of its transaction, in one round trip. */
-  private static final NamedSql INSERT_FINISHED_AND_COMMIT = INSERT_FINISHED.andCommit();
+  static final NamedSql INSERT_FINISHED_AND_COMMIT = INSERT_FINISHED.andCommit();
 
   /**
    * A phased operation's record, written once in its first commit (contract §5): inserted after the
@@ -154,7 +151,7 @@ public final class PostgresIdempotencyStore
    * transaction's business writes is kept; of concurrent inserts exactly one commits, so exactly
    * one request makes the call.
    */
-  private static final NamedSql INSERT_IN_PROGRESS =
+  static final NamedSql INSERT_IN_PROGRESS =
       NamedSql.of(
           """
       with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
@@ -169,16 +166,16 @@ public final class PostgresIdempotencyStore
       """);
 
   /** {@link #INSERT_IN_PROGRESS} and the commit of its transaction, in one round trip. */
-  private static final NamedSql INSERT_IN_PROGRESS_AND_COMMIT = INSERT_IN_PROGRESS.andCommit();
+  static final NamedSql INSERT_IN_PROGRESS_AND_COMMIT = INSERT_IN_PROGRESS.andCommit();
 
   /**
    * The primary key a second record of one key violates ({@link #INSERT_FINISHED}, {@link
    * #INSERT_IN_PROGRESS}).
    */
-  private static final String RECORD_KEY = "idemkit_record_pk";
+  static final String RECORD_KEY = "idemkit_record_pk";
 
   /** PostgreSQL's SQLSTATE for a unique violation. */
-  private static final String UNIQUE_VIOLATION = "23505";
+  static final String UNIQUE_VIOLATION = "23505";
 
   private static final NamedSql READ =
       NamedSql.of(
@@ -307,7 +304,7 @@ public final class PostgresIdempotencyStore
    * idemkit_require_owned}, V18), so that the marker of a call, its transaction's last write, can
    * be sent with the commit ({@link #ADVANCE_AND_COMMIT}).
    */
-  private static final NamedSql ADVANCE =
+  static final NamedSql ADVANCE =
       NamedSql.of(
           """
       with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
@@ -324,7 +321,7 @@ public final class PostgresIdempotencyStore
       """);
 
   /** {@link #ADVANCE} and the commit of its transaction in one round trip. */
-  private static final NamedSql ADVANCE_AND_COMMIT = ADVANCE.andCommit();
+  static final NamedSql ADVANCE_AND_COMMIT = ADVANCE.andCommit();
 
   /**
    * The owner stores the outcome. The record's window restarts at its completion: {@code
@@ -348,7 +345,7 @@ public final class PostgresIdempotencyStore
    * so that it can be sent with the commit ({@link #FINISH_AND_COMMIT}): the fencing condition in
    * the where clause is the ownership check, and no renewal or read before it is needed.
    */
-  private static final NamedSql FINISH =
+  static final NamedSql FINISH =
       NamedSql.of(
           """
       with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
@@ -383,17 +380,17 @@ public final class PostgresIdempotencyStore
    * the server skips the {@code commit} sent with it and the transaction rolls back with every
    * business write in it: a zombie owner's completion never commits anything.
    */
-  private static final NamedSql FINISH_AND_COMMIT = FINISH.andCommit();
+  static final NamedSql FINISH_AND_COMMIT = FINISH.andCommit();
 
   /** The SQLSTATE of a fenced write that matched no row (V18's {@code idemkit_require_owned}). */
-  private static final String NOT_OWNED = "IK001";
+  static final String NOT_OWNED = "IK001";
 
   /**
    * {@link #FINISH} for a record claimed in the same transaction and never advanced: a
    * single-transaction operation, whose record has no history to write. The update alone, without
    * the history CTE: the statement every local operation ends with stays as cheap as an update.
    */
-  private static final NamedSql FINISH_FRESH =
+  static final NamedSql FINISH_FRESH =
       NamedSql.of(
           """
       with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
@@ -416,7 +413,7 @@ public final class PostgresIdempotencyStore
    * trip (the driver sends both before it waits): a local operation's completion is the last write
    * of its transaction, so the commit need not wait for the driver to hear back from it.
    */
-  private static final NamedSql FINISH_FRESH_AND_COMMIT = FINISH_FRESH.andCommit();
+  static final NamedSql FINISH_FRESH_AND_COMMIT = FINISH_FRESH.andCommit();
 
   /**
    * The owner gives the record up without an outcome (failed retryably, or outcome unknown): due
@@ -469,134 +466,6 @@ public final class PostgresIdempotencyStore
       order by r.recovery_due
       limit :limit
       """);
-
-  /**
-   * One batch of dropping expired bodies. The walk reads {@code idemkit_record_body_cleanup_ix} in
-   * its own order ({@code expires_at}, only rows whose body is still there) and stops after {@code
-   * limit} rows: the time bound is a value fixed for the statement, not a join, so a batch costs
-   * what it drops however large the backlog. Every expired row is marked, body or not, so the walk
-   * never passes it again. The walk hands the update the rows' physical addresses ({@code ctid}),
-   * which stay put while the walk's {@code for update} lock holds them: each row is reached again
-   * directly, not by a second lookup in the primary key.
-   *
-   * <p>Live records past their window ({@code IN_PROGRESS} or {@code UNKNOWN_REQUIRES_RECOVERY}: an
-   * owner that died and nobody retried, an outcome escalated to an operator) stay in the index and
-   * are never dropped, so a walk from the index's start would read all of them again in every
-   * batch: a few hundred thousand of them made every batch of a run as slow as reading them all.
-   * The walk goes on instead from the time of the last row the previous batch of the same run
-   * dropped (keyset on {@code expires_at}, from that time on: rows of that same time not dropped
-   * yet are still ahead), or, once a batch of the run reached the end, from that batch's time bound
-   * (every row up to it was read), and passes each of them once per run, not once per batch. Only
-   * live records of exactly that time, to the microsecond, are read again. A start of {@code null}
-   * reads the index from its beginning.
-   *
-   * <p>Two instances meet here: {@code skip locked} hands each of them other rows, and a row one of
-   * them marked and committed no longer matches {@code body_dropped_at is null} when the other
-   * rechecks it, so no row is dropped twice. A retry taking the expired key over ({@code
-   * REPLACE_EXPIRED}) and cleanup lock the same row: whichever comes second waits or skips it, and
-   * a row made live again fails the state condition on recheck. The statement answers how many it
-   * dropped, the time of the last one and its time bound: where the next batch goes on.
-   */
-  private static final String DROP_BODIES =
-      """
-      with batch as (
-        select ctid, expires_at from idemkit_record
-        where body_dropped_at is null
-          and expires_at <= coalesce(cast(? as timestamptz), statement_timestamp())
-                            - ? * interval '1 millisecond'
-          and expires_at >= coalesce(cast(? as timestamptz), '-infinity')
-          and state not in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
-        order by expires_at
-        limit ?
-        for update skip locked),
-      dropped as (
-        update idemkit_record r
-        set response_body = null, response_headers = null,
-            body_dropped_at = coalesce(cast(? as timestamptz), statement_timestamp())
-        from batch
-        where r.ctid = batch.ctid
-        returning batch.expires_at)
-      select count(*) as dropped, max(expires_at) as last_expires_at,
-          coalesce(cast(? as timestamptz), statement_timestamp()) - ? * interval '1 millisecond'
-              as bound
-      from dropped
-      """;
-
-  /**
-   * Where the walk of {@link #DROP_BODIES} goes on: the {@code expires_at} of the last row the
-   * run's previous batch dropped, or the time bound of a batch that reached the end.
-   */
-  private record BodyWalkPosition(OffsetDateTime expiresAt) {}
-
-  /**
-   * One batch of deleting records whose body is dropped and whose metadata retention (counted from
-   * expiry) has passed, with their history, in one statement. Walks {@code
-   * idemkit_record_metadata_cleanup_ix} in its own order, like {@link #DROP_BODIES}.
-   */
-  private static final String DELETE_METADATA =
-      """
-      with batch as (
-        select ctid from idemkit_record
-        where body_dropped_at is not null
-          and expires_at <= coalesce(cast(? as timestamptz), statement_timestamp())
-                            - ? * interval '1 millisecond'
-          and state not in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
-        order by expires_at
-        limit ?
-        for update skip locked),
-      deleted as (
-        delete from idemkit_record r using batch
-        where r.ctid = batch.ctid
-        returning r.tenant, r.operation, r.idem_key),
-      history as (
-        delete from idemkit_record_history h using deleted d
-        where h.tenant = d.tenant and h.operation = d.operation and h.idem_key = d.idem_key)
-      select count(*) from deleted
-      """;
-
-  /**
-   * One batch of deleting the history of earlier operations of reused keys: a key reused after its
-   * window keeps the previous operation's history under the same key, ending with a {@code
-   * REPLACED_EXPIRED} row ({@link #REPLACE_EXPIRED_KEEPING_HISTORY}), and its record lives on, so
-   * {@link #DELETE_METADATA} never reaches those rows. They go once the replacement is older than
-   * the metadata retention (the replacement came at or after the earlier operation's expiry, so its
-   * metadata is kept at least as long as a record's). Walks {@code
-   * idemkit_record_history_replaced_ix} in its own order; the history of the current operation,
-   * written after its replacement row, has higher ids and stays.
-   *
-   * <p>Two instances meet here: {@code skip locked} hands each other replacement rows and other
-   * rows to delete, so neither waits for the other (a key replaced twice has rows both walks
-   * reach); a row one of them skipped is deleted by the one that holds it.
-   */
-  private static final String DELETE_REPLACED_HISTORY =
-      """
-      with batch as (
-        select id, tenant, operation, idem_key from idemkit_record_history
-        where event = 'REPLACED_EXPIRED'
-          and at <= coalesce(cast(? as timestamptz), statement_timestamp())
-                    - ? * interval '1 millisecond'
-        order by at
-        limit ?
-        for update skip locked),
-      doomed as (
-        select h.id from idemkit_record_history h, batch b
-        where h.tenant = b.tenant and h.operation = b.operation and h.idem_key = b.idem_key
-          and h.id <= b.id
-        for update of h skip locked)
-      delete from idemkit_record_history h using doomed d
-      where h.id = d.id
-      """;
-
-  /**
-   * The instances' counts of new keys (V17, {@link PostgresQuotaSync}) of minutes that ended over
-   * an hour ago: only the current minute's are read.
-   */
-  private static final String DELETE_OLD_KEY_COUNTERS =
-      """
-      with clock as (select coalesce(cast(? as timestamptz), statement_timestamp()) as now)
-      delete from idemkit_quota_new_keys q using clock
-      where q.minute < clock.now - interval '1 hour'
-      """;
 
   /**
    * Spaces out the next recovery attempt of a record left unknown, or escalates it once its
@@ -805,330 +674,8 @@ public final class PostgresIdempotencyStore
     }
   }
 
-  /**
-   * The store's transaction: the JDBC connection, reachable by {@code unwrap(Connection.class)}. It
-   * remembers the record it claimed afresh until that record is advanced, so that the record's
-   * completion in the same transaction is the plain {@link #FINISH_FRESH}. When the store commits
-   * the transaction itself, it also holds back that completion, the transaction's last write, to
-   * send it with the commit. Confined to the thread that runs the transaction, like the connection.
-   */
-  private static final class Tx implements StoreTransaction {
-    private final Connection connection;
-    private ScopedKey claimedAfresh;
-    private HeldWrite lastWrite;
-
-    Tx(Connection connection) {
-      this.connection = connection;
-    }
-
-    /**
-     * The connection, with what was held back for the commit sent first (nothing else may pass).
-     */
-    Connection connection() throws SQLException {
-      HeldWrite held = lastWrite;
-      if (held != null) {
-        lastWrite = null;
-        held.send(connection, held.alone());
-      }
-      return connection;
-    }
-
-    /**
-     * Ends the work: sends what was held back together with the commit, in one round trip (the held
-     * write's {@link HeldWrite#withCommit()}); the caller's {@code commit()} that follows finds no
-     * transaction open and sends nothing.
-     */
-    void sendHeldWithCommit() throws SQLException {
-      HeldWrite held = lastWrite;
-      lastWrite = null;
-      if (held != null) {
-        held.send(connection, held.withCommit());
-      }
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> type) {
-      if (type.isInstance(connection)) {
-        HeldWrite held = lastWrite;
-        try {
-          return type.cast(connection());
-        } catch (SQLException e) {
-          throw new IdempotencyStoreException("Could not complete " + held, e);
-        }
-      }
-      if (type.isInstance(this)) {
-        return type.cast(this);
-      }
-      throw new IllegalArgumentException("A JDBC store transaction has no " + type.getName());
-    }
-  }
-
-  /**
-   * A transaction's last write to its record, held back to be sent with the commit: a completion
-   * ({@link Completion}), a call's marker ({@link FencedAdvance}), a local operation's finished
-   * record ({@link FinishedInsert}) or a phased operation's record at its first call ({@link
-   * InProgressInsert}). Each names its statement alone and with the commit.
-   */
-  private sealed interface HeldWrite permits Completion, FencedAdvance, RecordInsert {
-
-    NamedSql alone();
-
-    NamedSql withCommit();
-
-    /** Binds the write's parameters. */
-    void bind(NamedSql.Parameters p) throws SQLException;
-
-    /** Fails unless the write's own statement wrote one row. */
-    void requireOne(int written);
-
-    /** What a failure of the round trip that carried the write means: {@code e}, or thrown. */
-    SQLException refusalOr(SQLException e);
-
-    default void send(Connection c, NamedSql sql) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
-        bind(sql.bind(ps));
-        ps.execute();
-        requireOne(ps.getUpdateCount());
-      } catch (SQLException e) {
-        throw refusalOr(e);
-      }
-    }
-  }
-
-  /**
-   * An insert of a key's record, held back to be sent with the commit. Its failure on the record's
-   * primary key is {@link RecordExistsException}: the key has a record, and nothing of this
-   * transaction is kept.
-   */
-  private sealed interface RecordInsert extends HeldWrite permits FinishedInsert, InProgressInsert {
-
-    ScopedKey id();
-
-    /** Nothing to count: an insert of the one row its statement selects writes it or raises. */
-    @Override
-    default void requireOne(int written) {}
-
-    /**
-     * Only a violation of the record's own key is the key taken; a unique violation of another
-     * constraint (a deferred business constraint the commit checks) stays the failure it is.
-     */
-    @Override
-    default SQLException refusalOr(SQLException e) {
-      for (SQLException s = e; s != null; s = s.getNextException()) {
-        if (UNIQUE_VIOLATION.equals(s.getSQLState())
-            && s instanceof PSQLException p
-            && p.getServerErrorMessage() != null
-            && RECORD_KEY.equals(p.getServerErrorMessage().getConstraint())) {
-          throw new RecordExistsException(id());
-        }
-      }
-      return e;
-    }
-  }
-
-  /** A local operation's finished record ({@link #INSERT_FINISHED}). */
-  private record FinishedInsert(
-      ScopedKey id,
-      String fingerprint,
-      String state,
-      int status,
-      String headers,
-      byte[] body,
-      int schemaVersion,
-      String resourceId,
-      long ttlMillis,
-      String now)
-      implements RecordInsert {
-
-    @Override
-    public NamedSql alone() {
-      return INSERT_FINISHED;
-    }
-
-    @Override
-    public NamedSql withCommit() {
-      return INSERT_FINISHED_AND_COMMIT;
-    }
-
-    @Override
-    public void bind(NamedSql.Parameters p) throws SQLException {
-      bindKey(p.set("now", now), id)
-          .set("fingerprint", fingerprint)
-          .set("state", state)
-          .set("status", status)
-          .set("headers", headers)
-          .set("body", body)
-          .set("schema_version", schemaVersion)
-          .set("resource_id", resourceId)
-          .set("ttl_ms", ttlMillis);
-    }
-
-    @Override
-    public String toString() {
-      return id.toString();
-    }
-  }
-
-  /** A phased operation's record at its first call's marker ({@link #INSERT_IN_PROGRESS}). */
-  private record InProgressInsert(
-      ScopedKey id,
-      String fingerprint,
-      long leaseMillis,
-      String recoveryPoint,
-      String pendingExternal,
-      String data,
-      long ttlMillis,
-      String now)
-      implements RecordInsert {
-
-    @Override
-    public NamedSql alone() {
-      return INSERT_IN_PROGRESS;
-    }
-
-    @Override
-    public NamedSql withCommit() {
-      return INSERT_IN_PROGRESS_AND_COMMIT;
-    }
-
-    @Override
-    public void bind(NamedSql.Parameters p) throws SQLException {
-      bindKey(p.set("now", now), id)
-          .set("fingerprint", fingerprint)
-          .set("lease_ms", leaseMillis)
-          .set("recovery_point", recoveryPoint)
-          .set("pending_external", pendingExternal)
-          .set("recovery_data", data)
-          .set("ttl_ms", ttlMillis);
-    }
-
-    @Override
-    public String toString() {
-      return id.toString();
-    }
-  }
-
-  /**
-   * A completion, held back to be sent with the commit. Of a record claimed afresh in this
-   * transaction ({@code fenced} false, {@link #FINISH_FRESH}) it cannot lose its record: nobody
-   * else sees a record whose insert has not committed (other claims wait on its key, takeovers
-   * cannot find it), so its update matches exactly one row whenever it is sent. Of a record claimed
-   * in an earlier transaction (a phased operation's, a takeover's run: {@code fenced}, {@link
-   * #FINISH}) it can meet a record another owner took over meanwhile; its statement then fails with
-   * {@value #NOT_OWNED} before the commit sent with it runs, and that is {@link
-   * LostOwnershipException}.
-   */
-  private record Completion(
-      boolean fenced,
-      String state,
-      int status,
-      String headers,
-      byte[] body,
-      int schemaVersion,
-      String resourceId,
-      Ownership owner,
-      String now)
-      implements HeldWrite {
-
-    @Override
-    public NamedSql alone() {
-      return fenced ? FINISH : FINISH_FRESH;
-    }
-
-    @Override
-    public NamedSql withCommit() {
-      return fenced ? FINISH_AND_COMMIT : FINISH_FRESH_AND_COMMIT;
-    }
-
-    @Override
-    public SQLException refusalOr(SQLException e) {
-      return fenced ? lostOwnershipOr(e, owner) : e;
-    }
-
-    @Override
-    public void bind(NamedSql.Parameters p) throws SQLException {
-      bindOwner(p.set("now", now), owner)
-          .set("state", state)
-          .set("status", status)
-          .set("headers", headers)
-          .set("body", body)
-          .set("schema_version", schemaVersion)
-          .set("resource_id", resourceId);
-    }
-
-    /** A fenced completion's statement itself failed unless it updated the one row. */
-    @Override
-    public void requireOne(int updated) {
-      if (!fenced && updated != 1) {
-        throw new IllegalStateException(
-            "The completion of " + owner.id() + ", claimed in its own transaction, found no row");
-      }
-    }
-
-    @Override
-    public String toString() {
-      return owner.id().toString();
-    }
-  }
-
-  /**
-   * A recovery point and a call's marker ({@link #ADVANCE}), held back to be sent with the commit:
-   * a marker is the last write of its transaction (the call is made after the commit). Its
-   * statement fails with {@value #NOT_OWNED} when another owner took the record over, before the
-   * commit sent with it runs: {@link LostOwnershipException}, and nothing of the transaction kept.
-   */
-  private record FencedAdvance(
-      String recoveryPoint, String pendingExternal, String data, Ownership owner, String now)
-      implements HeldWrite {
-
-    @Override
-    public NamedSql alone() {
-      return ADVANCE;
-    }
-
-    @Override
-    public NamedSql withCommit() {
-      return ADVANCE_AND_COMMIT;
-    }
-
-    @Override
-    public SQLException refusalOr(SQLException e) {
-      return lostOwnershipOr(e, owner);
-    }
-
-    @Override
-    public void bind(NamedSql.Parameters p) throws SQLException {
-      bindOwner(p.set("now", now), owner)
-          .set("recovery_point", recoveryPoint)
-          .set("pending_external", pendingExternal)
-          .set("recovery_data", data);
-    }
-
-    /** Nothing to count: the statement itself failed unless it updated the one row. */
-    @Override
-    public void requireOne(int ignored) {}
-
-    @Override
-    public String toString() {
-      return owner.id().toString();
-    }
-  }
-
-  /**
-   * A fenced write's failure: {@link LostOwnershipException} when its statement found the record
-   * owned by someone else ({@value #NOT_OWNED}), else {@code e}.
-   */
-  private static SQLException lostOwnershipOr(SQLException e, Ownership owner) {
-    for (SQLException s = e; s != null; s = s.getNextException()) {
-      if (NOT_OWNED.equals(s.getSQLState())) {
-        throw new LostOwnershipException(owner.id(), owner.fencingToken());
-      }
-    }
-    return e;
-  }
-
   private static Connection connection(StoreTransaction tx) throws SQLException {
-    return ((Tx) tx).connection();
+    return ((JdbcStoreTransaction) tx).connection();
   }
 
   /**
@@ -1142,7 +689,7 @@ public final class PostgresIdempotencyStore
   public <T> T inTransaction(TransactionWork<T> work) throws Exception {
     return transactions.inTransaction(
         c -> {
-          Tx tx = new Tx(c);
+          JdbcStoreTransaction tx = new JdbcStoreTransaction(c);
           T result = work.run(tx);
           if (transactions.commitsRightAfterWork(c)) {
             tx.sendHeldWithCommit();
@@ -1208,7 +755,7 @@ public final class PostgresIdempotencyStore
         if (!rs.next()) {
           return new ClaimAttempt.Raced();
         }
-        ((Tx) tx).claimedAfresh = id;
+        ((JdbcStoreTransaction) tx).claimedAfresh = id;
         long micros = rs.getLong(1);
         Instant createdAt =
             Instant.ofEpochSecond(
@@ -1317,7 +864,7 @@ public final class PostgresIdempotencyStore
     hold(
         tx,
         owner.id(),
-        new FencedAdvance(
+        new HeldWrite.FencedAdvance(
             recoveryPoint,
             pendingExternal,
             data.isEmpty() ? null : Json.write(data),
@@ -1330,7 +877,7 @@ public final class PostgresIdempotencyStore
    * none is ever dropped and the writes keep their order.
    */
   private static void hold(StoreTransaction tx, ScopedKey id, HeldWrite write) {
-    Tx t = (Tx) tx;
+    JdbcStoreTransaction t = (JdbcStoreTransaction) tx;
     try {
       t.connection();
     } catch (SQLException e) {
@@ -1349,7 +896,7 @@ public final class PostgresIdempotencyStore
     hold(
         tx,
         owner.id(),
-        new Completion(
+        new HeldWrite.Completion(
             !isFreshClaim(tx, owner),
             state.name(),
             response.status(),
@@ -1378,8 +925,8 @@ public final class PostgresIdempotencyStore
       throw new IllegalArgumentException(
           "insertFinished takes COMPLETED or FAILED_REPLAYABLE: " + state);
     }
-    ((Tx) tx).lastWrite =
-        new FinishedInsert(
+    ((JdbcStoreTransaction) tx).lastWrite =
+        new HeldWrite.FinishedInsert(
             id,
             fingerprint.toString(),
             state.name(),
@@ -1406,7 +953,7 @@ public final class PostgresIdempotencyStore
     hold(
         tx,
         id,
-        new InProgressInsert(
+        new HeldWrite.InProgressInsert(
             id,
             fingerprint.toString(),
             lease.toMillis(),
@@ -1424,11 +971,12 @@ public final class PostgresIdempotencyStore
    * history.
    */
   private static boolean isFreshClaim(StoreTransaction tx, Ownership owner) {
-    return owner.id().equals(((Tx) tx).claimedAfresh) && owner.fencingToken() == 1;
+    return owner.id().equals(((JdbcStoreTransaction) tx).claimedAfresh)
+        && owner.fencingToken() == 1;
   }
 
   private static void forgetFreshClaim(StoreTransaction tx, Ownership owner) {
-    Tx t = (Tx) tx;
+    JdbcStoreTransaction t = (JdbcStoreTransaction) tx;
     if (owner.id().equals(t.claimedAfresh)) {
       t.claimedAfresh = null;
     }
@@ -1494,90 +1042,11 @@ public final class PostgresIdempotencyStore
    * Each walk's batch is one short auto-commit statement that skips locked rows, so cleanup never
    * waits on, nor holds up, live traffic for long. The body walk of a run's next batch goes on from
    * where its previous batch stopped, and each run starts over, so live records past their window
-   * are read once per run, not once per batch ({@link #DROP_BODIES}).
+   * are read once per run, not once per batch ({@link PostgresCleanupRun#DROP_BODIES}).
    */
   @Override
   public CleanupRun beginRun() {
-    return new Run();
-  }
-
-  /**
-   * A cleanup run: where its body walk goes on ({@link #DROP_BODIES}); null: from the start. Its
-   * batches follow each other on one thread. Runs of other threads and instances have positions of
-   * their own, and {@code skip locked} keeps their batches apart.
-   */
-  private final class Run implements CleanupRun {
-
-    private BodyWalkPosition bodyWalk;
-
-    @Override
-    public CleanupResult batch(Duration bodyRetention, Duration metadataRetention, int batchSize) {
-      return cleanupBatch(this, bodyRetention, metadataRetention, batchSize);
-    }
-  }
-
-  /** One batch of {@code run}, going on from its position and moving it. */
-  private CleanupResult cleanupBatch(
-      Run run, Duration bodyRetention, Duration metadataRetention, int batchSize) {
-    if (batchSize < 1) {
-      throw new IllegalArgumentException("batchSize must be positive: " + batchSize);
-    }
-    if (bodyRetention.isNegative() || metadataRetention.isNegative()) {
-      throw new IllegalArgumentException("retentions cannot be negative");
-    }
-    return call(
-        () ->
-            transactions.withConnection(
-                c -> {
-                  String now = clock == null ? null : clock.instant().toString();
-                  int dropped;
-                  BodyWalkPosition from = run.bodyWalk;
-                  BodyWalkPosition last;
-                  try (PreparedStatement ps = c.prepareStatement(DROP_BODIES)) {
-                    ps.setString(1, now);
-                    ps.setLong(2, bodyRetention.toMillis());
-                    ps.setObject(3, from == null ? null : from.expiresAt());
-                    ps.setInt(4, batchSize);
-                    ps.setString(5, now);
-                    ps.setString(6, now);
-                    ps.setLong(7, bodyRetention.toMillis());
-                    try (ResultSet rs = ps.executeQuery()) {
-                      rs.next();
-                      dropped = rs.getInt("dropped");
-                      last =
-                          new BodyWalkPosition(
-                              rs.getObject(
-                                  dropped == batchSize ? "last_expires_at" : "bound",
-                                  OffsetDateTime.class));
-                    }
-                  }
-                  // A full batch: the run goes on after its last row. A short one reached the
-                  // end: the run's further batches go on from its bound, and the next run starts
-                  // over, finding what became droppable behind the position meanwhile (a record
-                  // suspended to FAILED_RETRYABLE keeps its expires_at).
-                  run.bodyWalk = last;
-                  long deleted;
-                  try (PreparedStatement ps = c.prepareStatement(DELETE_METADATA)) {
-                    ps.setString(1, now);
-                    ps.setLong(2, metadataRetention.toMillis());
-                    ps.setInt(3, batchSize);
-                    try (ResultSet rs = ps.executeQuery()) {
-                      rs.next();
-                      deleted = rs.getLong(1);
-                    }
-                  }
-                  try (PreparedStatement ps = c.prepareStatement(DELETE_REPLACED_HISTORY)) {
-                    ps.setString(1, now);
-                    ps.setLong(2, metadataRetention.toMillis());
-                    ps.setInt(3, batchSize);
-                    ps.executeUpdate();
-                  }
-                  try (PreparedStatement ps = c.prepareStatement(DELETE_OLD_KEY_COUNTERS)) {
-                    ps.setString(1, now);
-                    ps.executeUpdate();
-                  }
-                  return new CleanupResult(dropped, deleted, 2);
-                }));
+    return new PostgresCleanupRun(transactions, clock);
   }
 
   @Override
@@ -1711,15 +1180,13 @@ public final class PostgresIdempotencyStore
     return p.set("now", clock == null ? null : clock.instant().toString());
   }
 
-  private static NamedSql.Parameters bindKey(NamedSql.Parameters p, ScopedKey id)
-      throws SQLException {
+  static NamedSql.Parameters bindKey(NamedSql.Parameters p, ScopedKey id) throws SQLException {
     return p.set("tenant", id.tenant())
         .set("operation", id.operation())
         .set("idem_key", id.key().value());
   }
 
-  private static NamedSql.Parameters bindOwner(NamedSql.Parameters p, Ownership owner)
-      throws SQLException {
+  static NamedSql.Parameters bindOwner(NamedSql.Parameters p, Ownership owner) throws SQLException {
     return bindKey(p, owner.id()).set("fencing_token", owner.fencingToken());
   }
 
@@ -1784,11 +1251,11 @@ public final class PostgresIdempotencyStore
   }
 
   @FunctionalInterface
-  private interface Call<T> {
+  interface Call<T> {
     T run() throws Exception;
   }
 
-  private static <T> T call(Call<T> call) {
+  static <T> T call(Call<T> call) {
     try {
       return call.run();
     } catch (RuntimeException e) {

@@ -1,0 +1,295 @@
+package dev.idemkit.jdbc;
+
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.ADVANCE;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.ADVANCE_AND_COMMIT;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.FINISH;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.FINISH_AND_COMMIT;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.FINISH_FRESH;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.FINISH_FRESH_AND_COMMIT;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.INSERT_FINISHED;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.INSERT_FINISHED_AND_COMMIT;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.INSERT_IN_PROGRESS;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.INSERT_IN_PROGRESS_AND_COMMIT;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.NOT_OWNED;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.RECORD_KEY;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.UNIQUE_VIOLATION;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.bindKey;
+import static dev.idemkit.jdbc.PostgresIdempotencyStore.bindOwner;
+
+import dev.idemkit.LostOwnershipException;
+import dev.idemkit.ScopedKey;
+import dev.idemkit.spi.Ownership;
+import dev.idemkit.spi.RecordExistsException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import org.postgresql.util.PSQLException;
+
+/**
+ * A transaction's last write to its record, held back to be sent with the commit: a completion
+ * ({@link Completion}), a call's marker ({@link FencedAdvance}), a local operation's finished
+ * record ({@link FinishedInsert}) or a phased operation's record at its first call ({@link
+ * InProgressInsert}). Each names its statement alone and with the commit.
+ */
+sealed interface HeldWrite
+    permits HeldWrite.Completion, HeldWrite.FencedAdvance, HeldWrite.RecordInsert {
+
+  NamedSql alone();
+
+  NamedSql withCommit();
+
+  /** Binds the write's parameters. */
+  void bind(NamedSql.Parameters p) throws SQLException;
+
+  /** Fails unless the write's own statement wrote one row. */
+  void requireOne(int written);
+
+  /** What a failure of the round trip that carried the write means: {@code e}, or thrown. */
+  SQLException refusalOr(SQLException e);
+
+  default void send(Connection c, NamedSql sql) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
+      bind(sql.bind(ps));
+      ps.execute();
+      requireOne(ps.getUpdateCount());
+    } catch (SQLException e) {
+      throw refusalOr(e);
+    }
+  }
+
+  /**
+   * An insert of a key's record, held back to be sent with the commit. Its failure on the record's
+   * primary key is {@link RecordExistsException}: the key has a record, and nothing of this
+   * transaction is kept.
+   */
+  sealed interface RecordInsert extends HeldWrite permits FinishedInsert, InProgressInsert {
+
+    ScopedKey id();
+
+    /** Nothing to count: an insert of the one row its statement selects writes it or raises. */
+    @Override
+    default void requireOne(int written) {}
+
+    /**
+     * Only a violation of the record's own key is the key taken; a unique violation of another
+     * constraint (a deferred business constraint the commit checks) stays the failure it is.
+     */
+    @Override
+    default SQLException refusalOr(SQLException e) {
+      for (SQLException s = e; s != null; s = s.getNextException()) {
+        if (UNIQUE_VIOLATION.equals(s.getSQLState())
+            && s instanceof PSQLException p
+            && p.getServerErrorMessage() != null
+            && RECORD_KEY.equals(p.getServerErrorMessage().getConstraint())) {
+          throw new RecordExistsException(id());
+        }
+      }
+      return e;
+    }
+  }
+
+  /** A local operation's finished record ({@link PostgresIdempotencyStore#INSERT_FINISHED}). */
+  record FinishedInsert(
+      ScopedKey id,
+      String fingerprint,
+      String state,
+      int status,
+      String headers,
+      byte[] body,
+      int schemaVersion,
+      String resourceId,
+      long ttlMillis,
+      String now)
+      implements RecordInsert {
+
+    @Override
+    public NamedSql alone() {
+      return INSERT_FINISHED;
+    }
+
+    @Override
+    public NamedSql withCommit() {
+      return INSERT_FINISHED_AND_COMMIT;
+    }
+
+    @Override
+    public void bind(NamedSql.Parameters p) throws SQLException {
+      bindKey(p.set("now", now), id)
+          .set("fingerprint", fingerprint)
+          .set("state", state)
+          .set("status", status)
+          .set("headers", headers)
+          .set("body", body)
+          .set("schema_version", schemaVersion)
+          .set("resource_id", resourceId)
+          .set("ttl_ms", ttlMillis);
+    }
+
+    @Override
+    public String toString() {
+      return id.toString();
+    }
+  }
+
+  /**
+   * A phased operation's record at its first call's marker ({@link
+   * PostgresIdempotencyStore#INSERT_IN_PROGRESS}).
+   */
+  record InProgressInsert(
+      ScopedKey id,
+      String fingerprint,
+      long leaseMillis,
+      String recoveryPoint,
+      String pendingExternal,
+      String data,
+      long ttlMillis,
+      String now)
+      implements RecordInsert {
+
+    @Override
+    public NamedSql alone() {
+      return INSERT_IN_PROGRESS;
+    }
+
+    @Override
+    public NamedSql withCommit() {
+      return INSERT_IN_PROGRESS_AND_COMMIT;
+    }
+
+    @Override
+    public void bind(NamedSql.Parameters p) throws SQLException {
+      bindKey(p.set("now", now), id)
+          .set("fingerprint", fingerprint)
+          .set("lease_ms", leaseMillis)
+          .set("recovery_point", recoveryPoint)
+          .set("pending_external", pendingExternal)
+          .set("recovery_data", data)
+          .set("ttl_ms", ttlMillis);
+    }
+
+    @Override
+    public String toString() {
+      return id.toString();
+    }
+  }
+
+  /**
+   * A completion, held back to be sent with the commit. Of a record claimed afresh in this
+   * transaction ({@code fenced} false, {@link PostgresIdempotencyStore#FINISH_FRESH}) it cannot
+   * lose its record: nobody else sees a record whose insert has not committed (other claims wait on
+   * its key, takeovers cannot find it), so its update matches exactly one row whenever it is sent.
+   * Of a record claimed in an earlier transaction (a phased operation's, a takeover's run: {@code
+   * fenced}, {@link #FINISH}) it can meet a record another owner took over meanwhile; its statement
+   * then fails with {@value PostgresIdempotencyStore#NOT_OWNED} before the commit sent with it
+   * runs, and that is {@link LostOwnershipException}.
+   */
+  record Completion(
+      boolean fenced,
+      String state,
+      int status,
+      String headers,
+      byte[] body,
+      int schemaVersion,
+      String resourceId,
+      Ownership owner,
+      String now)
+      implements HeldWrite {
+
+    @Override
+    public NamedSql alone() {
+      return fenced ? FINISH : FINISH_FRESH;
+    }
+
+    @Override
+    public NamedSql withCommit() {
+      return fenced ? FINISH_AND_COMMIT : FINISH_FRESH_AND_COMMIT;
+    }
+
+    @Override
+    public SQLException refusalOr(SQLException e) {
+      return fenced ? lostOwnershipOr(e, owner) : e;
+    }
+
+    @Override
+    public void bind(NamedSql.Parameters p) throws SQLException {
+      bindOwner(p.set("now", now), owner)
+          .set("state", state)
+          .set("status", status)
+          .set("headers", headers)
+          .set("body", body)
+          .set("schema_version", schemaVersion)
+          .set("resource_id", resourceId);
+    }
+
+    /** A fenced completion's statement itself failed unless it updated the one row. */
+    @Override
+    public void requireOne(int updated) {
+      if (!fenced && updated != 1) {
+        throw new IllegalStateException(
+            "The completion of " + owner.id() + ", claimed in its own transaction, found no row");
+      }
+    }
+
+    @Override
+    public String toString() {
+      return owner.id().toString();
+    }
+  }
+
+  /**
+   * A recovery point and a call's marker ({@link PostgresIdempotencyStore#ADVANCE}), held back to
+   * be sent with the commit: a marker is the last write of its transaction (the call is made after
+   * the commit). Its statement fails with {@value PostgresIdempotencyStore#NOT_OWNED} when another
+   * owner took the record over, before the commit sent with it runs: {@link
+   * LostOwnershipException}, and nothing of the transaction kept.
+   */
+  record FencedAdvance(
+      String recoveryPoint, String pendingExternal, String data, Ownership owner, String now)
+      implements HeldWrite {
+
+    @Override
+    public NamedSql alone() {
+      return ADVANCE;
+    }
+
+    @Override
+    public NamedSql withCommit() {
+      return ADVANCE_AND_COMMIT;
+    }
+
+    @Override
+    public SQLException refusalOr(SQLException e) {
+      return lostOwnershipOr(e, owner);
+    }
+
+    @Override
+    public void bind(NamedSql.Parameters p) throws SQLException {
+      bindOwner(p.set("now", now), owner)
+          .set("recovery_point", recoveryPoint)
+          .set("pending_external", pendingExternal)
+          .set("recovery_data", data);
+    }
+
+    /** Nothing to count: the statement itself failed unless it updated the one row. */
+    @Override
+    public void requireOne(int ignored) {}
+
+    @Override
+    public String toString() {
+      return owner.id().toString();
+    }
+  }
+
+  /**
+   * A fenced write's failure: {@link LostOwnershipException} when its statement found the record
+   * owned by someone else ({@value PostgresIdempotencyStore#NOT_OWNED}), else {@code e}.
+   */
+  static SQLException lostOwnershipOr(SQLException e, Ownership owner) {
+    for (SQLException s = e; s != null; s = s.getNextException()) {
+      if (NOT_OWNED.equals(s.getSQLState())) {
+        throw new LostOwnershipException(owner.id(), owner.fencingToken());
+      }
+    }
+    return e;
+  }
+}
