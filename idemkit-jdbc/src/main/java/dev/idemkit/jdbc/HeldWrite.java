@@ -13,8 +13,8 @@ import static dev.idemkit.jdbc.PostgresIdempotencyStore.INSERT_IN_PROGRESS_AND_C
 import static dev.idemkit.jdbc.PostgresIdempotencyStore.NOT_OWNED;
 import static dev.idemkit.jdbc.PostgresIdempotencyStore.RECORD_KEY;
 import static dev.idemkit.jdbc.PostgresIdempotencyStore.UNIQUE_VIOLATION;
-import static dev.idemkit.jdbc.PostgresIdempotencyStore.bindKey;
-import static dev.idemkit.jdbc.PostgresIdempotencyStore.bindOwner;
+import static dev.idemkit.jdbc.RecordRows.bindKey;
+import static dev.idemkit.jdbc.RecordRows.bindOwner;
 
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.ScopedKey;
@@ -179,9 +179,9 @@ sealed interface HeldWrite
    * lose its record: nobody else sees a record whose insert has not committed (other claims wait on
    * its key, takeovers cannot find it), so its update matches exactly one row whenever it is sent.
    * Of a record claimed in an earlier transaction (a phased operation's, a takeover's run: {@code
-   * fenced}, {@link #FINISH}) it can meet a record another owner took over meanwhile; its statement
-   * then fails with {@value PostgresIdempotencyStore#NOT_OWNED} before the commit sent with it
-   * runs, and that is {@link LostOwnershipException}.
+   * fenced}, {@link PostgresIdempotencyStore#FINISH}) it can meet a record another owner took over
+   * meanwhile; its statement then fails with {@value PostgresIdempotencyStore#NOT_OWNED} before the
+   * commit sent with it runs, and that is {@link LostOwnershipException}.
    */
   record Completion(
       boolean fenced,

@@ -1,13 +1,17 @@
 package dev.idemkit.jdbc;
 
+import static dev.idemkit.jdbc.RecordRows.bindKey;
+import static dev.idemkit.jdbc.RecordRows.bindOwner;
+import static dev.idemkit.jdbc.RecordRows.instant;
+import static dev.idemkit.jdbc.RecordRows.rows;
+import static dev.idemkit.jdbc.RecordRows.toRecord;
+
 import dev.idemkit.ClaimWaitTimeoutException;
 import dev.idemkit.Fingerprint;
-import dev.idemkit.IdempotencyKey;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
-import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.internal.Json;
@@ -30,9 +34,6 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -52,6 +53,15 @@ import javax.sql.DataSource;
  *
  * <p>Connections come from {@link JdbcTransactions}: with the default one on a {@link DataSource}
  * the store runs its own transactions; a framework hands it the caller's.
+ *
+ * <p>Why this file is longer than 600 lines: it holds the statements of the SPI methods a request
+ * runs (claim, read, takeover, renewal, recovery point, completion, the record written last,
+ * suspension), each beside the method that binds it, with its race note; they share one set of
+ * conventions (below) and are read together. What has a purpose of its own lives beside it: the
+ * writes held back to the commit ({@link HeldWrite}), the store's transaction ({@link
+ * JdbcStoreTransaction}), cleanup ({@link PostgresCleanupRun}), the recovery worker's and
+ * operators' statements ({@link PostgresRecoveryAdministration}) and a record's columns ({@link
+ * RecordRows}).
  */
 public final class PostgresIdempotencyStore
     implements IdempotencyStore, RecoveryAdministration, RecordCleanup {
@@ -442,158 +452,6 @@ public final class PostgresIdempotencyStore
       select 1 from changed
       """);
 
-  /** Live records whose recovery is due, oldest first. */
-  private static final NamedSql NEEDING_RECOVERY =
-      NamedSql.of(
-          """
-      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
-      select r.* from idemkit_record r, clock
-      where r.recovery_due is not null and r.recovery_due <= clock.now
-        and r.state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
-      order by r.recovery_due
-      limit :limit
-      """);
-
-  /** {@link #NEEDING_RECOVERY} for the operations a worker can resume. */
-  private static final NamedSql NEEDING_RECOVERY_OF =
-      NamedSql.of(
-          """
-      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
-      select r.* from idemkit_record r, clock
-      where r.recovery_due is not null and r.recovery_due <= clock.now
-        and r.state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
-        and r.operation = any(:operations)
-      order by r.recovery_due
-      limit :limit
-      """);
-
-  /**
-   * Spaces out the next recovery attempt of a record left unknown, or escalates it once its
-   * attempts reached the limit. Applied only to a record nobody owns ({@code
-   * UNKNOWN_REQUIRES_RECOVERY}, lease run out): a retry or a worker that took it over first makes
-   * this a no-op. {@code previous} is the row as it was, to tell a new escalation from an old one.
-   * The attempts count the first request's (its suspend counted one): after the recovery worker's
-   * first attempt ({@code recovery_attempts} = 2) the wait is {@code backoff}, then twice as long
-   * each time. An escalated record stays unknown; a client's retry may still attempt its recovery,
-   * each attempt after the next wait of the same schedule (at most {@code maxDelay}).
-   */
-  private static final NamedSql BACK_OFF_RECOVERY =
-      NamedSql.of(
-          """
-      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
-      changed as (
-        update idemkit_record r
-        set recovery_due = case when r.recovery_attempts >= :max_attempts then null
-              else clock.now + least(:first_delay_ms * power(2, greatest(r.recovery_attempts - 2, 0)),
-                                     :max_delay_ms)
-                               * interval '1 millisecond' end,
-            locked_until = clock.now
-              + least(:first_delay_ms * power(2, greatest(r.recovery_attempts - 2, 0)), :max_delay_ms)
-                * interval '1 millisecond',
-            escalated_at = case when r.recovery_attempts >= :max_attempts
-              then coalesce(r.escalated_at, clock.now) end,
-            updated_at = clock.now
-        from clock, idemkit_record previous
-        where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
-          and r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now
-          and previous.tenant = r.tenant and previous.operation = r.operation
-          and previous.idem_key = r.idem_key
-        returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
-            r.pending_external, r.fencing_token, r.escalated_at, r.recovery_attempts,
-            previous.escalated_at as previously_escalated_at, clock.now as db_now),
-      logged as (
-        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
-            recovery_point, pending_external, fencing_token, at, reason)
-        select tenant, operation, idem_key, 'ESCALATED', state, recovery_point, pending_external,
-            fencing_token, db_now, 'outcome still unknown after ' || recovery_attempts || ' attempts'
-        from changed
-        where escalated_at is not null and previously_escalated_at is null)
-      select escalated_at is not null as escalated,
-          previously_escalated_at is not null as was_escalated
-      from changed
-      """);
-
-  /**
-   * When the oldest unfinished record was claimed. The condition is the live index's predicate
-   * ({@code idemkit_record_live_tenant_ix}, V11), which every committed record in progress or
-   * awaiting recovery meets (each write that leaves a record live sets {@code recovery_due}, an
-   * escalation sets {@code escalated_at}), so the scan reads that small index, not the table.
-   */
-  private static final String OLDEST_UNFINISHED =
-      """
-      select cast(extract(epoch from min(r.created_at)) * 1000000 as bigint) as created_at_us
-      from idemkit_record r
-      where (r.recovery_due is not null or r.escalated_at is not null)
-        and r.state in ('IN_PROGRESS', 'UNKNOWN_REQUIRES_RECOVERY')
-      """;
-
-  /**
-   * Records between two recovery attempts: unknown, not escalated, the next attempt ({@code
-   * recovery_due}, which {@link #BACK_OFF_RECOVERY} sets with the lease) still to come. A record an
-   * owner holds is {@code IN_PROGRESS}, so it is not one of them.
-   */
-  private static final NamedSql AWAITING_NEXT_ATTEMPT =
-      NamedSql.of(
-          """
-      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now)
-      select r.* from idemkit_record r, clock
-      where r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.escalated_at is null
-        and r.recovery_due > clock.now
-      order by r.recovery_due
-      limit :limit
-      """);
-
-  private static final NamedSql ESCALATED =
-      NamedSql.of(
-          """
-      select r.* from idemkit_record r
-      where r.escalated_at is not null and r.state = 'UNKNOWN_REQUIRES_RECOVERY'
-      order by r.escalated_at
-      limit :limit
-      """);
-
-  /**
-   * An operator's verdict: kept in the record's data for the external phase's lookup, the record
-   * due for recovery now with its attempts reset, and a history row saying who and why. Applied
-   * only to a record waiting on an unknown outcome that nobody owns (an owner holds it {@code
-   * IN_PROGRESS}); a recovery that took the record over first makes it a no-op the operator sees. A
-   * record with no call pending (a local phase failed after an external effect) takes it too: no
-   * lookup reads the verdict, the record is only made due again.
-   *
-   * <p>Two operators meet here: a record that already holds a verdict recovery has not acted on
-   * (attempts still zero, as this statement left them) takes no second one, so the two never merge;
-   * the second {@code update} waits for the first's row lock and then rechecks this condition on
-   * the row the first wrote. A verdict acted on that left the outcome unknown counted an attempt,
-   * so a new resolution is taken again.
-   */
-  private static final NamedSql RESOLVE =
-      NamedSql.of(
-          """
-      with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
-      changed as (
-        update idemkit_record r
-        set recovery_data = ((coalesce(cast(r.recovery_data as jsonb), '{}'::jsonb) - :reference_key::text)
-                || jsonb_build_object(:outcome_key::text, :outcome::text)
-                || case when :reference::text is null then '{}'::jsonb
-                        else jsonb_build_object(:reference_key::text, :reference::text) end)::text,
-            recovery_attempts = 0, escalated_at = null,
-            recovery_due = clock.now, locked_until = clock.now, updated_at = clock.now
-        from clock
-        where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
-          and r.state = 'UNKNOWN_REQUIRES_RECOVERY'
-          and not (r.recovery_attempts = 0
-                   and cast(r.recovery_data as jsonb) ->> :outcome_key::text is not null)
-        returning r.tenant, r.operation, r.idem_key, r.state, r.recovery_point,
-            r.pending_external, r.fencing_token, clock.now as db_now),
-      logged as (
-        insert into idemkit_record_history (tenant, operation, idem_key, event, state,
-            recovery_point, pending_external, fencing_token, at, actor, reason)
-        select tenant, operation, idem_key, :event, state, recovery_point, pending_external,
-            fencing_token, db_now, :actor, :reason
-        from changed)
-      select 1 from changed
-      """);
-
   /** PostgreSQL's SQLSTATE for a statement canceled (here: the claim, past its wait). */
   private static final String QUERY_CANCELED = "57014";
 
@@ -604,6 +462,7 @@ public final class PostgresIdempotencyStore
   private final Clock clock;
   private final Duration claimWait;
   private final PostgresQuotaSync quotaSync;
+  private final PostgresRecoveryAdministration recovery;
 
   /**
    * How many requests of one key may be in its claim statement at once on this instance (with a
@@ -623,6 +482,7 @@ public final class PostgresIdempotencyStore
     this.clock = clock;
     this.claimWait = claimWait;
     this.quotaSync = new PostgresQuotaSync(transactions, clock);
+    this.recovery = new PostgresRecoveryAdministration(transactions, clock);
   }
 
   /** A store on {@code dataSource}, running its own transactions, on the database's clock. */
@@ -1011,31 +871,12 @@ public final class PostgresIdempotencyStore
 
   @Override
   public List<IdempotencyRecord> findNeedingRecovery(int limit) {
-    return recordsAtNow(NEEDING_RECOVERY, limit);
+    return recovery.findNeedingRecovery(limit);
   }
 
   @Override
   public List<IdempotencyRecord> findNeedingRecovery(int limit, Set<String> operations) {
-    if (operations.isEmpty()) {
-      return List.of();
-    }
-    return call(
-        () ->
-            transactions.withConnection(
-                c -> {
-                  try (PreparedStatement ps = c.prepareStatement(NEEDING_RECOVERY_OF.sql())) {
-                    bindNow(NEEDING_RECOVERY_OF.bind(ps))
-                        .set("operations", c.createArrayOf("text", operations.toArray()))
-                        .set("limit", limit);
-                    List<IdempotencyRecord> found = new ArrayList<>();
-                    try (ResultSet rs = ps.executeQuery()) {
-                      while (rs.next()) {
-                        found.add(toRecord(rs));
-                      }
-                    }
-                    return found;
-                  }
-                }));
+    return recovery.findNeedingRecovery(limit, operations);
   }
 
   /**
@@ -1052,109 +893,27 @@ public final class PostgresIdempotencyStore
   @Override
   public RecoveryBackoff backOffRecovery(
       ScopedKey id, Duration firstDelay, Duration maxDelay, int maxAttempts) {
-    return call(
-        () ->
-            transactions.withConnection(
-                c -> {
-                  try (PreparedStatement ps = c.prepareStatement(BACK_OFF_RECOVERY.sql())) {
-                    bindKey(bindNow(BACK_OFF_RECOVERY.bind(ps)), id)
-                        .set("max_attempts", maxAttempts)
-                        .set("first_delay_ms", firstDelay.toMillis())
-                        .set("max_delay_ms", maxDelay.toMillis());
-                    try (ResultSet rs = ps.executeQuery()) {
-                      if (!rs.next()) {
-                        return RecoveryBackoff.NOT_PENDING;
-                      }
-                      if (rs.getBoolean("was_escalated")) {
-                        return RecoveryBackoff.ALREADY_ESCALATED;
-                      }
-                      return rs.getBoolean("escalated")
-                          ? RecoveryBackoff.ESCALATED
-                          : RecoveryBackoff.DEFERRED;
-                    }
-                  }
-                }));
+    return recovery.backOffRecovery(id, firstDelay, maxDelay, maxAttempts);
   }
 
   @Override
   public Optional<Instant> oldestUnfinishedSince() {
-    return call(
-        () ->
-            transactions.withConnection(
-                c -> {
-                  try (PreparedStatement ps = c.prepareStatement(OLDEST_UNFINISHED);
-                      ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    long micros = rs.getLong(1);
-                    return rs.wasNull()
-                        ? Optional.<Instant>empty()
-                        : Optional.of(Instant.EPOCH.plus(micros, ChronoUnit.MICROS));
-                  }
-                }));
+    return recovery.oldestUnfinishedSince();
   }
 
   @Override
   public List<IdempotencyRecord> findAwaitingNextAttempt(int limit) {
-    return recordsAtNow(AWAITING_NEXT_ATTEMPT, limit);
-  }
-
-  /** The records {@code sql} selects, bound with the store's now and then {@code limit}. */
-  private List<IdempotencyRecord> recordsAtNow(NamedSql sql, int limit) {
-    return call(
-        () ->
-            transactions.withConnection(
-                c -> {
-                  try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
-                    bindNow(sql.bind(ps)).set("limit", limit);
-                    List<IdempotencyRecord> found = new ArrayList<>();
-                    try (ResultSet rs = ps.executeQuery()) {
-                      while (rs.next()) {
-                        found.add(toRecord(rs));
-                      }
-                    }
-                    return found;
-                  }
-                }));
+    return recovery.findAwaitingNextAttempt(limit);
   }
 
   @Override
   public List<IdempotencyRecord> findEscalated(int limit) {
-    return call(
-        () ->
-            transactions.withConnection(
-                c -> {
-                  try (PreparedStatement ps = c.prepareStatement(ESCALATED.sql())) {
-                    ESCALATED.bind(ps).set("limit", limit);
-                    List<IdempotencyRecord> found = new ArrayList<>();
-                    try (ResultSet rs = ps.executeQuery()) {
-                      while (rs.next()) {
-                        found.add(toRecord(rs));
-                      }
-                    }
-                    return found;
-                  }
-                }));
+    return recovery.findEscalated(limit);
   }
 
   @Override
   public boolean resolve(ScopedKey id, OperatorResolution resolution, String actor, String reason) {
-    return call(
-        () ->
-            transactions.withConnection(
-                c -> {
-                  try (PreparedStatement ps = c.prepareStatement(RESOLVE.sql())) {
-                    // An earlier verdict's reference goes: a NOT_APPLIED keeps none.
-                    bindKey(bindNow(RESOLVE.bind(ps)), id)
-                        .set("reference_key", OperatorResolution.REFERENCE_KEY)
-                        .set("outcome_key", OperatorResolution.OUTCOME_KEY)
-                        .set("outcome", resolution.outcome())
-                        .set("reference", resolution.externalReference())
-                        .set("event", "OPERATOR_RESOLVED_" + resolution.outcome())
-                        .set("actor", actor)
-                        .set("reason", reason);
-                    return rows(ps) == 1;
-                  }
-                }));
+    return recovery.resolve(id, resolution, actor, reason);
   }
 
   /**
@@ -1171,79 +930,15 @@ public final class PostgresIdempotencyStore
 
   // ---- binding and mapping ------------------------------------------------------------------
 
-  /**
-   * The clock parameter, bound as text: a typed parameter lets the driver send the statement at
-   * once, while an untyped NULL makes it ask the server first, and the implicit {@code BEGIN}
-   * before the claim then costs a round trip of its own.
-   */
+  /** The clock parameter ({@link RecordRows#bindNow}). */
   private NamedSql.Parameters bindNow(NamedSql.Parameters p) throws SQLException {
-    return p.set("now", clock == null ? null : clock.instant().toString());
-  }
-
-  static NamedSql.Parameters bindKey(NamedSql.Parameters p, ScopedKey id) throws SQLException {
-    return p.set("tenant", id.tenant())
-        .set("operation", id.operation())
-        .set("idem_key", id.key().value());
-  }
-
-  static NamedSql.Parameters bindOwner(NamedSql.Parameters p, Ownership owner) throws SQLException {
-    return bindKey(p, owner.id()).set("fencing_token", owner.fencingToken());
-  }
-
-  private static int rows(PreparedStatement ps) throws SQLException {
-    int n = 0;
-    try (ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        n++;
-      }
-    }
-    return n;
+    return RecordRows.bindNow(p, clock);
   }
 
   private static void requireOwned(int updated, Ownership owner) {
     if (updated != 1) {
       throw new LostOwnershipException(owner.id(), owner.fencingToken());
     }
-  }
-
-  private static IdempotencyRecord toRecord(ResultSet rs) throws SQLException {
-    ScopedKey id =
-        new ScopedKey(
-            new Scope(rs.getString("tenant"), rs.getString("operation")),
-            new IdempotencyKey(rs.getString("idem_key")));
-    String data = rs.getString("recovery_data");
-    byte[] body = rs.getBytes("response_body");
-    StoredResponse response = null;
-    if (body != null) {
-      String headers = rs.getString("response_headers");
-      response =
-          new StoredResponse(
-              rs.getInt("response_status"),
-              headers == null ? Map.of() : Json.readStringMap(headers),
-              body,
-              rs.getInt("response_schema_version"),
-              rs.getString("resource_id"));
-    }
-    return new IdempotencyRecord(
-        id,
-        Fingerprint.parse(rs.getString("fingerprint")),
-        RecordState.valueOf(rs.getString("state")),
-        rs.getLong("fencing_token"),
-        instant(rs, "locked_until"),
-        rs.getString("recovery_point"),
-        rs.getString("pending_external"),
-        data == null ? Map.of() : Json.readStringMap(data),
-        rs.getInt("recovery_attempts"),
-        response,
-        instant(rs, "created_at"),
-        instant(rs, "updated_at"),
-        instant(rs, "expires_at"),
-        instant(rs, "escalated_at"));
-  }
-
-  private static Instant instant(ResultSet rs, String column) throws SQLException {
-    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
-    return t == null ? null : t.toInstant();
   }
 
   private static IdempotencyStoreException failure(String what, ScopedKey id, SQLException e) {
