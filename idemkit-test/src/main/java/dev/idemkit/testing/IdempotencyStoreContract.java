@@ -75,6 +75,12 @@ import org.junit.jupiter.params.provider.ValueSource;
  *
  * <p>Business effects are counted in a {@link Ledger} written inside the operation's transaction,
  * so "exactly one execution" is asserted on committed rows, not on calls.
+ *
+ * <p>Why one class of this length: it is the one abstract suite every store extends, as
+ * Micrometer's {@code MeterRegistryCompatibilityKit} is, so that a store test stays one subclass
+ * and every store runs every case. Its cases share the store, clock, ledger and engine set up here;
+ * the optional capabilities are {@code @Nested} suites ({@code RecoveryAdministrationContract},
+ * {@code RecordCleanupContract}, {@code QuotaSyncContract}) that run only where the store has them.
  */
 public abstract class IdempotencyStoreContract {
 

@@ -42,6 +42,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Concurrency: one lock serializes whole transactions, which is trivially as strong as the
  * database's row locks (and slower). A rolled-back transaction restores the records it found; code
  * under test registers its own undo with {@link Transaction#onRollback(Runnable)}.
+ *
+ * <p>Why one class over 600 lines: its capabilities are not separable rooms. Each of them reads and
+ * writes the same records under the same lock, and that one lock is what makes every capability as
+ * strong as the database's row locks; classes of their own would have to share the map and the lock
+ * and take it in the same order.
  */
 public final class InMemoryIdempotencyStore
     implements IdempotencyStore, RecoveryAdministration, RecordCleanup, QuotaSync {
