@@ -9,7 +9,15 @@ import java.util.Map;
 import java.util.Set;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-/** Settings under {@code idemkit.*}. */
+/**
+ * Settings under {@code idemkit.*}.
+ *
+ * <p>One file of about 690 lines on purpose: its groups ({@code Cleanup}, {@code Recovery}, {@code
+ * Protection}, …) are public nested types that applications and the workers name ({@code
+ * IdemkitProperties.Recovery}), and the configuration metadata names each group by its nested type
+ * ({@code IdemkitProperties$Cleanup}); moving them to files of their own would rename those types
+ * in the API and in the metadata (and {@code IssuedKeys} would clash with the class of that name).
+ */
 @ConfigurationProperties("idemkit")
 public class IdemkitProperties {
 

@@ -77,7 +77,7 @@ public class IdemkitWebMvcAutoConfiguration {
         tenants,
         fingerprinter,
         issuedKeys.getIfAvailable(
-            () -> IdemkitAutoConfiguration.issuedKeys(properties, environment)),
+            () -> IdemkitIssuedKeysConfiguration.issuedKeys(properties, environment)),
         mapper.getIfAvailable(JsonMapper::new));
   }
 

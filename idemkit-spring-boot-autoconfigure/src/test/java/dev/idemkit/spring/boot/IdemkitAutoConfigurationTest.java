@@ -549,7 +549,7 @@ class IdemkitAutoConfigurationTest {
                         .getBean(IssuedKeys.class)
                         .verify(issued[0].key(), "tenant-a", "create_payment"))
                 .isTrue());
-    assertThat(demoData.resolve(IdemkitAutoConfiguration.DEMO_SECRET_FILE)).exists();
+    assertThat(demoData.resolve(IdemkitIssuedKeysConfiguration.DEMO_SECRET_FILE)).exists();
   }
 
   @Test

@@ -6,10 +6,10 @@ import java.util.Map;
 
 /**
  * The shapes of the operator endpoints' answers, for the OpenAPI document only: {@link
- * AdminController} builds them as maps (the history rows straight from {@code
- * idemkit_record_history}, in its column names, and, for a run nobody interrupted, which writes no
- * history, its last step read from the record in the same shape), and {@code DocumentedAnswersIT}
- * checks that the answers it gets fit these.
+ * AdminController}, {@link RecordViews} and {@link DataProtectionAdminController} build them as
+ * maps (the history rows straight from {@code idemkit_record_history}, in its column names, and,
+ * for a run nobody interrupted, which writes no history, its last step read from the record in the
+ * same shape), and {@code DocumentedAnswersIT} checks that the answers it gets fit these.
  */
 public final class AdminAnswers {
 
