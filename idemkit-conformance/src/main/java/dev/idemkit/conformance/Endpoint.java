@@ -128,15 +128,16 @@ final class Endpoint {
 
   /**
    * Whether a client that got this answer has no answer yet and retries: an in-progress answer (or
-   * any with the profile's in-progress status, whatever its code), a server error, or a 429.
+   * another with the profile's in-progress status, whatever its code, unless it is the profile's
+   * mismatch answer), a server error, or a 429.
    */
   boolean unsettled(Response r) {
-    Answer answer = profile.classify(r);
-    return answer == Answer.IN_PROGRESS
-        || answer == Answer.IN_PROGRESS_OR_MISMATCH
-        || r.status() == profile.inProgressStatus()
-        || r.status() >= 500
-        || r.status() == 429;
+    return switch (profile.classify(r)) {
+      case IN_PROGRESS, IN_PROGRESS_OR_MISMATCH -> true;
+      case SUCCESS, MISMATCH -> false;
+      case OTHER ->
+          r.status() == profile.inProgressStatus() || r.status() >= 500 || r.status() == 429;
+    };
   }
 
   /**
