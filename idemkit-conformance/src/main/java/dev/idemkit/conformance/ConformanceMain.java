@@ -8,7 +8,7 @@ import java.util.Optional;
 
 /**
  * {@code java -jar idemkit-conformance.jar}: checks one endpoint's {@code Idempotency-Key}
- * behaviour against a profile and exits non-zero if any check failed. See {@link Options#USAGE}.
+ * behaviour against a profile and exits non-zero if any check failed. See {@link Options#usage()}.
  */
 public final class ConformanceMain {
 
@@ -19,9 +19,10 @@ public final class ConformanceMain {
   }
 
   /**
-   * Runs the checker; returns the exit status: 0 no check failed, 1 a check failed, 2 nothing (or
-   * not everything) could be judged: a usage error, an API that takes no connection, an effect URL
-   * that does not count, a report that could not be written.
+   * Runs the checker; returns the exit status: 0 no check failed, 1 a check failed (with {@code
+   * --fail-on guarantee}: one violated the idempotency guarantee), 2 nothing (or not everything)
+   * could be judged: a usage error, an API that takes no connection, an effect URL that does not
+   * count, a report that could not be written.
    */
   static int run(String[] args, PrintStream out, PrintStream err) {
     Options options;
@@ -29,13 +30,13 @@ public final class ConformanceMain {
       options = Options.parse(args);
       Checker.requireKnown(options.only());
     } catch (Options.HelpRequested help) {
-      out.print(Options.USAGE);
+      out.print(Options.usage());
       return 0;
     } catch (Exception e) {
       if (e.getMessage() != null && !e.getMessage().isEmpty()) {
         err.println("idemkit-conformance: " + e.getMessage());
       }
-      err.print(Options.USAGE);
+      err.print(Options.usage());
       return 2;
     }
     Options.authNote("--auth", options.auth())
@@ -46,8 +47,9 @@ public final class ConformanceMain {
     if (!options.body().contains("{{unique}}")) {
       warnings.add(
           "--body has no {{unique}}: every check sends the same request, so a server that refuses"
-              + " duplicates by a business key will fail checks for that, not for its"
-              + " Idempotency-Key handling");
+              + " duplicates by a business key will fail checks for that, not for its "
+              + options.profile().keyHeader()
+              + " handling");
     }
     options
         .profile()
@@ -63,7 +65,7 @@ public final class ConformanceMain {
     Checker checker = new Checker(options);
     try {
       checker.preflight();
-    } catch (Checker.ConfigurationError e) {
+    } catch (Endpoint.ConfigurationError e) {
       err.println("idemkit-conformance: " + e.getMessage());
       err.println("idemkit-conformance: no check ran (exit status 2)");
       return 2;
@@ -91,7 +93,7 @@ public final class ConformanceMain {
                 out.print(Reports.line(r));
                 out.flush();
               });
-    } catch (Checker.ConfigurationError e) {
+    } catch (Endpoint.ConfigurationError e) {
       err.println("idemkit-conformance: " + e.getMessage());
       err.println(
           "idemkit-conformance: the verdicts above stand; the rest were not judged and no report"
@@ -112,6 +114,10 @@ public final class ConformanceMain {
       err.println("idemkit-conformance: could not write a report: " + e);
       return 2;
     }
-    return Reports.count(results, Status.FAIL) > 0 ? 1 : 0;
+    boolean failed =
+        options.failOn() == Options.FailOn.GUARANTEE
+            ? results.stream().anyMatch(CheckResult::violatesGuarantee)
+            : Reports.count(results, Status.FAIL) > 0;
+    return failed ? 1 : 0;
   }
 }

@@ -10,10 +10,16 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.Option;
 
 /**
- * The checker's input, from the command line. Templates may use {@code {{unique}}}: each check puts
- * a fresh value there, so that its operations are new to the server and its effects can be counted.
+ * The checker's input, from the command line (parsed by picocli, which also prints {@code --help};
+ * the values are checked here, each error naming its option). Templates may use {@code {{unique}}}:
+ * each check puts a fresh value there, so that its operations are new to the server and its effects
+ * can be counted.
  */
 record Options(
     URI baseUrl,
@@ -37,7 +43,8 @@ record Options(
     Duration timeout,
     Path jsonReport,
     Path junitReport,
-    Set<String> only) {
+    Set<String> only,
+    FailOn failOn) {
 
   /** The longest {@code --timeout-s}. */
   static final Duration MAX_TIMEOUT = Duration.ofHours(1);
@@ -45,133 +52,268 @@ record Options(
   /** The most requests the race checks release together. */
   static final int MAX_CONCURRENCY = 256;
 
-  static final String USAGE =
-      """
-      Usage: java -jar idemkit-conformance.jar --base-url URL --path PATH --body JSON [options]
+  /** What makes the exit status 1: any failed check, or only one that breaks the guarantee. */
+  enum FailOn {
+    ANY,
+    GUARANTEE
+  }
 
-        --base-url URL          the API, e.g. http://localhost:8080
-        --method M              the idempotent endpoint's method (POST)
-        --path T                its path template, e.g. /v1/payments
-        --body T                a valid request body; {{unique}} is replaced per check
-        --content-type V        (application/json)
-        --mismatch-body T       a different valid request (same {{unique}}), for the mismatch checks
-        --other-path T          another endpoint, for the same key with the same body elsewhere
-        --invalid-body T        a body the server refuses by validation
-        --error-body T          a request that ends in an error answer (e.g. a decline)
-        --error-header 'N: V'   a header that makes the request end in an error (repeatable)
-        --auth V                the first principal's credentials: an Authorization value
-                                ('Bearer sk_…', 'sk:abc') or a whole header, a name, a colon
-                                and a space ('X-Api-Key: k1'); also sent to --effect-url
-        --auth2 V               a second principal's credentials, in the same form
-        --header 'N: V'         an extra header on every request (repeatable)
-        --effect-url T          a GET URL (a path under the base URL, or http://…) counting the
-                                resources {{unique}} created, e.g.
-                                '/v1/payments?merchantReference={{unique}}', with --auth; asked
-                                once before any check, where it must answer a count of 0;
-                                without one, nothing proves an operation ran exactly once (a
-                                warning names the checks that judge by the answers alone)
-        --effect-count PATH     where the count is in its JSON answer: 'count', 'data.length'
-                                (default: the answer is an array, or a number)
-        --profile P             ietf (default), stripe, or a properties file (base=ietf, …)
-        --concurrency N         requests released together by the race checks (8; 2 to 256)
-        --inflight-delay-ms N   when the second request of an in-flight check starts (200;
-                                shorter than --timeout-s)
-        --timeout-s N           per request (30; 1 to 3600)
-        --json FILE             also write the report as JSON
-        --junit FILE            also write it as JUnit XML (a failure's message is what the
-                                check found; the warnings are the suite's properties and
-                                system-err)
-        --only ID,ID            run only these checks (ids as in the report; an unknown id is a
-                                usage error); an API that takes only the other key form is
-                                then a warning in the report, not a key.form verdict
+  /** The options as picocli reads them; {@link #parse} checks and converts them. */
+  @Command(
+      name = "java -jar idemkit-conformance.jar",
+      customSynopsis =
+          "java -jar idemkit-conformance.jar --base-url URL --path PATH --body JSON [options]",
+      synopsisHeading = "Usage: ",
+      optionListHeading = "%n",
+      separator = " ",
+      sortOptions = false,
+      usageHelpWidth = 100,
+      footerHeading = "%n",
+      footer = {
+        "A profile file (Java properties) may set: base (ietf or stripe), name, key-header (the",
+        "header that carries the key, Idempotency-Key unless the API names another),",
+        "require-key, missing-key-status, malformed-status, key-form (sf-string or bare),",
+        "max-key-length, mismatch-status, in-progress-status, in-progress-problem (true: the",
+        "in-progress answer is application/problem+json or has a Link rel=describedby),",
+        "in-progress-code and mismatch-code (PATH=VALUE in the answer's JSON, e.g.",
+        "error.code=idempotency_key_in_use), replay-header, retry-after-required,",
+        "validation-errors-stored, refusals-replayed (true in ietf and stripe: a refusal such as",
+        "a decline is replayed to a retry with its key; running it again is a duplicate); any",
+        "other name is a usage error.",
+        "",
+        "A failed check either violates the idempotency guarantee (an effect lost or duplicated,",
+        "one key answered differently) or differs from the profile's conventions (a status, an",
+        "error code, a marker); the report says which.",
+        "",
+        "Exit status: 0 when no check failed (with --fail-on guarantee: none violated the",
+        "guarantee), 1 when one did, 2 when the checks could not be judged as asked: a usage",
+        "error, a --base-url that takes no connection, an --effect-url that does not answer a",
+        "count (asked before any check; if it stops later, the run stops there), or a report",
+        "that could not be written."
+      })
+  static final class CommandLineOptions {
+    @Option(
+        names = "--base-url",
+        paramLabel = "URL",
+        description = "the API, e.g. http://localhost:8080")
+    String baseUrl;
 
-      A profile file (Java properties) may set: base (ietf or stripe), name, require-key,
-      missing-key-status, malformed-status, key-form (sf-string or bare), max-key-length,
-      mismatch-status, in-progress-status, in-progress-problem (true: the in-progress answer
-      is application/problem+json or has a Link rel=describedby), in-progress-code and
-      mismatch-code (PATH=VALUE in the answer's JSON, e.g. error.code=idempotency_key_in_use),
-      replay-header, retry-after-required, validation-errors-stored; any other name is a
-      usage error.
+    @Option(
+        names = "--method",
+        paramLabel = "M",
+        description = "the idempotent endpoint's method (POST)")
+    String method = "POST";
 
-      Exit status: 0 when no check failed, 1 when one did, 2 when the checks could not be
-      judged as asked: a usage error, a --base-url that takes no connection, an --effect-url
-      that does not answer a count (asked before any check; if it stops later, the run stops
-      there), or a report that could not be written.
-      """;
+    @Option(
+        names = "--path",
+        paramLabel = "T",
+        description = "its path template, e.g. /v1/payments")
+    String path;
+
+    @Option(
+        names = "--body",
+        paramLabel = "T",
+        description = "a valid request body; {{unique}} is replaced per check")
+    String body;
+
+    @Option(names = "--content-type", paramLabel = "V", description = "(application/json)")
+    String contentType = "application/json";
+
+    @Option(
+        names = "--mismatch-body",
+        paramLabel = "T",
+        description = "a different valid request (same {{unique}}), for the mismatch checks")
+    String mismatchBody;
+
+    @Option(
+        names = "--other-path",
+        paramLabel = "T",
+        description = "another endpoint, for the same key with the same body elsewhere")
+    String otherPath;
+
+    @Option(
+        names = "--invalid-body",
+        paramLabel = "T",
+        description = "a body the server refuses by validation")
+    String invalidBody;
+
+    @Option(
+        names = "--error-body",
+        paramLabel = "T",
+        description = "a request that ends in an error answer (e.g. a decline)")
+    String errorBody;
+
+    @Option(
+        names = "--error-header",
+        paramLabel = "'N: V'",
+        description = "a header that makes the request end in an error (repeatable)")
+    List<String> errorHeaders = new ArrayList<>();
+
+    @Option(
+        names = "--auth",
+        paramLabel = "V",
+        description =
+            "the first principal's credentials: an Authorization value ('Bearer sk_…', 'sk:abc')"
+                + " or a whole header, a name, a colon and a space ('X-Api-Key: k1'); also sent to"
+                + " --effect-url")
+    String auth;
+
+    @Option(
+        names = "--auth2",
+        paramLabel = "V",
+        description = "a second principal's credentials, in the same form")
+    String auth2;
+
+    @Option(
+        names = "--header",
+        paramLabel = "'N: V'",
+        description = "an extra header on every request (repeatable)")
+    List<String> headers = new ArrayList<>();
+
+    @Option(
+        names = "--effect-url",
+        paramLabel = "T",
+        description =
+            "a GET URL (a path under the base URL, or http://…) counting the resources {{unique}}"
+                + " created, e.g. '/v1/payments?merchantReference={{unique}}', with --auth; asked"
+                + " once before any check, where it must answer a count of 0; without one, nothing"
+                + " proves an operation ran exactly once (a warning names the checks that judge by"
+                + " the answers alone)")
+    String effectUrl;
+
+    @Option(
+        names = "--effect-count",
+        paramLabel = "PATH",
+        description =
+            "where the count is in its JSON answer: 'count', 'data.length' (default: the answer is"
+                + " an array, or a number)")
+    String effectCount = "";
+
+    @Option(
+        names = "--profile",
+        paramLabel = "P",
+        description = "ietf (default), stripe, or a properties file (base=ietf, …)")
+    String profile = "ietf";
+
+    @Option(
+        names = "--concurrency",
+        paramLabel = "N",
+        description = "requests released together by the race checks (8; 2 to 256)")
+    String concurrency = "8";
+
+    @Option(
+        names = "--inflight-delay-ms",
+        paramLabel = "N",
+        description =
+            "when the second request of an in-flight check starts (200; shorter than --timeout-s)")
+    String inflightDelay = "200";
+
+    @Option(names = "--timeout-s", paramLabel = "N", description = "per request (30; 1 to 3600)")
+    String timeout = "30";
+
+    @Option(names = "--json", paramLabel = "FILE", description = "also write the report as JSON")
+    String json;
+
+    @Option(
+        names = "--junit",
+        paramLabel = "FILE",
+        description =
+            "also write it as JUnit XML (a failure's message is what the check found; the warnings"
+                + " are the suite's properties and system-err)")
+    String junit;
+
+    @Option(
+        names = "--only",
+        paramLabel = "ID,ID",
+        description =
+            "run only these checks (ids as in the report; an unknown id is a usage error); an API"
+                + " that takes only the other key form is then a warning in the report, not a"
+                + " key.form verdict")
+    String only;
+
+    @Option(
+        names = "--fail-on",
+        paramLabel = "KIND",
+        description =
+            "any (default): exit status 1 when any check failed; guarantee: only when one violated"
+                + " the idempotency guarantee (differences from the profile's conventions are"
+                + " still reported)")
+    String failOn = "any";
+
+    @Option(
+        names = {"-h", "--help"},
+        usageHelp = true,
+        description = "this help")
+    boolean help;
+  }
+
+  /** The usage, generated from the options ({@code --help}, and after a usage error). */
+  static String usage() {
+    return commandLine(new CommandLineOptions()).getUsageMessage(CommandLine.Help.Ansi.OFF);
+  }
+
+  private static CommandLine commandLine(CommandLineOptions options) {
+    CommandLine line = new CommandLine(options);
+    // Later options win: a CI job may append a --profile to a shared command.
+    line.setOverwrittenOptionsAllowed(true);
+    return line;
+  }
 
   static Options parse(String[] args) throws Exception {
-    URI baseUrl = null;
-    String method = "POST";
-    String path = null;
-    String body = null;
-    String contentType = "application/json";
-    String mismatchBody = null;
-    String otherPath = null;
-    String invalidBody = null;
-    String errorBody = null;
-    List<Map.Entry<String, String>> errorHeaders = new ArrayList<>();
-    Map.Entry<String, String> auth = null;
-    Map.Entry<String, String> auth2 = null;
-    List<Map.Entry<String, String>> headers = new ArrayList<>();
-    String effectUrl = null;
-    String effectCount = "";
-    Profile profile = Profile.IETF;
-    int concurrency = 8;
-    Duration inflightDelay = Duration.ofMillis(200);
-    Duration timeout = Duration.ofSeconds(30);
-    Path json = null;
-    Path junit = null;
-    Set<String> only = Set.of();
-    for (int i = 0; i < args.length; i++) {
-      String flag = args[i];
-      if (flag.equals("--help") || flag.equals("-h")) {
-        throw new HelpRequested();
-      }
-      if (!USAGE.contains("\n  " + flag + " ")) {
-        throw new IllegalArgumentException(
-            "unknown option "
-                + flag
-                + (flag.startsWith("--") && flag.contains("=")
-                    ? "; give the value as the next argument: "
-                        + flag.substring(0, flag.indexOf('='))
-                        + " VALUE"
-                    : ""));
-      }
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException(flag + " needs a value");
-      }
-      String v = args[++i];
-      switch (flag) {
-        case "--base-url" ->
-            baseUrl = url(flag, v.endsWith("/") ? v.substring(0, v.length() - 1) : v);
-        case "--method" -> method = v;
-        case "--path" -> path = v;
-        case "--body" -> body = v;
-        case "--content-type" -> contentType = v;
-        case "--mismatch-body" -> mismatchBody = v;
-        case "--other-path" -> otherPath = v;
-        case "--invalid-body" -> invalidBody = v;
-        case "--error-body" -> errorBody = v;
-        case "--error-header" -> errorHeaders.add(header(v));
-        case "--auth" -> auth = authHeader(flag, v);
-        case "--auth2" -> auth2 = authHeader(flag, v);
-        case "--header" -> headers.add(header(v));
-        case "--effect-url" -> effectUrl = v;
-        case "--effect-count" -> effectCount = v;
-        case "--profile" -> profile = Profile.named(v);
-        // Past an int, the cast wrapped: 4294967298 became 2 and passed the range check.
-        case "--concurrency" -> concurrency = (int) Math.min(number(flag, v), Integer.MAX_VALUE);
-        case "--inflight-delay-ms" -> inflightDelay = Duration.ofMillis(number(flag, v));
-        case "--timeout-s" -> timeout = Duration.ofSeconds(number(flag, v));
-        case "--json" -> json = Path.of(v);
-        case "--junit" -> junit = Path.of(v);
-        case "--only" -> only = Set.copyOf(List.of(v.trim().split("\\s*,\\s*")));
-        default -> throw new IllegalArgumentException("unknown option " + flag);
-      }
+    CommandLineOptions a = new CommandLineOptions();
+    CommandLine line = commandLine(a);
+    try {
+      line.parseArgs(args);
+    } catch (CommandLine.UnmatchedArgumentException e) {
+      String flag = e.getUnmatched().get(0);
+      throw new IllegalArgumentException(
+          "unknown option "
+              + flag
+              + (flag.startsWith("--") && flag.contains("=")
+                  ? "; give the value as the next argument: "
+                      + flag.substring(0, flag.indexOf('='))
+                      + " VALUE"
+                  : ""));
+    } catch (CommandLine.MissingParameterException e) {
+      String flag =
+          e.getMissing().isEmpty() || !(e.getMissing().get(0) instanceof OptionSpec option)
+              ? "an option"
+              : option.longestName();
+      throw new IllegalArgumentException(flag + " needs a value");
+    } catch (CommandLine.ParameterException e) {
+      throw new IllegalArgumentException(e.getMessage());
     }
-    if (baseUrl == null || path == null || body == null) {
+    if (line.isUsageHelpRequested()) {
+      throw new HelpRequested();
+    }
+    if (a.baseUrl == null || a.path == null || a.body == null) {
       throw new IllegalArgumentException("--base-url, --path and --body are required");
     }
+    URI baseUrl =
+        url(
+            "--base-url",
+            a.baseUrl.endsWith("/") ? a.baseUrl.substring(0, a.baseUrl.length() - 1) : a.baseUrl);
+    String method = a.method;
+    String path = a.path;
+    String otherPath = a.otherPath;
+    String effectUrl = a.effectUrl;
+    Profile profile = Profile.named(a.profile);
+    // Past an int, the cast wrapped: 4294967298 became 2 and passed the range check.
+    int concurrency = (int) Math.min(number("--concurrency", a.concurrency), Integer.MAX_VALUE);
+    Duration inflightDelay = Duration.ofMillis(number("--inflight-delay-ms", a.inflightDelay));
+    Duration timeout = Duration.ofSeconds(number("--timeout-s", a.timeout));
+    Path json = a.json == null ? null : Path.of(a.json);
+    Path junit = a.junit == null ? null : Path.of(a.junit);
+    Set<String> only =
+        a.only == null ? Set.of() : Set.copyOf(List.of(a.only.trim().split("\\s*,\\s*")));
+    FailOn failOn =
+        switch (a.failOn) {
+          case "any" -> FailOn.ANY;
+          case "guarantee" -> FailOn.GUARANTEE;
+          default ->
+              throw new IllegalArgumentException(
+                  "--fail-on is any or guarantee, not '" + a.failOn + "'");
+        };
     if (!"http".equalsIgnoreCase(baseUrl.getScheme()) || baseUrl.getHost() == null) {
       throw new IllegalArgumentException(
           "--base-url must be an http:// URL with a host, e.g. http://localhost:8080 (not "
@@ -235,29 +377,34 @@ record Options(
       requirePort(
           "--effect-url", url("--effect-url", sample.startsWith("/") ? baseUrl + sample : sample));
     }
+    List<Map.Entry<String, String>> errorHeaders = new ArrayList<>();
+    a.errorHeaders.forEach(h -> errorHeaders.add(header(h)));
+    List<Map.Entry<String, String>> headers = new ArrayList<>();
+    a.headers.forEach(h -> headers.add(header(h)));
     return new Options(
         baseUrl,
         method,
         path,
-        body,
-        contentType,
-        mismatchBody,
+        a.body,
+        a.contentType,
+        a.mismatchBody,
         otherPath,
-        invalidBody,
-        errorBody,
+        a.invalidBody,
+        a.errorBody,
         List.copyOf(errorHeaders),
-        auth,
-        auth2,
+        a.auth == null ? null : authHeader("--auth", a.auth),
+        a.auth2 == null ? null : authHeader("--auth2", a.auth2),
         List.copyOf(headers),
         effectUrl,
-        effectCount,
+        a.effectCount,
         profile,
         concurrency,
         inflightDelay,
         timeout,
         json,
         junit,
-        only);
+        only,
+        failOn);
   }
 
   /** {@code --help}: the usage on standard output, exit status 0. */

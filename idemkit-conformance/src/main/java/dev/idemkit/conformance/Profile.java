@@ -1,6 +1,5 @@
 package dev.idemkit.conformance;
 
-import dev.idemkit.client.internal.Json;
 import dev.idemkit.conformance.RawHttp.Response;
 import java.io.IOException;
 import java.io.Reader;
@@ -17,6 +16,8 @@ import java.util.Properties;
  * base=ietf}) and overrides any of the keys below.
  *
  * @param name the profile's name, in reports
+ * @param keyHeader the header that carries the key ({@code key-header}, {@code Idempotency-Key}
+ *     unless the API names another, such as {@code X-Idempotency-Key})
  * @param requireKey whether a request without a key must be refused ({@code require-key})
  * @param missingKeyStatus the status for a missing key ({@code missing-key-status})
  * @param malformedStatus the status for a malformed key ({@code malformed-status})
@@ -38,9 +39,13 @@ import java.util.Properties;
  *     retry-after-required})
  * @param validationErrorsStored whether a request refused by validation is remembered under its key
  *     ({@code validation-errors-stored}); if not, the fixed request with the same key must run
+ * @param refusalsReplayed whether an error answer of the operation itself (a decline) is stored and
+ *     replayed to a retry with the same key ({@code refusals-replayed}); if so, a retry that runs
+ *     it again is a second effect of one key
  */
 record Profile(
     String name,
+    String keyHeader,
     boolean requireKey,
     int missingKeyStatus,
     int malformedStatus,
@@ -53,7 +58,11 @@ record Profile(
     Code mismatchCode,
     String replayHeader,
     boolean retryAfterRequired,
-    boolean validationErrorsStored) {
+    boolean validationErrorsStored,
+    boolean refusalsReplayed) {
+
+  /** The header name a key goes in unless a profile names another. */
+  static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
 
   /**
    * A value in an answer's JSON body that says what the answer is, such as {@code
@@ -84,18 +93,18 @@ record Profile(
       return path.isEmpty();
     }
 
+    /** The value at this code's path in the answer's JSON body, if any. */
+    Optional<String> foundIn(Response r) {
+      try {
+        return JsonPath.find(JsonDocuments.parse(r.bodyText()), path).map(String::valueOf);
+      } catch (RuntimeException notJson) {
+        return Optional.empty();
+      }
+    }
+
     /** Whether the answer's body has this value at this path; always, for {@link #NONE}. */
     boolean matches(Response r) {
-      if (isNone()) {
-        return true;
-      }
-      try {
-        return JsonPath.find(Json.parse(r.bodyText()), path)
-            .map(v -> String.valueOf(v).equals(value))
-            .orElse(false);
-      } catch (RuntimeException notJson) {
-        return false;
-      }
+      return isNone() || foundIn(r).map(value::equals).orElse(false);
     }
 
     @Override
@@ -120,21 +129,39 @@ record Profile(
    * draft says these answers SHOULD describe the problem (a body with a link to documentation, or a
    * {@code Link} header) but names no type or code of its own, so any 409 is read as in progress (a
    * profile file can demand more: {@code in-progress-problem=true}, {@code in-progress-code}). It
-   * names no replay header either, so none is required (a replay header's presence is reported).
+   * names no replay header either, so none is required (a replay header's presence is reported). A
+   * retry of a completed request gets "the result of the previously completed operation, success or
+   * an error": a refusal such as a decline is replayed, not run again.
    */
   static final Profile IETF =
       new Profile(
-          "ietf", true, 400, 400, true, 255, 422, 409, false, Code.NONE, Code.NONE, "", true,
-          false);
+          "ietf",
+          DEFAULT_KEY_HEADER,
+          true,
+          400,
+          400,
+          true,
+          255,
+          422,
+          409,
+          false,
+          Code.NONE,
+          Code.NONE,
+          "",
+          true,
+          false,
+          true);
 
   /**
    * Stripe: the key is optional and bare (at most 255 characters), a replay carries {@code
    * Idempotent-Replayed: true}, reused keys with other parameters are a 400 of type {@code
-   * idempotency_error}, concurrent use a 409 with code {@code idempotency_key_in_use}.
+   * idempotency_error}, concurrent use a 409 with code {@code idempotency_key_in_use}; every result
+   * of an operation that started, errors included, is saved and replayed.
    */
   static final Profile STRIPE =
       new Profile(
           "stripe",
+          DEFAULT_KEY_HEADER,
           false,
           400,
           400,
@@ -147,7 +174,8 @@ record Profile(
           new Code("error.type", "idempotency_error"),
           "Idempotent-Replayed: true",
           false,
-          false);
+          false,
+          true);
 
   /**
    * Classifies an answer. An in-progress answer has the in-progress status and, where the profile
@@ -235,6 +263,7 @@ record Profile(
       List.of(
           "base",
           "name",
+          "key-header",
           "require-key",
           "missing-key-status",
           "malformed-status",
@@ -247,7 +276,8 @@ record Profile(
           "mismatch-code",
           "replay-header",
           "retry-after-required",
-          "validation-errors-stored");
+          "validation-errors-stored",
+          "refusals-replayed");
 
   static Profile custom(Path file) throws IOException {
     Properties p = new Properties();
@@ -274,8 +304,17 @@ record Profile(
           file + ": key-form is sf-string or bare, not '" + keyForm + "'");
     }
     Profile base = baseName.equals("stripe") ? STRIPE : IETF;
+    String keyHeader = p.getProperty("key-header", base.keyHeader).trim();
+    if (!keyHeader.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
+      throw new IllegalArgumentException(
+          file
+              + ": key-header is one header name, such as X-Idempotency-Key, not '"
+              + keyHeader
+              + "'");
+    }
     return new Profile(
         p.getProperty("name", file.getFileName().toString()),
+        keyHeader,
         bool(p, "require-key", base.requireKey),
         integer(p, "missing-key-status", base.missingKeyStatus),
         integer(p, "malformed-status", base.malformedStatus),
@@ -291,7 +330,8 @@ record Profile(
             "mismatch-code", p.getProperty("mismatch-code", base.mismatchCode.toString()).trim()),
         p.getProperty("replay-header", base.replayHeader).trim(),
         bool(p, "retry-after-required", base.retryAfterRequired),
-        bool(p, "validation-errors-stored", base.validationErrorsStored));
+        bool(p, "validation-errors-stored", base.validationErrorsStored),
+        bool(p, "refusals-replayed", base.refusalsReplayed));
   }
 
   private static boolean bool(Properties p, String name, boolean fallback) {

@@ -1,14 +1,16 @@
 package dev.idemkit.conformance;
 
-import dev.idemkit.client.internal.Json;
+import dev.idemkit.conformance.CheckResult.Breach;
 import dev.idemkit.conformance.CheckResult.Status;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /** The report in three forms: readable text, JSON, and JUnit XML for CI dashboards. */
 final class Reports {
@@ -17,16 +19,43 @@ final class Reports {
 
   static String line(CheckResult r) {
     return String.format(
-        Locale.ROOT, "%-4s  %-28s %s%n      %s%n", r.status(), r.id(), r.rationale(), r.detail());
+        Locale.ROOT, "%-4s  %-28s %s%n      %s%n", r.status(), r.id(), r.rationale(), detail(r));
+  }
+
+  /** A failure's detail says first what it breaks. */
+  private static String detail(CheckResult r) {
+    return r.status() == Status.FAIL ? r.breach().phrase() + ": " + r.detail() : r.detail();
   }
 
   /**
    * The closing lines: every warning of the run (each also went to standard error before the
-   * checks), then the counts.
+   * checks), which failures violate the guarantee and which only differ from the profile, then the
+   * counts.
    */
   static String summary(Options o, List<String> warnings, List<CheckResult> results) {
     StringBuilder warned = new StringBuilder();
     warnings.forEach(w -> warned.append("\nwarning: ").append(w).append('\n'));
+    for (Breach breach : List.of(Breach.GUARANTEE, Breach.CONVENTION)) {
+      List<String> ids =
+          results.stream()
+              .filter(r -> r.status() == Status.FAIL && r.breach() == breach)
+              .map(CheckResult::id)
+              .toList();
+      if (!ids.isEmpty()) {
+        warned
+            .append('\n')
+            .append(ids.size() == 1 ? "1 check " : ids.size() + " checks ")
+            .append(
+                breach == Breach.GUARANTEE
+                    ? (ids.size() == 1 ? "violates" : "violate") + " the idempotency guarantee: "
+                    : (ids.size() == 1 ? "differs" : "differ")
+                        + " from the "
+                        + o.profile().name()
+                        + " profile's conventions: ")
+            .append(String.join(", ", ids))
+            .append('\n');
+      }
+    }
     return warned
         + String.format(
             Locale.ROOT,
@@ -48,42 +77,40 @@ final class Reports {
 
   static void writeJson(Path file, Options o, List<String> warnings, List<CheckResult> results)
       throws IOException {
-    StringBuilder out = new StringBuilder();
-    out.append("{\n  \"tool\": \"idemkit-conformance\",\n");
-    out.append("  \"profile\": ").append(Json.quote(o.profile().name())).append(",\n");
-    out.append("  \"endpoint\": ")
-        .append(Json.quote(o.method() + " " + o.baseUrl() + o.path()))
-        .append(",\n");
-    out.append("  \"finishedAt\": ").append(Json.quote(Instant.now().toString())).append(",\n");
-    out.append("  \"summary\": {");
-    Status[] statuses = Status.values();
-    for (int i = 0; i < statuses.length; i++) {
-      out.append(i == 0 ? "" : ", ")
-          .append(Json.quote(statuses[i].name().toLowerCase(Locale.ROOT)))
-          .append(": ")
-          .append(count(results, statuses[i]));
+    Map<String, Object> summary = new LinkedHashMap<>();
+    for (Status status : Status.values()) {
+      summary.put(status.name().toLowerCase(Locale.ROOT), count(results, status));
     }
-    out.append("},\n  \"warnings\": [");
-    for (int i = 0; i < warnings.size(); i++) {
-      out.append(i == 0 ? "" : ", ").append(Json.quote(warnings.get(i)));
+    for (Breach breach : List.of(Breach.GUARANTEE, Breach.CONVENTION)) {
+      summary.put(
+          breach.name().toLowerCase(Locale.ROOT),
+          results.stream().filter(r -> r.status() == Status.FAIL && r.breach() == breach).count());
     }
-    out.append("],\n  \"checks\": [\n");
-    for (int i = 0; i < results.size(); i++) {
-      CheckResult r = results.get(i);
-      out.append("    {\"id\": ")
-          .append(Json.quote(r.id()))
-          .append(", \"status\": ")
-          .append(Json.quote(r.status().name()))
-          .append(", \"rationale\": ")
-          .append(Json.quote(r.rationale()))
-          .append(", \"detail\": ")
-          .append(Json.quote(r.detail()))
-          .append(", \"millis\": ")
-          .append(r.millis())
-          .append(i + 1 < results.size() ? "},\n" : "}\n");
-    }
-    out.append("  ]\n}\n");
-    write(file, out.toString());
+    List<Map<String, Object>> checks =
+        results.stream()
+            .map(
+                r -> {
+                  Map<String, Object> check = new LinkedHashMap<>();
+                  check.put("id", r.id());
+                  check.put("status", r.status().name());
+                  if (r.status() == Status.FAIL) {
+                    check.put("breach", r.breach().name().toLowerCase(Locale.ROOT));
+                  }
+                  check.put("rationale", r.rationale());
+                  check.put("detail", r.detail());
+                  check.put("millis", r.millis());
+                  return check;
+                })
+            .toList();
+    Map<String, Object> report = new LinkedHashMap<>();
+    report.put("tool", "idemkit-conformance");
+    report.put("profile", o.profile().name());
+    report.put("endpoint", o.method() + " " + o.baseUrl() + o.path());
+    report.put("finishedAt", Instant.now().toString());
+    report.put("summary", summary);
+    report.put("warnings", warnings);
+    report.put("checks", checks);
+    write(file, JsonDocuments.MAPPER.writeValueAsString(report) + "\n");
   }
 
   /**
@@ -124,11 +151,11 @@ final class Reports {
       switch (r.status()) {
         case FAIL ->
             out.append("    <failure message=\"")
-                .append(xml(r.detail()))
+                .append(xml(detail(r)))
                 .append("\" type=\"")
                 .append(xml(r.id()))
                 .append("\">")
-                .append(xml(r.rationale() + "\n" + r.detail()))
+                .append(xml(r.rationale() + "\n" + detail(r)))
                 .append("</failure>\n");
         case SKIP -> out.append("    <skipped message=\"").append(xml(r.detail())).append("\"/>\n");
         default ->

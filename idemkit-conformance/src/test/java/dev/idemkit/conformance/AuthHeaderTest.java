@@ -36,7 +36,7 @@ class AuthHeaderTest {
     assertThat(run.failed()).isEmpty();
     // Both principals were told apart by their keys: each got its own operation.
     assertThat(run.statuses()).containsEntry("scope.principal", "PASS");
-    assertThat(run.passed()).hasSize(21);
+    assertThat(run.passed()).hasSize(22);
   }
 
   @Test

@@ -13,8 +13,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -52,7 +54,18 @@ final class FlawedServer implements AutoCloseable {
      * conflict, not an in-progress answer. One effect, but the duplicate never learns the answer of
      * the operation it retried.
      */
-    BUSINESS_CONFLICT_ON_DUPLICATE
+    BUSINESS_CONFLICT_ON_DUPLICATE,
+    /**
+     * A duplicate of a running request waits for it, but only so long ({@link #giveUpAfter}): then
+     * it answers 500 and deletes the claim, so the first request's completion is stored nowhere and
+     * the next retry runs the operation again. One effect until a client retries.
+     */
+    GIVES_UP_AND_FREES_THE_KEY,
+    /**
+     * An operation that ends in a refusal (a decline, 402) is not stored under its key: a retry
+     * runs it again, and the second decline is a second declined record for one key.
+     */
+    REFUSALS_RUN_AGAIN
   }
 
   /** Whose rules the server follows where the IETF draft and Stripe differ. */
@@ -84,6 +97,7 @@ final class FlawedServer implements AutoCloseable {
 
   private static final class Record {
     final String fingerprint;
+    final CountDownLatch completed = new CountDownLatch(1);
     volatile String owner;
     volatile boolean done;
     volatile int status;
@@ -114,6 +128,8 @@ final class FlawedServer implements AutoCloseable {
   private volatile boolean omitLocation;
   private volatile boolean omitIdentifiers;
   private volatile String principalHeader = "Authorization";
+  private volatile String keyHeader = "Idempotency-Key";
+  private volatile long giveUpMillis;
 
   FlawedServer(Flaw flaw, long workMillis) throws IOException {
     this(flaw, Semantics.IETF, workMillis);
@@ -123,6 +139,7 @@ final class FlawedServer implements AutoCloseable {
     this.flaw = flaw;
     this.semantics = semantics;
     this.workMillis = workMillis;
+    this.giveUpMillis = workMillis / 2;
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
     server.setExecutor(pool);
     server.createContext("/", this::handle);
@@ -132,6 +149,19 @@ final class FlawedServer implements AutoCloseable {
   /** Takes the principal from {@code header} (an API key header) instead of Authorization. */
   void authenticateWith(String header) {
     principalHeader = header;
+  }
+
+  /** Reads the key from {@code header} (such as {@code X-Idempotency-Key}) instead. */
+  void readKeyFrom(String header) {
+    keyHeader = header;
+  }
+
+  /**
+   * How long a duplicate waits for the running request with {@link Flaw#GIVES_UP_AND_FREES_THE_KEY}
+   * (half the work, unless set).
+   */
+  void giveUpAfter(long millis) {
+    giveUpMillis = millis;
   }
 
   /** Renders resources without their id from now on (and so without a Location). */
@@ -201,7 +231,7 @@ final class FlawedServer implements AutoCloseable {
         answer(ex, 401, "{\"error\":\"unauthenticated\"}", null, false);
         return;
       }
-      List<String> keys = ex.getRequestHeaders().get("Idempotency-Key");
+      List<String> keys = ex.getRequestHeaders().get(keyHeader);
       if (keys == null && semantics != Semantics.STRIPE) {
         answer(ex, 400, "{\"errorCode\":\"IDEMPOTENCY_KEY_MISSING\"}", null, false);
         return;
@@ -249,6 +279,12 @@ final class FlawedServer implements AutoCloseable {
                 null,
                 false);
           }
+        } else if (!existing.done
+            && flaw == Flaw.GIVES_UP_AND_FREES_THE_KEY
+            && !existing.completed.await(giveUpMillis, TimeUnit.MILLISECONDS)) {
+          // Gave up waiting: the claim goes, and with it the first request's completion.
+          records.remove(scope, existing);
+          answer(ex, 500, "{\"error\":\"timed out waiting for the first request\"}", null, false);
         } else if (!existing.done && semantics == Semantics.STRIPE) {
           answer(
               ex,
@@ -285,6 +321,8 @@ final class FlawedServer implements AutoCloseable {
       // Run the operation.
       Thread.sleep(workMillis);
       if ("decline".equals(amount)) {
+        // A declined record: what the refusal leaves behind, one per run of the operation.
+        effects.computeIfAbsent((String) ref, r -> new AtomicInteger()).incrementAndGet();
         mine.status = 402;
         mine.body = "{\"errorCode\":\"PAYMENT_DECLINED\"}".getBytes(StandardCharsets.UTF_8);
       } else if (flaw == Flaw.BUSINESS_CONFLICT_ON_DUPLICATE
@@ -299,6 +337,10 @@ final class FlawedServer implements AutoCloseable {
         mine.body = render(mine.item, (String) ref, (String) amount, principal);
       }
       mine.done = true;
+      mine.completed.countDown();
+      if (flaw == Flaw.REFUSALS_RUN_AGAIN && mine.status == 402) {
+        records.remove(scope, mine);
+      }
       if ((flaw == Flaw.IN_PROGRESS_NOT_DETECTED || flaw == Flaw.BUSINESS_CONFLICT_ON_DUPLICATE)
           && !key.isEmpty()) {
         records.put(scope, mine);

@@ -72,7 +72,7 @@ class InflightDuplicateTest {
       assertThat(r.out())
           .contains("FAIL  inflight.duplicate")
           .contains("the operation ran a second time")
-          .contains("2 effects instead of 1");
+          .contains("2 effects for one key: the operation ran again (a duplicate)");
     }
   }
 }

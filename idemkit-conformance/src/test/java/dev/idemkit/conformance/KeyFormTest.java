@@ -38,7 +38,7 @@ class KeyFormTest {
         .contains("it accepts a key sent bare")
         .contains("the other checks send the form the API takes");
     assertThat(run.statuses()).containsEntry("key.forms", "SKIP");
-    assertThat(run.passed()).hasSize(19);
+    assertThat(run.passed()).hasSize(20);
     assertThat(run.stderr()).contains("idemkit-conformance: key.form: the API refuses the key");
   }
 

@@ -1,6 +1,7 @@
 package dev.idemkit.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idemkit.conformance.BrokenServersTest.Run;
 import dev.idemkit.conformance.FlawedServer.Flaw;
@@ -78,7 +79,8 @@ class ProfilesTest {
       assertThat(status).containsEntry("key.missing", "INFO");
       // Stripe sends no Retry-After with its 409: reported, not required.
       assertThat(status).containsEntry("conflict.retry-after", "INFO");
-      assertThat(status).containsEntry("errors.replay", "INFO");
+      // Stripe replays a decline too.
+      assertThat(status).containsEntry("errors.replay", "PASS");
       assertThat(run.passed())
           .containsExactlyInAnyOrder(
               "key.form",
@@ -97,6 +99,7 @@ class ProfilesTest {
               "inflight.mismatch",
               "scope.principal",
               "errors.validation-not-stored",
+              "errors.replay",
               "lost-answer.retry");
       // Stripe's replay marker is required, and was there; a reused key is Stripe's 400.
       assertThat(run.detail("replay.completed")).endsWith("marked Idempotent-Replayed: true");
@@ -152,7 +155,7 @@ class ProfilesTest {
 
       assertThat(run.exit()).as(run.stdout()).isZero();
       assertThat(run.failed()).isEmpty();
-      assertThat(run.passed()).hasSize(21);
+      assertThat(run.passed()).hasSize(22);
       assertThat(run.stdout()).contains("profile ietf-marked");
       assertThat(run.detail("replay.completed")).endsWith("marked Idempotent-Replayed: true");
     }
@@ -182,6 +185,7 @@ class ProfilesTest {
               "inflight.mismatch",
               // replays without X-Acme-Replay: yes
               "replay.completed",
+              "errors.replay",
               "lost-answer.retry");
       assertThat(run.detail("mismatch.body")).startsWith("expected 409, got 422");
       assertThat(run.detail("replay.completed")).contains("no replay marker 'X-Acme-Replay: yes'");
@@ -210,7 +214,7 @@ class ProfilesTest {
       Run run = BrokenServersTest.check(correct, reports, "codes-pass", profile);
 
       assertThat(run.exit()).as(run.stdout()).isZero();
-      assertThat(run.passed()).hasSize(21);
+      assertThat(run.passed()).hasSize(22);
       assertThat(run.stderr()).doesNotContain("warning");
       assertThat(run.detail("concurrent.duplicates")).contains("7 in progress");
       assertThat(run.detail("inflight.mismatch"))
@@ -228,7 +232,7 @@ class ProfilesTest {
               "concurrent.duplicates", "inflight.duplicate", "inflight.mismatch");
       assertThat(run.detail("concurrent.duplicates"))
           .contains("REFERENCE_ALREADY_USED")
-          .contains("not an in-progress answer");
+          .contains("not the conflict-codes profile's in-progress answer (errorCode=REFERENCE");
     }
   }
 
@@ -262,6 +266,83 @@ class ProfilesTest {
       }
       // After completion a 409 can only be the mismatch.
       assertThat(run.statuses()).containsEntry("mismatch.body", "PASS");
+    }
+  }
+
+  @Test
+  void aProfileFileSetsTheKeyHeaderAndWhetherRefusalsAreReplayed() throws Exception {
+    Path file = reports.resolve("settings.properties");
+    Files.writeString(file, "base=stripe\nkey-header=X-Idempotency-Key\nrefusals-replayed=false\n");
+
+    Profile profile = Profile.custom(file);
+
+    assertThat(profile.keyHeader()).isEqualTo("X-Idempotency-Key");
+    assertThat(profile.refusalsReplayed()).isFalse();
+    assertThat(profile.replayHeader())
+        .as("the rest from stripe")
+        .isEqualTo("Idempotent-Replayed: true");
+    assertThat(Profile.IETF.keyHeader()).isEqualTo("Idempotency-Key");
+    assertThat(Profile.IETF.refusalsReplayed()).isTrue();
+    assertThat(Profile.STRIPE.refusalsReplayed()).isTrue();
+    Path bad = reports.resolve("bad.properties");
+    Files.writeString(bad, "key-header=X Key\n");
+    assertThatThrownBy(() -> Profile.custom(bad))
+        .hasMessageContaining("key-header is one header name, such as X-Idempotency-Key");
+  }
+
+  /**
+   * Where a profile leaves refusals open ({@code refusals-replayed=false}), a decline that runs
+   * again is reported, with its effect counts, and fails nothing.
+   */
+  @Test
+  void aProfileThatLeavesRefusalsOpenReportsARefusalRunAgain() throws Exception {
+    Path open = reports.resolve("open.properties");
+    Files.writeString(open, "base=ietf\nname=ietf-open\nrefusals-replayed=false\n");
+    try (FlawedServer server = new FlawedServer(Flaw.REFUSALS_RUN_AGAIN, 300)) {
+      Run run =
+          BrokenServersTest.check(
+              server, reports, "refusals-open", List.of("--profile", open.toString()));
+
+      assertThat(run.exit()).as(run.stdout()).isZero();
+      assertThat(run.statuses()).containsEntry("errors.replay", "INFO");
+      assertThat(run.detail("errors.replay"))
+          .contains("ran again: the same answer")
+          .contains("1 effect after the first request, 2 after the retry");
+    }
+  }
+
+  /**
+   * A server that answers by other conventions than the profile's, with every effect and answer as
+   * the guarantee wants them: each failure says it differs from the profile, and {@code --fail-on
+   * guarantee} lets the run pass; a server that duplicates still fails it.
+   */
+  @Test
+  void failingOnTheGuaranteeOnlyPassesConventionDifferences() throws Exception {
+    Path other = reports.resolve("acme.properties");
+    Files.writeString(
+        other, "base=ietf\nname=acme\nmismatch-status=409\nreplay-header=X-Acme-Replay: yes\n");
+    List<String> args = List.of("--profile", other.toString(), "--fail-on", "guarantee");
+    try (FlawedServer server = new FlawedServer(Flaw.NONE, 300)) {
+      Run run = BrokenServersTest.check(server, reports, "acme-guarantee", args);
+
+      assertThat(run.exit()).as(run.stdout()).isZero();
+      assertThat(run.failed()).isNotEmpty();
+      assertThat(run.violated()).isEmpty();
+      assertThat(run.differing()).isEqualTo(run.failed());
+      assertThat(run.detail("mismatch.body")).startsWith("expected 409, got 422");
+      assertThat(run.stdout())
+          .contains("differs from the profile's conventions: expected 409, got 422")
+          .contains("5 checks differ from the acme profile's conventions: ")
+          .doesNotContain("violate");
+      assertThat(run.json()).contains("\"convention\" : 5").contains("\"guarantee\" : 0");
+    }
+    try (FlawedServer broken = new FlawedServer(Flaw.FIND_THEN_INSERT, 300)) {
+      Run run = BrokenServersTest.check(broken, reports, "find-then-insert-guarantee", args);
+
+      assertThat(run.exit()).isEqualTo(1);
+      assertThat(run.violated()).containsExactly("concurrent.duplicates");
+      assertThat(run.stdout())
+          .contains("1 check violates the idempotency guarantee: concurrent.duplicates");
     }
   }
 }

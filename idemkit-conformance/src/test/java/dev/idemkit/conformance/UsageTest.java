@@ -55,8 +55,20 @@ class UsageTest {
       Result r = run(flag);
       assertThat(r.exit()).isZero();
       assertThat(r.out()).startsWith("Usage: java -jar idemkit-conformance.jar").contains("--only");
+      assertThat(r.out())
+          .contains("--fail-on KIND")
+          .contains("key-header")
+          .contains("refusals-replayed");
       assertThat(r.err()).isEmpty();
     }
+  }
+
+  @Test
+  void failOnIsAnyOrGuarantee() {
+    Result r = run(withRequired("--fail-on", "convention"));
+
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.err()).contains("--fail-on is any or guarantee, not 'convention'");
   }
 
   @Test
@@ -159,12 +171,12 @@ class UsageTest {
   void aShortenedTextNeverEndsInHalfACharacter() {
     String text = "x" + "\uD83D\uDE00".repeat(100);
 
-    String cut = Checker.prefix(text, 120);
+    String cut = Answers.prefix(text, 120);
 
     assertThat(cut).hasSizeLessThanOrEqualTo(120);
     assertThat(Character.isHighSurrogate(cut.charAt(cut.length() - 1))).isFalse();
     assertThat(StandardCharsets.UTF_8.newEncoder().canEncode(cut)).isTrue();
-    assertThat(Checker.prefix("short", 120)).isEqualTo("short");
+    assertThat(Answers.prefix("short", 120)).isEqualTo("short");
   }
 
   /**
