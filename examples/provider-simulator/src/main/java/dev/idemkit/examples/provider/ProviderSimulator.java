@@ -37,6 +37,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.MapperFeature;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * A payment provider that fails in every realistic way, on loopback. It is idempotent the way a
@@ -127,6 +132,18 @@ public final class ProviderSimulator implements AutoCloseable {
           created_at      timestamptz not null default now(),
           unique (merchant, idempotency_key)
       )""";
+
+  /**
+   * Every body in and out. An answer's keys are in alphabetical order, a record's as a map's, so
+   * one answer is always the same text; a request body is one JSON value and nothing after it.
+   */
+  private static final JsonMapper JSON =
+      JsonMapper.builder()
+          .enable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)
+          .disable(MapperFeature.SORT_CREATOR_PROPERTIES_FIRST)
+          .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .build();
 
   private final Config config;
   private final DataSource dataSource;
@@ -248,16 +265,14 @@ public final class ProviderSimulator implements AutoCloseable {
     }
     String merchant =
         Optional.ofNullable(exchange.getRequestHeaders().getFirst("X-Merchant")).orElse("default");
-    Map<String, String> body;
-    try (InputStream in = exchange.getRequestBody()) {
-      body = SimulatorJson.readFlatObject(new String(in.readAllBytes(), StandardCharsets.UTF_8));
-    } catch (IllegalArgumentException e) {
+    Optional<ChargeRequest> body = chargeRequest(exchange);
+    if (body.isEmpty()) {
       send(exchange, 400, Map.of("error", "invalid_json"));
       return;
     }
-    String amount = String.valueOf(body.get("amount"));
-    String currency = String.valueOf(body.get("currency"));
-    String reference = String.valueOf(body.get("reference"));
+    String amount = String.valueOf(body.get().amount());
+    String currency = String.valueOf(body.get().currency());
+    String reference = String.valueOf(body.get().reference());
     if (faults.contains(Fault.LATENCY)) {
       sleep(config.latency());
     }
@@ -290,20 +305,19 @@ public final class ProviderSimulator implements AutoCloseable {
                 ps.setString(7, decline ? "DECLINED" : "SUCCEEDED");
                 ps.executeUpdate();
               }
-              Map<String, Object> charge = new LinkedHashMap<>();
-              charge.put("chargeId", id);
-              charge.put("status", decline ? "DECLINED" : "SUCCEEDED");
-              charge.put("amount", amount);
-              charge.put("currency", currency);
-              charge.put("reference", reference);
-              if (decline) {
-                charge.put("declineCode", "card_declined");
-              }
+              ChargeAnswer charge =
+                  new ChargeAnswer(
+                      id,
+                      decline ? "DECLINED" : "SUCCEEDED",
+                      amount,
+                      currency,
+                      reference,
+                      decline ? "card_declined" : null);
               StoredResponse response =
                   StoredResponse.of(
                       decline ? 402 : 201,
                       Map.of("Content-Type", "application/json"),
-                      SimulatorJson.write(charge).getBytes(StandardCharsets.UTF_8));
+                      JSON.writeValueAsBytes(charge));
               return decline
                   ? OperationResult.rejected(response)
                   : OperationResult.success(response);
@@ -340,6 +354,22 @@ public final class ProviderSimulator implements AutoCloseable {
     }
   }
 
+  /**
+   * The charge asked for; empty when the body is not JSON, not an object whose values are scalars,
+   * or the JSON {@code null}.
+   */
+  private static Optional<ChargeRequest> chargeRequest(HttpExchange exchange) throws IOException {
+    byte[] body;
+    try (InputStream in = exchange.getRequestBody()) {
+      body = in.readAllBytes();
+    }
+    try {
+      return Optional.ofNullable(JSON.readValue(body, ChargeRequest.class));
+    } catch (JacksonException e) {
+      return Optional.empty();
+    }
+  }
+
   private void lookup(HttpExchange exchange, String query) throws IOException, SQLException {
     String key = null;
     for (String part : query.split("&")) {
@@ -365,13 +395,16 @@ public final class ProviderSimulator implements AutoCloseable {
           send(exchange, 404, Map.of("error", "no_such_charge"));
           return;
         }
-        Map<String, Object> charge = new LinkedHashMap<>();
-        charge.put("chargeId", rs.getString("id"));
-        charge.put("status", rs.getString("status"));
-        charge.put("amount", rs.getBigDecimal("amount").stripTrailingZeros().toPlainString());
-        charge.put("currency", rs.getString("currency"));
-        charge.put("reference", rs.getString("reference"));
-        send(exchange, 200, charge);
+        send(
+            exchange,
+            200,
+            new ChargeAnswer(
+                rs.getString("id"),
+                rs.getString("status"),
+                rs.getBigDecimal("amount").stripTrailingZeros().toPlainString(),
+                rs.getString("currency"),
+                rs.getString("reference"),
+                null));
       }
     }
   }
@@ -424,9 +457,8 @@ public final class ProviderSimulator implements AutoCloseable {
     return java.util.Arrays.stream(Fault.values()).map(Fault::wireName).toList();
   }
 
-  private static void send(HttpExchange exchange, int status, Map<String, ?> body)
-      throws IOException {
-    byte[] bytes = SimulatorJson.write(body).getBytes(StandardCharsets.UTF_8);
+  private static void send(HttpExchange exchange, int status, Object body) throws IOException {
+    byte[] bytes = JSON.writeValueAsBytes(body);
     exchange.getResponseHeaders().set("Content-Type", "application/json");
     exchange.sendResponseHeaders(status, bytes.length);
     exchange.getResponseBody().write(bytes);

@@ -59,16 +59,21 @@ class ProviderSimulatorIT {
 
   private HttpResponse<String> charge(String key, String reference, String fault, Duration timeout)
       throws Exception {
+    return post(
+        key,
+        "{\"amount\":\"10.00\",\"currency\":\"EUR\",\"reference\":\"" + reference + "\"}",
+        fault,
+        timeout);
+  }
+
+  private HttpResponse<String> post(String key, String body, String fault, Duration timeout)
+      throws Exception {
     HttpRequest.Builder b =
         HttpRequest.newBuilder(uri("/charges"))
             .timeout(timeout)
             .header("Idempotency-Key", key)
             .header("X-Merchant", "it")
-            .POST(
-                HttpRequest.BodyPublishers.ofString(
-                    "{\"amount\":\"10.00\",\"currency\":\"EUR\",\"reference\":\""
-                        + reference
-                        + "\"}"));
+            .POST(HttpRequest.BodyPublishers.ofString(body));
     if (fault != null) {
       b.header("X-Provider-Fault", fault);
     }
@@ -210,5 +215,92 @@ class ProviderSimulatorIT {
             HttpRequest.newBuilder(uri("/charges")).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(counts.statusCode()).isEqualTo(200);
     assertThat(counts.body()).contains("\"succeeded\":").contains("\"duplicateReferences\":0");
+  }
+
+  @Test
+  void answersAreJsonWithTheirKeysInAlphabeticalOrder() throws Exception {
+    String key = key();
+    HttpResponse<String> charged =
+        post(
+            key,
+            "{\"amount\":\"10.00\",\"currency\":\"EUR\",\"reference\":\"ref-wire \\\"q\\\"\"}",
+            null,
+            Duration.ofSeconds(10));
+    String id = charged.body().replaceAll(".*\"chargeId\":\"(ch_[0-9a-f]{20})\".*", "$1");
+
+    assertThat(charged.statusCode()).isEqualTo(201);
+    assertThat(charged.headers().firstValue("Content-Type")).hasValue("application/json");
+    assertThat(charged.body())
+        .isEqualTo(
+            "{\"amount\":\"10.00\",\"chargeId\":\""
+                + id
+                + "\",\"currency\":\"EUR\",\"reference\":\"ref-wire \\\"q\\\"\","
+                + "\"status\":\"SUCCEEDED\"}");
+    assertThat(lookup(key).body())
+        .isEqualTo(
+            "{\"amount\":\"10\",\"chargeId\":\""
+                + id
+                + "\",\"currency\":\"EUR\",\"reference\":\"ref-wire \\\"q\\\"\","
+                + "\"status\":\"SUCCEEDED\"}");
+    assertThat(lookup(key()).body()).isEqualTo("{\"error\":\"no_such_charge\"}");
+    assertThat(charge(key(), "ref-wire-503", "error-before-charge").body())
+        .isEqualTo("{\"charged\":false,\"error\":\"temporarily_unavailable\"}");
+    assertThat(charge(key(), "ref-wire-fault", "nope").body())
+        .isEqualTo(
+            "{\"error\":\"unknown_fault\",\"known\":[\"latency\",\"error-before-charge\","
+                + "\"decline\",\"drop-after-charge\",\"timeout-after-charge\",\"lookup-unavailable\"]}");
+    assertThat(
+            HTTP.send(
+                    HttpRequest.newBuilder(uri("/charges?reference=ref-wire-none")).build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .body())
+        .isEqualTo("{\"declined\":0,\"succeeded\":0}");
+  }
+
+  @Test
+  void aDeclineSaysWhy() throws Exception {
+    HttpResponse<String> declined = charge(key(), "ref-wire-decline", "decline");
+
+    assertThat(declined.body())
+        .matches(
+            "\\{\"amount\":\"10.00\",\"chargeId\":\"ch_[0-9a-f]{20}\",\"currency\":\"EUR\","
+                + "\"declineCode\":\"card_declined\",\"reference\":\"ref-wire-decline\","
+                + "\"status\":\"DECLINED\"}");
+  }
+
+  @Test
+  void aChargeMayGiveItsAmountAsANumberAndCarryOtherFields() throws Exception {
+    HttpResponse<String> charged =
+        post(
+            key(),
+            " { \"amount\" : 12.50, \"currency\": \"EUR\", \"reference\": \"ref-num\\u00e9\","
+                + " \"note\": null } ",
+            null,
+            Duration.ofSeconds(10));
+
+    assertThat(charged.statusCode()).as(charged.body()).isEqualTo(201);
+    assertThat(charged.body()).contains("\"amount\":\"12.50\"").contains("\"ref-num\u00e9\"");
+    assertThat(chargesFor("ref-num\u00e9")).isEqualTo(1);
+  }
+
+  @Test
+  void aBodyThatIsNotAFlatJsonObjectIsRefusedAndChargesNothing() throws Exception {
+    for (String bad :
+        java.util.List.of(
+            "",
+            "[]",
+            "null",
+            "{\"amount\":{\"b\":\"c\"},\"currency\":\"EUR\",\"reference\":\"ref-bad\"}",
+            "{\"amount\":[1],\"currency\":\"EUR\",\"reference\":\"ref-bad\"}",
+            "{\"amount\":\"1\"",
+            "{\"amount\":\"1\",\"currency\":\"EUR\",\"reference\":\"ref-bad\"} x",
+            "{\"amount\":nope}",
+            "{amount:\"1\"}")) {
+      HttpResponse<String> refused = post(key(), bad, null, Duration.ofSeconds(10));
+
+      assertThat(refused.statusCode()).as(bad).isEqualTo(400);
+      assertThat(refused.body()).as(bad).isEqualTo("{\"error\":\"invalid_json\"}");
+    }
+    assertThat(chargesFor("ref-bad")).isZero();
   }
 }

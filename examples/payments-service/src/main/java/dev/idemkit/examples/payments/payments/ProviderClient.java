@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.payments;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -9,11 +10,9 @@ import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.util.Map;
 import java.util.Optional;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.stereotype.Component;
-import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -29,7 +28,8 @@ public class ProviderClient {
   /** The merchant this service is at the provider. */
   public static final String MERCHANT = "idemkit-payments";
 
-  /** What the provider answered to a charge. */
+  /** What the provider answered to a charge (or a lookup); its other fields are not needed. */
+  @JsonIgnoreProperties(ignoreUnknown = true)
   public record Charge(String chargeId, String status) {
     public boolean declined() {
       return "DECLINED".equals(status);
@@ -60,7 +60,8 @@ public class ProviderClient {
     record Unavailable(String reason) implements Lookup {}
   }
 
-  private static final TypeReference<Map<String, Object>> ANSWER = new TypeReference<>() {};
+  /** The body of a charge request. */
+  private record ChargeRequest(String amount, String currency, String reference) {}
 
   private final ProviderProperties properties;
   private final Optional<ProviderRequests> requests;
@@ -89,9 +90,8 @@ public class ProviderClient {
             .header("Idempotency-Key", key)
             .header("X-Merchant", MERCHANT)
             .POST(
-                HttpRequest.BodyPublishers.ofString(
-                    "{\"amount\":\"%s\",\"currency\":\"%s\",\"reference\":\"%s\"}"
-                        .formatted(amount, currency, reference)));
+                HttpRequest.BodyPublishers.ofByteArray(
+                    json.writeValueAsBytes(new ChargeRequest(amount, currency, reference))));
     requests.ifPresent(r -> r.decorateCharge(request));
     HttpResponse<String> response;
     try {
@@ -103,7 +103,7 @@ public class ProviderClient {
     }
     int status = response.statusCode();
     if (status == 201 || status == 402) {
-      return new Attempt.Answered(parse(response.body()));
+      return new Attempt.Answered(json.readValue(response.body(), Charge.class));
     }
     if (status == 503) {
       return new Attempt.NotCharged("provider answered 503 before charging");
@@ -134,14 +134,9 @@ public class ProviderClient {
       return new Lookup.Unavailable("provider lookup failed: " + e);
     }
     return switch (response.statusCode()) {
-      case 200 -> new Lookup.Found(parse(response.body()));
+      case 200 -> new Lookup.Found(json.readValue(response.body(), Charge.class));
       case 404 -> new Lookup.NoCharge();
       default -> new Lookup.Unavailable("provider lookup answered " + response.statusCode());
     };
-  }
-
-  private Charge parse(String body) {
-    Map<String, Object> charge = json.readValue(body, ANSWER);
-    return new Charge(String.valueOf(charge.get("chargeId")), String.valueOf(charge.get("status")));
   }
 }
