@@ -226,11 +226,11 @@ public final class HttpBenchmark {
       Phase rawPhase;
       Phase layerPhase;
       if (r % 2 == 1) {
-        rawPhase = measureDrained(Kind.RAW, round);
-        layerPhase = measureDrained(Kind.LAYER, round);
+        rawPhase = measure(Kind.RAW, round, true);
+        layerPhase = measure(Kind.LAYER, round, true);
       } else {
-        layerPhase = measureDrained(Kind.LAYER, round);
-        rawPhase = measureDrained(Kind.RAW, round);
+        layerPhase = measure(Kind.LAYER, round, true);
+        rawPhase = measure(Kind.RAW, round, true);
       }
       raws.add(rawPhase);
       layers.add(layerPhase);
@@ -250,7 +250,7 @@ public final class HttpBenchmark {
           layerPhase.cpu().otherShare(layerPhase.seconds()) * 100);
     }
     int keys = completedByWorker.stream().mapToInt(List::size).sum();
-    Phase replay = measureDrained(Kind.REPLAY, round);
+    Phase replay = measure(Kind.REPLAY, round, true);
     System.out.printf(
         "replay:      %7.0f req/s (p50 %5.2f ms, p99 %6.2f ms) over %d keys completed in the"
             + " layer rounds   other CPU %.0f%%%n",
@@ -280,20 +280,6 @@ public final class HttpBenchmark {
 
   /** The kinds whose first counted phase printed its statements. */
   private final java.util.Set<Kind> profiled = java.util.EnumSet.noneOf(Kind.class);
-
-  /**
-   * Waits (at most a minute, not counted) for the service's event and mail backlog to drain, then
-   * measures {@code kind}.
-   */
-  private Phase measureDrained(Kind kind, Duration length) throws Exception {
-    long drained = counters.drainBacklog(Duration.ofMinutes(1));
-    if (drained < 0) {
-      System.out.println("  (the service's event backlog did not drain within a minute)");
-    } else if (drained > 1_000) {
-      System.out.printf("  (waited %.1f s for the service's event backlog)%n", drained / 1000.0);
-    }
-    return measure(kind, length, true);
-  }
 
   /** Runs {@code kind} on every worker for {@code length}. */
   private Phase measure(Kind kind, Duration length, boolean counted) throws Exception {
@@ -330,8 +316,14 @@ public final class HttpBenchmark {
     Cpu after = Cpu.now(service);
     pool.shutdown();
     if (counted) {
-      // The phase's own events and mails are its work: counted with it, however long they take.
-      counters.drainBacklog(Duration.ofMinutes(1));
+      // The phase's own events and mails are its work: counted with it, however long they take
+      // (not in its throughput); the next phase then starts with no backlog.
+      long drained = counters.drainBacklog(Duration.ofMinutes(1));
+      if (drained < 0) {
+        System.out.println("  (the service's event backlog did not drain within a minute)");
+      } else if (drained > 1_000) {
+        System.out.printf("  (waited %.1f s for the service's event backlog)%n", drained / 1000.0);
+      }
     }
     DatabaseCounters.settle(); // what the phase committed, and its events' relay and inboxes
     DatabaseCounters.Counts counts = counters.read().minus(countsBefore);

@@ -49,12 +49,7 @@ public final class BrokenStores {
         if (found.isPresent()) {
           return new ClaimAttempt.Found(found.get());
         }
-        try {
-          Thread.sleep(window.toMillis()); // the gap between the look-up and the insert
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        overwrite(tx, id);
+        overwriteAfter(window, tx, id);
         return real.claim(tx, id, fingerprint, lease, ttl);
       }
 
@@ -72,12 +67,7 @@ public final class BrokenStores {
         if (real.read(tx, id).isPresent()) {
           throw new RecordExistsException(id);
         }
-        try {
-          Thread.sleep(window.toMillis()); // the gap between the look-up and the insert
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        overwrite(tx, id);
+        overwriteAfter(window, tx, id);
         return real.insertInProgress(
             tx, id, fingerprint, lease, ttl, recoveryPoint, pendingExternal, data);
       }
@@ -85,11 +75,16 @@ public final class BrokenStores {
   }
 
   /**
-   * Deletes the key's record, as a store without a uniqueness guarantee would overwrite what a
-   * concurrent request inserted in between (the real store's primary key would otherwise still save
-   * the day).
+   * Waits {@code window} (the gap between a look-up and its insert), then deletes the key's record,
+   * as a store without a uniqueness guarantee would overwrite what a concurrent request inserted in
+   * between (the real store's primary key would otherwise still save the day).
    */
-  private static void overwrite(StoreTransaction tx, ScopedKey id) {
+  private static void overwriteAfter(Duration window, StoreTransaction tx, ScopedKey id) {
+    try {
+      Thread.sleep(window.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     try (PreparedStatement ps =
         tx.unwrap(Connection.class)
             .prepareStatement(
