@@ -39,6 +39,29 @@ final class Drain {
               "receipt mails pending",
               "select count(*) from idemkit_delivery where status = 'PENDING'"));
 
+  /**
+   * For a payment the flow did not finish: each of its outbox events in order, whether sent or
+   * parked, its attempts and last error, and each consumer's inbox row for it. What the report
+   * shows so an undrained run says where the flow stopped.
+   */
+  private static final String TRAIL =
+      """
+      select e.event_type, e.sequence, e.attempts,
+             case when e.sent_at is not null then 'sent'
+                  when e.parked_at is not null then 'PARKED' else 'unsent' end,
+             left(e.last_error, 160),
+             (select string_agg(i.consumer_name || ' ' || i.status || ' attempts=' || i.attempts
+                                || coalesce(' error=' || left(i.last_error, 160), ''),
+                                '; ' order by i.consumer_name)
+                from idemkit_inbox i where i.message_id = e.event_id)
+        from idemkit_outbox e
+       where e.aggregate_id = ?
+       order by e.sequence
+      """;
+
+  /** At most this many unfinished payments are traced in the report. */
+  private static final int TRACED = 3;
+
   private Drain() {}
 
   /** Drains; answers what did not drain within {@code max} (empty: all of it), with counts. */
@@ -60,6 +83,51 @@ final class Drain {
         left.add(n + " " + pending.getKey());
       }
     }
+    if (!left.isEmpty()) {
+      left.addAll(trails(cluster));
+    }
     return left;
+  }
+
+  /**
+   * The event trails of up to {@value #TRACED} completed payments missing their booking or their
+   * receipt.
+   */
+  private static List<String> trails(Cluster cluster) throws Exception {
+    List<String> trails = new ArrayList<>();
+    try (Connection c = cluster.payments()) {
+      List<String> unfinished = new ArrayList<>();
+      Rows.each(
+          c,
+          "select p.id::text from payment p where p.status = 'COMPLETED' and ("
+              + " not exists (select 1 from receipt r where r.payment_id = p.id)"
+              + " or not exists (select 1 from ledger_entry l where l.source_payment_id = p.id))"
+              + " order by p.created_at limit "
+              + TRACED,
+          rs -> unfinished.add(rs.getString(1)));
+      for (String payment : unfinished) {
+        StringBuilder trail = new StringBuilder("payment " + payment + ":");
+        Rows.each(
+            c,
+            TRAIL,
+            rs ->
+                trail
+                    .append(" [")
+                    .append(rs.getString(1))
+                    .append(" #")
+                    .append(rs.getLong(2))
+                    .append(' ')
+                    .append(rs.getString(4))
+                    .append(" attempts=")
+                    .append(rs.getInt(3))
+                    .append(rs.getString(5) == null ? "" : " error=" + rs.getString(5))
+                    .append("; inbox: ")
+                    .append(rs.getString(6) == null ? "none" : rs.getString(6))
+                    .append(']'),
+            payment);
+        trails.add(trail.toString());
+      }
+    }
+    return trails;
   }
 }
