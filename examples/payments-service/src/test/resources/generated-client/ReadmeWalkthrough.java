@@ -20,7 +20,7 @@ import java.util.UUID;
 import java.util.function.Function;
 
 /**
- * The README's walk-through, written against the client generated from the service's OpenAPI
+ * The walk-through of the README and docs/payments-service.md, written against the client generated from the service's OpenAPI
  * document (compiled and run by GeneratedClientIT). It returns what it saw; the test asserts.
  */
 public class ReadmeWalkthrough implements Function<Map<String, String>, Map<String, Object>> {

@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The README's ten lines ("The retrying client"), against a scripted server instead of the payments
- * service on port 8080. Keep the two in step.
+ * The ten lines of docs/getting-started.md's "The retrying client", against a scripted server
+ * instead of the payments service on port 8080. Keep the two in step.
  */
 class ReadmeExampleTest {
 

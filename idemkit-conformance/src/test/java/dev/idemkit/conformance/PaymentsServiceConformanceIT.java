@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * service: every check of the {@code ietf} profile passes, and under {@code stripe} only the
  * profile's conventions differ, with effects counted through the service's own list endpoint
  * ({@code GET /v1/payments?merchantReference=…}, the tenant's payments with a merchant reference),
- * the command the README shows.
+ * the command docs/proof.md shows.
  */
 class PaymentsServiceConformanceIT {
 

@@ -34,9 +34,10 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The OpenAPI document is the truth: this test fetches it from the running service, validates it,
  * generates a Java client from it with the standard generator (openapi-generator, {@code java},
- * library {@code native}), compiles that client, and runs the README walk-through through it
- * (src/test/resources/generated-client/ReadmeWalkthrough.java): create a payment, replay it, reuse
- * the key for another amount, create an order and confirm its payment.
+ * library {@code native}), compiles that client, and runs the walk-through of the README and
+ * docs/payments-service.md through it (src/test/resources/generated-client/ReadmeWalkthrough.java):
+ * create a payment, replay it, reuse the key for another amount, create an order and confirm its
+ * payment.
  */
 class GeneratedClientIT extends HttpTestSupport {
 

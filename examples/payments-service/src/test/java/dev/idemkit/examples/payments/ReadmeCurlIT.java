@@ -28,11 +28,12 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The README's curl lines, run as written (host and port aside, and the values its {@code P=…} and
- * {@code O=…} lines ask the reader to fill in): a payment created, replayed, refused on a changed
- * amount, refused without a key, its answer lost and recovered; two payments whose outcome stays
- * unknown escalated to an operator and resolved, one applied and one not applied (on a service
- * started with the {@code --idemkit.*} arguments of the README's demo start line in that section);
+ * The curl lines of the README's tour and of the pages it leads to ({@link #PAGES}), run as written
+ * (host and port aside, and the values their {@code P=…} and {@code O=…} lines ask the reader to
+ * fill in): the README's payment created, replayed, refused on a changed amount and read back; a
+ * payment refused without a key, another whose answer is lost and recovered; two payments whose
+ * outcome stays unknown escalated to an operator and resolved, one applied and one not applied (on
+ * a service started with the {@code --idemkit.*} arguments of the demo start line in that section);
  * an order created and paid; then what the consumers made of them: the ledger entries, the balance,
  * the receipt, the mail, the shipment and the outbox backlog.
  */
@@ -42,13 +43,20 @@ class ReadmeCurlIT extends HttpTestSupport {
   private static final Pattern VARIABLE = Pattern.compile("\\$([A-Z]+)");
   private static final Pattern ASSIGNMENT = Pattern.compile("([A-Z]+)=\\S+(\\s+#.*)?");
 
-  /** The README's section whose demo runs on a service started with its own arguments. */
-  private static final String RECORD_LIFE = "The record's life";
+  /** The README and the pages whose curl lines this test runs, relative to this module. */
+  private static final List<String> PAGES =
+      List.of("../../README.md", "../../docs/payments-service.md", "../../docs/operations.md");
+
+  /**
+   * The section (in docs/operations.md) whose demo runs on a service started with its own
+   * arguments.
+   */
+  private static final String RECORD_LIFE = "Cleanup, recovery and the record's life";
 
   @Autowired EmbeddedMail mail;
   @Autowired EmbeddedProvider provider;
 
-  /** The {@code --idemkit.…} arguments of the README's demo start line in {@link #RECORD_LIFE}. */
+  /** The {@code --idemkit.…} arguments of the demo start line in {@link #RECORD_LIFE}. */
   @DynamicPropertySource
   static void demoStartArguments(DynamicPropertyRegistry registry) throws Exception {
     List<Start> starts =
@@ -62,7 +70,7 @@ class ReadmeCurlIT extends HttpTestSupport {
     }
   }
 
-  /** One curl command of the README, under the heading of its section. */
+  /** One curl command of the {@link #PAGES}, under the heading of its section. */
   private record Curl(
       String section, String method, String url, Map<String, String> headers, String body) {
 
@@ -72,12 +80,14 @@ class ReadmeCurlIT extends HttpTestSupport {
     }
   }
 
-  /** A {@code java -jar} line of the README: its section and its arguments after the jar. */
+  /**
+   * A {@code java -jar} line of the {@link #PAGES}: its section and its arguments after the jar.
+   */
   private record Start(String section, List<String> arguments) {}
 
   /**
-   * Every curl command in the README's {@code sh} blocks, every variable they assign, and every
-   * start line.
+   * Every curl command in the {@code sh} blocks of the {@link #PAGES}, every variable they assign,
+   * and every start line.
    */
   private record Readme(List<Curl> curls, List<String> assigned, List<Start> starts) {
 
@@ -90,11 +100,19 @@ class ReadmeCurlIT extends HttpTestSupport {
     List<Curl> curls = new ArrayList<>();
     List<String> assigned = new ArrayList<>();
     List<Start> starts = new ArrayList<>();
+    for (String page : PAGES) {
+      read(Files.readString(Path.of(page)), curls, assigned, starts);
+    }
+    return new Readme(curls, assigned, starts);
+  }
+
+  private static void read(
+      String page, List<Curl> curls, List<String> assigned, List<Start> starts) {
     String section = "";
     boolean inShell = false;
     boolean inCode = false;
     StringBuilder block = new StringBuilder();
-    for (String line : Files.readString(Path.of("../../README.md")).split("\n")) {
+    for (String line : page.split("\n")) {
       if (line.startsWith("```")) {
         if (inShell) {
           for (String command : block.toString().replace("\\\n", " ").split("\n")) {
@@ -118,7 +136,6 @@ class ReadmeCurlIT extends HttpTestSupport {
         section = line.replaceFirst("^#+\\s*", "");
       }
     }
-    return new Readme(curls, assigned, starts);
   }
 
   /** A command's words as the shell splits them: quotes removed, a comment dropped. */
@@ -245,16 +262,29 @@ class ReadmeCurlIT extends HttpTestSupport {
     // A fresh database per test JVM: the README's keys and references are unused here.
     Readme readme = readme();
     List<Curl> tryIt = readme.in("Try it with curl");
+    List<Curl> noKeyTour = readme.in("A request without a key");
     List<Curl> lostAnswer = readme.in("Watch a lost answer being survived");
-    assertThat(tryIt).extracting(Curl::line).containsOnly("POST localhost:8080/v1/payments");
-    assertThat(tryIt).hasSize(3);
+    assertThat(tryIt)
+        .extracting(Curl::line)
+        .containsExactly(
+            "POST localhost:8080/v1/payments",
+            "POST localhost:8080/v1/payments",
+            "POST localhost:8080/v1/payments",
+            "GET localhost:8080/v1/payments?merchantReference=order-1001");
+    assertThat(tryIt.subList(0, 3))
+        .extracting(c -> c.headers().get("Idempotency-Key"))
+        .containsOnly(tryIt.get(0).headers().get("Idempotency-Key"));
+    assertThat(tryIt.get(1).body()).isNotEqualTo(tryIt.get(0).body());
+    assertThat(noKeyTour).extracting(Curl::line).containsExactly("POST localhost:8080/v1/payments");
+    assertThat(noKeyTour.get(0).headers()).doesNotContainKey("Idempotency-Key");
     assertThat(lostAnswer.get(0).line()).isEqualTo("POST localhost:8080/v1/payments");
     Map<String, String> values = new LinkedHashMap<>();
 
     HttpResponse<String> created = send(request(tryIt.get(0), values));
-    HttpResponse<String> replayed = send(request(tryIt.get(0), values));
-    HttpResponse<String> changed = send(request(tryIt.get(1), values));
-    HttpResponse<String> noKey = send(request(tryIt.get(2), values));
+    HttpResponse<String> replayed = send(request(tryIt.get(1), values));
+    HttpResponse<String> changed = send(request(tryIt.get(2), values));
+    HttpResponse<String> readBack = send(request(tryIt.get(3), values));
+    HttpResponse<String> noKey = send(request(noKeyTour.get(0), values));
 
     assertThat(created.statusCode()).isEqualTo(201);
     assertThat(created.headers().firstValue("Location")).isPresent();
@@ -263,6 +293,12 @@ class ReadmeCurlIT extends HttpTestSupport {
     assertThat(replayed.body()).isEqualTo(created.body());
     assertThat(changed.statusCode()).isEqualTo(422);
     assertThat(changed.body()).contains("IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_REQUEST");
+    assertThat(readBack.statusCode()).as(readBack.body()).isEqualTo(200);
+    assertThat(json(readBack)).hasSize(1);
+    assertThat(json(readBack).get(0).get("paymentId").asString())
+        .isEqualTo(json(created).get("paymentId").asString());
+    assertThat(json(readBack).get(0).get("status").asString()).isEqualTo("COMPLETED");
+    assertThat(json(readBack).get(0).get("amount").asString()).isEqualTo("10.00");
     assertThat(noKey.statusCode()).isEqualTo(400);
     assertThat(noKey.body()).contains("IDEMPOTENCY_KEY_MISSING");
     assertThat(paymentsFor("order-1001")).isEqualTo(1);
@@ -281,7 +317,8 @@ class ReadmeCurlIT extends HttpTestSupport {
 
     theOperatorSectionDoesWhatItSays(readme.in(RECORD_LIFE), values);
 
-    // After a payment: an order created and paid, then what the consumers made of it all.
+    // After a payment (docs/payments-service.md): an order created and paid, then what the
+    // consumers made of it all.
     List<Curl> events = readme.in("After a payment: events across boundaries");
     assertThat(events)
         .extracting(Curl::line)

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Two instances of the packaged service on one machine, as the README says to run them: the second
- * one started on the first one's data folder stops with one clear line; started with the README's
+ * Two instances of the packaged service on one machine, as docs/operations.md runs them: the second
+ * one started on the first one's data folder stops with one clear line; started with that page's
  * line ({@code --idemkit.embedded.join=true}), it serves the same payments. The demo provider
  * simulator follows the service's port and keeps its charges in a database named after the
  * service's. On the same database as a deployment of its own, no demo secret is taken or works.
@@ -80,7 +80,8 @@ class SecondInstanceIT {
                 + "). To share its database, start this one with --idemkit.embedded.join=true")
         .doesNotContain("\tat io.zonky");
 
-    // The README's line: the second instance joins the first one's server, as the same demo.
+    // docs/operations.md's line: the second instance joins the first one's server, as the same
+    // demo.
     int second = freePort();
     start(
         "second", second, "--idemkit.embedded.data-dir=" + dataDir, "--idemkit.embedded.join=true");

@@ -24,7 +24,10 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The README's Java example, compiled and run; and the README must show it as it is here. */
+/**
+ * The Java example of docs/getting-started.md ("Using it from Java"), compiled and run; and the
+ * page must show it as it is here.
+ */
 class ReadmeExampleTest {
 
   static String insertPayment(Connection c, String amount, String currency) throws Exception {
@@ -95,7 +98,7 @@ class ReadmeExampleTest {
   }
 
   @Test
-  void theReadmeShowsThisExampleAsItIs() throws Exception {
+  void thePageShowsThisExampleAsItIs() throws Exception {
     String source =
         Files.readString(
             Path.of("src/test/java/dev/idemkit/examples/quickstart/ReadmeExampleTest.java"));
@@ -103,8 +106,8 @@ class ReadmeExampleTest {
         source.substring(
             source.indexOf("// README:start") + "// README:start".length(),
             source.indexOf("    // README:end"));
-    String readme = Files.readString(Path.of("../../README.md"));
-    assertThat(strip(readme)).contains(strip(snippet));
+    String page = Files.readString(Path.of("../../docs/getting-started.md"));
+    assertThat(strip(page)).contains(strip(snippet));
   }
 
   private static String strip(String text) {
