@@ -85,10 +85,9 @@ public final class PhasedOperation<D> implements Operation {
    * way; {@code call} runs outside any transaction; {@code afterCall} commits with the call's
    * result. A takeover that finds the call under way runs {@code lookup} first; a phase without one
    * must declare {@code farSideDeduplicatesByKey}, and the takeover then makes the call again
-   * ({@link ExternalSteps#farSideDeduplicatesByKey()}). A phase with neither is refused.
-   *
-   * @throws IllegalArgumentException when there is no call, or neither a lookup nor the far side's
-   *     deduplication is declared
+   * ({@link ExternalSteps#farSideDeduplicatesByKey()}). A phase with no call, or with neither a
+   * lookup nor the far side's deduplication declared, is refused with an {@link
+   * IllegalArgumentException}.
    */
   public record External<D>(
       String name,
