@@ -1,5 +1,6 @@
 package dev.idemkit;
 
+import dev.idemkit.support.Backoff;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -35,13 +36,12 @@ public record RecoverySchedule(Duration firstDelay, Duration maxDelay, int maxAt
     }
   }
 
-  /** The wait after the {@code attempts}th attempt left the outcome unknown. */
+  /**
+   * The wait after the {@code attempts}th attempt left the outcome unknown: {@code firstDelay} up
+   * to the second attempt, then doubling with each attempt, at most {@code maxDelay} ({@link
+   * Backoff}'s, counted from the second attempt).
+   */
   public Duration delayAfter(int attempts) {
-    int doublings = Math.max(attempts - 2, 0);
-    if (doublings >= 40) {
-      return maxDelay;
-    }
-    Duration delay = firstDelay.multipliedBy(1L << doublings);
-    return delay.compareTo(maxDelay) > 0 ? maxDelay : delay;
+    return Backoff.exponential(firstDelay, maxDelay).delay(Math.max(attempts, 1) - 1);
   }
 }

@@ -20,7 +20,8 @@
  * </ul>
  *
  * <p>Depends on nothing outside the JDK. Stores and adapters implement {@link dev.idemkit.spi};
- * {@code dev.idemkit.internal} is the implementation and not API.
+ * {@code dev.idemkit.internal} is the implementation and not API; {@link dev.idemkit.support} holds
+ * the backoff and the poll loop Idemkit's own modules share.
  *
  * <p>Logging: {@link System.Logger}, the JDK's own, so the core adds no logging dependency; the
  * application's logging framework receives it through its {@code System.LoggerFinder} bridge (SLF4J

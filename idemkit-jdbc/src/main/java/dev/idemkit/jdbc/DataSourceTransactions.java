@@ -1,10 +1,9 @@
 package dev.idemkit.jdbc;
 
 import java.sql.Connection;
-import java.sql.SQLException;
 import javax.sql.DataSource;
 
-/** Plain JDBC transactions on a {@link DataSource}. */
+/** Plain JDBC transactions on a {@link DataSource}, on the {@link Transactions} template. */
 final class DataSourceTransactions implements JdbcTransactions {
 
   private final DataSource dataSource;
@@ -16,31 +15,12 @@ final class DataSourceTransactions implements JdbcTransactions {
 
   @Override
   public <T> T inTransaction(ConnectionWork<T> work) throws Exception {
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        readCommitted.begin(c);
-        T result = work.run(c);
-        c.commit();
-        return result;
-      } catch (Throwable t) {
-        // On a lost connection the rollback fails too: the work's failure is the one that says
-        // what happened, so it propagates, with the rollback's failure attached.
-        try {
-          c.rollback();
-        } catch (SQLException rollbackFailed) {
-          t.addSuppressed(rollbackFailed);
-        }
-        throw t;
-      } finally {
-        try {
-          c.setAutoCommit(autoCommit);
-        } catch (SQLException lost) {
-          // The connection is gone; the pool discards it.
-        }
-      }
-    }
+    return Transactions.<T, Exception>inTransaction(
+        dataSource,
+        c -> {
+          readCommitted.begin(c);
+          return work.run(c);
+        });
   }
 
   /** Always: the transaction is this class's own, and it commits right after the work. */
@@ -51,7 +31,7 @@ final class DataSourceTransactions implements JdbcTransactions {
 
   @Override
   public <T> T withConnection(ConnectionWork<T> work) throws Exception {
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = Transactions.autoCommitting(dataSource)) {
       return work.run(c);
     }
   }

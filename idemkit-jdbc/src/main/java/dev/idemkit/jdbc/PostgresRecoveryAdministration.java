@@ -6,6 +6,7 @@ import static dev.idemkit.jdbc.RecordRows.toRecord;
 
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.OperatorResolution;
+import dev.idemkit.RecoverySchedule;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.spi.RecoveryAdministration;
 import dev.idemkit.spi.RecoveryBackoff;
@@ -59,28 +60,30 @@ final class PostgresRecoveryAdministration implements RecoveryAdministration {
    * attempts reached the limit. Applied only to a record nobody owns ({@code
    * UNKNOWN_REQUIRES_RECOVERY}, lease run out): a retry or a worker that took it over first makes
    * this a no-op. {@code previous} is the row as it was, to tell a new escalation from an old one.
-   * The attempts count the first request's (its suspend counted one): after the recovery worker's
-   * first attempt ({@code recovery_attempts} = 2) the wait is {@code backoff}, then twice as long
-   * each time. An escalated record stays unknown; a client's retry may still attempt its recovery,
-   * each attempt after the next wait of the same schedule (at most {@code maxDelay}).
+   * The attempts count the first request's (its suspend counted one). The waits are the {@link
+   * RecoverySchedule}'s, computed in Java ({@link #delaysMillis}) and bound as {@code :delays_ms}:
+   * the wait after {@code n} attempts is element {@code n + 1}, and the last element, the longest
+   * wait, stands for every later count. An escalated record stays unknown; a client's retry may
+   * still attempt its recovery, each attempt after the next wait of the same schedule.
    */
   private static final NamedSql BACK_OFF_RECOVERY =
       NamedSql.of(
           """
       with clock as (select coalesce(cast(:now as timestamptz), statement_timestamp()) as now),
+      schedule as (select cast(:delays_ms as bigint[]) as delays_ms),
       changed as (
         update idemkit_record r
         set recovery_due = case when r.recovery_attempts >= :max_attempts then null
-              else clock.now + least(:first_delay_ms * power(2, greatest(r.recovery_attempts - 2, 0)),
-                                     :max_delay_ms)
-                               * interval '1 millisecond' end,
+              else clock.now
+                + schedule.delays_ms[least(r.recovery_attempts + 1, cardinality(schedule.delays_ms))]
+                  * interval '1 millisecond' end,
             locked_until = clock.now
-              + least(:first_delay_ms * power(2, greatest(r.recovery_attempts - 2, 0)), :max_delay_ms)
+              + schedule.delays_ms[least(r.recovery_attempts + 1, cardinality(schedule.delays_ms))]
                 * interval '1 millisecond',
             escalated_at = case when r.recovery_attempts >= :max_attempts
               then coalesce(r.escalated_at, clock.now) end,
             updated_at = clock.now
-        from clock, idemkit_record previous
+        from clock, schedule, idemkit_record previous
         where r.tenant = :tenant and r.operation = :operation and r.idem_key = :idem_key
           and r.state = 'UNKNOWN_REQUIRES_RECOVERY' and r.locked_until <= clock.now
           and previous.tenant = r.tenant and previous.operation = r.operation
@@ -231,8 +234,12 @@ final class PostgresRecoveryAdministration implements RecoveryAdministration {
                   try (PreparedStatement ps = c.prepareStatement(BACK_OFF_RECOVERY.sql())) {
                     bindKey(bindNow(BACK_OFF_RECOVERY.bind(ps)), id)
                         .set("max_attempts", maxAttempts)
-                        .set("first_delay_ms", firstDelay.toMillis())
-                        .set("max_delay_ms", maxDelay.toMillis());
+                        .set(
+                            "delays_ms",
+                            c.createArrayOf(
+                                "bigint",
+                                delaysMillis(
+                                    new RecoverySchedule(firstDelay, maxDelay, maxAttempts))));
                     try (ResultSet rs = ps.executeQuery()) {
                       if (!rs.next()) {
                         return RecoveryBackoff.NOT_PENDING;
@@ -246,6 +253,22 @@ final class PostgresRecoveryAdministration implements RecoveryAdministration {
                     }
                   }
                 }));
+  }
+
+  /**
+   * The schedule's wait after 0, 1, 2 … attempts, in milliseconds, up to the first that is the
+   * longest wait: every later count waits as long. At most a few dozen, since each wait doubles the
+   * one before.
+   */
+  private static Long[] delaysMillis(RecoverySchedule schedule) {
+    List<Long> delays = new ArrayList<>();
+    for (int attempts = 0; ; attempts++) {
+      Duration delay = schedule.delayAfter(attempts);
+      delays.add(delay.toMillis());
+      if (delay.equals(schedule.maxDelay())) {
+        return delays.toArray(Long[]::new);
+      }
+    }
   }
 
   Optional<Instant> oldestUnfinishedSince() {

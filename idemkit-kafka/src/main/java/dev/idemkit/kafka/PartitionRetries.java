@@ -1,6 +1,6 @@
 package dev.idemkit.kafka;
 
-import dev.idemkit.outbox.support.Backoff;
+import dev.idemkit.support.Backoff;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Collection;

@@ -8,8 +8,8 @@
  *   <li>{@link dev.idemkit.kafka.KafkaEventConsumer}: a consumer group member that applies each
  *       event once through the outbox's inbox and each aggregate's events in sequence, holding a
  *       message that arrives ahead of a gap; offsets are committed only after the inbox committed.
- *       It polls on the outbox's {@link dev.idemkit.outbox.support.PollingWorker} and backs a
- *       failing partition off with its {@link dev.idemkit.outbox.support.Backoff}. {@link
+ *       It polls on the core's {@link dev.idemkit.support.PollingWorker} and backs a failing
+ *       partition off with its {@link dev.idemkit.support.Backoff}. {@link
  *       dev.idemkit.kafka.KafkaConsumers} starts and stops several with shared settings.
  *   <li>{@link dev.idemkit.kafka.KafkaSchema}: the consumer's tables (sequences, held messages).
  *   <li>Package-private: the topics' retention check at start-up ({@code RetentionCheck}), the
@@ -19,8 +19,9 @@
  * </ul>
  *
  * <p><b>Logging: {@code java.util.logging}</b>, like the outbox module this one extends: a
- * consumer's log lines come from its inbox and its polling worker too, which log so, and one API
- * across the two modules lets one logging configuration (by logger name) cover a consumer. The
- * Kafka client logs through SLF4J on its own; that is the client's, not this module's.
+ * consumer's log lines come from its inbox too, which logs so, and one API across the two modules
+ * lets one logging configuration (by logger name) cover a consumer. Its polling worker logs through
+ * the core's {@link System.Logger}, which reaches the same backend. The Kafka client logs through
+ * SLF4J on its own; that is the client's, not this module's.
  */
 package dev.idemkit.kafka;

@@ -1,8 +1,8 @@
 package dev.idemkit.outbox;
 
-import dev.idemkit.outbox.support.Backoff;
-import dev.idemkit.outbox.support.PollingWorker;
-import dev.idemkit.outbox.support.Transactions;
+import dev.idemkit.jdbc.Transactions;
+import dev.idemkit.support.Backoff;
+import dev.idemkit.support.PollingWorker;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

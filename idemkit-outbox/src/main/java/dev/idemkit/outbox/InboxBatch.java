@@ -1,7 +1,7 @@
 package dev.idemkit.outbox;
 
+import dev.idemkit.jdbc.Transactions;
 import dev.idemkit.outbox.spi.MessageReceiver.Received;
-import dev.idemkit.outbox.support.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;

@@ -1,6 +1,6 @@
 package dev.idemkit.outbox;
 
-import dev.idemkit.outbox.support.Transactions;
+import dev.idemkit.jdbc.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

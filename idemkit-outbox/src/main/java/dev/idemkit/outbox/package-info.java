@@ -22,10 +22,15 @@
  * <p>Tables: {@link dev.idemkit.outbox.OutboxSchema#migrate} applies them with a Flyway history of
  * their own, beside the record store's and the application's.
  *
+ * <p>Mechanisms: the relay and the delivery sender poll on the core's {@link
+ * dev.idemkit.support.PollingWorker} and space out retries with its {@link
+ * dev.idemkit.support.Backoff}; every transaction of the module runs on {@link
+ * dev.idemkit.jdbc.Transactions}.
+ *
  * <p><b>Logging: {@code java.util.logging}</b>, in every package of this module, each part under
  * its public class's name ({@code dev.idemkit.outbox.InboxConsumer} for all the inbox's rooms).
  * Why: it is in the JDK, so the module brings no logging dependency to the application (it depends
- * on Flyway alone, the driver being the application's), and every logging backend takes its records
+ * on Flyway and Idemkit's PostgreSQL module alone), and every logging backend takes its records
  * through a bridge (Spring Boot installs the SLF4J one by default). {@code System.Logger} would
  * serve as well; one of the two is kept, the one the module's parts and its users' logging
  * configurations already name.

@@ -5,6 +5,7 @@ import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
+import dev.idemkit.RecoverySchedule;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
@@ -368,17 +369,14 @@ public final class InMemoryIdempotencyStore
           || !r.isLeaseExpiredAt(now)) {
         return RecoveryBackoff.NOT_PENDING;
       }
-      int doublings = Math.min(Math.max(r.recoveryAttempts() - 2, 0), 40);
-      long delay = Math.min(firstDelay.toMillis() * (1L << doublings), maxDelay.toMillis());
-      if (delay < 0) {
-        delay = maxDelay.toMillis();
-      }
+      Duration delay =
+          new RecoverySchedule(firstDelay, maxDelay, maxAttempts).delayAfter(r.recoveryAttempts());
       records.put(
           id,
           with(
               r,
               r.state(),
-              now.plusMillis(delay),
+              now.plus(delay),
               r.recoveryPoint(),
               r.pendingExternal(),
               r.recoveryData(),

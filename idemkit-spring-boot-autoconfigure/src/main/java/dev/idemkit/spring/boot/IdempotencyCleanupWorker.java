@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * <p>Every instance runs it; they share the work rather than repeat it, because each batch skips
  * rows another instance's batch holds and a row done by one no longer matches the other's walk.
  */
-public class IdempotencyCleanupWorker extends PeriodicWorker {
+public class IdempotencyCleanupWorker extends PollingLifecycle {
 
   private static final Logger log = LoggerFactory.getLogger(IdempotencyCleanupWorker.class);
 
@@ -48,9 +48,9 @@ public class IdempotencyCleanupWorker extends PeriodicWorker {
     if (settings.getBatchSize() < 1) {
       throw new IllegalArgumentException("idemkit.cleanup.batch-size must be positive");
     }
-    // Refused here rather than at the first run: a negative retention or pause failed every run
-    // with a WARN line while the application went on without cleanup, and a zero interval
-    // stopped the start with the scheduler's bare IllegalArgumentException.
+    // Refused here rather than at the first run: a negative retention or pause would fail every
+    // run with a WARN line while the application went on without cleanup, and a zero interval
+    // would run cleanup back to back.
     if (settings.getInterval().isNegative() || settings.getInterval().isZero()) {
       throw new IllegalArgumentException(
           "idemkit.cleanup.interval must be positive: " + settings.getInterval());

@@ -13,7 +13,7 @@ import java.time.Duration;
  * <p>Every instance runs it, like the cleanup and recovery workers; it runs only while quotas are
  * configured.
  */
-public class IdempotencyQuotaWorker extends PeriodicWorker {
+public class IdempotencyQuotaWorker extends PollingLifecycle {
 
   private final Idempotency idempotency;
 

@@ -17,14 +17,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.context.SmartLifecycle;
 
 /**
  * Finishes what nobody is finishing: every {@code interval}, up to {@code batchSize} records whose
@@ -33,14 +29,13 @@ import org.springframework.context.SmartLifecycle;
  * anything else. Safe with any number of instances: each takeover is one conditional write, so each
  * record is recovered by one of them at a time.
  */
-public class IdempotencyRecoveryWorker implements SmartLifecycle {
+public class IdempotencyRecoveryWorker extends PollingLifecycle {
 
   private static final Logger log = LoggerFactory.getLogger(IdempotencyRecoveryWorker.class);
 
   private final Idempotency idempotency;
   private final IdempotencyStore store;
   private final Map<String, RecoverableOperation> operations;
-  private final Duration interval;
   private final int batchSize;
   private final IdemkitProperties.Recovery backoff;
 
@@ -48,7 +43,6 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
   private final RecoveryAdministration administration;
 
   private final IdempotencyListener listener;
-  private ScheduledExecutorService scheduler;
 
   /** What one pass did. */
   public record Pass(int found, int recovered, int stillPending, int failed) {}
@@ -78,8 +72,9 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
       int batchSize,
       IdemkitProperties.Recovery backoff,
       IdempotencyListener listener) {
-    // A zero batch size found no record on any pass (recovery silently off), a zero interval
-    // stopped the start with the scheduler's bare IllegalArgumentException.
+    super("idemkit-recovery", interval, interval);
+    // A zero batch size would find no record on any pass (recovery silently off), a zero interval
+    // would run passes back to back.
     if (interval.isNegative() || interval.isZero()) {
       throw new IllegalArgumentException("idemkit.recovery.interval must be positive: " + interval);
     }
@@ -101,7 +96,6 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
     this.operations =
         operations.stream()
             .collect(Collectors.toMap(RecoverableOperation::operation, Function.identity()));
-    this.interval = interval;
     this.batchSize = batchSize;
   }
 
@@ -243,40 +237,20 @@ public class IdempotencyRecoveryWorker implements SmartLifecycle {
   }
 
   @Override
-  public synchronized void start() {
-    if (scheduler != null || operations.isEmpty()) {
-      return;
-    }
-    scheduler =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "idemkit-recovery");
-              t.setDaemon(true);
-              return t;
-            });
-    scheduler.scheduleWithFixedDelay(
-        () -> {
-          try {
-            recoverOnce();
-          } catch (RuntimeException e) {
-            log.warn("Recovery pass failed: {}", e.toString());
-          }
-        },
-        interval.toMillis(),
-        interval.toMillis(),
-        TimeUnit.MILLISECONDS);
+  void runOnce() {
+    recoverOnce();
   }
 
   @Override
-  public synchronized void stop() {
-    if (scheduler != null) {
-      scheduler.shutdownNow();
-      scheduler = null;
-    }
+  String failedRun() {
+    return "Recovery pass failed";
   }
 
+  /** Starts the passes, the first after one interval; none without an operation to resume. */
   @Override
-  public synchronized boolean isRunning() {
-    return scheduler != null;
+  public void start() {
+    if (!operations.isEmpty()) {
+      super.start();
+    }
   }
 }

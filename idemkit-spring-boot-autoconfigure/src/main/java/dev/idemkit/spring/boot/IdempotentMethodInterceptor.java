@@ -90,7 +90,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   /**
    * Runs the request through the engine: the handler inside the engine's transaction, or, for a
    * phased handler, the operation it builds. While another request holds the key, waits up to
-   * {@code idemkit.in-progress-wait} for its answer, asking again every 50 ms.
+   * {@code idemkit.in-progress-wait} for its answer ({@link InProgressWait}).
    *
    * <p>An issued key past its validity ({@link
    * IdempotentRequestReader.Reading.Ready#existingOnly()}) runs through {@link
@@ -117,11 +117,11 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
             ? phases(invocation)
             : LocalOperation.claimingFirst(ctx -> capture.capture(invocation, handler));
     Outcome outcome = runOnce(request, run, ready.existingOnly());
-    long deadline = System.nanoTime() + properties.getInProgressWait().toNanos();
-    while (outcome instanceof Outcome.InProgress && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-      outcome = runOnce(request, run, ready.existingOnly());
-    }
+    outcome =
+        InProgressWait.askAgainWhileInProgress(
+            outcome,
+            properties.getInProgressWait(),
+            () -> runOnce(request, run, ready.existingOnly()));
     answers.storeReachable();
     return outcome;
   }

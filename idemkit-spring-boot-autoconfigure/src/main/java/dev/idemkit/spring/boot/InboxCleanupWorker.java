@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * batch of a cleanup skips rows another transaction holds ({@code SKIP LOCKED}) and a row one
  * instance deleted no longer matches the other's.
  */
-public class InboxCleanupWorker extends PeriodicWorker {
+public class InboxCleanupWorker extends PollingLifecycle {
 
   private static final Logger log = LoggerFactory.getLogger(InboxCleanupWorker.class);
 

@@ -14,8 +14,11 @@
  *   <li>{@link dev.idemkit.spring.boot.IdemkitAutoConfiguration} and its metrics, Web MVC and Kafka
  *       siblings are thin shells: every bean backs off when the application defines its own.
  *       Settings are {@code idemkit.*} ({@link dev.idemkit.spring.boot.IdemkitProperties}).
- *   <li>Background work: {@link dev.idemkit.spring.boot.IdempotencyRecoveryWorker} and {@link
- *       dev.idemkit.spring.boot.IdempotencyCleanupWorker}.
+ *   <li>Background work: {@link dev.idemkit.spring.boot.IdempotencyRecoveryWorker}, {@link
+ *       dev.idemkit.spring.boot.IdempotencyCleanupWorker}, {@link
+ *       dev.idemkit.spring.boot.IdempotencyQuotaWorker} and {@link
+ *       dev.idemkit.spring.boot.InboxCleanupWorker}, each a Spring lifecycle ({@code
+ *       PollingLifecycle}) on the core's {@link dev.idemkit.support.PollingWorker}.
  * </ul>
  *
  * <p>Logging: SLF4J, the API Spring Boot itself logs through and binds to its logging system, so

@@ -1,4 +1,4 @@
-package dev.idemkit.outbox.support;
+package dev.idemkit.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

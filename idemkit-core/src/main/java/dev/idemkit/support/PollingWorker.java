@@ -1,5 +1,7 @@
-package dev.idemkit.outbox.support;
+package dev.idemkit.support;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
@@ -9,13 +11,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.IntFunction;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
- * Runs polls on threads of its own until stopped: the one poll loop of the outbox and transport
- * modules (the outbox relay, the delivery sender, the Kafka consumer), so that retry pacing and
- * shutdown are written once.
+ * Runs polls on threads of its own until stopped: Idemkit's one poll loop (the outbox relay, the
+ * delivery sender, the Kafka consumer, the Spring Boot starter's record-life workers), so that
+ * retry pacing and shutdown are written once.
  *
  * <p>A worker has one or more <em>lanes</em>; each lane runs its {@link Poll} again and again, one
  * poll at a time, pausing between two polls as long as the poll answered (zero: at once). Lanes run
@@ -34,7 +34,7 @@ import java.util.logging.Logger;
  */
 public final class PollingWorker {
 
-  private static final Logger LOG = Logger.getLogger(PollingWorker.class.getName());
+  private static final Logger LOG = System.getLogger(PollingWorker.class.getName());
 
   /** One poll of a lane. */
   @FunctionalInterface
@@ -56,6 +56,7 @@ public final class PollingWorker {
   private final Runnable onStop;
   private final Runnable whenStopped;
   private final Duration stopTimeout;
+  private final Duration firstPollAfter;
   private Run run;
 
   private PollingWorker(Builder b) {
@@ -67,6 +68,7 @@ public final class PollingWorker {
     this.onStop = b.onStop;
     this.whenStopped = b.whenStopped;
     this.stopTimeout = b.stopTimeout;
+    this.firstPollAfter = b.firstPollAfter;
   }
 
   /** A worker whose threads are named {@code name} (with a lane number if it has several). */
@@ -74,7 +76,10 @@ public final class PollingWorker {
     return new Builder(name);
   }
 
-  /** Starts the lanes' first polls at once, unless the worker is running already. */
+  /**
+   * Starts the lanes, their first polls after the {@link Builder#firstPollAfter first pause}
+   * (default: at once), unless the worker is running already.
+   */
   public synchronized PollingWorker start() {
     if (run != null) {
       return this;
@@ -84,7 +89,7 @@ public final class PollingWorker {
     r.executor.prestartAllCoreThreads();
     for (int i = 0; i < lanes; i++) {
       Poll poll = Objects.requireNonNull(lane.apply(i), "lane");
-      r.schedule(poll, Duration.ZERO);
+      r.schedule(poll, firstPollAfter);
     }
     return this;
   }
@@ -222,6 +227,7 @@ public final class PollingWorker {
     private Runnable onStop = () -> {};
     private Runnable whenStopped = () -> {};
     private Duration stopTimeout = Duration.ofSeconds(10);
+    private Duration firstPollAfter = Duration.ZERO;
 
     private Builder(String name) {
       this.name = Objects.requireNonNull(name, "name");
@@ -281,6 +287,12 @@ public final class PollingWorker {
     /** How long {@link PollingWorker#stop} waits for the polls in flight (default 10 s). */
     public Builder stopTimeout(Duration timeout) {
       this.stopTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    /** How long after {@link PollingWorker#start} the lanes' first polls wait (default none). */
+    public Builder firstPollAfter(Duration pause) {
+      this.firstPollAfter = Objects.requireNonNull(pause);
       return this;
     }
 

@@ -1,4 +1,4 @@
-package dev.idemkit.outbox.support;
+package dev.idemkit.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -222,6 +222,36 @@ class PollingWorkerTest {
     awaitPolls(again, 2);
     restarted.stop();
     assertThat(again.get()).isEqualTo(2);
+  }
+
+  @Test
+  void theFirstPollWaitsTheFirstPauseAndAStopDuringItRunsNoPoll() throws Exception {
+    AtomicInteger polls = new AtomicInteger();
+    long[] firstAt = new long[1];
+    PollingWorker worker =
+        PollingWorker.named("test-first-pause")
+            .firstPollAfter(Duration.ofMillis(300))
+            .poll(
+                () -> {
+                  if (polls.incrementAndGet() == 1) {
+                    firstAt[0] = System.nanoTime();
+                  }
+                  return Duration.ofHours(1);
+                })
+            .build();
+
+    long started = System.nanoTime();
+    worker.start();
+    awaitPolls(polls, 1);
+    worker.stop();
+    assertThat(polls.get()).isEqualTo(1);
+    assertThat(Duration.ofNanos(firstAt[0] - started))
+        .isGreaterThanOrEqualTo(Duration.ofMillis(300));
+
+    worker.start();
+    assertThat(worker.stop()).isTrue();
+    Thread.sleep(400);
+    assertThat(polls.get()).as("the stopped run's first poll never ran").isEqualTo(1);
   }
 
   private static void awaitPolls(AtomicInteger polls, int count) throws InterruptedException {

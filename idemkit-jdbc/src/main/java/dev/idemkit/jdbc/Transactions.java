@@ -1,15 +1,15 @@
-package dev.idemkit.outbox.support;
+package dev.idemkit.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
 
 /**
- * The transaction template of the outbox and transport modules: work on one connection of a {@link
- * DataSource}, committed if it returns, rolled back if it throws (an {@link Error} included), the
- * connection's auto-commit setting restored either way. Plain JDBC: these modules bring no
- * transaction framework, and each of their transactions is their own (a relay round, a delivery
- * round, an inbox batch), never the application's.
+ * Idemkit's one transaction template on plain JDBC: work on one connection of a {@link DataSource},
+ * committed if it returns, rolled back if it throws (an {@link Error} included), the connection's
+ * auto-commit setting restored either way. The store's own transactions ({@link
+ * JdbcTransactions#of}) and the outbox's (a relay round, a delivery round, an inbox batch) run on
+ * it; none of them brings a transaction framework.
  *
  * <p>After the commit the caller reports what the transaction did (to listeners): only then is it
  * true.
@@ -27,10 +27,9 @@ public final class Transactions {
   /**
    * Runs {@code work} in a transaction of its own on a connection of {@code dataSource} and commits
    * it; answers what the work answered. If the work or the commit throws, the transaction is rolled
-   * back and the failure propagates. If the rollback fails too, the connection was lost (the
-   * database ended the session, the network went): that failure propagates, the work's attached to
-   * it as suppressed, since a lost connection is what the caller acts on (every write of the
-   * transaction is gone), whatever the work was doing when it went.
+   * back and that failure propagates unchanged. If the rollback fails too (the connection was lost:
+   * the database ended the session, the network went), the work's failure still propagates, since
+   * it says what happened, with the rollback's attached to it as suppressed.
    */
   public static <T, E extends Exception> T inTransaction(DataSource dataSource, Work<T, E> work)
       throws SQLException, E {
@@ -44,9 +43,8 @@ public final class Transactions {
       } catch (Throwable t) {
         try {
           c.rollback();
-        } catch (SQLException lost) {
-          lost.addSuppressed(t);
-          throw lost;
+        } catch (SQLException rollbackFailed) {
+          t.addSuppressed(rollbackFailed);
         }
         throw t;
       } finally {

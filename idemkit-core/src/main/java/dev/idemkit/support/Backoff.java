@@ -1,4 +1,4 @@
-package dev.idemkit.outbox.support;
+package dev.idemkit.support;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -6,9 +6,10 @@ import java.util.random.RandomGenerator;
 
 /**
  * The wait before a retry: the initial delay after the first failure, doubling with each failure
- * after it, never above the cap; optionally spread by jitter. The one computation of a retry delay
- * in the outbox and transport modules (the relay's events, the delivery sender's deliveries, a
- * Kafka consumer's partitions), so a change to retry timing is made here once.
+ * after it, never above the cap; optionally spread by jitter. Idemkit's one computation of a retry
+ * delay (a {@link dev.idemkit.RecoverySchedule}'s waits, the outbox relay's events, the delivery
+ * sender's deliveries, a Kafka consumer's partitions, the starter's wait for a request in
+ * progress), so a change to retry timing is made here once.
  *
  * <p>Immutable and thread-safe (the jitter's {@link RandomGenerator} must be, if it is shared). The
  * bounds are not checked here: the builders that take them refuse bad ones with a message naming
