@@ -11,10 +11,10 @@ import tools.jackson.core.json.JsonFactory;
 /**
  * Checks that a text is exactly one well-formed RFC 8259 JSON value, with surrounding whitespace
  * allowed: no comments, no trailing commas, no single quotes, no leading zeros, no raw control
- * characters in strings, nothing after the value. Jackson's streaming parser reads the tokens
- * (its strict defaults are RFC 8259) and builds no tree, so it costs little on the append path. It
- * does not look for duplicate object keys. Nesting deeper than {@value #MAX_DEPTH} levels is
- * refused, so a hostile payload cannot exhaust the stack.
+ * characters in strings, nothing after the value. Jackson's streaming parser reads the tokens (its
+ * strict defaults are RFC 8259) and builds no tree, so it costs little on the append path. It does
+ * not look for duplicate object keys. Nesting deeper than {@value #MAX_DEPTH} levels is refused, so
+ * a hostile payload cannot exhaust the stack.
  */
 final class JsonSyntax {
 
