@@ -401,7 +401,7 @@ public final class ApiDocumentation {
                           : "")));
       operation.addExtension(
           "x-idempotency",
-          Map.of(
+          ordered(
               "operation", idempotent.operation(),
               "keyRequired", idempotent.required(),
               "window", ttl.toString(),
@@ -477,7 +477,7 @@ public final class ApiDocumentation {
                   new Example()
                       .summary(title)
                       .value(
-                          Map.of(
+                          ordered(
                               "type",
                               Problems.type(code).toString(),
                               "status",
@@ -589,6 +589,18 @@ public final class ApiDocumentation {
               + " document's ErrorCode enum lists it");
     }
     return title;
+  }
+
+  /**
+   * A map in the order given, so the document is the same text on every start ({@code Map.of}'s
+   * order changes from one JVM to the next).
+   */
+  private static Map<String, Object> ordered(Object... keysAndValues) {
+    Map<String, Object> map = new LinkedHashMap<>();
+    for (int i = 0; i < keysAndValues.length; i += 2) {
+      map.put((String) keysAndValues[i], keysAndValues[i + 1]);
+    }
+    return map;
   }
 
   private static String window(Duration ttl) {
