@@ -114,7 +114,7 @@ public class LedgerController {
         "createdAt"
       })
   public record LedgerEntry(
-      String entryType,
+      @Schema(allowableValues = {"PAYMENT_DEBIT", "PAYMENT_CREDIT"}) String entryType,
       @Schema(allowableValues = {"DEBIT", "CREDIT"}) String direction,
       String accountId,
       String amount,

@@ -134,7 +134,7 @@ public final class OrderRequests {
   @Schema(requiredProperties = {"orderId", "status", "total", "currency", "paidAt"})
   public record OrderResponse(
       @Schema(format = "uuid") String orderId,
-      String status,
+      @Schema(allowableValues = {"PENDING_PAYMENT", "PAID"}) String status,
       String total,
       String currency,
       @Schema(
@@ -146,6 +146,6 @@ public final class OrderRequests {
   @Schema(requiredProperties = {"orderId", "status", "paidAt"})
   public record PaidResponse(
       @Schema(format = "uuid") String orderId,
-      String status,
+      @Schema(allowableValues = {"PAID"}) String status,
       @Schema(format = "date-time") String paidAt) {}
 }

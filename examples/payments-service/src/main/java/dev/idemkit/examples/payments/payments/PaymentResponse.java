@@ -20,7 +20,18 @@ import io.swagger.v3.oas.annotations.media.Schema;
     })
 public record PaymentResponse(
     @Schema(format = "uuid") String paymentId,
-    String status,
+    @Schema(
+            allowableValues = {
+              "LOCAL_PAYMENT_CREATED",
+              "PROVIDER_REQUEST_SENT",
+              "COMPLETED",
+              "DECLINED",
+              "FAILED"
+            },
+            description =
+                "COMPLETED once charged; DECLINED by the provider; FAILED when it waited for a"
+                    + " retry too long; the others while the provider's answer is awaited")
+        String status,
     String accountId,
     String amount,
     String currency,

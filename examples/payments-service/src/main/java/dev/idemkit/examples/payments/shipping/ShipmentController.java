@@ -61,6 +61,6 @@ public class ShipmentController {
   @Schema(requiredProperties = {"orderId", "status", "requestedAt"})
   public record Shipment(
       @Schema(format = "uuid") String orderId,
-      String status,
+      @Schema(allowableValues = {"REQUESTED"}) String status,
       @Schema(format = "date-time") String requestedAt) {}
 }

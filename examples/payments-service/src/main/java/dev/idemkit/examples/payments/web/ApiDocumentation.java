@@ -42,8 +42,9 @@ import org.springframework.web.method.HandlerMethod;
  * Makes the OpenAPI document ({@code /v3/api-docs}) say what the service really answers, so that a
  * client generated from it works: every error is one shared {@code Problem} schema under {@code
  * application/problem+json}, listed per status with the {@code errorCode} values that status can
- * carry at that endpoint (one example each). The answers come from what the code does, not from
- * per-endpoint prose:
+ * carry at that endpoint (one example each), and {@code errorCode} is one enum of every code the
+ * service answers with, so a generated client reads it typed. The answers come from what the code
+ * does, not from per-endpoint prose:
  *
  * <ul>
  *   <li>every {@code /v1} endpoint: 400 for a malformed path, query string or request (the gate,
@@ -64,12 +65,18 @@ public final class ApiDocumentation {
   /** The shared schema of every error answer. */
   public static final String PROBLEM = "Problem";
 
+  /** The schema of {@code errorCode}: every code the service answers with, as an enum. */
+  public static final String ERROR_CODE = "ErrorCode";
+
   /** The security scheme's name. */
   public static final String BEARER = "bearer";
 
   static final String PROBLEM_JSON = "application/problem+json";
 
-  /** What each error code means, for the document's descriptions and examples. */
+  /**
+   * What each error code means, for the document's descriptions and examples: every code the
+   * service answers with, the {@link #ERROR_CODE} enum's values in this order.
+   */
   private static final Map<String, String> TITLES = new LinkedHashMap<>();
 
   static {
@@ -186,6 +193,11 @@ public final class ApiDocumentation {
     TITLES.put("CONSUMER_NOT_FOUND", "No consumer with this name");
     TITLES.put("PARKED_MESSAGE_NOT_FOUND", "No parked message with this id at this consumer");
     TITLES.put("PARKED_DELIVERY_NOT_FOUND", "No parked delivery with this key");
+    TITLES.put("NOT_FOUND", "No such endpoint");
+    TITLES.put("METHOD_NOT_ALLOWED", "The endpoint does not take this method");
+    for (ErrorCode code : ErrorCode.values()) {
+      title(code.code());
+    }
   }
 
   private ApiDocumentation() {}
@@ -201,12 +213,7 @@ public final class ApiDocumentation {
             .addProperty("title", new StringSchema())
             .addProperty("status", new IntegerSchema().description("the HTTP status"))
             .addProperty("detail", new StringSchema().description("what to do about it"))
-            .addProperty(
-                "errorCode",
-                new StringSchema()
-                    .description(
-                        "Stable error code; each answer of each operation lists the codes it can"
-                            + " carry."))
+            .addProperty("errorCode", new Schema<>().$ref(ERROR_CODE))
             .addProperty("instance", new StringSchema())
             .addProperty(
                 "paymentId",
@@ -220,8 +227,14 @@ public final class ApiDocumentation {
                     .format("uuid")
                     .description("PAYMENT_ALREADY_EXISTS only: the payment that exists"));
     problem.setRequired(List.of("type", "status", "errorCode"));
+    StringSchema errorCode = new StringSchema();
+    errorCode
+        .description(
+            "Stable error code; each answer of each operation lists the codes it can carry.")
+        .setEnum(List.copyOf(TITLES.keySet()));
     return new Components()
         .addSchemas(PROBLEM, problem)
+        .addSchemas(ERROR_CODE, errorCode)
         .addSecuritySchemes(
             BEARER,
             new SecurityScheme()
@@ -388,7 +401,7 @@ public final class ApiDocumentation {
                           : "")));
       operation.addExtension(
           "x-idempotency",
-          Map.of(
+          ordered(
               "operation", idempotent.operation(),
               "keyRequired", idempotent.required(),
               "window", ttl.toString(),
@@ -457,14 +470,14 @@ public final class ApiDocumentation {
             int statusCode = Integer.parseInt(status);
             List<String> lines = new ArrayList<>();
             for (String code : errorCodes) {
-              String title = TITLES.getOrDefault(code, code);
+              String title = title(code);
               lines.add("`" + code + "`: " + title);
               media.addExamples(
                   code,
                   new Example()
                       .summary(title)
                       .value(
-                          Map.of(
+                          ordered(
                               "type",
                               Problems.type(code).toString(),
                               "status",
@@ -563,6 +576,31 @@ public final class ApiDocumentation {
         }
       }
     };
+  }
+
+  /** A code's title; every code the service answers with has one, so the enum lists it. */
+  private static String title(String errorCode) {
+    String title = TITLES.get(errorCode);
+    if (title == null) {
+      throw new IllegalStateException(
+          "errorCode "
+              + errorCode
+              + " has no title in ApiDocumentation: add it, so the"
+              + " document's ErrorCode enum lists it");
+    }
+    return title;
+  }
+
+  /**
+   * A map in the order given, so the document is the same text on every start ({@code Map.of}'s
+   * order changes from one JVM to the next).
+   */
+  private static Map<String, Object> ordered(Object... keysAndValues) {
+    Map<String, Object> map = new LinkedHashMap<>();
+    for (int i = 0; i < keysAndValues.length; i += 2) {
+      map.put((String) keysAndValues[i], keysAndValues[i + 1]);
+    }
+    return map;
   }
 
   private static String window(Duration ttl) {
