@@ -8,6 +8,7 @@ import dev.idemkit.RecordState;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.examples.payments.web.Errors;
+import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.Snapshot;
@@ -160,8 +161,7 @@ public class AbandonedPayments {
             throw new IllegalStateException(
                 "payment " + payment.id() + " changed without its record; left as it is");
           }
-          store.finish(
-              tx, Ownership.of(mine.get()), RecordState.FAILED_REPLAYABLE, abandoned(payment));
+          store.finish(tx, Ownership.of(mine.get()), FinalAnswer.failed(abandoned(payment)));
           log.info("Closed payment {} ({}): never charged, not retried", payment.id(), id);
           return true;
         });
