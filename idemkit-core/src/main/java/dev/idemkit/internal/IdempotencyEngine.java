@@ -216,9 +216,8 @@ public final class IdempotencyEngine implements Idempotency {
                         tx,
                         seen.get(),
                         kind,
-                        record.fingerprint(),
-                        config.lease(),
-                        config.defaultTtl());
+                        new NewRecord(id, record.fingerprint(), config.defaultTtl()),
+                        config.lease());
                 mine.ifPresent(r -> listener.onTakeover(id, kind));
                 return mine.map(r -> Acquired.owned(Claim.resumed(r))).orElse(null);
               });

@@ -473,8 +473,10 @@ final class PhaseRun<D> {
     return Optional.empty();
   }
 
-  /** The data to store: the user's values, without a verdict once the lookup has run. */
-  /** Where this run stands, with {@code call} (or null) named as possibly under way. */
+  /**
+   * Where this run stands, with {@code call} (or null) named as possibly under way; its data the
+   * user's values, without a verdict once the lookup has run.
+   */
   private Checkpoint checkpoint(String call) {
     return new Checkpoint(recoveryPoint, call, operation.data().write(data));
   }

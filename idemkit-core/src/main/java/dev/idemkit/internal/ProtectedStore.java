@@ -1,7 +1,6 @@
 package dev.idemkit.internal;
 
 import dev.idemkit.DataProtection;
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordUnreadableException;
@@ -69,14 +68,9 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
 
   @Override
   public Optional<IdempotencyRecord> takeOver(
-      StoreTransaction tx,
-      Snapshot seen,
-      Takeover kind,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl) {
+      StoreTransaction tx, Snapshot seen, Takeover kind, NewRecord record, Duration lease) {
     return delegate()
-        .takeOver(tx, seen, kind, fingerprint, lease, ttl)
+        .takeOver(tx, seen, kind, record, lease)
         .map(r -> protection.open(tx, r, null, true));
   }
 

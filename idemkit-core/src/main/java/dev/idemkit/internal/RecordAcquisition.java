@@ -171,7 +171,7 @@ final class RecordAcquisition {
   private Optional<IdempotencyRecord> takeOver(
       StoreTransaction tx, Snapshot seen, Takeover kind, IdempotentRequest request) {
     Optional<IdempotencyRecord> taken =
-        store.takeOver(tx, seen, kind, request.fingerprint(), config.lease(), request.ttl());
+        store.takeOver(tx, seen, kind, NewRecord.of(request), config.lease());
     taken.ifPresent(r -> listener.onTakeover(request.id(), kind));
     return taken;
   }

@@ -1,6 +1,5 @@
 package dev.idemkit.spi;
 
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
@@ -48,13 +47,8 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
 
   @Override
   public Optional<IdempotencyRecord> takeOver(
-      StoreTransaction tx,
-      Snapshot seen,
-      Takeover kind,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl) {
-    return delegate.takeOver(tx, seen, kind, fingerprint, lease, ttl);
+      StoreTransaction tx, Snapshot seen, Takeover kind, NewRecord record, Duration lease) {
+    return delegate.takeOver(tx, seen, kind, record, lease);
   }
 
   @Override

@@ -1,6 +1,5 @@
 package dev.idemkit.spi;
 
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.RecordState;
@@ -65,19 +64,15 @@ public interface IdempotencyStore {
    * Takes over an existing record in one conditional write: applied only if the record still has
    * the fencing token and state of {@code seen} and the condition of {@code kind} still holds at
    * the store's time. The fencing token is bumped. {@link Takeover#REPLACE_EXPIRED} resets the
-   * record for a new operation with {@code fingerprint} and {@code ttl}; the others keep the
-   * recovery point and data.
+   * record for a new operation: {@code record} (of {@code seen}'s key) with its fingerprint and
+   * window; the others keep the recovery point and data, and the record's own fingerprint and
+   * window.
    *
    * @return the record as it is after the takeover (new token and lease, the recovery point as it
    *     really is), or empty if someone else changed the record first
    */
   Optional<IdempotencyRecord> takeOver(
-      StoreTransaction tx,
-      Snapshot seen,
-      Takeover kind,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl);
+      StoreTransaction tx, Snapshot seen, Takeover kind, NewRecord record, Duration lease);
 
   /**
    * Extends the lease and locks the record for the rest of {@code tx}, proving ownership before a

@@ -7,7 +7,6 @@ import static dev.idemkit.jdbc.RecordRows.rows;
 import static dev.idemkit.jdbc.RecordRows.toRecord;
 
 import dev.idemkit.ClaimWaitTimeoutException;
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
@@ -671,12 +670,7 @@ public final class PostgresIdempotencyStore
 
   @Override
   public Optional<IdempotencyRecord> takeOver(
-      StoreTransaction tx,
-      Snapshot seen,
-      Takeover kind,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl) {
+      StoreTransaction tx, Snapshot seen, Takeover kind, NewRecord record, Duration lease) {
     IdempotencyRecord r = seen.record();
     boolean replace = kind == Takeover.REPLACE_EXPIRED;
     NamedSql sql = replace ? REPLACE_EXPIRED_KEEPING_HISTORY : TAKE_OVER;
@@ -687,7 +681,8 @@ public final class PostgresIdempotencyStore
               .set("seen_state", r.state().name())
               .set("lease_ms", lease.toMillis());
       if (replace) {
-        p.set("fingerprint", fingerprint.toString()).set("ttl_ms", ttl.toMillis());
+        p.set("fingerprint", record.fingerprint().toString())
+            .set("ttl_ms", record.ttl().toMillis());
       } else {
         p.set("kind", kind.name());
       }

@@ -1,6 +1,5 @@
 package dev.idemkit.testing;
 
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
@@ -152,12 +151,7 @@ public final class InMemoryIdempotencyStore
 
   @Override
   public Optional<IdempotencyRecord> takeOver(
-      StoreTransaction tx,
-      Snapshot seen,
-      Takeover kind,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl) {
+      StoreTransaction tx, Snapshot seen, Takeover kind, NewRecord record, Duration lease) {
     Instant now = clock.instant();
     IdempotencyRecord r = records.get(seen.record().id());
     if (r == null
@@ -180,7 +174,7 @@ public final class InMemoryIdempotencyStore
         kind == Takeover.REPLACE_EXPIRED
             ? new IdempotencyRecord(
                 r.id(),
-                fingerprint,
+                record.fingerprint(),
                 RecordState.IN_PROGRESS,
                 r.fencingToken() + 1,
                 now.plus(lease),
@@ -191,7 +185,7 @@ public final class InMemoryIdempotencyStore
                 null,
                 now,
                 now,
-                now.plus(ttl))
+                now.plus(record.ttl()))
             : new IdempotencyRecord(
                 r.id(),
                 r.fingerprint(),

@@ -10,6 +10,7 @@ import dev.idemkit.ScopedKey;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.Takeover;
@@ -151,9 +152,8 @@ public class AbandonedPayments {
                   tx,
                   seen.get(),
                   Takeover.RECLAIM_RETRYABLE,
-                  record.fingerprint(),
-                  idempotency.config().lease(),
-                  idempotency.config().defaultTtl());
+                  new NewRecord(id, record.fingerprint(), idempotency.config().defaultTtl()),
+                  idempotency.config().lease());
           if (mine.isEmpty()) {
             return false; // a retry took it first and resumes the payment
           }
