@@ -17,7 +17,6 @@ import static dev.idemkit.jdbc.RecordRows.bindKey;
 import static dev.idemkit.jdbc.RecordRows.bindOwner;
 
 import dev.idemkit.LostOwnershipException;
-import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.internal.Json;
 import dev.idemkit.spi.Checkpoint;
@@ -70,7 +69,8 @@ sealed interface HeldWrite
    */
   sealed interface RecordInsert extends HeldWrite permits FinishedInsert, InProgressInsert {
 
-    ScopedKey id();
+    /** The record inserted. */
+    NewRecord record();
 
     /** Nothing to count: an insert of the one row its statement selects writes it or raises. */
     @Override
@@ -87,7 +87,7 @@ sealed interface HeldWrite
             && s instanceof PSQLException p
             && p.getServerErrorMessage() != null
             && RECORD_KEY.equals(p.getServerErrorMessage().getConstraint())) {
-          throw new RecordExistsException(id());
+          throw new RecordExistsException(record().id());
         }
       }
       return e;
@@ -96,11 +96,6 @@ sealed interface HeldWrite
 
   /** A local operation's finished record ({@link PostgresIdempotencyStore#INSERT_FINISHED}). */
   record FinishedInsert(NewRecord record, FinalAnswer answer, String now) implements RecordInsert {
-
-    @Override
-    public ScopedKey id() {
-      return record.id();
-    }
 
     @Override
     public NamedSql alone() {
@@ -119,7 +114,7 @@ sealed interface HeldWrite
 
     @Override
     public String toString() {
-      return id().toString();
+      return record.id().toString();
     }
   }
 
@@ -129,11 +124,6 @@ sealed interface HeldWrite
    */
   record InProgressInsert(NewRecord record, Duration lease, Checkpoint checkpoint, String now)
       implements RecordInsert {
-
-    @Override
-    public ScopedKey id() {
-      return record.id();
-    }
 
     @Override
     public NamedSql alone() {
@@ -153,7 +143,7 @@ sealed interface HeldWrite
 
     @Override
     public String toString() {
-      return id().toString();
+      return record.id().toString();
     }
   }
 

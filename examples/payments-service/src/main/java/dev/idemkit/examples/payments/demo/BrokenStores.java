@@ -19,6 +19,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * <strong>Deliberately broken</strong> idempotency stores, for the chaos run only: they prove that
@@ -94,29 +95,17 @@ public final class BrokenStores {
     return new Forwarding(real) {
       @Override
       public void advance(StoreTransaction tx, Ownership owner, Checkpoint checkpoint) {
-        try {
-          real.advance(tx, owner, checkpoint);
-        } catch (LostOwnershipException stale) {
-          real.advance(tx, current(tx, owner, stale), checkpoint);
-        }
+        unfenced(tx, owner, o -> real.advance(tx, o, checkpoint));
       }
 
       @Override
       public void finish(StoreTransaction tx, Ownership owner, FinalAnswer answer) {
-        try {
-          real.finish(tx, owner, answer);
-        } catch (LostOwnershipException stale) {
-          real.finish(tx, current(tx, owner, stale), answer);
-        }
+        unfenced(tx, owner, o -> real.finish(tx, o, answer));
       }
 
       @Override
       public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
-        try {
-          real.suspend(tx, owner, state);
-        } catch (LostOwnershipException stale) {
-          real.suspend(tx, current(tx, owner, stale), state);
-        }
+        unfenced(tx, owner, o -> real.suspend(tx, o, state));
       }
 
       @Override
@@ -125,6 +114,15 @@ public final class BrokenStores {
           return real.renew(tx, owner, lease);
         } catch (LostOwnershipException stale) {
           return real.renew(tx, current(tx, owner, stale), lease);
+        }
+      }
+
+      /** Runs {@code write} as {@code owner}; when its token is stale, again with the current. */
+      private void unfenced(StoreTransaction tx, Ownership owner, Consumer<Ownership> write) {
+        try {
+          write.accept(owner);
+        } catch (LostOwnershipException stale) {
+          write.accept(current(tx, owner, stale));
         }
       }
 
