@@ -20,8 +20,10 @@ import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.internal.RecordAcquisition.Acquired;
 import dev.idemkit.internal.RecordAcquisition.NoRecord;
+import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.QuotaSync;
 import dev.idemkit.spi.RecordExistsException;
@@ -214,9 +216,8 @@ public final class IdempotencyEngine implements Idempotency {
                         tx,
                         seen.get(),
                         kind,
-                        record.fingerprint(),
-                        config.lease(),
-                        config.defaultTtl());
+                        new NewRecord(id, record.fingerprint(), config.defaultTtl()),
+                        config.lease());
                 mine.ifPresent(r -> listener.onTakeover(id, kind));
                 return mine.map(r -> Acquired.owned(Claim.resumed(r))).orElse(null);
               });
@@ -380,7 +381,7 @@ public final class IdempotencyEngine implements Idempotency {
             if (acquired.answer() != null) {
               return acquired.answer();
             }
-            store.finish(tx, acquired.claim().ownership(), RecordState.FAILED_REPLAYABLE, response);
+            store.finish(tx, acquired.claim().ownership(), FinalAnswer.failed(response));
             admitIfNew(tx, request.id(), acquired.claim());
             return new Outcome.Rejected(response);
           });
@@ -563,25 +564,26 @@ public final class IdempotencyEngine implements Idempotency {
 
   /** {@code request}'s record inserted finished with {@code result}, as {@code tx}'s last write. */
   Outcome insertFinished(StoreTransaction tx, IdempotentRequest request, OperationResult result) {
-    boolean success = result instanceof OperationResult.Success;
-    store.insertFinished(
-        tx,
-        request.id(),
-        request.fingerprint(),
-        success ? RecordState.COMPLETED : RecordState.FAILED_REPLAYABLE,
-        result.response(),
-        request.ttl());
-    return success
-        ? new Outcome.Executed(result.response())
-        : new Outcome.Rejected(result.response());
+    store.insertFinished(tx, NewRecord.of(request), answer(result));
+    return ended(result);
   }
 
   Outcome finish(StoreTransaction tx, Ownership owner, OperationResult result) {
-    if (result instanceof OperationResult.Success) {
-      store.finish(tx, owner, RecordState.COMPLETED, result.response());
-      return new Outcome.Executed(result.response());
-    }
-    store.finish(tx, owner, RecordState.FAILED_REPLAYABLE, result.response());
-    return new Outcome.Rejected(result.response());
+    store.finish(tx, owner, answer(result));
+    return ended(result);
+  }
+
+  /** What the store keeps of an operation that ended with {@code result}. */
+  private static FinalAnswer answer(OperationResult result) {
+    return result instanceof OperationResult.Success
+        ? FinalAnswer.completed(result.response())
+        : FinalAnswer.failed(result.response());
+  }
+
+  /** What the caller gets of an operation that ended with {@code result}. */
+  private static Outcome ended(OperationResult result) {
+    return result instanceof OperationResult.Success
+        ? new Outcome.Executed(result.response())
+        : new Outcome.Rejected(result.response());
   }
 }

@@ -12,6 +12,8 @@ import dev.idemkit.RecordState;
 import dev.idemkit.RecoverySchedule;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.Step;
+import dev.idemkit.spi.Checkpoint;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.RecoveryBackoff;
 import dev.idemkit.spi.StoreTransaction;
@@ -172,19 +174,12 @@ final class PhaseRun<D> {
    */
   private void mark(StoreTransaction tx, String call) {
     if (unwritten == null) {
-      engine.store.advance(tx, owner, recoveryPoint, call, written());
+      engine.store.advance(tx, owner, checkpoint(call));
       return;
     }
     owner =
         engine.store.insertInProgress(
-            tx,
-            id,
-            unwritten.fingerprint(),
-            engine.config.lease(),
-            unwritten.ttl(),
-            recoveryPoint,
-            call,
-            written());
+            tx, NewRecord.of(unwritten), engine.config.lease(), checkpoint(call));
     leaseSetAt = engine.ticker.getAsLong();
     unwritten = null;
   }
@@ -352,7 +347,7 @@ final class PhaseRun<D> {
               : RecordState.FAILED_RETRYABLE;
       inTransaction(
           tx -> {
-            engine.store.advance(tx, owner, recoveryPoint, null, written());
+            engine.store.advance(tx, owner, checkpoint(null));
             engine.store.suspend(tx, owner, left);
             return null;
           });
@@ -478,9 +473,12 @@ final class PhaseRun<D> {
     return Optional.empty();
   }
 
-  /** The data to store: the user's values, without a verdict once the lookup has run. */
-  private Map<String, String> written() {
-    return operation.data().write(data);
+  /**
+   * Where this run stands, with {@code call} (or null) named as possibly under way; its data the
+   * user's values, without a verdict once the lookup has run.
+   */
+  private Checkpoint checkpoint(String call) {
+    return new Checkpoint(recoveryPoint, call, operation.data().write(data));
   }
 
   /** The index of the first phase after {@code point} ({@code null}: before any). */

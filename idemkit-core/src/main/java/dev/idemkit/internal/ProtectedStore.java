@@ -1,16 +1,16 @@
 package dev.idemkit.internal;
 
 import dev.idemkit.DataProtection;
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.OperatorResolution;
-import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.ScopedKey;
-import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.Checkpoint;
 import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.RecoveryAdministration;
 import dev.idemkit.spi.RecoveryBackoff;
@@ -19,7 +19,6 @@ import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.Takeover;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -54,9 +53,8 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
   }
 
   @Override
-  public ClaimAttempt claim(
-      StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
-    ClaimAttempt attempt = delegate().claim(tx, id, fingerprint, lease, ttl);
+  public ClaimAttempt claim(StoreTransaction tx, NewRecord record, Duration lease) {
+    ClaimAttempt attempt = delegate().claim(tx, record, lease);
     if (attempt instanceof ClaimAttempt.Found found) {
       return new ClaimAttempt.Found(protection.open(tx, found.snapshot()));
     }
@@ -70,67 +68,32 @@ public final class ProtectedStore extends ForwardingIdempotencyStore {
 
   @Override
   public Optional<IdempotencyRecord> takeOver(
-      StoreTransaction tx,
-      Snapshot seen,
-      Takeover kind,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl) {
+      StoreTransaction tx, Snapshot seen, Takeover kind, NewRecord record, Duration lease) {
     return delegate()
-        .takeOver(tx, seen, kind, fingerprint, lease, ttl)
+        .takeOver(tx, seen, kind, record, lease)
         .map(r -> protection.open(tx, r, null, true));
   }
 
   @Override
-  public void advance(
-      StoreTransaction tx,
-      Ownership owner,
-      String recoveryPoint,
-      String pendingExternal,
-      Map<String, String> data) {
-    delegate()
-        .advance(
-            tx, owner, recoveryPoint, pendingExternal, protection.sealData(tx, owner.id(), data));
+  public void advance(StoreTransaction tx, Ownership owner, Checkpoint checkpoint) {
+    delegate().advance(tx, owner, protection.seal(tx, owner.id(), checkpoint));
   }
 
   @Override
-  public void finish(
-      StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
-    delegate().finish(tx, owner, state, protection.seal(tx, owner.id(), state, response));
+  public void finish(StoreTransaction tx, Ownership owner, FinalAnswer answer) {
+    delegate().finish(tx, owner, protection.seal(tx, owner.id(), answer));
   }
 
   @Override
-  public void insertFinished(
-      StoreTransaction tx,
-      ScopedKey id,
-      Fingerprint fingerprint,
-      RecordState state,
-      StoredResponse response,
-      Duration ttl) {
-    delegate()
-        .insertFinished(tx, id, fingerprint, state, protection.seal(tx, id, state, response), ttl);
+  public void insertFinished(StoreTransaction tx, NewRecord record, FinalAnswer answer) {
+    delegate().insertFinished(tx, record, protection.seal(tx, record.id(), answer));
   }
 
   @Override
   public Ownership insertInProgress(
-      StoreTransaction tx,
-      ScopedKey id,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl,
-      String recoveryPoint,
-      String pendingExternal,
-      Map<String, String> data) {
+      StoreTransaction tx, NewRecord record, Duration lease, Checkpoint checkpoint) {
     return delegate()
-        .insertInProgress(
-            tx,
-            id,
-            fingerprint,
-            lease,
-            ttl,
-            recoveryPoint,
-            pendingExternal,
-            protection.sealData(tx, id, data));
+        .insertInProgress(tx, record, lease, protection.seal(tx, record.id(), checkpoint));
   }
 
   @Override

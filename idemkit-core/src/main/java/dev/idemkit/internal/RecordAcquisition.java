@@ -1,6 +1,5 @@
 package dev.idemkit.internal;
 
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyConfig;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.IdempotentRequest;
@@ -10,6 +9,7 @@ import dev.idemkit.ScopedKey;
 import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.StoreTransaction;
 import dev.idemkit.spi.Takeover;
@@ -91,9 +91,8 @@ final class RecordAcquisition {
    */
   Acquired acquire(StoreTransaction tx, IdempotentRequest request, boolean mayMakeRecord) {
     ScopedKey id = request.id();
-    Fingerprint fingerprint = request.fingerprint();
     for (int race = 0; race < MAX_RACES; race++) {
-      ClaimAttempt attempt = store.claim(tx, id, fingerprint, config.lease(), request.ttl());
+      ClaimAttempt attempt = store.claim(tx, NewRecord.of(request), config.lease());
       if (attempt instanceof ClaimAttempt.Inserted inserted) {
         if (!mayMakeRecord) {
           throw NoRecord.INSTANCE;
@@ -172,7 +171,7 @@ final class RecordAcquisition {
   private Optional<IdempotencyRecord> takeOver(
       StoreTransaction tx, Snapshot seen, Takeover kind, IdempotentRequest request) {
     Optional<IdempotencyRecord> taken =
-        store.takeOver(tx, seen, kind, request.fingerprint(), config.lease(), request.ttl());
+        store.takeOver(tx, seen, kind, NewRecord.of(request), config.lease());
     taken.ifPresent(r -> listener.onTakeover(request.id(), kind));
     return taken;
   }

@@ -9,6 +9,8 @@ import dev.idemkit.RecordUnreadableException.Reason;
 import dev.idemkit.ReplayMode;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.Checkpoint;
+import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.ReferenceResolver;
 import dev.idemkit.spi.ResponseRedactor;
 import dev.idemkit.spi.ResponseUpcaster;
@@ -73,7 +75,12 @@ final class RecordProtection {
 
   // ---- on the way in ----------------------------------------------------------------------
 
-  StoredResponse seal(
+  /** {@code answer} as the store keeps it: its response redacted, reduced and sealed. */
+  FinalAnswer seal(StoreTransaction tx, ScopedKey id, FinalAnswer answer) {
+    return answer.withResponse(seal(tx, id, answer.state(), answer.response()));
+  }
+
+  private StoredResponse seal(
       StoreTransaction tx, ScopedKey id, RecordState state, StoredResponse response) {
     String operation = id.operation();
     ResponseRedactor redactor = protection.redactor(operation);
@@ -121,14 +128,18 @@ final class RecordProtection {
         r.status(), r.headers(), out.toByteArray(), r.schemaVersion(), resourceId);
   }
 
-  Map<String, String> sealData(StoreTransaction tx, ScopedKey id, Map<String, String> data) {
-    if (sealing == null || data == null || data.isEmpty()) {
-      return data;
+  /** {@code checkpoint} as the store keeps it: its data sealed. */
+  Checkpoint seal(StoreTransaction tx, ScopedKey id, Checkpoint checkpoint) {
+    Map<String, String> data = checkpoint.data();
+    if (sealing == null || data.isEmpty()) {
+      return checkpoint;
     }
     TenantKeyring.DataKey key = sealing.current(tx, id.tenant());
-    return Map.of(
-        SEALED_DATA,
-        sealValue(key, dataAad(id, key.id()), Json.write(data).getBytes(StandardCharsets.UTF_8)));
+    return checkpoint.withData(
+        Map.of(
+            SEALED_DATA,
+            sealValue(
+                key, dataAad(id, key.id()), Json.write(data).getBytes(StandardCharsets.UTF_8))));
   }
 
   /** {@code ik1:<key id>:<base64 of IV and ciphertext>}. */

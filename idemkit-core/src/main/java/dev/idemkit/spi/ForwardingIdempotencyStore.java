@@ -1,14 +1,11 @@
 package dev.idemkit.spi;
 
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
-import dev.idemkit.StoredResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -39,9 +36,8 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
-  public ClaimAttempt claim(
-      StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
-    return delegate.claim(tx, id, fingerprint, lease, ttl);
+  public ClaimAttempt claim(StoreTransaction tx, NewRecord record, Duration lease) {
+    return delegate.claim(tx, record, lease);
   }
 
   @Override
@@ -51,13 +47,8 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
 
   @Override
   public Optional<IdempotencyRecord> takeOver(
-      StoreTransaction tx,
-      Snapshot seen,
-      Takeover kind,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl) {
-    return delegate.takeOver(tx, seen, kind, fingerprint, lease, ttl);
+      StoreTransaction tx, Snapshot seen, Takeover kind, NewRecord record, Duration lease) {
+    return delegate.takeOver(tx, seen, kind, record, lease);
   }
 
   @Override
@@ -66,44 +57,24 @@ public abstract class ForwardingIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
-  public void advance(
-      StoreTransaction tx,
-      Ownership owner,
-      String recoveryPoint,
-      String pendingExternal,
-      Map<String, String> data) {
-    delegate.advance(tx, owner, recoveryPoint, pendingExternal, data);
+  public void advance(StoreTransaction tx, Ownership owner, Checkpoint checkpoint) {
+    delegate.advance(tx, owner, checkpoint);
   }
 
   @Override
-  public void finish(
-      StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
-    delegate.finish(tx, owner, state, response);
+  public void finish(StoreTransaction tx, Ownership owner, FinalAnswer answer) {
+    delegate.finish(tx, owner, answer);
   }
 
   @Override
-  public void insertFinished(
-      StoreTransaction tx,
-      ScopedKey id,
-      Fingerprint fingerprint,
-      RecordState state,
-      StoredResponse response,
-      Duration ttl) {
-    delegate.insertFinished(tx, id, fingerprint, state, response, ttl);
+  public void insertFinished(StoreTransaction tx, NewRecord record, FinalAnswer answer) {
+    delegate.insertFinished(tx, record, answer);
   }
 
   @Override
   public Ownership insertInProgress(
-      StoreTransaction tx,
-      ScopedKey id,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl,
-      String recoveryPoint,
-      String pendingExternal,
-      Map<String, String> data) {
-    return delegate.insertInProgress(
-        tx, id, fingerprint, lease, ttl, recoveryPoint, pendingExternal, data);
+      StoreTransaction tx, NewRecord record, Duration lease, Checkpoint checkpoint) {
+    return delegate.insertInProgress(tx, record, lease, checkpoint);
   }
 
   @Override

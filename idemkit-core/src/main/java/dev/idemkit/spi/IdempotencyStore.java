@@ -1,15 +1,12 @@
 package dev.idemkit.spi;
 
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
-import dev.idemkit.StoredResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -54,12 +51,11 @@ public interface IdempotencyStore {
   <T> T inTransaction(TransactionWork<T> work) throws Exception;
 
   /**
-   * Creates the record as {@code IN_PROGRESS} with a lease if none exists, in one atomic write (an
-   * insert that does nothing on conflict). Exactly one of any number of concurrent callers gets
-   * {@link ClaimAttempt.Inserted}.
+   * Creates {@code record} as {@code IN_PROGRESS} with a lease of {@code lease} if its key has no
+   * record, in one atomic write (an insert that does nothing on conflict). Exactly one of any
+   * number of concurrent callers gets {@link ClaimAttempt.Inserted}.
    */
-  ClaimAttempt claim(
-      StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl);
+  ClaimAttempt claim(StoreTransaction tx, NewRecord record, Duration lease);
 
   /** Reads a record, with the store's current time. */
   Optional<Snapshot> read(StoreTransaction tx, ScopedKey id);
@@ -68,19 +64,15 @@ public interface IdempotencyStore {
    * Takes over an existing record in one conditional write: applied only if the record still has
    * the fencing token and state of {@code seen} and the condition of {@code kind} still holds at
    * the store's time. The fencing token is bumped. {@link Takeover#REPLACE_EXPIRED} resets the
-   * record for a new operation with {@code fingerprint} and {@code ttl}; the others keep the
-   * recovery point and data.
+   * record for a new operation: {@code record} (of {@code seen}'s key) with its fingerprint and
+   * window; the others keep the recovery point and data, and the record's own fingerprint and
+   * window.
    *
    * @return the record as it is after the takeover (new token and lease, the recovery point as it
    *     really is), or empty if someone else changed the record first
    */
   Optional<IdempotencyRecord> takeOver(
-      StoreTransaction tx,
-      Snapshot seen,
-      Takeover kind,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl);
+      StoreTransaction tx, Snapshot seen, Takeover kind, NewRecord record, Duration lease);
 
   /**
    * Extends the lease and locks the record for the rest of {@code tx}, proving ownership before a
@@ -90,32 +82,26 @@ public interface IdempotencyStore {
   Ownership renew(StoreTransaction tx, Ownership owner, Duration lease);
 
   /**
-   * Moves the recovery point: the phase {@code recoveryPoint} is durable with {@code data}, and
-   * {@code pendingExternal} names the call that may be under way (or null). An advanced record is
-   * one recovery workers look after ({@link #findNeedingRecovery(int)}) once its lease runs out.
+   * Moves the recovery point to {@code checkpoint}: its phase is durable with its data, and its
+   * pending call may be under way. An advanced record is one recovery workers look after ({@link
+   * #findNeedingRecovery(int)}) once its lease runs out.
    */
-  void advance(
-      StoreTransaction tx,
-      Ownership owner,
-      String recoveryPoint,
-      String pendingExternal,
-      Map<String, String> data);
+  void advance(StoreTransaction tx, Ownership owner, Checkpoint checkpoint);
 
   /**
-   * Ends the operation: {@code COMPLETED} or {@code FAILED_REPLAYABLE} with its response. The
-   * record's window restarts here: its expiry becomes at least now plus the window it was claimed
-   * with (a store may keep the claim's expiry when that is at most a second earlier), so an outcome
-   * that arrives late (recovered after the window passed) is still replayed for a whole window, and
-   * no retry can find it expired and run the operation again.
+   * Ends the operation with {@code answer}. The record's window restarts here: its expiry becomes
+   * at least now plus the window it was claimed with (a store may keep the claim's expiry when that
+   * is at most a second earlier), so an outcome that arrives late (recovered after the window
+   * passed) is still replayed for a whole window, and no retry can find it expired and run the
+   * operation again.
    */
-  void finish(StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response);
+  void finish(StoreTransaction tx, Ownership owner, FinalAnswer answer);
 
   /**
-   * Inserts the record of a single-transaction operation that has just run in {@code tx}, already
-   * finished ({@code COMPLETED} or {@code FAILED_REPLAYABLE}) with {@code response}: the record is
-   * written once, as the transaction's last write, after the business writes (contract §5). It is
-   * made as {@link #finish} leaves a record: fencing token 1, lease ended, created and completed
-   * now, expiring {@code ttl} from now.
+   * Inserts {@code record}, of a single-transaction operation that has just run in {@code tx},
+   * already finished with {@code answer}: the record is written once, as the transaction's last
+   * write, after the business writes (contract §5). It is made as {@link #finish} leaves a record:
+   * fencing token 1, lease ended, created and completed now, expiring its {@code ttl} from now.
    *
    * <p>The insert is plain, never one that does nothing on conflict: when the key has a record it
    * waits for that record's transaction, if it is still open, then fails with {@link
@@ -126,22 +112,15 @@ public interface IdempotencyStore {
    * <p>Two requests meet here: of concurrent inserts of one key exactly one commits; each other
    * waits on the first's uncommitted row, then fails, or inserts if the first rolled back.
    */
-  void insertFinished(
-      StoreTransaction tx,
-      ScopedKey id,
-      Fingerprint fingerprint,
-      RecordState state,
-      StoredResponse response,
-      Duration ttl);
+  void insertFinished(StoreTransaction tx, NewRecord record, FinalAnswer answer);
 
   /**
-   * Inserts the record of a phased operation whose local phases up to a call's marker have just run
-   * in {@code tx}: {@code IN_PROGRESS}, owned by the caller with fencing token 1 and a lease of
-   * {@code lease} from now, at {@code recoveryPoint} (null: before any phase) with the call {@code
-   * pendingExternal} named as possibly under way and {@code data} stored; expiring {@code ttl} from
-   * now. It is the record {@link #claim} then {@link #advance} leave, written once, as the
-   * transaction's last write, after the business writes (contract §5), and recovery workers look
-   * after it ({@link #findNeedingRecovery(int)}) once its lease runs out.
+   * Inserts {@code record}, of a phased operation whose local phases up to a call's marker have
+   * just run in {@code tx}: {@code IN_PROGRESS}, owned by the caller with fencing token 1 and a
+   * lease of {@code lease} from now, at {@code checkpoint} (its call named as possibly under way);
+   * expiring its {@code ttl} from now. It is the record {@link #claim} then {@link #advance} leave,
+   * written once, as the transaction's last write, after the business writes (contract §5), and
+   * recovery workers look after it ({@link #findNeedingRecovery(int)}) once its lease runs out.
    *
    * <p>The insert is plain, as {@link #insertFinished}'s: when the key has a record it waits for
    * that record's transaction, if it is still open, then fails with {@link RecordExistsException},
@@ -156,20 +135,12 @@ public interface IdempotencyStore {
    *     Ownership#lockedUntil()} is the lease's end as this JVM estimates it
    */
   default Ownership insertInProgress(
-      StoreTransaction tx,
-      ScopedKey id,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl,
-      String recoveryPoint,
-      String pendingExternal,
-      Map<String, String> data) {
-    ClaimAttempt attempt = claim(tx, id, fingerprint, lease, ttl);
-    if (!(attempt instanceof ClaimAttempt.Inserted inserted)) {
-      throw new RecordExistsException(id);
+      StoreTransaction tx, NewRecord record, Duration lease, Checkpoint checkpoint) {
+    if (!(claim(tx, record, lease) instanceof ClaimAttempt.Inserted inserted)) {
+      throw new RecordExistsException(record.id());
     }
     Ownership owner = Ownership.of(inserted.record());
-    advance(tx, owner, recoveryPoint, pendingExternal, data);
+    advance(tx, owner, checkpoint);
     return owner;
   }
 

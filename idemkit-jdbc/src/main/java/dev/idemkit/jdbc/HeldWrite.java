@@ -17,12 +17,17 @@ import static dev.idemkit.jdbc.RecordRows.bindKey;
 import static dev.idemkit.jdbc.RecordRows.bindOwner;
 
 import dev.idemkit.LostOwnershipException;
-import dev.idemkit.ScopedKey;
+import dev.idemkit.StoredResponse;
+import dev.idemkit.internal.Json;
+import dev.idemkit.spi.Checkpoint;
+import dev.idemkit.spi.FinalAnswer;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.RecordExistsException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import org.postgresql.util.PSQLException;
 
 /**
@@ -64,7 +69,8 @@ sealed interface HeldWrite
    */
   sealed interface RecordInsert extends HeldWrite permits FinishedInsert, InProgressInsert {
 
-    ScopedKey id();
+    /** The record inserted. */
+    NewRecord record();
 
     /** Nothing to count: an insert of the one row its statement selects writes it or raises. */
     @Override
@@ -81,7 +87,7 @@ sealed interface HeldWrite
             && s instanceof PSQLException p
             && p.getServerErrorMessage() != null
             && RECORD_KEY.equals(p.getServerErrorMessage().getConstraint())) {
-          throw new RecordExistsException(id());
+          throw new RecordExistsException(record().id());
         }
       }
       return e;
@@ -89,18 +95,7 @@ sealed interface HeldWrite
   }
 
   /** A local operation's finished record ({@link PostgresIdempotencyStore#INSERT_FINISHED}). */
-  record FinishedInsert(
-      ScopedKey id,
-      String fingerprint,
-      String state,
-      int status,
-      String headers,
-      byte[] body,
-      int schemaVersion,
-      String resourceId,
-      long ttlMillis,
-      String now)
-      implements RecordInsert {
+  record FinishedInsert(NewRecord record, FinalAnswer answer, String now) implements RecordInsert {
 
     @Override
     public NamedSql alone() {
@@ -114,20 +109,12 @@ sealed interface HeldWrite
 
     @Override
     public void bind(NamedSql.Parameters p) throws SQLException {
-      bindKey(p.set("now", now), id)
-          .set("fingerprint", fingerprint)
-          .set("state", state)
-          .set("status", status)
-          .set("headers", headers)
-          .set("body", body)
-          .set("schema_version", schemaVersion)
-          .set("resource_id", resourceId)
-          .set("ttl_ms", ttlMillis);
+      bindAnswer(bindNew(p.set("now", now), record), answer);
     }
 
     @Override
     public String toString() {
-      return id.toString();
+      return record.id().toString();
     }
   }
 
@@ -135,15 +122,7 @@ sealed interface HeldWrite
    * A phased operation's record at its first call's marker ({@link
    * PostgresIdempotencyStore#INSERT_IN_PROGRESS}).
    */
-  record InProgressInsert(
-      ScopedKey id,
-      String fingerprint,
-      long leaseMillis,
-      String recoveryPoint,
-      String pendingExternal,
-      String data,
-      long ttlMillis,
-      String now)
+  record InProgressInsert(NewRecord record, Duration lease, Checkpoint checkpoint, String now)
       implements RecordInsert {
 
     @Override
@@ -158,18 +137,13 @@ sealed interface HeldWrite
 
     @Override
     public void bind(NamedSql.Parameters p) throws SQLException {
-      bindKey(p.set("now", now), id)
-          .set("fingerprint", fingerprint)
-          .set("lease_ms", leaseMillis)
-          .set("recovery_point", recoveryPoint)
-          .set("pending_external", pendingExternal)
-          .set("recovery_data", data)
-          .set("ttl_ms", ttlMillis);
+      bindCheckpoint(bindNew(p.set("now", now), record), checkpoint)
+          .set("lease_ms", lease.toMillis());
     }
 
     @Override
     public String toString() {
-      return id.toString();
+      return record.id().toString();
     }
   }
 
@@ -183,16 +157,7 @@ sealed interface HeldWrite
    * meanwhile; its statement then fails with {@value PostgresIdempotencyStore#NOT_OWNED} before the
    * commit sent with it runs, and that is {@link LostOwnershipException}.
    */
-  record Completion(
-      boolean fenced,
-      String state,
-      int status,
-      String headers,
-      byte[] body,
-      int schemaVersion,
-      String resourceId,
-      Ownership owner,
-      String now)
+  record Completion(boolean fenced, FinalAnswer answer, Ownership owner, String now)
       implements HeldWrite {
 
     @Override
@@ -212,13 +177,7 @@ sealed interface HeldWrite
 
     @Override
     public void bind(NamedSql.Parameters p) throws SQLException {
-      bindOwner(p.set("now", now), owner)
-          .set("state", state)
-          .set("status", status)
-          .set("headers", headers)
-          .set("body", body)
-          .set("schema_version", schemaVersion)
-          .set("resource_id", resourceId);
+      bindAnswer(bindOwner(p.set("now", now), owner), answer);
     }
 
     /** A fenced completion's statement itself failed unless it updated the one row. */
@@ -243,9 +202,7 @@ sealed interface HeldWrite
    * owner took the record over, before the commit sent with it runs: {@link
    * LostOwnershipException}, and nothing of the transaction kept.
    */
-  record FencedAdvance(
-      String recoveryPoint, String pendingExternal, String data, Ownership owner, String now)
-      implements HeldWrite {
+  record FencedAdvance(Checkpoint checkpoint, Ownership owner, String now) implements HeldWrite {
 
     @Override
     public NamedSql alone() {
@@ -264,10 +221,7 @@ sealed interface HeldWrite
 
     @Override
     public void bind(NamedSql.Parameters p) throws SQLException {
-      bindOwner(p.set("now", now), owner)
-          .set("recovery_point", recoveryPoint)
-          .set("pending_external", pendingExternal)
-          .set("recovery_data", data);
+      bindCheckpoint(bindOwner(p.set("now", now), owner), checkpoint);
     }
 
     /** Nothing to count: the statement itself failed unless it updated the one row. */
@@ -278,6 +232,34 @@ sealed interface HeldWrite
     public String toString() {
       return owner.id().toString();
     }
+  }
+
+  /** Binds what every insert of a record writes: its key, fingerprint and window. */
+  private static NamedSql.Parameters bindNew(NamedSql.Parameters p, NewRecord record)
+      throws SQLException {
+    return bindKey(p, record.id())
+        .set("fingerprint", record.fingerprint().toString())
+        .set("ttl_ms", record.ttl().toMillis());
+  }
+
+  /** Binds the final state and response of a completion or a finished insert. */
+  private static NamedSql.Parameters bindAnswer(NamedSql.Parameters p, FinalAnswer answer)
+      throws SQLException {
+    StoredResponse response = answer.response();
+    return p.set("state", answer.state().name())
+        .set("status", response.status())
+        .set("headers", Json.write(response.headers()))
+        .set("body", response.body())
+        .set("schema_version", response.schemaVersion())
+        .set("resource_id", response.resourceId());
+  }
+
+  /** Binds the recovery point, pending call and data of an advance or an in-progress insert. */
+  private static NamedSql.Parameters bindCheckpoint(NamedSql.Parameters p, Checkpoint checkpoint)
+      throws SQLException {
+    return p.set("recovery_point", checkpoint.recoveryPoint())
+        .set("pending_external", checkpoint.pendingExternal())
+        .set("recovery_data", checkpoint.data().isEmpty() ? null : Json.write(checkpoint.data()));
   }
 
   /**

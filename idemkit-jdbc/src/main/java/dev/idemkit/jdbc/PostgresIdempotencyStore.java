@@ -7,17 +7,17 @@ import static dev.idemkit.jdbc.RecordRows.rows;
 import static dev.idemkit.jdbc.RecordRows.toRecord;
 
 import dev.idemkit.ClaimWaitTimeoutException;
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
-import dev.idemkit.StoredResponse;
-import dev.idemkit.internal.Json;
+import dev.idemkit.spi.Checkpoint;
 import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupRun;
+import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.QuotaSync;
 import dev.idemkit.spi.RecordCleanup;
@@ -578,17 +578,17 @@ public final class PostgresIdempotencyStore
    * the key is decided by the database, not here: this only bounds how many may wait.)
    */
   @Override
-  public ClaimAttempt claim(
-      StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
+  public ClaimAttempt claim(StoreTransaction tx, NewRecord record, Duration lease) {
     if (claimWait == null) {
-      return claimNow(tx, id, fingerprint, lease, ttl);
+      return claimNow(tx, record, lease);
     }
+    ScopedKey id = record.id();
     if (claimsUnderWay.merge(id, 1, Integer::sum) > CLAIMS_UNDER_WAY_PER_KEY) {
       leaveClaim(id);
       throw new ClaimWaitTimeoutException(id, Duration.ZERO);
     }
     try {
-      return claimNow(tx, id, fingerprint, lease, ttl);
+      return claimNow(tx, record, lease);
     } finally {
       leaveClaim(id);
     }
@@ -599,8 +599,8 @@ public final class PostgresIdempotencyStore
     claimsUnderWay.computeIfPresent(id, (key, under) -> under == 1 ? null : under - 1);
   }
 
-  private ClaimAttempt claimNow(
-      StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
+  private ClaimAttempt claimNow(StoreTransaction tx, NewRecord record, Duration lease) {
+    ScopedKey id = record.id();
     try (PreparedStatement ps = connection(tx).prepareStatement(CLAIM.sql())) {
       if (claimWait != null) {
         // Bounds this statement only (the driver cancels it past the timeout), never the business
@@ -608,9 +608,9 @@ public final class PostgresIdempotencyStore
         ps.setQueryTimeout((int) Math.max(1, (claimWait.toMillis() + 999) / 1000));
       }
       bindKey(bindNow(CLAIM.bind(ps)), id)
-          .set("fingerprint", fingerprint.toString())
+          .set("fingerprint", record.fingerprint().toString())
           .set("lease_ms", lease.toMillis())
-          .set("ttl_ms", ttl.toMillis());
+          .set("ttl_ms", record.ttl().toMillis());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return new ClaimAttempt.Raced();
@@ -623,7 +623,7 @@ public final class PostgresIdempotencyStore
         return new ClaimAttempt.Inserted(
             new IdempotencyRecord(
                 id,
-                fingerprint,
+                record.fingerprint(),
                 RecordState.IN_PROGRESS,
                 1,
                 createdAt.plusMillis(lease.toMillis()),
@@ -634,7 +634,7 @@ public final class PostgresIdempotencyStore
                 null,
                 createdAt,
                 createdAt,
-                createdAt.plusMillis(ttl.toMillis())));
+                createdAt.plusMillis(record.ttl().toMillis())));
       }
     } catch (SQLException e) {
       if (claimWait != null
@@ -670,12 +670,7 @@ public final class PostgresIdempotencyStore
 
   @Override
   public Optional<IdempotencyRecord> takeOver(
-      StoreTransaction tx,
-      Snapshot seen,
-      Takeover kind,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl) {
+      StoreTransaction tx, Snapshot seen, Takeover kind, NewRecord record, Duration lease) {
     IdempotencyRecord r = seen.record();
     boolean replace = kind == Takeover.REPLACE_EXPIRED;
     NamedSql sql = replace ? REPLACE_EXPIRED_KEEPING_HISTORY : TAKE_OVER;
@@ -686,7 +681,8 @@ public final class PostgresIdempotencyStore
               .set("seen_state", r.state().name())
               .set("lease_ms", lease.toMillis());
       if (replace) {
-        p.set("fingerprint", fingerprint.toString()).set("ttl_ms", ttl.toMillis());
+        p.set("fingerprint", record.fingerprint().toString())
+            .set("ttl_ms", record.ttl().toMillis());
       } else {
         p.set("kind", kind.name());
       }
@@ -714,22 +710,9 @@ public final class PostgresIdempotencyStore
   }
 
   @Override
-  public void advance(
-      StoreTransaction tx,
-      Ownership owner,
-      String recoveryPoint,
-      String pendingExternal,
-      Map<String, String> data) {
+  public void advance(StoreTransaction tx, Ownership owner, Checkpoint checkpoint) {
     forgetFreshClaim(tx, owner);
-    hold(
-        tx,
-        owner.id(),
-        new HeldWrite.FencedAdvance(
-            recoveryPoint,
-            pendingExternal,
-            data.isEmpty() ? null : Json.write(data),
-            owner,
-            clock == null ? null : clock.instant().toString()));
+    hold(tx, owner.id(), new HeldWrite.FencedAdvance(checkpoint, owner, now()));
   }
 
   /**
@@ -747,25 +730,8 @@ public final class PostgresIdempotencyStore
   }
 
   @Override
-  public void finish(
-      StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
-    if (!state.isReplayable()) {
-      throw new IllegalArgumentException("finish takes COMPLETED or FAILED_REPLAYABLE: " + state);
-    }
-    String now = clock == null ? null : clock.instant().toString();
-    hold(
-        tx,
-        owner.id(),
-        new HeldWrite.Completion(
-            !isFreshClaim(tx, owner),
-            state.name(),
-            response.status(),
-            Json.write(response.headers()),
-            response.body(),
-            response.schemaVersion(),
-            response.resourceId(),
-            owner,
-            now));
+  public void finish(StoreTransaction tx, Ownership owner, FinalAnswer answer) {
+    hold(tx, owner.id(), new HeldWrite.Completion(!isFreshClaim(tx, owner), answer, owner, now()));
   }
 
   /**
@@ -774,55 +740,25 @@ public final class PostgresIdempotencyStore
    * sends after it.
    */
   @Override
-  public void insertFinished(
-      StoreTransaction tx,
-      ScopedKey id,
-      Fingerprint fingerprint,
-      RecordState state,
-      StoredResponse response,
-      Duration ttl) {
-    if (!state.isReplayable()) {
-      throw new IllegalArgumentException(
-          "insertFinished takes COMPLETED or FAILED_REPLAYABLE: " + state);
-    }
-    ((JdbcStoreTransaction) tx).lastWrite =
-        new HeldWrite.FinishedInsert(
-            id,
-            fingerprint.toString(),
-            state.name(),
-            response.status(),
-            Json.write(response.headers()),
-            response.body(),
-            response.schemaVersion(),
-            response.resourceId(),
-            ttl.toMillis(),
-            clock == null ? null : clock.instant().toString());
+  public void insertFinished(StoreTransaction tx, NewRecord record, FinalAnswer answer) {
+    ((JdbcStoreTransaction) tx).lastWrite = new HeldWrite.FinishedInsert(record, answer, now());
   }
 
   @Override
   public Ownership insertInProgress(
-      StoreTransaction tx,
-      ScopedKey id,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl,
-      String recoveryPoint,
-      String pendingExternal,
-      Map<String, String> data) {
+      StoreTransaction tx, NewRecord record, Duration lease, Checkpoint checkpoint) {
     Instant now = clock == null ? null : clock.instant();
     hold(
         tx,
-        id,
+        record.id(),
         new HeldWrite.InProgressInsert(
-            id,
-            fingerprint.toString(),
-            lease.toMillis(),
-            recoveryPoint,
-            pendingExternal,
-            data.isEmpty() ? null : Json.write(data),
-            ttl.toMillis(),
-            now == null ? null : now.toString()));
-    return new Ownership(id, 1, (now == null ? Instant.now() : now).plus(lease));
+            record, lease, checkpoint, now == null ? null : now.toString()));
+    return new Ownership(record.id(), 1, (now == null ? Instant.now() : now).plus(lease));
+  }
+
+  /** The test clock's time for a held write, or null: the database's own. */
+  private String now() {
+    return clock == null ? null : clock.instant().toString();
   }
 
   /**

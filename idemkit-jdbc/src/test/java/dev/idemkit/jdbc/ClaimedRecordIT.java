@@ -7,6 +7,7 @@ import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.NewRecord;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -56,7 +57,7 @@ class ClaimedRecordIT {
     IdempotencyRecord claimed =
         store.inTransaction(
             tx -> {
-              ClaimAttempt attempt = store.claim(tx, id, fingerprint, LEASE, TTL);
+              ClaimAttempt attempt = store.claim(tx, new NewRecord(id, fingerprint, TTL), LEASE);
               assertThat(attempt).isInstanceOf(ClaimAttempt.Inserted.class);
               return ((ClaimAttempt.Inserted) attempt).record();
             });

@@ -16,7 +16,10 @@ import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.Checkpoint;
 import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.FinalAnswer;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.StoreTransaction;
 import java.lang.reflect.InvocationTargetException;
@@ -253,7 +256,7 @@ class PhasedWritesIT {
     assertZombieKeepsNothing(
         (store, tx, zombie) ->
             store.finish(
-                tx, zombie, RecordState.COMPLETED, StoredResponse.of(201, Map.of(), new byte[0])));
+                tx, zombie, FinalAnswer.completed(StoredResponse.of(201, Map.of(), new byte[0]))));
   }
 
   private void assertZombieKeepsNothing(OwnerWrite write) throws Exception {
@@ -266,10 +269,9 @@ class PhasedWritesIT {
                     ((ClaimAttempt.Inserted)
                             store.claim(
                                 tx,
-                                id,
-                                Fingerprint.of(Map.of("n", "z")),
-                                Duration.ofSeconds(30),
-                                Duration.ofHours(1)))
+                                new NewRecord(
+                                    id, Fingerprint.of(Map.of("n", "z")), Duration.ofHours(1)),
+                                Duration.ofSeconds(30)))
                         .record()));
     TestDatabase.execute(
         dataSource,
@@ -296,7 +298,8 @@ class PhasedWritesIT {
   @Test
   void aZombiesMarkerSentWithTheCommitKeepsNoneOfItsWrites() throws Exception {
     assertZombieKeepsNothing(
-        (store, tx, zombie) -> store.advance(tx, zombie, "LOCAL", "PROVIDER", Map.of()));
+        (store, tx, zombie) ->
+            store.advance(tx, zombie, new Checkpoint("LOCAL", "PROVIDER", Map.of())));
   }
 
   @FunctionalInterface

@@ -6,6 +6,7 @@ import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.Takeover;
 import dev.idemkit.testing.MutableClock;
@@ -65,7 +66,9 @@ class TakeoverIT {
 
     List<Optional<IdempotencyRecord>> taken =
         IsolationIT.race(
-            () -> store.inTransaction(tx -> store.takeOver(tx, seen, kind, other, LEASE, TTL)));
+            () ->
+                store.inTransaction(
+                    tx -> store.takeOver(tx, seen, kind, new NewRecord(id, other, TTL), LEASE)));
 
     List<IdempotencyRecord> winners = taken.stream().flatMap(Optional::stream).toList();
     assertThat(winners).as("racers that took the record over").hasSize(1);
@@ -113,7 +116,9 @@ class TakeoverIT {
 
     Optional<IdempotencyRecord> taken =
         store.inTransaction(
-            tx -> store.takeOver(tx, seen, kind, seen.record().fingerprint(), LEASE, TTL));
+            tx ->
+                store.takeOver(
+                    tx, seen, kind, new NewRecord(id, seen.record().fingerprint(), TTL), LEASE));
 
     assertThat(taken).isEmpty();
     assertThat(stored(id)).isEqualTo(seen.record());

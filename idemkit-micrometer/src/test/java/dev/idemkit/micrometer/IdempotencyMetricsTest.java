@@ -17,8 +17,10 @@ import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.testing.InMemoryIdempotencyStore;
 import dev.idemkit.testing.MutableClock;
@@ -81,7 +83,7 @@ class IdempotencyMetricsTest {
     clock.advance(Duration.ofSeconds(20));
     store.inTransaction(
         tx -> {
-          store.finish(tx, owner, RecordState.COMPLETED, response());
+          store.finish(tx, owner, FinalAnswer.completed(response()));
           return null;
         });
 
@@ -198,7 +200,8 @@ class IdempotencyMetricsTest {
     return store.inTransaction(
         tx -> {
           ClaimAttempt attempt =
-              store.claim(tx, id, Fingerprint.of(Map.of("amount", "10.00")), LEASE, TTL);
+              store.claim(
+                  tx, new NewRecord(id, Fingerprint.of(Map.of("amount", "10.00")), TTL), LEASE);
           assertThat(attempt).isInstanceOf(ClaimAttempt.Inserted.class);
           return Ownership.of(((ClaimAttempt.Inserted) attempt).record());
         });

@@ -25,11 +25,14 @@ import dev.idemkit.RecoverySchedule;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.Step;
 import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.Checkpoint;
 import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.CleanupRun;
+import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.QuotaSync;
 import dev.idemkit.spi.RecordCleanup;
@@ -244,7 +247,7 @@ public abstract class IdempotencyStoreContract {
   protected Ownership abandonedClaim(ScopedKey id, Fingerprint fp) throws Exception {
     return store.inTransaction(
         tx -> {
-          ClaimAttempt a = store.claim(tx, id, fp, LEASE, TTL);
+          ClaimAttempt a = store.claim(tx, new NewRecord(id, fp, TTL), LEASE);
           assertThat(a).isInstanceOf(ClaimAttempt.Inserted.class);
           return Ownership.of(((ClaimAttempt.Inserted) a).record());
         });
@@ -498,7 +501,10 @@ public abstract class IdempotencyStoreContract {
                     tx -> {
                       ledger.write(tx, entry(other, "payment"));
                       store.insertInProgress(
-                          tx, id, command("10.00"), LEASE, TTL, null, "CHARGED", Map.of());
+                          tx,
+                          new NewRecord(id, command("10.00"), TTL),
+                          LEASE,
+                          new Checkpoint(null, "CHARGED", Map.of()));
                       return null;
                     }))
         .isInstanceOf(RecordExistsException.class);
@@ -785,7 +791,7 @@ public abstract class IdempotencyStoreContract {
             () ->
                 store.inTransaction(
                     tx -> {
-                      store.advance(tx, zombie, "X", null, Map.of());
+                      store.advance(tx, zombie, new Checkpoint("X", null, Map.of()));
                       return null;
                     }))
         .isInstanceOf(LostOwnershipException.class);
@@ -794,7 +800,7 @@ public abstract class IdempotencyStoreContract {
                 store.inTransaction(
                     tx -> {
                       store.finish(
-                          tx, zombie, RecordState.COMPLETED, response(201, "{\"by\":\"zombie\"}"));
+                          tx, zombie, FinalAnswer.completed(response(201, "{\"by\":\"zombie\"}")));
                       return null;
                     }))
         .isInstanceOf(LostOwnershipException.class);

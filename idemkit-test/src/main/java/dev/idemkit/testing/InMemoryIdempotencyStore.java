@@ -1,6 +1,5 @@
 package dev.idemkit.testing;
 
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.OperatorResolution;
@@ -8,10 +7,13 @@ import dev.idemkit.RecordState;
 import dev.idemkit.RecoverySchedule;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.Checkpoint;
 import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.CleanupRun;
+import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.QuotaSync;
 import dev.idemkit.spi.RecordCleanup;
@@ -118,17 +120,16 @@ public final class InMemoryIdempotencyStore
   }
 
   @Override
-  public ClaimAttempt claim(
-      StoreTransaction tx, ScopedKey id, Fingerprint fingerprint, Duration lease, Duration ttl) {
+  public ClaimAttempt claim(StoreTransaction tx, NewRecord record, Duration lease) {
     Instant now = clock.instant();
-    IdempotencyRecord existing = records.get(id);
+    IdempotencyRecord existing = records.get(record.id());
     if (existing != null) {
       return new ClaimAttempt.Found(new Snapshot(existing, now));
     }
     IdempotencyRecord created =
         new IdempotencyRecord(
-            id,
-            fingerprint,
+            record.id(),
+            record.fingerprint(),
             RecordState.IN_PROGRESS,
             1,
             now.plus(lease),
@@ -139,8 +140,8 @@ public final class InMemoryIdempotencyStore
             null,
             now,
             now,
-            now.plus(ttl));
-    records.put(id, created);
+            now.plus(record.ttl()));
+    records.put(record.id(), created);
     return new ClaimAttempt.Inserted(created);
   }
 
@@ -151,12 +152,7 @@ public final class InMemoryIdempotencyStore
 
   @Override
   public Optional<IdempotencyRecord> takeOver(
-      StoreTransaction tx,
-      Snapshot seen,
-      Takeover kind,
-      Fingerprint fingerprint,
-      Duration lease,
-      Duration ttl) {
+      StoreTransaction tx, Snapshot seen, Takeover kind, NewRecord record, Duration lease) {
     Instant now = clock.instant();
     IdempotencyRecord r = records.get(seen.record().id());
     if (r == null
@@ -179,7 +175,7 @@ public final class InMemoryIdempotencyStore
         kind == Takeover.REPLACE_EXPIRED
             ? new IdempotencyRecord(
                 r.id(),
-                fingerprint,
+                record.fingerprint(),
                 RecordState.IN_PROGRESS,
                 r.fencingToken() + 1,
                 now.plus(lease),
@@ -190,7 +186,7 @@ public final class InMemoryIdempotencyStore
                 null,
                 now,
                 now,
-                now.plus(ttl))
+                now.plus(record.ttl()))
             : new IdempotencyRecord(
                 r.id(),
                 r.fingerprint(),
@@ -229,12 +225,7 @@ public final class InMemoryIdempotencyStore
   }
 
   @Override
-  public void advance(
-      StoreTransaction tx,
-      Ownership owner,
-      String recoveryPoint,
-      String pendingExternal,
-      Map<String, String> data) {
+  public void advance(StoreTransaction tx, Ownership owner, Checkpoint checkpoint) {
     IdempotencyRecord r = owned(owner);
     records.put(
         r.id(),
@@ -242,20 +233,16 @@ public final class InMemoryIdempotencyStore
             r,
             r.state(),
             r.lockedUntil(),
-            recoveryPoint,
-            pendingExternal,
-            data,
+            checkpoint.recoveryPoint(),
+            checkpoint.pendingExternal(),
+            checkpoint.data(),
             r.recoveryAttempts(),
             null,
             clock.instant()));
   }
 
   @Override
-  public void finish(
-      StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
-    if (!state.isReplayable()) {
-      throw new IllegalArgumentException("finish takes COMPLETED or FAILED_REPLAYABLE: " + state);
-    }
+  public void finish(StoreTransaction tx, Ownership owner, FinalAnswer answer) {
     IdempotencyRecord r = owned(owner);
     Instant now = clock.instant();
     // The window restarts at completion (see IdempotencyStore#finish).
@@ -263,13 +250,13 @@ public final class InMemoryIdempotencyStore
     IdempotencyRecord finished =
         with(
             r,
-            state,
+            answer.state(),
             now,
             r.recoveryPoint(),
             null,
             r.recoveryData(),
             r.recoveryAttempts(),
-            response,
+            answer.response(),
             now);
     records.put(
         r.id(),
@@ -297,16 +284,8 @@ public final class InMemoryIdempotencyStore
    * primary key would.
    */
   @Override
-  public void insertFinished(
-      StoreTransaction tx,
-      ScopedKey id,
-      Fingerprint fingerprint,
-      RecordState state,
-      StoredResponse response,
-      Duration ttl) {
-    if (!state.isReplayable()) {
-      throw new IllegalArgumentException("insertFinished takes COMPLETED or FAILED_REPLAYABLE");
-    }
+  public void insertFinished(StoreTransaction tx, NewRecord record, FinalAnswer answer) {
+    ScopedKey id = record.id();
     if (records.containsKey(id)) {
       throw new RecordExistsException(id);
     }
@@ -315,18 +294,18 @@ public final class InMemoryIdempotencyStore
         id,
         new IdempotencyRecord(
             id,
-            fingerprint,
-            state,
+            record.fingerprint(),
+            answer.state(),
             1,
             now,
             null,
             null,
             Map.of(),
             0,
-            response,
+            answer.response(),
             now,
             now,
-            now.plus(ttl)));
+            now.plus(record.ttl())));
   }
 
   @Override

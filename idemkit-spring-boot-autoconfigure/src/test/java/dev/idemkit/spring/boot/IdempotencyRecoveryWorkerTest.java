@@ -17,6 +17,7 @@ import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.RecordCleanup;
 import dev.idemkit.spi.RecoveryAdministration;
@@ -58,7 +59,10 @@ class IdempotencyRecoveryWorkerTest {
     ClaimAttempt claimed =
         store.inTransaction(
             tx ->
-                store.claim(tx, id, Fingerprint.of(Map.of("n", "1")), LEASE, Duration.ofHours(24)));
+                store.claim(
+                    tx,
+                    new NewRecord(id, Fingerprint.of(Map.of("n", "1")), Duration.ofHours(24)),
+                    LEASE));
     assertThat(claimed).isInstanceOf(ClaimAttempt.Inserted.class);
   }
 
@@ -95,7 +99,10 @@ class IdempotencyRecoveryWorkerTest {
     ClaimAttempt claimed =
         store.inTransaction(
             tx ->
-                store.claim(tx, id, Fingerprint.of(Map.of("n", "1")), LEASE, Duration.ofHours(24)));
+                store.claim(
+                    tx,
+                    new NewRecord(id, Fingerprint.of(Map.of("n", "1")), Duration.ofHours(24)),
+                    LEASE));
     IdempotencyRecord record = ((ClaimAttempt.Inserted) claimed).record();
     Ownership owner = new Ownership(id, record.fencingToken(), record.lockedUntil());
     store.inTransaction(

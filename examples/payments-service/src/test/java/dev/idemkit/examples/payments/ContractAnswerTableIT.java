@@ -9,6 +9,7 @@ import dev.idemkit.ScopedKey;
 import dev.idemkit.examples.payments.payments.CreatePaymentRequest;
 import dev.idemkit.spi.ClaimAttempt;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spring.boot.RequestFingerprinter;
 import java.net.http.HttpResponse;
@@ -161,7 +162,10 @@ class ContractAnswerTableIT extends HttpTestSupport {
     return store.inTransaction(
         tx -> {
           ClaimAttempt a =
-              store.claim(tx, id, fingerprintOf(reference, "10.00"), lease, Duration.ofHours(24));
+              store.claim(
+                  tx,
+                  new NewRecord(id, fingerprintOf(reference, "10.00"), Duration.ofHours(24)),
+                  lease);
           return Ownership.of(((ClaimAttempt.Inserted) a).record());
         });
   }

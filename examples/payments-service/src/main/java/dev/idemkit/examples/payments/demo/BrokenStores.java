@@ -1,14 +1,15 @@
 package dev.idemkit.examples.payments.demo;
 
-import dev.idemkit.Fingerprint;
 import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.LostOwnershipException;
 import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
-import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.Checkpoint;
 import dev.idemkit.spi.ClaimAttempt;
+import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.RecordExistsException;
 import dev.idemkit.spi.Snapshot;
@@ -17,8 +18,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * <strong>Deliberately broken</strong> idempotency stores, for the chaos run only: they prove that
@@ -39,37 +40,24 @@ public final class BrokenStores {
   public static IdempotencyStore findThenInsert(IdempotencyStore real, Duration window) {
     return new Forwarding(real) {
       @Override
-      public ClaimAttempt claim(
-          StoreTransaction tx,
-          ScopedKey id,
-          Fingerprint fingerprint,
-          Duration lease,
-          Duration ttl) {
-        Optional<Snapshot> found = real.read(tx, id);
+      public ClaimAttempt claim(StoreTransaction tx, NewRecord record, Duration lease) {
+        Optional<Snapshot> found = real.read(tx, record.id());
         if (found.isPresent()) {
           return new ClaimAttempt.Found(found.get());
         }
-        overwriteAfter(window, tx, id);
-        return real.claim(tx, id, fingerprint, lease, ttl);
+        overwriteAfter(window, tx, record.id());
+        return real.claim(tx, record, lease);
       }
 
       /** The record written at the call's marker, inserted the same broken way. */
       @Override
       public Ownership insertInProgress(
-          StoreTransaction tx,
-          ScopedKey id,
-          Fingerprint fingerprint,
-          Duration lease,
-          Duration ttl,
-          String recoveryPoint,
-          String pendingExternal,
-          Map<String, String> data) {
-        if (real.read(tx, id).isPresent()) {
-          throw new RecordExistsException(id);
+          StoreTransaction tx, NewRecord record, Duration lease, Checkpoint checkpoint) {
+        if (real.read(tx, record.id()).isPresent()) {
+          throw new RecordExistsException(record.id());
         }
-        overwriteAfter(window, tx, id);
-        return real.insertInProgress(
-            tx, id, fingerprint, lease, ttl, recoveryPoint, pendingExternal, data);
+        overwriteAfter(window, tx, record.id());
+        return real.insertInProgress(tx, record, lease, checkpoint);
       }
     };
   }
@@ -106,36 +94,18 @@ public final class BrokenStores {
   public static IdempotencyStore noFencing(IdempotencyStore real) {
     return new Forwarding(real) {
       @Override
-      public void advance(
-          StoreTransaction tx,
-          Ownership owner,
-          String recoveryPoint,
-          String pendingExternal,
-          Map<String, String> data) {
-        try {
-          real.advance(tx, owner, recoveryPoint, pendingExternal, data);
-        } catch (LostOwnershipException stale) {
-          real.advance(tx, current(tx, owner, stale), recoveryPoint, pendingExternal, data);
-        }
+      public void advance(StoreTransaction tx, Ownership owner, Checkpoint checkpoint) {
+        unfenced(tx, owner, o -> real.advance(tx, o, checkpoint));
       }
 
       @Override
-      public void finish(
-          StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
-        try {
-          real.finish(tx, owner, state, response);
-        } catch (LostOwnershipException stale) {
-          real.finish(tx, current(tx, owner, stale), state, response);
-        }
+      public void finish(StoreTransaction tx, Ownership owner, FinalAnswer answer) {
+        unfenced(tx, owner, o -> real.finish(tx, o, answer));
       }
 
       @Override
       public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
-        try {
-          real.suspend(tx, owner, state);
-        } catch (LostOwnershipException stale) {
-          real.suspend(tx, current(tx, owner, stale), state);
-        }
+        unfenced(tx, owner, o -> real.suspend(tx, o, state));
       }
 
       @Override
@@ -144,6 +114,15 @@ public final class BrokenStores {
           return real.renew(tx, owner, lease);
         } catch (LostOwnershipException stale) {
           return real.renew(tx, current(tx, owner, stale), lease);
+        }
+      }
+
+      /** Runs {@code write} as {@code owner}; when its token is stale, again with the current. */
+      private void unfenced(StoreTransaction tx, Ownership owner, Consumer<Ownership> write) {
+        try {
+          write.accept(owner);
+        } catch (LostOwnershipException stale) {
+          write.accept(current(tx, owner, stale));
         }
       }
 

@@ -1,18 +1,17 @@
 package dev.idemkit.examples.payments.demo;
 
 import dev.idemkit.CallResult;
-import dev.idemkit.Fingerprint;
-import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
-import dev.idemkit.StoredResponse;
+import dev.idemkit.spi.Checkpoint;
+import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.ForwardingIdempotencyStore;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.StoreTransaction;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,39 +69,24 @@ public class CrashPoints implements IdempotencyListener, BeanPostProcessor {
     }
     return new ForwardingIdempotencyStore(store) {
       @Override
-      public void advance(
-          StoreTransaction tx,
-          Ownership owner,
-          String recoveryPoint,
-          String pendingExternal,
-          Map<String, String> data) {
-        super.advance(tx, owner, recoveryPoint, pendingExternal, data);
-        if (pendingExternal != null) {
+      public void advance(StoreTransaction tx, Ownership owner, Checkpoint checkpoint) {
+        super.advance(tx, owner, checkpoint);
+        if (checkpoint.pendingExternal() != null) {
           reached("after-local-payment");
         }
       }
 
       @Override
       public Ownership insertInProgress(
-          StoreTransaction tx,
-          ScopedKey id,
-          Fingerprint fingerprint,
-          Duration lease,
-          Duration ttl,
-          String recoveryPoint,
-          String pendingExternal,
-          Map<String, String> data) {
-        Ownership owner =
-            super.insertInProgress(
-                tx, id, fingerprint, lease, ttl, recoveryPoint, pendingExternal, data);
+          StoreTransaction tx, NewRecord record, Duration lease, Checkpoint checkpoint) {
+        Ownership owner = super.insertInProgress(tx, record, lease, checkpoint);
         reached("after-local-payment");
         return owner;
       }
 
       @Override
-      public void finish(
-          StoreTransaction tx, Ownership owner, RecordState state, StoredResponse response) {
-        super.finish(tx, owner, state, response);
+      public void finish(StoreTransaction tx, Ownership owner, FinalAnswer answer) {
+        super.finish(tx, owner, answer);
         if (owner.id().operation().equals("create_payment")) {
           reached("after-provider-confirmed");
         }

@@ -8,7 +8,9 @@ import dev.idemkit.RecordState;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.examples.payments.web.Errors;
+import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.NewRecord;
 import dev.idemkit.spi.Ownership;
 import dev.idemkit.spi.Snapshot;
 import dev.idemkit.spi.Takeover;
@@ -150,9 +152,8 @@ public class AbandonedPayments {
                   tx,
                   seen.get(),
                   Takeover.RECLAIM_RETRYABLE,
-                  record.fingerprint(),
-                  idempotency.config().lease(),
-                  idempotency.config().defaultTtl());
+                  new NewRecord(id, record.fingerprint(), idempotency.config().defaultTtl()),
+                  idempotency.config().lease());
           if (mine.isEmpty()) {
             return false; // a retry took it first and resumes the payment
           }
@@ -160,8 +161,7 @@ public class AbandonedPayments {
             throw new IllegalStateException(
                 "payment " + payment.id() + " changed without its record; left as it is");
           }
-          store.finish(
-              tx, Ownership.of(mine.get()), RecordState.FAILED_REPLAYABLE, abandoned(payment));
+          store.finish(tx, Ownership.of(mine.get()), FinalAnswer.failed(abandoned(payment)));
           log.info("Closed payment {} ({}): never charged, not retried", payment.id(), id);
           return true;
         });
