@@ -1,0 +1,165 @@
+package dev.idemkit.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idemkit.CallResult;
+import dev.idemkit.OperationResult;
+import dev.idemkit.PhasedOperation;
+import dev.idemkit.Step;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * A phased handler returns the operation it builds, and the client gets the outcome's answer as a
+ * handler that answers itself would send it: the status, headers and body its steps stored, the
+ * replay marker on a retry, and the layer's problem answers (a missing key, an interrupted
+ * operation with {@code Retry-After}), never the operation serialized.
+ */
+@SpringBootTest(
+    classes = PhasedHandlerIT.App.class,
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class PhasedHandlerIT {
+
+  static {
+    FreshEmbeddedDataDir.use("phased-handler-pg");
+  }
+
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  @LocalServerPort int port;
+  @Autowired JdbcTemplate jdbc;
+
+  @Configuration
+  @EnableAutoConfiguration
+  @Import(Handlers.class)
+  static class App {
+    @Bean
+    IdempotencyTenantResolver tenants() {
+      return request -> request.getHeader("X-Tenant");
+    }
+  }
+
+  /** Counts calls in static fields: the bean is a proxy whose own fields are not the handler's. */
+  @RestController
+  static class Handlers {
+    static final AtomicInteger charges = new AtomicInteger();
+
+    private final StoredResponses responses;
+
+    Handlers(StoredResponses responses) {
+      this.responses = responses;
+    }
+
+    /** Charges once, then answers 201 with the charge, or a 402 for an amount of 0. */
+    @PostMapping("/charges/{account}")
+    @Idempotent(operation = "charge", phased = true)
+    PhasedOperation<Map<String, String>> charge(
+        @PathVariable String account, @RequestBody Map<String, Object> body) {
+      return PhasedOperation.builder()
+          .external(
+              "CHARGED",
+              call ->
+                  call.call(
+                          (ctx, data) -> {
+                            if (Integer.valueOf(0).equals(body.get("amount"))) {
+                              return new CallResult.Rejected<>(
+                                  responses.json(402, Map.of("error", "declined"), null));
+                            }
+                            if (Boolean.TRUE.equals(body.get("fail"))) {
+                              return new CallResult.NotApplied<>("the provider is down");
+                            }
+                            return new CallResult.Applied<>(
+                                Map.of("charge", "ch_" + charges.incrementAndGet()));
+                          })
+                      .farSideDeduplicatesByKey()
+                      .afterCall((ctx, data) -> Step.next(data)))
+          .complete(
+              (ctx, data) ->
+                  OperationResult.success(
+                      responses.json(
+                          201,
+                          Map.of("account", account, "charge", data.get("charge")),
+                          "/charges/" + data.get("charge"))));
+    }
+  }
+
+  private HttpResponse<String> post(String path, String key, String body) throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            .header("Content-Type", "application/json")
+            .header("X-Tenant", "t1")
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (key != null) {
+      request.header("Idempotency-Key", key);
+    }
+    return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void theOutcomeIsAnsweredAndReplayed() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> first = post("/charges/acc_1", key, "{\"amount\":5}");
+    HttpResponse<String> retry = post("/charges/acc_1", key, "{\"amount\":5}");
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(first.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(t -> assertThat(t).startsWith("application/json"));
+    assertThat(first.headers().firstValue("Location"))
+        .hasValueSatisfying(l -> assertThat(l).startsWith("/charges/ch_"));
+    assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    assertThat(first.body()).contains("\"account\":\"acc_1\"").contains("\"charge\":\"ch_");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(
+            jdbc.queryForObject(
+                "select count(*) from idemkit_record where idem_key = ?", Long.class, key))
+        .isOne();
+  }
+
+  @Test
+  void aRejectionIsStoredAndReplayed() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> first = post("/charges/acc_1", key, "{\"amount\":0}");
+    HttpResponse<String> retry = post("/charges/acc_1", key, "{\"amount\":0}");
+
+    assertThat(first.statusCode()).isEqualTo(402);
+    assertThat(first.body()).isEqualTo("{\"error\":\"declined\"}");
+    assertThat(retry.statusCode()).isEqualTo(402);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+  }
+
+  @Test
+  void theLayersProblemsAreAnswered() throws Exception {
+    HttpResponse<String> missing = post("/charges/acc_1", null, "{\"amount\":5}");
+    HttpResponse<String> interrupted =
+        post("/charges/acc_1", "k-" + UUID.randomUUID(), "{\"amount\":5,\"fail\":true}");
+
+    assertThat(missing.statusCode()).isEqualTo(400);
+    assertThat(missing.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    assertThat(missing.body()).contains("IDEMPOTENCY_KEY_MISSING");
+    assertThat(interrupted.statusCode()).isEqualTo(503);
+    assertThat(interrupted.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(interrupted.body()).contains("OPERATION_INTERRUPTED");
+  }
+}
