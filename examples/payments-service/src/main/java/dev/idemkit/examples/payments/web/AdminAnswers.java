@@ -17,6 +17,14 @@ public final class AdminAnswers {
   private AdminAnswers() {}
 
   /**
+   * The scope and key that name a record, inline in each view of it like {@link RecordProgress}.
+   */
+  @Schema(
+      name = "IdempotencyRecordKey",
+      requiredProperties = {"tenant", "operation", "key"})
+  public record RecordKey(String tenant, String operation, String key) {}
+
+  /**
    * Where a record's operation stands, as every view of the record shows it: its fields stand
    * inline in each view ({@code @JsonUnwrapped}), as {@link RecordViews} writes them.
    */
@@ -58,11 +66,9 @@ public final class AdminAnswers {
   /** A record as operators see it. */
   @Schema(
       name = "IdempotencyRecord",
-      requiredProperties = {"tenant", "operation", "key", "state", "attention"})
+      requiredProperties = {"state", "attention"})
   public record RecordSummary(
-      String tenant,
-      String operation,
-      String key,
+      @JsonUnwrapped RecordKey id,
       @Schema(
               allowableValues = {
                 "IN_PROGRESS",
@@ -87,11 +93,9 @@ public final class AdminAnswers {
   /** A record with its history, oldest first. */
   @Schema(
       name = "IdempotencyRecordWithHistory",
-      requiredProperties = {"tenant", "operation", "key", "state", "history"})
+      requiredProperties = {"state", "history"})
   public record RecordView(
-      String tenant,
-      String operation,
-      String key,
+      @JsonUnwrapped RecordKey id,
       String state,
       @JsonUnwrapped RecordProgress progress,
       List<HistoryRow> history) {}
