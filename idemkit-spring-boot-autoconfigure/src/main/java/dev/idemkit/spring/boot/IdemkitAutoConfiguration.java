@@ -114,7 +114,7 @@ public class IdemkitAutoConfiguration {
             .lease(properties.getLease())
             .defaultTtl(properties.getDefaultTtl())
             .outcomePendingRetryAfter(properties.getOutcomePendingRetryAfter())
-            .listener(CompositeListener.of(all))
+            .listener(FanOut.of(IdempotencyListener.class, all, IdempotencyListener.NONE))
             .quotas(quotas(properties.getQuota()))
             // The recovery worker's schedule holds for a client's retries too.
             .recoverySchedule(recoverySchedule(properties.getRecovery()))

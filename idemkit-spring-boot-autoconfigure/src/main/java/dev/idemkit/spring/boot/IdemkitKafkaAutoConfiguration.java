@@ -110,9 +110,16 @@ public class IdemkitKafkaAutoConfiguration {
               .retentionCheckTimeout(properties.getRetentionCheckTimeout())
               .maxAttempts(properties.getMaxAttempts())
               .sequenceStart(properties.consumer(b.name()).getFirstSequence())
-              .listener(CompositeOutboxListener.of(listeners.orderedStream().toList()))
+              .listener(
+                  FanOut.of(
+                      OutboxListener.class,
+                      listeners.orderedStream().toList(),
+                      OutboxListener.NONE))
               .kafkaListener(
-                  CompositeKafkaConsumerListener.of(kafkaListeners.orderedStream().toList()));
+                  FanOut.of(
+                      KafkaConsumerListener.class,
+                      kafkaListeners.orderedStream().toList(),
+                      KafkaConsumerListener.NONE));
           properties.getConsumer().forEach(b::property);
           return b;
         });

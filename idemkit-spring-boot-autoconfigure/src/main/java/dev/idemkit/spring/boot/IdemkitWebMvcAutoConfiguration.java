@@ -27,6 +27,7 @@ import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -84,8 +85,9 @@ public class IdemkitWebMvcAutoConfiguration {
   /**
    * Fails start-up, naming each method and what is wrong with it ({@link IdempotentHandlerCheck}),
    * if an {@link Idempotent} handler does not return a {@code ResponseEntity} (the stored answer is
-   * replayed as one, status and headers included), has a blank operation or an unreadable window,
-   * or takes an input the request's fingerprint would not hold.
+   * replayed as one, status and headers included) or, phased, the {@code PhasedOperation} to run,
+   * has a blank operation or an unreadable window, or takes an input the request's fingerprint
+   * would not hold.
    */
   @Bean
   public static SmartInitializingSingleton idempotentHandlerCheck(
@@ -145,6 +147,23 @@ public class IdemkitWebMvcAutoConfiguration {
                       + " execute(...) with the request's key and fingerprint.");
             },
             m -> AnnotatedElementUtils.hasAnnotation(m, Idempotent.class));
+        return bean;
+      }
+    };
+  }
+
+  /**
+   * Writes the answers of {@code @Idempotent(phased = true)} handlers, which return the operation
+   * to run ({@link PhasedOperationReturnValueHandler}).
+   */
+  @Bean
+  public static BeanPostProcessor idempotentPhasedAnswers() {
+    return new BeanPostProcessor() {
+      @Override
+      public Object postProcessAfterInitialization(Object bean, String beanName) {
+        if (bean instanceof RequestMappingHandlerAdapter adapter) {
+          PhasedOperationReturnValueHandler.registerFirst(adapter);
+        }
         return bean;
       }
     };

@@ -37,10 +37,18 @@ public @interface Idempotent {
   String ttl() default "";
 
   /**
-   * For operations with an external call: the handler only builds the operation and returns {@link
-   * IdempotentPhases#run(dev.idemkit.PhasedOperation)}; Idemkit runs its phases, each in its own
+   * For operations with an external call: the handler only builds the operation and returns it,
+   * declared as {@link dev.idemkit.PhasedOperation}; Idemkit runs its phases, each in its own
    * transaction, and answers with the outcome (409 {@code IDEMPOTENCY_OUTCOME_PENDING} while a
-   * downstream outcome is unknown).
+   * downstream outcome is unknown). The handler itself must not write anything; the phases do.
+   *
+   * <pre>{@code
+   * @PostMapping("/v1/payments")
+   * @Idempotent(operation = "create_payment", phased = true)
+   * public PhasedOperation<Progress> create(Principal tenant, @Valid @RequestBody CreatePayment command) {
+   *   return payments.newPayment(tenant.getName(), command);
+   * }
+   * }</pre>
    */
   boolean phased() default false;
 

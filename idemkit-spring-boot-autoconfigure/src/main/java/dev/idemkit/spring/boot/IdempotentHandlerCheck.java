@@ -1,5 +1,6 @@
 package dev.idemkit.spring.boot;
 
+import dev.idemkit.PhasedOperation;
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
@@ -74,7 +75,18 @@ final class IdempotentHandlerCheck {
     Method method = handler.getMethod();
     Idempotent idempotent = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
     List<String> problems = new ArrayList<>();
-    if (!ResponseEntity.class.isAssignableFrom(method.getReturnType())) {
+    if (idempotent.phased()) {
+      if (!PhasedOperation.class.isAssignableFrom(method.getReturnType())) {
+        problems.add(
+            "is phased and must return the PhasedOperation<...> to run: Idemkit runs its phases"
+                + " and answers with the outcome");
+      }
+      if (!idempotent.required()) {
+        problems.add(
+            "is phased and its key is optional (required = false): a phased operation runs only"
+                + " under a key. Make the key required");
+      }
+    } else if (!ResponseEntity.class.isAssignableFrom(method.getReturnType())) {
       problems.add(
           "must return ResponseEntity<...>: Idempotent answers are replayed as ResponseEntity,"
               + " status and headers included");

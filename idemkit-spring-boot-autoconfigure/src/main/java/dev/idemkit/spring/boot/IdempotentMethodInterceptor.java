@@ -57,9 +57,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
   }
 
   /**
-   * Three steps: reading the request gives a request ready for the engine or the answer refusing
-   * it; running it ({@code run}) gives the engine's outcome or its failure; {@link HttpAnswers}
-   * turns that into the HTTP answer.
+   * Answers the request, or, for a phased handler (whose method returns its operation, not an
+   * answer), leaves the answer to {@link PhasedOperationReturnValueHandler}, which writes it.
    */
   @Override
   public Object invoke(MethodInvocation invocation) throws Throwable {
@@ -69,6 +68,22 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
     if (!reader.applies(handler.idempotent(), request)) {
       return invocation.proceed();
     }
+    ResponseEntity<byte[]> answer = answer(invocation, handler, request);
+    if (!handler.idempotent().phased()) {
+      return answer;
+    }
+    PhasedOperationReturnValueHandler.answer(request, answer);
+    return null;
+  }
+
+  /**
+   * Three steps: reading the request gives a request ready for the engine or the answer refusing
+   * it; running it ({@code run}) gives the engine's outcome or its failure; {@link HttpAnswers}
+   * turns that into the HTTP answer.
+   */
+  private ResponseEntity<byte[]> answer(
+      MethodInvocation invocation, IdempotentHandler handler, HttpServletRequest request)
+      throws Throwable {
     IdempotentRequestReader.Reading reading =
         reader.read(invocation.getArguments(), handler, request);
     if (reading instanceof IdempotentRequestReader.Reading.Refused refused) {
@@ -134,14 +149,12 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 
   /** A phased handler only builds its operation; it runs outside any transaction. */
   private static PhasedOperation<?> phases(MethodInvocation invocation) throws Throwable {
-    Object result = invocation.proceed();
-    if (result instanceof ResponseEntity<?> entity
-        && entity.getBody() instanceof PhasedOperation<?> operation) {
+    if (invocation.proceed() instanceof PhasedOperation<?> operation) {
       return operation;
     }
     throw new IllegalStateException(
         "@Idempotent(phased = true) handler "
             + invocation.getMethod()
-            + " must return IdempotentPhases.run(operation)");
+            + " returned null: it must return the PhasedOperation to run");
   }
 }

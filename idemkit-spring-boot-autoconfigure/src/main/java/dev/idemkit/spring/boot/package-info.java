@@ -8,8 +8,8 @@
  *       tenant and fingerprint, runs it through the engine in the handler's transaction, and
  *       answers with the stored response, or with an RFC 9457 problem ({@link
  *       dev.idemkit.spring.boot.Problems}) whose stable {@link dev.idemkit.spring.boot.ErrorCode}
- *       says what to do. A phased handler returns {@link dev.idemkit.spring.boot.IdempotentPhases};
- *       a {@link dev.idemkit.spring.boot.RecoverableOperation} bean lets the recovery worker finish
+ *       says what to do. A phased handler returns the {@link dev.idemkit.PhasedOperation} to run; a
+ *       {@link dev.idemkit.spring.boot.RecoverableOperation} bean lets the recovery worker finish
  *       it after a crash.
  *   <li>{@link dev.idemkit.spring.boot.IdemkitAutoConfiguration} and its metrics, Web MVC and Kafka
  *       siblings are thin shells: every bean backs off when the application defines its own.

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.idemkit.PhasedOperation;
 import java.lang.reflect.Method;
 import java.math.BigDecimal;
 import java.security.Principal;
@@ -114,7 +115,17 @@ class IdempotentHandlerCheckTest {
     }
 
     @Idempotent(operation = "charge", phased = true, replayedStatuses = 402)
-    public ResponseEntity<Object> phasedWithReplayPolicy() {
+    public PhasedOperation<?> phasedWithReplayPolicy() {
+      return null;
+    }
+
+    @Idempotent(operation = "charge", phased = true)
+    public ResponseEntity<Object> phasedAnsweringItself() {
+      return null;
+    }
+
+    @Idempotent(operation = "charge", phased = true, required = false)
+    public PhasedOperation<?> phasedWithAnOptionalKey() {
       return null;
     }
 
@@ -156,6 +167,18 @@ class IdempotentHandlerCheckTest {
         .asString()
         .contains("is phased and names replayedStatuses [402]");
     assertThat(problems("localWithReplayPolicy")).isEmpty();
+  }
+
+  @Test
+  void aPhasedHandlerThatAnswersItselfOrTakesAnOptionalKeyIsNamed() {
+    assertThat(problems("phasedAnsweringItself"))
+        .singleElement()
+        .asString()
+        .contains("must return the PhasedOperation<...> to run");
+    assertThat(problems("phasedWithAnOptionalKey"))
+        .singleElement()
+        .asString()
+        .contains("is phased and its key is optional");
   }
 
   @Test

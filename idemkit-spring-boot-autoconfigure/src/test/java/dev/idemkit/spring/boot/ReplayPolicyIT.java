@@ -2,6 +2,10 @@ package dev.idemkit.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.CallResult;
+import dev.idemkit.OperationResult;
+import dev.idemkit.PhasedOperation;
+import dev.idemkit.Step;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,6 +26,7 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.web.ErrorResponseException;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
@@ -30,7 +35,10 @@ import org.springframework.web.bind.annotation.RestController;
  * The replay policy per operation: an operation that names its replayed statuses has a decline
  * (402) stored and replayed for its window, while a transient conflict (409) is answered once and
  * not stored, so the retry runs again; an operation that names none follows {@code
- * idemkit.replayable-statuses}.
+ * idemkit.replayable-statuses}. A phased handler returns the operation it builds, and the client
+ * gets the outcome's answer as a handler that answers itself would send it: the status, headers and
+ * body its steps stored, the replay marker on a retry, and the layer's problem answers (a missing
+ * key, an interrupted operation with {@code Retry-After}), never the operation serialized.
  */
 @SpringBootTest(
     classes = ReplayPolicyIT.App.class,
@@ -63,6 +71,13 @@ class ReplayPolicyIT {
     static final AtomicInteger thrownCalls = new AtomicInteger();
     static final AtomicInteger declineCalls = new AtomicInteger();
     static final AtomicInteger defaultCalls = new AtomicInteger();
+    static final AtomicInteger charges = new AtomicInteger();
+
+    private final StoredResponses responses;
+
+    Handlers(StoredResponses responses) {
+      this.responses = responses;
+    }
 
     /** The first call finds the seat held by someone else (a transient conflict). */
     @PostMapping("/reserve")
@@ -97,17 +112,55 @@ class ReplayPolicyIT {
           ? ResponseEntity.status(409).body("{\"error\":\"seat held\"}")
           : ResponseEntity.status(201).body("{\"seat\":\"1A\"}");
     }
+
+    /** Charges once, then answers 201 with the charge, or a 402 for an amount of 0. */
+    @PostMapping("/charges/{account}")
+    @Idempotent(operation = "charge", phased = true)
+    PhasedOperation<Map<String, String>> charge(
+        @PathVariable String account, @RequestBody Map<String, Object> body) {
+      return PhasedOperation.builder()
+          .external(
+              "CHARGED",
+              call ->
+                  call.call(
+                          (ctx, data) -> {
+                            if (Integer.valueOf(0).equals(body.get("amount"))) {
+                              return new CallResult.Rejected<>(
+                                  responses.json(402, Map.of("error", "declined"), null));
+                            }
+                            if (Boolean.TRUE.equals(body.get("fail"))) {
+                              return new CallResult.NotApplied<>("the provider is down");
+                            }
+                            return new CallResult.Applied<>(
+                                Map.of("charge", "ch_" + charges.incrementAndGet()));
+                          })
+                      .farSideDeduplicatesByKey()
+                      .afterCall((ctx, data) -> Step.next(data)))
+          .complete(
+              (ctx, data) ->
+                  OperationResult.success(
+                      responses.json(
+                          201,
+                          Map.of("account", account, "charge", data.get("charge")),
+                          "/charges/" + data.get("charge"))));
+    }
   }
 
   private HttpResponse<String> post(String path, String key) throws Exception {
-    return HTTP.send(
+    return post(path, key, "{\"seat\":\"any\"}");
+  }
+
+  /** Without the key header when {@code key} is null. */
+  private HttpResponse<String> post(String path, String key, String body) throws Exception {
+    HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
             .header("Content-Type", "application/json")
             .header("X-Tenant", "t1")
-            .header("Idempotency-Key", key)
-            .POST(HttpRequest.BodyPublishers.ofString("{\"seat\":\"any\"}"))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (key != null) {
+      request.header("Idempotency-Key", key);
+    }
+    return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private long records(String key) {
@@ -165,5 +218,51 @@ class ReplayPolicyIT {
     assertThat(retry.statusCode()).as("409 is in idemkit.replayable-statuses").isEqualTo(409);
     assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     assertThat(Handlers.defaultCalls).hasValue(1);
+  }
+
+  @Test
+  void theOutcomeIsAnsweredAndReplayed() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> first = post("/charges/acc_1", key, "{\"amount\":5}");
+    HttpResponse<String> retry = post("/charges/acc_1", key, "{\"amount\":5}");
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(first.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(t -> assertThat(t).startsWith("application/json"));
+    assertThat(first.headers().firstValue("Location"))
+        .hasValueSatisfying(l -> assertThat(l).startsWith("/charges/ch_"));
+    assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    assertThat(first.body()).contains("\"account\":\"acc_1\"").contains("\"charge\":\"ch_");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(records(key)).isOne();
+  }
+
+  @Test
+  void aRejectionIsStoredAndReplayed() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+    post("/charges/acc_1", key, "{\"amount\":0}");
+
+    HttpResponse<String> retry = post("/charges/acc_1", key, "{\"amount\":0}");
+
+    assertThat(retry.statusCode()).isEqualTo(402);
+    assertThat(retry.body()).isEqualTo("{\"error\":\"declined\"}");
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+  }
+
+  @Test
+  void theLayersProblemsAreAnswered() throws Exception {
+    HttpResponse<String> missing = post("/charges/acc_1", null, "{\"amount\":5}");
+    HttpResponse<String> interrupted =
+        post("/charges/acc_1", "k-" + UUID.randomUUID(), "{\"amount\":5,\"fail\":true}");
+
+    assertThat(missing.statusCode()).isEqualTo(400);
+    assertThat(missing.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    assertThat(missing.body()).contains("IDEMPOTENCY_KEY_MISSING");
+    assertThat(interrupted.statusCode()).isEqualTo(503);
+    assertThat(interrupted.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(interrupted.body()).contains("OPERATION_INTERRUPTED");
   }
 }

@@ -1,10 +1,10 @@
 package dev.idemkit.examples.payments.payments;
 
+import dev.idemkit.PhasedOperation;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.examples.payments.web.InputText;
 import dev.idemkit.examples.payments.web.ProblemAnswer;
 import dev.idemkit.spring.boot.Idempotent;
-import dev.idemkit.spring.boot.IdempotentPhases;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.media.ArraySchema;
@@ -16,7 +16,6 @@ import jakarta.validation.Valid;
 import java.security.Principal;
 import java.util.List;
 import java.util.UUID;
-import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -49,9 +48,9 @@ public class PaymentsController {
   @ProblemAnswer(
       status = 409,
       errorCodes = {"PAYMENT_ALREADY_EXISTS", "PAYMENT_ABANDONED"})
-  public ResponseEntity<?> create(
+  public PhasedOperation<PaymentFlow.Progress> create(
       Principal tenant, @Valid @RequestBody CreatePaymentRequest request) {
-    return IdempotentPhases.run(flow.newPayment(tenant.getName(), request));
+    return flow.newPayment(tenant.getName(), request);
   }
 
   /**

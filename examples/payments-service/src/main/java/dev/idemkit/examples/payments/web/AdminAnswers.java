@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.web;
 
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.util.List;
 import java.util.Map;
@@ -15,14 +16,21 @@ public final class AdminAnswers {
 
   private AdminAnswers() {}
 
-  /** A record as operators see it. */
+  /**
+   * The scope and key that name a record, inline in each view of it like {@link RecordProgress}.
+   */
   @Schema(
-      name = "IdempotencyRecord",
+      name = "IdempotencyRecordKey",
+      requiredProperties = {"tenant", "operation", "key"})
+  public record RecordKey(String tenant, String operation, String key) {}
+
+  /**
+   * Where a record's operation stands, as every view of the record shows it: its fields stand
+   * inline in each view ({@code @JsonUnwrapped}), as {@link RecordViews} writes them.
+   */
+  @Schema(
+      name = "IdempotencyRecordProgress",
       requiredProperties = {
-        "tenant",
-        "operation",
-        "key",
-        "state",
         "recoveryPoint",
         "pendingExternal",
         "recoveryData",
@@ -33,22 +41,9 @@ public final class AdminAnswers {
         "createdAt",
         "updatedAt",
         "expiresAt",
-        "responseStatus",
-        "attention"
+        "responseStatus"
       })
-  public record RecordSummary(
-      String tenant,
-      String operation,
-      String key,
-      @Schema(
-              allowableValues = {
-                "IN_PROGRESS",
-                "COMPLETED",
-                "FAILED_REPLAYABLE",
-                "FAILED_RETRYABLE",
-                "UNKNOWN_REQUIRES_RECOVERY"
-              })
-          String state,
+  public record RecordProgress(
       @Schema(types = {"string", "null"}) String recoveryPoint,
       @Schema(types = {"string", "null"}) String pendingExternal,
       @Schema(
@@ -66,7 +61,24 @@ public final class AdminAnswers {
       @Schema(format = "date-time") String createdAt,
       @Schema(format = "date-time") String updatedAt,
       @Schema(format = "date-time") String expiresAt,
-      @Schema(types = {"integer", "null"}) Integer responseStatus,
+      @Schema(types = {"integer", "null"}) Integer responseStatus) {}
+
+  /** A record as operators see it. */
+  @Schema(
+      name = "IdempotencyRecord",
+      requiredProperties = {"state", "attention"})
+  public record RecordSummary(
+      @JsonUnwrapped RecordKey id,
+      @Schema(
+              allowableValues = {
+                "IN_PROGRESS",
+                "COMPLETED",
+                "FAILED_REPLAYABLE",
+                "FAILED_RETRYABLE",
+                "UNKNOWN_REQUIRES_RECOVERY"
+              })
+          String state,
+      @JsonUnwrapped RecordProgress progress,
       @Schema(
               allowableValues = {"DUE", "WAITING_FOR_NEXT_ATTEMPT", "AWAITING_OPERATOR"},
               description =
@@ -81,47 +93,11 @@ public final class AdminAnswers {
   /** A record with its history, oldest first. */
   @Schema(
       name = "IdempotencyRecordWithHistory",
-      requiredProperties = {
-        "tenant",
-        "operation",
-        "key",
-        "state",
-        "recoveryPoint",
-        "pendingExternal",
-        "recoveryData",
-        "recoveryAttempts",
-        "escalatedAt",
-        "fencingToken",
-        "lockedUntil",
-        "createdAt",
-        "updatedAt",
-        "expiresAt",
-        "responseStatus",
-        "history"
-      })
+      requiredProperties = {"state", "history"})
   public record RecordView(
-      String tenant,
-      String operation,
-      String key,
+      @JsonUnwrapped RecordKey id,
       String state,
-      @Schema(types = {"string", "null"}) String recoveryPoint,
-      @Schema(types = {"string", "null"}) String pendingExternal,
-      @Schema(
-              types = {"object", "null"},
-              description = "The recovery data, sealed when data protection is on")
-          Map<String, Object> recoveryData,
-      int recoveryAttempts,
-      @Schema(
-              types = {"string", "null"},
-              format = "date-time",
-              description = "When automatic recovery gave up and asked an operator")
-          String escalatedAt,
-      long fencingToken,
-      @Schema(format = "date-time") String lockedUntil,
-      @Schema(format = "date-time") String createdAt,
-      @Schema(format = "date-time") String updatedAt,
-      @Schema(format = "date-time") String expiresAt,
-      @Schema(types = {"integer", "null"}) Integer responseStatus,
+      @JsonUnwrapped RecordProgress progress,
       List<HistoryRow> history) {}
 
   /** One event of a record's history, in the history table's column names. */

@@ -19,6 +19,10 @@ import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.security.Principal;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,6 +49,39 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 public class AdminController extends OperatorEndpoints {
+
+  /** The refusals of the endpoints that name a record, by its key in the path or the query. */
+  @Target(ElementType.ANNOTATION_TYPE)
+  @Retention(RetentionPolicy.RUNTIME)
+  @ProblemAnswer(
+      status = 400,
+      errorCodes = {"INVALID_PATH_PARAMETER", "IDEMPOTENCY_KEY_INVALID"})
+  @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
+  @interface RecordLookupProblems {}
+
+  /** The answers of the endpoints that resolve a record. */
+  @Target(ElementType.METHOD)
+  @Retention(RetentionPolicy.RUNTIME)
+  @RecordLookupProblems
+  @ProblemAnswer(
+      status = 409,
+      errorCodes = {"RECORD_NOT_AWAITING_RESOLUTION", "RESOLUTION_CONFLICT"})
+  @ProblemAnswer(status = 422, errorCodes = "RESOLUTION_INVALID")
+  @ApiResponse(
+      responseCode = "200",
+      description = "The record after the resolution, with its history",
+      content = @Content(schema = @Schema(implementation = AdminAnswers.RecordView.class)))
+  @interface ResolutionAnswers {}
+
+  /** The answers of the endpoints that read a record. */
+  @Target(ElementType.METHOD)
+  @Retention(RetentionPolicy.RUNTIME)
+  @RecordLookupProblems
+  @ApiResponse(
+      responseCode = "200",
+      description = "The record, with its history",
+      content = @Content(schema = @Schema(implementation = AdminAnswers.RecordView.class)))
+  @interface RecordAnswers {}
 
   private final IdempotencyStore store;
 
@@ -155,21 +192,7 @@ public class AdminController extends OperatorEndpoints {
   @PostMapping(
       path = "/v1/admin/idempotency/records/{tenant}/{operation}/{key}/resolution",
       consumes = "application/json")
-  @ProblemAnswer(
-      status = 400,
-      errorCodes = {"INVALID_PATH_PARAMETER", "IDEMPOTENCY_KEY_INVALID"})
-  @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
-  @ProblemAnswer(
-      status = 409,
-      errorCodes = {"RECORD_NOT_AWAITING_RESOLUTION", "RESOLUTION_CONFLICT"})
-  @ProblemAnswer(status = 422, errorCodes = "RESOLUTION_INVALID")
-  @ApiResponse(
-      responseCode = "200",
-      description = "The record after the resolution, with its history",
-      content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = AdminAnswers.RecordView.class)))
+  @ResolutionAnswers
   public Map<String, Object> resolve(
       Principal operator,
       @PathVariable String tenant,
@@ -251,21 +274,7 @@ public class AdminController extends OperatorEndpoints {
       path = "/v1/admin/idempotency/records/{tenant}/{operation}/resolution",
       params = "key",
       consumes = "application/json")
-  @ProblemAnswer(
-      status = 400,
-      errorCodes = {"INVALID_PATH_PARAMETER", "IDEMPOTENCY_KEY_INVALID"})
-  @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
-  @ProblemAnswer(
-      status = 409,
-      errorCodes = {"RECORD_NOT_AWAITING_RESOLUTION", "RESOLUTION_CONFLICT"})
-  @ProblemAnswer(status = 422, errorCodes = "RESOLUTION_INVALID")
-  @ApiResponse(
-      responseCode = "200",
-      description = "The record after the resolution, with its history",
-      content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = AdminAnswers.RecordView.class)))
+  @ResolutionAnswers
   public Map<String, Object> resolveByKeyParameter(
       Principal operator,
       @PathVariable String tenant,
@@ -280,17 +289,7 @@ public class AdminController extends OperatorEndpoints {
       operationId = "getRecordByKeyParameter",
       summary = "A record whose key a path cannot carry (key in the query)")
   @GetMapping(path = "/v1/admin/idempotency/records/{tenant}/{operation}", params = "key")
-  @ProblemAnswer(
-      status = 400,
-      errorCodes = {"INVALID_PATH_PARAMETER", "IDEMPOTENCY_KEY_INVALID"})
-  @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
-  @ApiResponse(
-      responseCode = "200",
-      description = "The record, with its history",
-      content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = AdminAnswers.RecordView.class)))
+  @RecordAnswers
   public Map<String, Object> recordByKeyParameter(
       @PathVariable String tenant, @PathVariable String operation, @RequestParam String key) {
     return record(tenant, operation, key);
@@ -298,17 +297,7 @@ public class AdminController extends OperatorEndpoints {
 
   @Operation(operationId = "getRecord", summary = "A record, its phases and history")
   @GetMapping("/v1/admin/idempotency/records/{tenant}/{operation}/{key}")
-  @ProblemAnswer(
-      status = 400,
-      errorCodes = {"INVALID_PATH_PARAMETER", "IDEMPOTENCY_KEY_INVALID"})
-  @ProblemAnswer(status = 404, errorCodes = "RECORD_NOT_FOUND")
-  @ApiResponse(
-      responseCode = "200",
-      description = "The record, with its history",
-      content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = AdminAnswers.RecordView.class)))
+  @RecordAnswers
   public Map<String, Object> record(
       @PathVariable String tenant, @PathVariable String operation, @PathVariable String key) {
     ScopedKey id = scopedKey(tenant, operation, key);

@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.web;
 
+import dev.idemkit.PhasedOperation;
 import dev.idemkit.spring.boot.ErrorCode;
 import dev.idemkit.spring.boot.Idempotent;
 import dev.idemkit.spring.boot.IssuedKeys;
@@ -326,9 +327,12 @@ public final class ApiDocumentation {
         filter.answers(handler).forEach((status, errorCodes) -> problem(status, errorCodes));
       }
       ApiResponse created = operation.getResponses().get("201");
-      // Handlers that answer with a ResponseEntity set Location on what they create.
+      // Handlers that answer with a ResponseEntity, and phased operations, set Location on what
+      // they create.
+      Class<?> answers = handler.getMethod().getReturnType();
       if (created != null
-          && ResponseEntity.class.isAssignableFrom(handler.getMethod().getReturnType())) {
+          && (ResponseEntity.class.isAssignableFrom(answers)
+              || PhasedOperation.class.isAssignableFrom(answers))) {
         created.addHeaderObject(
             "Location",
             new Header().description("The created resource").schema(new StringSchema()));

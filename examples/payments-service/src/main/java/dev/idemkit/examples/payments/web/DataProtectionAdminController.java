@@ -8,6 +8,10 @@ import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -35,6 +39,14 @@ public class DataProtectionAdminController extends OperatorEndpoints {
 
   /** The errorCode of a re-wrap naming no master key, configured or in use. */
   static final String MASTER_KEY_NOT_FOUND = "MASTER_KEY_NOT_FOUND";
+
+  /** The refusals of the endpoints that destroy a tenant's data. */
+  @Target(ElementType.METHOD)
+  @Retention(RetentionPolicy.RUNTIME)
+  @ProblemAnswer(status = 400, errorCodes = "INVALID_PATH_PARAMETER")
+  @ProblemAnswer(status = 404, errorCodes = TENANT_NOT_FOUND)
+  @ProblemAnswer(status = 409, errorCodes = "TENANT_HAS_UNSETTLED_RECORDS")
+  @interface TenantDataProblems {}
 
   private final JdbcClient jdbc;
   private final DataProtection protection;
@@ -71,16 +83,12 @@ public class DataProtectionAdminController extends OperatorEndpoints {
       operationId = "shredTenantDataKeys",
       summary = "Destroy a tenant's data keys (crypto-shredding)")
   @DeleteMapping("/v1/admin/tenants/{tenant}/data-keys")
-  @ProblemAnswer(status = 400, errorCodes = "INVALID_PATH_PARAMETER")
-  @ProblemAnswer(status = 404, errorCodes = TENANT_NOT_FOUND)
-  @ProblemAnswer(status = 409, errorCodes = "TENANT_HAS_UNSETTLED_RECORDS")
+  @TenantDataProblems
   @ApiResponse(
       responseCode = "200",
       description = "The tenant and how many data keys were destroyed",
       content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = AdminAnswers.TenantDataKeysDestroyed.class)))
+          @Content(schema = @Schema(implementation = AdminAnswers.TenantDataKeysDestroyed.class)))
   public Map<String, Object> shred(@PathVariable String tenant) {
     String name = tenant(tenant);
     if (!apiKeys.isTenant(name) && dataKeysOf(name) == 0) {
@@ -109,16 +117,11 @@ public class DataProtectionAdminController extends OperatorEndpoints {
       operationId = "eraseTenantData",
       summary = "Erase a tenant's business data and event payloads, and destroy its data keys")
   @DeleteMapping("/v1/admin/tenants/{tenant}/data")
-  @ProblemAnswer(status = 400, errorCodes = "INVALID_PATH_PARAMETER")
-  @ProblemAnswer(status = 404, errorCodes = TENANT_NOT_FOUND)
-  @ProblemAnswer(status = 409, errorCodes = "TENANT_HAS_UNSETTLED_RECORDS")
+  @TenantDataProblems
   @ApiResponse(
       responseCode = "200",
       description = "The tenant, the rows erased per table and how many data keys were destroyed",
-      content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = AdminAnswers.TenantDataErased.class)))
+      content = @Content(schema = @Schema(implementation = AdminAnswers.TenantDataErased.class)))
   public Map<String, Object> erase(@PathVariable String tenant) {
     String name = tenant(tenant);
     requireSettled(name, true, "erase. Nothing was erased.");

@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.web;
 
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.util.List;
 
@@ -33,9 +34,12 @@ public final class EventsAdminAnswers {
           long heldMessages,
       @Schema(description = "Mails the sender gave up on; re-queue them") long parkedDeliveries) {}
 
-  /** A parked event, without its payload. */
+  /**
+   * What a view of an event or a message shows of it, never its payload: its fields stand inline in
+   * each view ({@code @JsonUnwrapped}), as the controller writes them.
+   */
   @Schema(
-      name = "ParkedEvent",
+      name = "EventView",
       requiredProperties = {
         "eventId",
         "type",
@@ -43,19 +47,23 @@ public final class EventsAdminAnswers {
         "aggregateType",
         "aggregateId",
         "sequence",
-        "occurredAt",
-        "attempts",
-        "lastError",
-        "parkedAt"
+        "occurredAt"
       })
-  public record ParkedEvent(
+  public record EventView(
       @Schema(format = "uuid") String eventId,
       String type,
       String tenant,
       String aggregateType,
       String aggregateId,
       long sequence,
-      @Schema(format = "date-time") String occurredAt,
+      @Schema(format = "date-time") String occurredAt) {}
+
+  /** A parked event, without its payload. */
+  @Schema(
+      name = "ParkedEvent",
+      requiredProperties = {"attempts", "lastError", "parkedAt"})
+  public record ParkedEvent(
+      @JsonUnwrapped EventView event,
       int attempts,
       @Schema(types = {"string", "null"}) String lastError,
       @Schema(format = "date-time") String parkedAt) {}
@@ -69,26 +77,9 @@ public final class EventsAdminAnswers {
   /** A message a consumer parked, without its payload. */
   @Schema(
       name = "ParkedMessage",
-      requiredProperties = {
-        "eventId",
-        "type",
-        "tenant",
-        "aggregateType",
-        "aggregateId",
-        "sequence",
-        "occurredAt",
-        "consumer",
-        "attempts",
-        "lastError"
-      })
+      requiredProperties = {"consumer", "attempts", "lastError"})
   public record ParkedMessage(
-      @Schema(format = "uuid") String eventId,
-      String type,
-      String tenant,
-      String aggregateType,
-      String aggregateId,
-      long sequence,
-      @Schema(format = "date-time") String occurredAt,
+      @JsonUnwrapped EventView event,
       String consumer,
       int attempts,
       @Schema(types = {"string", "null"}) String lastError) {}
@@ -102,26 +93,9 @@ public final class EventsAdminAnswers {
   /** A message held behind a gap in its aggregate's sequence, without its payload. */
   @Schema(
       name = "HeldMessage",
-      requiredProperties = {
-        "eventId",
-        "type",
-        "tenant",
-        "aggregateType",
-        "aggregateId",
-        "sequence",
-        "occurredAt",
-        "consumer",
-        "lastApplied",
-        "heldAt"
-      })
+      requiredProperties = {"consumer", "lastApplied", "heldAt"})
   public record HeldMessage(
-      @Schema(format = "uuid") String eventId,
-      String type,
-      String tenant,
-      String aggregateType,
-      String aggregateId,
-      long sequence,
-      @Schema(format = "date-time") String occurredAt,
+      @JsonUnwrapped EventView event,
       String consumer,
       @Schema(description = "The last sequence of its aggregate this consumer applied")
           long lastApplied,

@@ -48,10 +48,7 @@ public class EventsAdminController extends OperatorEndpoints {
   @ApiResponse(
       responseCode = "200",
       description = "The backlog, and what waits for an operator",
-      content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = EventsAdminAnswers.Backlog.class)))
+      content = @Content(schema = @Schema(implementation = EventsAdminAnswers.Backlog.class)))
   public Map<String, Object> backlog() throws SQLException {
     Outbox.Backlog b = outbox.backlog();
     long parkedMessages = 0;
@@ -77,10 +74,7 @@ public class EventsAdminController extends OperatorEndpoints {
   @ApiResponse(
       responseCode = "200",
       description = "Parked events, oldest first",
-      content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = EventsAdminAnswers.ParkedEvents.class)))
+      content = @Content(schema = @Schema(implementation = EventsAdminAnswers.ParkedEvents.class)))
   public Map<String, Object> parkedEvents(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
     List<Map<String, Object>> events = new ArrayList<>();
@@ -91,7 +85,7 @@ public class EventsAdminController extends OperatorEndpoints {
       m.put("parkedAt", p.parkedAt().toString());
       events.add(m);
     }
-    return Map.of("events", events, "count", events.size());
+    return counted("events", events);
   }
 
   @Operation(operationId = "requeueParkedEvent", summary = "Re-queue a parked event")
@@ -100,10 +94,7 @@ public class EventsAdminController extends OperatorEndpoints {
   @ApiResponse(
       responseCode = "200",
       description = "The event is back in the relay's queue",
-      content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = EventsAdminAnswers.EventRequeued.class)))
+      content = @Content(schema = @Schema(implementation = EventsAdminAnswers.EventRequeued.class)))
   public Map<String, Object> requeueEvent(@PathVariable UUID eventId) throws SQLException {
     if (!outbox.requeue(eventId)) {
       throw Errors.notFound("PARKED_EVENT_NOT_FOUND", "No parked event " + eventId + ".");
@@ -117,22 +108,19 @@ public class EventsAdminController extends OperatorEndpoints {
       responseCode = "200",
       description = "Parked messages of every consumer",
       content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = EventsAdminAnswers.ParkedMessages.class)))
+          @Content(schema = @Schema(implementation = EventsAdminAnswers.ParkedMessages.class)))
   public Map<String, Object> parkedMessages(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
     List<Map<String, Object>> messages = new ArrayList<>();
     for (InboxConsumer c : consumers.all()) {
       for (InboxConsumer.ParkedMessage p : c.parked(clamp(limit))) {
-        Map<String, Object> m = describe(p.message());
-        m.put("consumer", c.consumerName());
+        Map<String, Object> m = describe(p.message(), c);
         m.put("attempts", p.attempts());
         m.put("lastError", p.lastError());
         messages.add(m);
       }
     }
-    return Map.of("messages", messages, "count", messages.size());
+    return counted("messages", messages);
   }
 
   /**
@@ -145,10 +133,7 @@ public class EventsAdminController extends OperatorEndpoints {
   @ApiResponse(
       responseCode = "200",
       description = "Held messages, longest held first",
-      content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = EventsAdminAnswers.HeldMessages.class)))
+      content = @Content(schema = @Schema(implementation = EventsAdminAnswers.HeldMessages.class)))
   public Map<String, Object> heldMessages(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
     List<Map<String, Object>> messages = new ArrayList<>();
@@ -157,14 +142,13 @@ public class EventsAdminController extends OperatorEndpoints {
         continue;
       }
       for (InboxConsumer.HeldMessage h : c.held(clamp(limit))) {
-        Map<String, Object> m = describe(h.message());
-        m.put("consumer", c.consumerName());
+        Map<String, Object> m = describe(h.message(), c);
         m.put("lastApplied", h.lastApplied());
         m.put("heldAt", h.heldAt().toString());
         messages.add(m);
       }
     }
-    return Map.of("messages", messages, "count", messages.size());
+    return counted("messages", messages);
   }
 
   @Operation(operationId = "requeueParkedMessage", summary = "Re-queue a parked message")
@@ -176,9 +160,7 @@ public class EventsAdminController extends OperatorEndpoints {
       responseCode = "200",
       description = "The message applied again, and what came of it",
       content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = EventsAdminAnswers.MessageRequeued.class)))
+          @Content(schema = @Schema(implementation = EventsAdminAnswers.MessageRequeued.class)))
   public Map<String, Object> requeueMessage(
       @PathVariable String consumer, @PathVariable UUID messageId) throws SQLException {
     InboxConsumer c = consumers.byName().get(consumer);
@@ -199,13 +181,11 @@ public class EventsAdminController extends OperatorEndpoints {
       responseCode = "200",
       description = "Parked deliveries",
       content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = EventsAdminAnswers.ParkedDeliveries.class)))
+          @Content(schema = @Schema(implementation = EventsAdminAnswers.ParkedDeliveries.class)))
   public Map<String, Object> parkedDeliveries(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
     List<Deliveries.Delivery> parked = deliveries.parked(clamp(limit));
-    return Map.of("deliveries", parked, "count", parked.size());
+    return counted("deliveries", parked);
   }
 
   @Operation(operationId = "requeueParkedDelivery", summary = "Re-queue a parked delivery")
@@ -215,14 +195,17 @@ public class EventsAdminController extends OperatorEndpoints {
       responseCode = "200",
       description = "The delivery is back in the sender's queue",
       content =
-          @Content(
-              mediaType = "application/json",
-              schema = @Schema(implementation = EventsAdminAnswers.DeliveryRequeued.class)))
+          @Content(schema = @Schema(implementation = EventsAdminAnswers.DeliveryRequeued.class)))
   public Map<String, Object> requeueDelivery(@PathVariable String key) throws SQLException {
     if (!deliveries.requeue(key)) {
       throw Errors.notFound("PARKED_DELIVERY_NOT_FOUND", "No parked delivery " + key + ".");
     }
     return Map.of("key", key, "status", "REQUEUED");
+  }
+
+  /** A list answer: the items under {@code name}, and how many there are. */
+  private static Map<String, Object> counted(String name, List<?> items) {
+    return Map.of(name, items, "count", items.size());
   }
 
   private static int clamp(int limit) {
@@ -238,6 +221,13 @@ public class EventsAdminController extends OperatorEndpoints {
     m.put("aggregateId", e.aggregateId());
     m.put("sequence", e.sequence());
     m.put("occurredAt", e.occurredAt().toString());
+    return m;
+  }
+
+  /** A message {@code consumer} received, without its payload. */
+  private static Map<String, Object> describe(EventEnvelope e, InboxConsumer consumer) {
+    Map<String, Object> m = describe(e);
+    m.put("consumer", consumer.consumerName());
     return m;
   }
 }

@@ -11,9 +11,10 @@ import java.lang.annotation.Target;
  * A business refusal a handler can answer, as an {@code application/problem+json} body with one of
  * {@link #errorCodes()}. {@link ApiDocumentation} puts it in the OpenAPI document; the answers
  * every endpoint shares (authentication, bad bodies, the idempotency layer's) are added there and
- * need no annotation.
+ * need no annotation. It may stand on an annotation that gathers the answers several handlers
+ * share.
  */
-@Target(ElementType.METHOD)
+@Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 @Repeatable(ProblemAnswer.List.class)
@@ -26,7 +27,7 @@ public @interface ProblemAnswer {
   String[] errorCodes();
 
   /** Several answers on one handler. */
-  @Target(ElementType.METHOD)
+  @Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
   @Retention(RetentionPolicy.RUNTIME)
   @Documented
   @interface List {
