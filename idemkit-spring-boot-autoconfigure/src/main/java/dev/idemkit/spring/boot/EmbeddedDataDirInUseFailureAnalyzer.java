@@ -1,5 +1,6 @@
 package dev.idemkit.spring.boot;
 
+import dev.idemkit.jdbc.EmbeddedDataDirInUseException;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
@@ -14,8 +15,8 @@ class EmbeddedDataDirInUseFailureAnalyzer
   protected FailureAnalysis analyze(Throwable rootFailure, EmbeddedDataDirInUseException cause) {
     return new FailureAnalysis(
         cause.getMessage(),
-        "Share the running instance's database (--idemkit.embedded.join=true), or give this"
-            + " instance its own folder (--idemkit.embedded.data-dir=…).",
+        "To share its database, start this one with --idemkit.embedded.join=true; for a database"
+            + " of its own, with --idemkit.embedded.data-dir=<another folder>.",
         cause);
   }
 }

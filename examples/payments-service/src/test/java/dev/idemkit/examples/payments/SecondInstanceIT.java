@@ -77,7 +77,8 @@ class SecondInstanceIT {
                 + dataDir
                 + " is in use by another running instance (its PostgreSQL listens on port "
                 + pgPort
-                + "). To share its database, start this one with --idemkit.embedded.join=true")
+                + ").")
+        .contains("To share its database, start this one with --idemkit.embedded.join=true")
         .doesNotContain("\tat io.zonky");
 
     // The README's line: the second instance joins the first one's server, as the same demo.

@@ -8,6 +8,7 @@ import dev.idemkit.OperationResult;
 import dev.idemkit.Outcome;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
+import dev.idemkit.jdbc.EmbeddedDataDirInUseException;
 import dev.idemkit.jdbc.IdemkitDatabase;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
 import java.io.PrintStream;
@@ -59,7 +60,18 @@ public final class QuickstartDemo {
 
   public static void main(String[] args) throws Exception {
     System.out.println("Idemkit quickstart: starting PostgreSQL ...");
-    try (IdemkitDatabase db = IdemkitDatabase.fromEnvironment(RACERS + 4)) {
+    IdemkitDatabase started;
+    try {
+      started = IdemkitDatabase.fromEnvironment(RACERS + 4);
+    } catch (EmbeddedDataDirInUseException e) {
+      // The payments service (or another quickstart) runs on the same folder: one line, no trace.
+      System.err.println(
+          e.getMessage()
+              + " Run the quickstart on a folder of its own: IDEMKIT_DATA_DIR=<another folder>.");
+      System.exit(1);
+      return;
+    }
+    try (IdemkitDatabase db = started) {
       System.out.println("Using " + db.description());
       new QuickstartDemo(db.dataSource(), System.out).run();
     }
