@@ -11,14 +11,26 @@ final class KeySettingException extends IllegalStateException {
   private static final long serialVersionUID = 1L;
 
   private final String property;
+  private final String action;
 
   KeySettingException(String property, String message) {
+    this(property, message, "Fix " + property + " and start again.");
+  }
+
+  /** With {@code action}, what to do, where "fix the property" would not say enough. */
+  KeySettingException(String property, String message, String action) {
     super(message);
     this.property = property;
+    this.action = action;
   }
 
   /** The property to fix, e.g. {@code idemkit.protection.encryption.current-master-key}. */
   String property() {
     return property;
+  }
+
+  /** What to do, one line. */
+  String action() {
+    return action;
   }
 }
