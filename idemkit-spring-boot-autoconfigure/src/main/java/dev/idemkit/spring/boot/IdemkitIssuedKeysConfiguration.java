@@ -70,7 +70,6 @@ class IdemkitIssuedKeysConfiguration {
           file);
     } else {
       throw new KeySettingException(
-          "idemkit.issued-keys.secret",
           "idemkit.issued-keys.secret is not set, and only the embedded demo database makes one"
               + " up.",
           "Set idemkit.issued-keys.secret (e.g. IDEMKIT_ISSUED_KEYS_SECRET) to a random value of"
@@ -84,12 +83,12 @@ class IdemkitIssuedKeysConfiguration {
               ? "idemkit.issued-keys.secret"
               : "idemkit.issued-keys.secret-file";
       throw new KeySettingException(
-          property,
           property
               + " holds "
               + bytes.length
               + " bytes; the issued-key secret must have at least 16 (a random value, the same on"
-              + " every instance).");
+              + " every instance).",
+          KeySettingException.fix(property));
     }
     return new IssuedKeys(
         bytes,

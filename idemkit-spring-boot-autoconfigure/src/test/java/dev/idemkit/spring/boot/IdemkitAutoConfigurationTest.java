@@ -968,8 +968,8 @@ class IdemkitAutoConfigurationTest {
   void aKeySettingThatStopsTheStartIsAnalysedAsOneLineNamingTheProperty() {
     KeySettingException failure =
         new KeySettingException(
-            "idemkit.protection.encryption.current-master-key",
-            "idemkit.protection.encryption.current-master-key=mk9 names no key");
+            "idemkit.protection.encryption.current-master-key=mk9 names no key",
+            KeySettingException.fix("idemkit.protection.encryption.current-master-key"));
     var analysis =
         new KeySettingFailureAnalyzer()
             .analyze(new IllegalStateException("bean creation failed", failure));
