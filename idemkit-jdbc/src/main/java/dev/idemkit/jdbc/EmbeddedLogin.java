@@ -72,6 +72,7 @@ public record EmbeddedLogin(int port, String user, String password) {
    * builder from {@link IdemkitDatabase#embeddedServer} configures it otherwise.
    *
    * @throws EmbeddedDataDirInUseException if another live process runs a server on {@code dataDir}
+   * @throws NoEmbeddedPostgresException if the class path has no binaries for this platform
    */
   public static Started start(Path dataDir, int maxConnections) throws IOException {
     Path superFile = dataDir.resolve(SUPERUSER_PASSWORD_FILE);
@@ -109,7 +110,8 @@ public record EmbeddedLogin(int port, String user, String password) {
     try {
       server = builder.start();
     } catch (RuntimeException e) {
-      throw EmbeddedDataDirInUseException.ifLockHeld(dataDir, e);
+      throw NoEmbeddedPostgresException.ifMissing(
+          EmbeddedDataDirInUseException.ifLockHeld(dataDir, e));
     } finally {
       if (pwfile != null) {
         Files.deleteIfExists(pwfile);

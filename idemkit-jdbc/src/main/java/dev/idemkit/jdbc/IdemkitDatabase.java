@@ -71,6 +71,7 @@ public final class IdemkitDatabase implements AutoCloseable {
    * application's role with its password ({@link EmbeddedLogin}).
    *
    * @throws EmbeddedDataDirInUseException if another live process runs a server on {@code dataDir}
+   * @throws NoEmbeddedPostgresException if the class path has no binaries for this platform
    */
   public static IdemkitDatabase embedded(Path dataDir, int poolSize) {
     EmbeddedPostgres pg;

@@ -10,6 +10,7 @@ import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.jdbc.EmbeddedDataDirInUseException;
 import dev.idemkit.jdbc.IdemkitDatabase;
+import dev.idemkit.jdbc.NoEmbeddedPostgresException;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
 import java.io.PrintStream;
 import java.math.BigDecimal;
@@ -68,6 +69,14 @@ public final class QuickstartDemo {
       System.err.println(
           e.getMessage()
               + " Run the quickstart on a folder of its own: IDEMKIT_DATA_DIR=<another folder>.");
+      System.exit(1);
+      return;
+    } catch (NoEmbeddedPostgresException e) {
+      System.err.println(
+          e.getMessage()
+              + " Run the quickstart on a PostgreSQL of your own: IDEMKIT_JDBC_URL="
+              + "jdbc:postgresql://<host>:5432/<database> with IDEMKIT_JDBC_USER and"
+              + " IDEMKIT_JDBC_PASSWORD (docs/platforms.md).");
       System.exit(1);
       return;
     }
