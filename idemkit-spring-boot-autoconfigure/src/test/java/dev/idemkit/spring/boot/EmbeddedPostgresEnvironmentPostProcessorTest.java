@@ -189,7 +189,7 @@ class EmbeddedPostgresEnvironmentPostProcessorTest {
             "Linux aarch64", new IllegalStateException("Missing embedded postgres binaries"));
 
     var analysis =
-        new NoEmbeddedPostgresFailureAnalyzer()
+        new EmbeddedPostgresFailureAnalyzer()
             .analyze(new IllegalStateException("the post-processor failed", failure));
 
     assertThat(analysis.getDescription())
