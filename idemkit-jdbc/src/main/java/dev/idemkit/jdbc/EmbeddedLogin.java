@@ -70,6 +70,9 @@ public record EmbeddedLogin(int port, String user, String password) {
   /**
    * Starts (or restarts) the embedded server on {@code dataDir} with passwords required, as the
    * builder from {@link IdemkitDatabase#embeddedServer} configures it otherwise.
+   *
+   * @throws EmbeddedDataDirInUseException if another live process runs a server on {@code dataDir}
+   * @throws NoEmbeddedPostgresException if the class path has no binaries for this platform
    */
   public static Started start(Path dataDir, int maxConnections) throws IOException {
     Path superFile = dataDir.resolve(SUPERUSER_PASSWORD_FILE);
@@ -106,6 +109,9 @@ public record EmbeddedLogin(int port, String user, String password) {
     EmbeddedPostgres server;
     try {
       server = builder.start();
+    } catch (RuntimeException e) {
+      throw NoEmbeddedPostgresException.ifMissing(
+          EmbeddedDataDirInUseException.ifLockHeld(dataDir, e));
     } finally {
       if (pwfile != null) {
         Files.deleteIfExists(pwfile);

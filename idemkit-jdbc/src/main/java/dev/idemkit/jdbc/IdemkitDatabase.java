@@ -69,6 +69,9 @@ public final class IdemkitDatabase implements AutoCloseable {
    * Starts (or restarts) an embedded PostgreSQL whose data lives in {@code dataDir}. The first
    * start initializes the directory; later starts find their data there. The pool logs in as the
    * application's role with its password ({@link EmbeddedLogin}).
+   *
+   * @throws EmbeddedDataDirInUseException if another live process runs a server on {@code dataDir}
+   * @throws NoEmbeddedPostgresException if the class path has no binaries for this platform
    */
   public static IdemkitDatabase embedded(Path dataDir, int poolSize) {
     EmbeddedPostgres pg;

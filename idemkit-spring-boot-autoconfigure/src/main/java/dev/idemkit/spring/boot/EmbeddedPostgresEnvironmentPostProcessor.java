@@ -105,8 +105,6 @@ public class EmbeddedPostgresEnvironmentPostProcessor implements EnvironmentPost
               } catch (IOException e) {
                 throw new UncheckedIOException(
                     "Could not start the embedded PostgreSQL in " + dir + ": " + e.getMessage(), e);
-              } catch (RuntimeException e) {
-                throw EmbeddedDataDirInUseException.ifLockHeld(dir, e);
               }
             })
         .login();

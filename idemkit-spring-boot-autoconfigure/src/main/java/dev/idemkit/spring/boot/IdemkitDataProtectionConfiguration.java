@@ -121,11 +121,11 @@ class IdemkitDataProtectionConfiguration {
               () -> {
                 if (p.getEncryption().getMasterKeys().isEmpty()) {
                   throw new KeySettingException(
-                      "idemkit.protection.encryption.master-keys",
                       "idemkit.protection.encryption.enabled=true needs master keys:"
                           + " idemkit.protection.encryption.master-keys.<id>=<base64 of 32 random"
                           + " bytes> and idemkit.protection.encryption.current-master-key=<id>, or a"
-                          + " KeyProvider bean");
+                          + " KeyProvider bean",
+                      KeySettingException.fix("idemkit.protection.encryption.master-keys"));
                 }
                 StaticKeyProvider configured = masterKeys(p.getEncryption());
                 // The schema exists (or its absence stopped the start) before its keys are read.
@@ -210,12 +210,12 @@ class IdemkitDataProtectionConfiguration {
     if (!wrong.isEmpty()) {
       String first = "idemkit.protection.encryption.master-keys." + wrong.iterator().next();
       throw new KeySettingException(
-          first,
           first
               + (wrong.size() > 1 ? " (and " + (wrong.size() - 1) + " more)" : "")
               + " does not unwrap the data keys it wrapped in idemkit_data_key: it is not the"
-              + " value they were wrapped with. Configure that value again under this id (a new"
-              + " key takes a new id, made current, then re-wrap).");
+              + " value they were wrapped with.",
+          "Configure that value again under this id (a new key takes a new id, made current,"
+              + " then re-wrap).");
     }
   }
 
@@ -229,7 +229,6 @@ class IdemkitDataProtectionConfiguration {
     Set<String> missing = missingMasterKeys(dataKeys, configured);
     if (!missing.isEmpty()) {
       throw new KeySettingException(
-          "idemkit.protection.encryption.master-keys." + missing.iterator().next(),
           "idemkit_data_key holds tenant data keys wrapped by master key(s) "
               + String.join(", ", missing)
               + " that idemkit.protection.encryption.master-keys does not configure: the answers"
@@ -241,7 +240,9 @@ class IdemkitDataProtectionConfiguration {
               + "=<its base64>); remove a master key only after"
               + " DataProtection.rewrapDataKeys(\""
               + missing.iterator().next()
-              + "\") has re-wrapped its data keys under the current one.");
+              + "\") has re-wrapped its data keys under the current one.",
+          KeySettingException.fix(
+              "idemkit.protection.encryption.master-keys." + missing.iterator().next()));
     }
   }
 
@@ -285,19 +286,20 @@ class IdemkitDataProtectionConfiguration {
               try {
                 b.hmacKey(id, base64(property, key));
               } catch (IllegalArgumentException e) {
-                throw new KeySettingException(property, property + ": " + e.getMessage());
+                throw new KeySettingException(
+                    property + ": " + e.getMessage(), KeySettingException.fix(property));
               }
             });
     String current = f.getCurrentHmacKey();
     if (!current.isEmpty()) {
       if (!f.getHmacKeys().containsKey(current)) {
         throw new KeySettingException(
-            "idemkit.protection.fingerprint.current-hmac-key",
             "idemkit.protection.fingerprint.current-hmac-key="
                 + current
                 + " names no key: set idemkit.protection.fingerprint.hmac-keys."
                 + current
-                + "=<base64 of at least 32 random bytes>");
+                + "=<base64 of at least 32 random bytes>",
+            KeySettingException.fix("idemkit.protection.fingerprint.current-hmac-key"));
       }
       b.currentHmacKey(current).current(FingerprintRecipes.V2);
     }
@@ -315,23 +317,23 @@ class IdemkitDataProtectionConfiguration {
               byte[] key = base64(property, text);
               if (key.length != 32) {
                 throw new KeySettingException(
-                    property,
                     property
                         + " must be 32 bytes (AES-256) in base64; it is "
                         + key.length
-                        + " bytes");
+                        + " bytes",
+                    KeySettingException.fix(property));
               }
               keys.put(id, key);
             });
     String current = encryption.getCurrentMasterKey();
     if (!keys.containsKey(current)) {
       throw new KeySettingException(
-          "idemkit.protection.encryption.current-master-key",
           "idemkit.protection.encryption.current-master-key="
               + current
               + " names no key under idemkit.protection.encryption.master-keys (configured: "
               + String.join(", ", keys.keySet())
-              + ")");
+              + ")",
+          KeySettingException.fix("idemkit.protection.encryption.current-master-key"));
     }
     return StaticKeyProvider.of(keys, current);
   }
@@ -340,7 +342,8 @@ class IdemkitDataProtectionConfiguration {
     try {
       return Base64.getDecoder().decode(text.trim());
     } catch (IllegalArgumentException e) {
-      throw new KeySettingException(property, property + " is not base64: " + e.getMessage());
+      throw new KeySettingException(
+          property + " is not base64: " + e.getMessage(), KeySettingException.fix(property));
     }
   }
 }

@@ -70,12 +70,12 @@ class IdemkitIssuedKeysConfiguration {
           file);
     } else {
       throw new KeySettingException(
-          "idemkit.issued-keys.secret",
-          "idemkit.issued-keys.secret is not set. Set it to a random value of at least 16 bytes,"
-              + " the same on every instance (e.g. IDEMKIT_ISSUED_KEYS_SECRET): it signs the keys"
-              + " the service issues (IssuedKeys), and checks every key in their form (ik_...) in"
-              + " every operation, so it is needed even if no operation is strict. Only the"
-              + " embedded demo database makes one up.");
+          "idemkit.issued-keys.secret is not set, and only the embedded demo database makes one"
+              + " up.",
+          "Set idemkit.issued-keys.secret (e.g. IDEMKIT_ISSUED_KEYS_SECRET) to a random value of"
+              + " at least 16 bytes, the same on every instance: it signs the keys the service"
+              + " issues (IssuedKeys) and checks every key in their form (ik_...) in every"
+              + " operation, so it is needed even if no operation is strict.");
     }
     if (bytes.length < 16) {
       String property =
@@ -83,12 +83,12 @@ class IdemkitIssuedKeysConfiguration {
               ? "idemkit.issued-keys.secret"
               : "idemkit.issued-keys.secret-file";
       throw new KeySettingException(
-          property,
           property
               + " holds "
               + bytes.length
               + " bytes; the issued-key secret must have at least 16 (a random value, the same on"
-              + " every instance).");
+              + " every instance).",
+          KeySettingException.fix(property));
     }
     return new IssuedKeys(
         bytes,

@@ -10,15 +10,24 @@ final class KeySettingException extends IllegalStateException {
 
   private static final long serialVersionUID = 1L;
 
-  private final String property;
+  private final String action;
 
-  KeySettingException(String property, String message) {
+  /** {@code message}: what is wrong; {@code action}: what to do, often {@link #fix}. */
+  KeySettingException(String message, String action) {
     super(message);
-    this.property = property;
+    this.action = action;
   }
 
-  /** The property to fix, e.g. {@code idemkit.protection.encryption.current-master-key}. */
-  String property() {
-    return property;
+  /**
+   * The action "fix {@code property}" (e.g. {@code
+   * idemkit.protection.encryption.current-master-key}), where nothing more needs saying.
+   */
+  static String fix(String property) {
+    return "Fix " + property + " and start again.";
+  }
+
+  /** What to do, one line. */
+  String action() {
+    return action;
   }
 }

@@ -11,7 +11,6 @@ class KeySettingFailureAnalyzer extends AbstractFailureAnalyzer<KeySettingExcept
 
   @Override
   protected FailureAnalysis analyze(Throwable rootFailure, KeySettingException cause) {
-    return new FailureAnalysis(
-        cause.getMessage(), "Fix " + cause.property() + " and start again.", cause);
+    return new FailureAnalysis(cause.getMessage(), cause.action(), cause);
   }
 }

@@ -3,6 +3,7 @@ package dev.idemkit.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idemkit.jdbc.NoEmbeddedPostgresException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -179,6 +180,23 @@ class EmbeddedPostgresEnvironmentPostProcessorTest {
             () -> postProcessor.postProcessEnvironment(environment, new SpringApplication()))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("No embedded PostgreSQL is running on " + dataDir.toAbsolutePath());
+  }
+
+  @Test
+  void aPlatformWithoutBinariesIsAnalysedAsOneLineAndWhereToPointInstead() {
+    var failure =
+        new NoEmbeddedPostgresException(
+            "Linux aarch64", new IllegalStateException("Missing embedded postgres binaries"));
+
+    var analysis =
+        new EmbeddedPostgresFailureAnalyzer()
+            .analyze(new IllegalStateException("the post-processor failed", failure));
+
+    assertThat(analysis.getDescription())
+        .isEqualTo(
+            "No embedded PostgreSQL binaries for this platform (Linux aarch64) are on the class"
+                + " path.");
+    assertThat(analysis.getAction()).contains("spring.datasource.url").doesNotContain("\n");
   }
 
   /**

@@ -524,6 +524,15 @@ class IdemkitAutoConfigurationTest {
               assertThat(context.getStartupFailure())
                   .rootCause()
                   .hasMessageContaining("idemkit.issued-keys.secret is not set");
+              // What the user reads: one sentence, then what to set.
+              var analysis = new KeySettingFailureAnalyzer().analyze(context.getStartupFailure());
+              assertThat(analysis.getDescription())
+                  .isEqualTo(
+                      "idemkit.issued-keys.secret is not set, and only the embedded demo database"
+                          + " makes one up.");
+              assertThat(analysis.getAction())
+                  .startsWith("Set idemkit.issued-keys.secret (e.g. IDEMKIT_ISSUED_KEYS_SECRET)")
+                  .doesNotContain("\n");
             });
   }
 
@@ -959,8 +968,8 @@ class IdemkitAutoConfigurationTest {
   void aKeySettingThatStopsTheStartIsAnalysedAsOneLineNamingTheProperty() {
     KeySettingException failure =
         new KeySettingException(
-            "idemkit.protection.encryption.current-master-key",
-            "idemkit.protection.encryption.current-master-key=mk9 names no key");
+            "idemkit.protection.encryption.current-master-key=mk9 names no key",
+            KeySettingException.fix("idemkit.protection.encryption.current-master-key"));
     var analysis =
         new KeySettingFailureAnalyzer()
             .analyze(new IllegalStateException("bean creation failed", failure));

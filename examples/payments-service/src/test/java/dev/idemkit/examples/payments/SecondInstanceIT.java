@@ -26,7 +26,8 @@ import tools.jackson.databind.json.JsonMapper;
  * one started on the first one's data folder stops with one clear line; started with that page's
  * line ({@code --idemkit.embedded.join=true}), it serves the same payments. The demo provider
  * simulator follows the service's port and keeps its charges in a database named after the
- * service's. On the same database as a deployment of its own, no demo secret is taken or works.
+ * service's, which the first start creates and names in its log, as it does the mail simulator's.
+ * On the same database as a deployment of its own, no demo secret is taken or works.
  */
 class SecondInstanceIT {
 
@@ -63,7 +64,14 @@ class SecondInstanceIT {
         .contains(
             "Provider simulator (demo mode) on http://127.0.0.1:"
                 + (first + 1)
-                + ", database postgres_provider");
+                + ", database postgres_provider")
+        // A fresh server: the demo says which databases of its own it made there.
+        .contains(
+            "Created database postgres_provider on the service's PostgreSQL for the provider"
+                + " simulator (demo mode: payments.provider.url is not set)")
+        .contains(
+            "Created database postgres_mail on the service's PostgreSQL for the mail simulator"
+                + " (demo mode: payments.mail.url is not set)");
     String paymentId = createPayment(first);
 
     Process clash = start("clash", freePort(), "--idemkit.embedded.data-dir=" + dataDir);
@@ -77,7 +85,8 @@ class SecondInstanceIT {
                 + dataDir
                 + " is in use by another running instance (its PostgreSQL listens on port "
                 + pgPort
-                + "). To share its database, start this one with --idemkit.embedded.join=true")
+                + ").")
+        .contains("To share its database, start this one with --idemkit.embedded.join=true")
         .doesNotContain("\tat io.zonky");
 
     // docs/operations.md's line: the second instance joins the first one's server, as the same

@@ -8,7 +8,9 @@ import dev.idemkit.OperationResult;
 import dev.idemkit.Outcome;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
+import dev.idemkit.jdbc.EmbeddedDataDirInUseException;
 import dev.idemkit.jdbc.IdemkitDatabase;
+import dev.idemkit.jdbc.NoEmbeddedPostgresException;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
 import java.io.PrintStream;
 import java.math.BigDecimal;
@@ -59,7 +61,26 @@ public final class QuickstartDemo {
 
   public static void main(String[] args) throws Exception {
     System.out.println("Idemkit quickstart: starting PostgreSQL ...");
-    try (IdemkitDatabase db = IdemkitDatabase.fromEnvironment(RACERS + 4)) {
+    IdemkitDatabase started;
+    try {
+      started = IdemkitDatabase.fromEnvironment(RACERS + 4);
+    } catch (EmbeddedDataDirInUseException e) {
+      // The payments service (or another quickstart) runs on the same folder: one line, no trace.
+      System.err.println(
+          e.getMessage()
+              + " Run the quickstart on a folder of its own: IDEMKIT_DATA_DIR=<another folder>.");
+      System.exit(1);
+      return;
+    } catch (NoEmbeddedPostgresException e) {
+      System.err.println(
+          e.getMessage()
+              + " Run the quickstart on a PostgreSQL of your own: IDEMKIT_JDBC_URL="
+              + "jdbc:postgresql://<host>:5432/<database> with IDEMKIT_JDBC_USER and"
+              + " IDEMKIT_JDBC_PASSWORD (docs/platforms.md).");
+      System.exit(1);
+      return;
+    }
+    try (IdemkitDatabase db = started) {
       System.out.println("Using " + db.description());
       new QuickstartDemo(db.dataSource(), System.out).run();
     }

@@ -10,8 +10,8 @@ public class DemoSecretFailureAnalyzer extends AbstractFailureAnalyzer<DemoSecre
   @Override
   protected FailureAnalysis analyze(Throwable rootFailure, DemoSecretException cause) {
     return new FailureAnalysis(
-        cause.getMessage(),
-        "Configure secrets of your own, or run the embedded demo (no spring.datasource.url).",
+        cause.reason(),
+        cause.action() + " Only the embedded demo (no spring.datasource.url) takes the demo's.",
         cause);
   }
 }

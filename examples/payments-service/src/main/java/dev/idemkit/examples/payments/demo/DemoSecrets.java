@@ -55,47 +55,52 @@ public class DemoSecrets implements EnvironmentPostProcessor, Ordered {
     }
     demoSecretIn(environment, demo)
         .ifPresent(
-            message -> {
-              throw new DemoSecretException(message);
+            refused -> {
+              throw refused;
             });
   }
 
-  /** What is wrong, if a demo secret is configured outside the demo. */
-  static Optional<String> demoSecretIn(ConfigurableEnvironment environment, Properties demo) {
+  /** What is wrong and what to do, if a demo secret is configured outside the demo. */
+  static Optional<DemoSecretException> demoSecretIn(
+      ConfigurableEnvironment environment, Properties demo) {
     for (String name : propertyNames(environment)) {
       String value = environment.getProperty(name);
       if (DEMO_KEYS.stream().anyMatch(name::startsWith) || isDemoKeyVariable(name)) {
         return Optional.of(
-            name
-                + " is a demo API key, public in this repository and accepted only by the embedded"
-                + " demo: remove it and set payments.api-keys.<key>=<tenant> (and"
-                + " payments.admin-api-keys.<key>=<operator>) with keys of your own.");
+            new DemoSecretException(
+                name
+                    + " is a demo API key, public in this repository and accepted only by the"
+                    + " embedded demo",
+                "remove it and set payments.api-keys.<key>=<tenant> (and"
+                    + " payments.admin-api-keys.<key>=<operator>) with keys of your own."));
       }
       if (name.startsWith(MASTER_KEYS) && isDemoValue(demo, MASTER_KEYS, value)) {
         return Optional.of(
-            name
-                + " is the embedded demo's master key, public in this repository: set"
-                + " idemkit.protection.encryption.master-keys.<id>=<base64 of 32 random bytes> and"
-                + " idemkit.protection.encryption.current-master-key=<id> of your own.");
+            new DemoSecretException(
+                name + " is the embedded demo's master key, public in this repository",
+                "set idemkit.protection.encryption.master-keys.<id>=<base64 of 32 random bytes>"
+                    + " and idemkit.protection.encryption.current-master-key=<id> of your own."));
       }
       if (name.startsWith(HMAC_KEYS) && isDemoValue(demo, HMAC_KEYS, value)) {
         return Optional.of(
-            name
-                + " is the embedded demo's HMAC key, public in this repository: set"
-                + " idemkit.protection.fingerprint.hmac-keys.<id>=<base64 of 32 random bytes> and"
-                + " idemkit.protection.fingerprint.current-hmac-key=<id> of your own.");
+            new DemoSecretException(
+                name + " is the embedded demo's HMAC key, public in this repository",
+                "set idemkit.protection.fingerprint.hmac-keys.<id>=<base64 of 32 random bytes>"
+                    + " and idemkit.protection.fingerprint.current-hmac-key=<id> of your own."));
       }
     }
     String secretFile = environment.getProperty(SECRET_FILE, "");
     if (!secretFile.isBlank()
         && Path.of(secretFile.trim()).getFileName().toString().equals(DEMO_SECRET_FILE)) {
       return Optional.of(
-          SECRET_FILE
-              + " names the embedded demo's issued-keys secret ("
-              + secretFile.trim()
-              + "): set idemkit.issued-keys.secret to a random value of your own, the same on every"
-              + " instance (a second instance of the demo joins it with"
-              + " --idemkit.embedded.join=true).");
+          new DemoSecretException(
+              SECRET_FILE
+                  + " names the embedded demo's issued-keys secret ("
+                  + secretFile.trim()
+                  + ")",
+              "set idemkit.issued-keys.secret to a random value of your own, the same on every"
+                  + " instance (a second instance of the demo joins it with"
+                  + " --idemkit.embedded.join=true)."));
     }
     return Optional.empty();
   }
@@ -154,10 +159,28 @@ public class DemoSecrets implements EnvironmentPostProcessor, Ordered {
     return demo;
   }
 
-  /** A demo secret configured outside the embedded demo. */
+  /** A demo secret configured outside the embedded demo: what is wrong, and what to do. */
   public static final class DemoSecretException extends IllegalStateException {
-    DemoSecretException(String message) {
-      super("Refusing to start outside the embedded demo: " + message);
+
+    private static final long serialVersionUID = 1L;
+
+    private final String reason;
+    private final String action;
+
+    DemoSecretException(String reason, String action) {
+      super("Refusing to start outside the embedded demo: " + reason + ": " + action);
+      this.reason = reason;
+      this.action = action;
+    }
+
+    /** Which property holds which demo secret, one sentence. */
+    public String reason() {
+      return "Refusing to start outside the embedded demo: " + reason + ".";
+    }
+
+    /** What to set instead, one sentence. */
+    public String action() {
+      return Character.toUpperCase(action.charAt(0)) + action.substring(1);
     }
   }
 }

@@ -17,8 +17,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Demo mode: with no {@code payments.mail.url}, the {@link MailSimulator} runs in this process on
  * {@code 127.0.0.1:payments.mail.embedded-port} (unset: the service's port + 2, 8082 by default),
- * keeping what it sent in a database of its own ({@code mail}) on the same PostgreSQL server,
- * shared by every instance there.
+ * keeping what it sent in a database of its own on the same PostgreSQL server, named after the
+ * service's ({@code <database>_mail}) and shared by the instances that share the service's.
  */
 public class EmbeddedMail implements MailEndpoint, DisposableBean {
 
@@ -36,7 +36,7 @@ public class EmbeddedMail implements MailEndpoint, DisposableBean {
     // A database and a port of this instance's own, so that two instances on one machine (or one
     // server) do not share them: the service's database name + _mail, the service's port + 2.
     String name = EmbeddedProvider.simulatorDatabase(database.getUrl(), "_mail");
-    EmbeddedProvider.ensureDatabase(appDataSource, name);
+    EmbeddedProvider.ensureDatabase(appDataSource, name, "mail", "payments.mail.url");
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(EmbeddedProvider.withDatabase(database.getUrl(), name));
     config.setUsername(database.getUsername());
@@ -68,7 +68,8 @@ public class EmbeddedMail implements MailEndpoint, DisposableBean {
           e);
     }
     simulator = started;
-    log.info("Mail simulator (demo mode) on http://127.0.0.1:{}", simulator.port());
+    log.info(
+        "Mail simulator (demo mode) on http://127.0.0.1:{}, database {}", simulator.port(), name);
   }
 
   /** The simulator. */

@@ -41,7 +41,7 @@ public class EmbeddedProvider implements DisposableBean {
       DataSourceProperties database,
       int serverPort) {
     String name = providerDatabase(database.getUrl());
-    ensureDatabase(appDataSource, name);
+    ensureDatabase(appDataSource, name, "provider", "payments.provider.url");
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(withDatabase(database.getUrl(), name));
     config.setUsername(database.getUsername());
@@ -118,8 +118,11 @@ public class EmbeddedProvider implements DisposableBean {
     dataSource.close();
   }
 
-  /** Creates database {@code name} (a plain identifier) on the server, unless it exists. */
-  static void ensureDatabase(DataSource ds, String name) {
+  /**
+   * Creates database {@code name} (a plain identifier) on the server, unless it exists, and says so
+   * in the log: the {@code simulator}'s database, made because {@code urlProperty} is not set.
+   */
+  static void ensureDatabase(DataSource ds, String name, String simulator, String urlProperty) {
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement()) {
       try (PreparedStatement exists =
@@ -133,9 +136,26 @@ public class EmbeddedProvider implements DisposableBean {
       }
       // name is [a-z0-9_] only (providerDatabase), so it needs no quoting.
       s.execute("create database " + name);
+      log.info(
+          "Created database {} on the service's PostgreSQL for the {} simulator (demo mode: {} is"
+              + " not set)",
+          name,
+          simulator,
+          urlProperty);
     } catch (Exception e) {
       if (!String.valueOf(e.getMessage()).contains("already exists")) {
-        throw new IllegalStateException("Could not create the simulator's database", e);
+        throw new IllegalStateException(
+            "Could not create database "
+                + name
+                + " for the "
+                + simulator
+                + " simulator (demo mode): give the service's database user CREATEDB, create it"
+                + " yourself, or set "
+                + urlProperty
+                + " to a real "
+                + simulator
+                + ".",
+            e);
       }
     }
   }

@@ -2,6 +2,7 @@ package dev.idemkit.examples.payments.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchRuntimeException;
 
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -89,6 +90,28 @@ class DemoSecretsTest {
             "/home/me/.idemkit/postgres/idemkit-issued-keys.secret"),
         "idemkit.issued-keys.secret-file names the embedded demo's issued-keys secret",
         "set idemkit.issued-keys.secret");
+  }
+
+  @Test
+  void aRefusalIsReportedAsOneSentenceAndWhatToSetInstead() {
+    StandardEnvironment environment =
+        environment(Map.of("idemkit.protection.encryption.master-keys.mine", DEMO_MASTER_KEY));
+    RuntimeException refused =
+        catchRuntimeException(
+            () -> new DemoSecrets().postProcessEnvironment(environment, new SpringApplication()));
+
+    var analysis = new DemoSecretFailureAnalyzer().analyze(refused);
+
+    assertThat(analysis.getDescription())
+        .isEqualTo(
+            "Refusing to start outside the embedded demo:"
+                + " idemkit.protection.encryption.master-keys.mine is the embedded demo's master"
+                + " key, public in this repository.");
+    assertThat(analysis.getAction())
+        .startsWith(
+            "Set idemkit.protection.encryption.master-keys.<id>=<base64 of 32 random bytes> and"
+                + " idemkit.protection.encryption.current-master-key=<id> of your own.")
+        .doesNotContain("\n");
   }
 
   private static void assertRefused(Map<String, Object> settings, String... parts) {

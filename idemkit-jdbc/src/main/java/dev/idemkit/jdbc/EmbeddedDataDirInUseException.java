@@ -1,4 +1,4 @@
-package dev.idemkit.spring.boot;
+package dev.idemkit.jdbc;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -7,13 +7,16 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The embedded PostgreSQL's data folder is in use by another running instance (the embedded
- * server's lock file in it is held by a live process). Its message is one line that says what to
- * do: share that instance's database, or give this one a folder of its own.
+ * The embedded PostgreSQL's data folder is in use by another running process (the embedded
+ * library's lock file in it, {@code epg-lock}, is held by a live process). Its message is one
+ * sentence naming the folder and the running server's port; what to do depends on the application
+ * (share that server, or use another folder), so the application says it.
  */
 public final class EmbeddedDataDirInUseException extends IllegalStateException {
 
-  private final Path dataDir;
+  private static final long serialVersionUID = 1L;
+
+  private final transient Path dataDir;
 
   EmbeddedDataDirInUseException(Path dataDir, Throwable cause) {
     super(message(dataDir), cause);
@@ -37,13 +40,11 @@ public final class EmbeddedDataDirInUseException extends IllegalStateException {
   }
 
   private static String message(Path dataDir) {
-    Optional<String> port = runningPort(dataDir);
     return "The embedded database folder "
         + dataDir
         + " is in use by another running instance"
-        + port.map(p -> " (its PostgreSQL listens on port " + p + ")").orElse("")
-        + ". To share its database, start this one with --idemkit.embedded.join=true; for a"
-        + " database of its own, with --idemkit.embedded.data-dir=<another folder>.";
+        + runningPort(dataDir).map(p -> " (its PostgreSQL listens on port " + p + ")").orElse("")
+        + ".";
   }
 
   /** The running server's port, from line 4 of its {@code postmaster.pid}. */
