@@ -30,9 +30,9 @@
  * <p><b>Logging: {@code java.util.logging}</b>, in every package of this module, each part under
  * its public class's name ({@code dev.idemkit.outbox.InboxConsumer} for all the inbox's rooms).
  * Why: it is in the JDK, so the module brings no logging dependency to the application (it depends
- * on Flyway and Idemkit's PostgreSQL module alone), and every logging backend takes its records
- * through a bridge (Spring Boot installs the SLF4J one by default). {@code System.Logger} would
- * serve as well; one of the two is kept, the one the module's parts and its users' logging
- * configurations already name.
+ * on Flyway, Jackson's streaming parser and Idemkit's PostgreSQL module alone), and every logging
+ * backend takes its records through a bridge (Spring Boot installs the SLF4J one by default).
+ * {@code System.Logger} would serve as well; one of the two is kept, the one the module's parts and
+ * its users' logging configurations already name.
  */
 package dev.idemkit.outbox;
