@@ -104,22 +104,22 @@ class ReplicationSafetyIT {
               });
 
       pair.replicate(standby, Replication.SYNCHRONOUS);
-      Finding synchronous = ReplicationSafety.check(dataSource(primary, "postgres"));
-      assertThat(synchronous.verdict()).isEqualTo(Verdict.SAFE);
-      assertThat(synchronous.message())
+      assertThat(ReplicationSafety.check(dataSource(primary, "postgres")))
           .isEqualTo(
-              "synchronous standby standby_a (sync) with synchronous_commit=on: a failover to it"
-                  + " loses no acknowledged commit");
+              new Finding(
+                  Verdict.SAFE,
+                  "synchronous standby standby_a (sync) with synchronous_commit=on: a failover to it"
+                      + " loses no acknowledged commit"));
       starter(primary, "refuse").run(context -> assertThat(context).hasNotFailed());
 
       // An application role without pg_monitor sees that a standby streams, not how.
       pair.psql(primary, "create role app login");
-      Finding hidden = ReplicationSafety.check(dataSource(primary, "app"));
-      assertThat(hidden.verdict()).isEqualTo(Verdict.UNKNOWN);
-      assertThat(hidden.message())
+      assertThat(ReplicationSafety.check(dataSource(primary, "app")))
           .isEqualTo(
-              "cannot see whether standby_a (state hidden) is synchronous: pg_stat_replication"
-                  + " shows sync_state only to superusers and members of pg_monitor");
+              new Finding(
+                  Verdict.UNKNOWN,
+                  "cannot see whether standby_a (state hidden) is synchronous: pg_stat_replication"
+                      + " shows sync_state only to superusers and members of pg_monitor"));
       pair.psql(primary, "grant pg_monitor to app");
       assertThat(ReplicationSafety.check(dataSource(primary, "app")).verdict())
           .isEqualTo(Verdict.SAFE);
@@ -137,12 +137,12 @@ class ReplicationSafetyIT {
                   + " synchronous standby");
 
       single.psql(server, "alter system set synchronous_commit = off", "select pg_reload_conf()");
-      Finding off = ReplicationSafety.check(dataSource(server, "postgres"));
-      assertThat(off.verdict()).isEqualTo(Verdict.UNSAFE);
-      assertThat(off.message())
+      assertThat(ReplicationSafety.check(dataSource(server, "postgres")))
           .isEqualTo(
-              "synchronous_commit=off: a crash of the server loses its last acknowledged commits,"
-                  + " failover or not");
+              new Finding(
+                  Verdict.UNSAFE,
+                  "synchronous_commit=off: a crash of the server loses its last acknowledged commits,"
+                      + " failover or not"));
       starter(server, "refuse")
           .run(
               context ->
