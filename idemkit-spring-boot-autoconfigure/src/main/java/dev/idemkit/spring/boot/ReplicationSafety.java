@@ -19,7 +19,7 @@ import javax.sql.DataSource;
  * members of {@code pg_monitor} (or {@code pg_read_all_stats}) see a standby's {@code sync_state}.
  * The settings alone already decide the common unsafe cases (asynchronous replication, {@code
  * synchronous_commit=off}); the check says {@link Verdict#UNKNOWN} only when the answer hangs on a
- * state it may not see.
+ * state it may not see, or when the read fails.
  */
 final class ReplicationSafety {
 
