@@ -10,6 +10,7 @@ import dev.idemkit.jdbc.JdbcTransactions;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spring.boot.IdemkitProperties.ReplicationCheckMode;
 import java.util.List;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -95,6 +96,18 @@ public class IdemkitAutoConfiguration {
     return new IdemkitSchemaCheck(dataSource);
   }
 
+  /**
+   * Reads, once at start-up, whether the database can lose commits Idemkit acknowledged (in a
+   * failover to an asynchronous standby, or with {@code synchronous_commit=off}) and says so, or
+   * stops the start: {@code idemkit.database.replication-check}.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  public IdemkitReplicationCheck idemkitReplicationCheck(
+      DataSource dataSource, IdemkitProperties properties) {
+    return new IdemkitReplicationCheck(dataSource, properties.getDatabase().getReplicationCheck());
+  }
+
   @Bean
   @ConditionalOnMissingBean
   public Idempotency idempotency(
@@ -158,6 +171,41 @@ public class IdemkitAutoConfiguration {
     @Override
     public void afterPropertiesSet() {
       IdemkitSchema.requireCurrent(dataSource);
+    }
+  }
+
+  /**
+   * Runs {@link ReplicationSafety} once at start-up: a safe or single-server database is logged at
+   * INFO; an unsafe one, or one the check cannot judge, is logged at WARN ({@code warn}) or stops
+   * the start ({@code refuse}).
+   */
+  public static final class IdemkitReplicationCheck implements InitializingBean {
+    private final DataSource dataSource;
+    private final ReplicationCheckMode mode;
+
+    public IdemkitReplicationCheck(DataSource dataSource, ReplicationCheckMode mode) {
+      this.dataSource = dataSource;
+      this.mode = mode;
+    }
+
+    @Override
+    public void afterPropertiesSet() {
+      if (mode == ReplicationCheckMode.OFF) {
+        return;
+      }
+      ReplicationSafety.Finding finding = ReplicationSafety.check(dataSource);
+      switch (finding.verdict()) {
+        case SAFE, SINGLE_SERVER -> log.info("Idemkit replication check: {}", finding.message());
+        case UNSAFE, UNKNOWN -> {
+          if (mode == ReplicationCheckMode.REFUSE) {
+            throw new ReplicationUnsafeException(finding.message());
+          }
+          log.warn(
+              "Idemkit replication check: {} (docs/failover.md; starting anyway, as"
+                  + " idemkit.database.replication-check=warn says)",
+              finding.message());
+        }
+      }
     }
   }
 

@@ -536,6 +536,42 @@ public class IdemkitProperties {
     return protection;
   }
 
+  private final Database database = new Database();
+
+  public Database getDatabase() {
+    return database;
+  }
+
+  /** {@code idemkit.database.*}: what Idemkit checks of its database at start-up. */
+  public static class Database {
+
+    /**
+     * What the start-up check does when the database shows it can lose acknowledged commits (in a
+     * failover to an asynchronous standby, or on a crash with synchronous_commit=off): warn logs
+     * one line and starts; refuse stops the start, also when the check cannot tell (no privilege to
+     * see the standbys, a read error); off reads nothing. docs/failover.md.
+     */
+    private ReplicationCheckMode replicationCheck = ReplicationCheckMode.WARN;
+
+    public ReplicationCheckMode getReplicationCheck() {
+      return replicationCheck;
+    }
+
+    public void setReplicationCheck(ReplicationCheckMode replicationCheck) {
+      this.replicationCheck = replicationCheck;
+    }
+  }
+
+  /** What the start-up replication check does with an unsafe or unknown finding. */
+  public enum ReplicationCheckMode {
+    /** Log one warning line and start. */
+    WARN,
+    /** Stop the start with a one-line failure analysis. */
+    REFUSE,
+    /** Read nothing, say nothing. */
+    OFF
+  }
+
   /**
    * {@code idemkit.protection.*}: stored answers as sensitive data (docs/data-protection.md). All
    * off by default.

@@ -1,0 +1,80 @@
+package dev.idemkit.testing.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import dev.idemkit.testing.postgres.ReplicatedPostgres.Node;
+import dev.idemkit.testing.postgres.ReplicatedPostgres.Replication;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A real primary and standby from the machine's PostgreSQL binaries: a row written on the primary
+ * reaches the standby, a promoted standby takes writes and keeps what it had, and a killed primary
+ * comes back as a standby of the new one. Nothing is left running or on disk afterwards.
+ */
+class ReplicatedPostgresIT {
+
+  @BeforeAll
+  static void binaries() {
+    assumeThat(ReplicatedPostgres.available(ReplicatedPostgres.MACHINE_BINARIES))
+        .as(
+            "PostgreSQL binaries (initdb, pg_ctl, pg_basebackup, postgres, psql) in "
+                + ReplicatedPostgres.MACHINE_BINARIES)
+        .isTrue();
+  }
+
+  @Test
+  void aStandbyFollowsIsPromotedAndTheOldPrimaryComesBackAsItsStandby() {
+    Path dataDir;
+    try (ReplicatedPostgres pair = ReplicatedPostgres.startPrimary()) {
+      Node first = pair.primary();
+      dataDir = first.dataDir();
+      Node standby = pair.addStandby("standby_a", Replication.ASYNCHRONOUS);
+      assertThat(pair.psql(first, "select sync_state from pg_stat_replication")).isEqualTo("async");
+
+      pair.replicate(standby, Replication.SYNCHRONOUS);
+      assertThat(pair.psql(first, "show synchronous_standby_names"))
+          .isEqualTo("FIRST 1 (\"standby_a\")");
+      // A synchronous commit is on the standby when it returns: remote_apply makes it visible.
+      pair.psql(
+          first,
+          "create table charges (id int primary key)",
+          "set synchronous_commit = remote_apply; insert into charges values (1)");
+      assertThat(pair.psql(standby, "select count(*) from charges")).isEqualTo("1");
+      assertThat(pair.psql(standby, "select pg_is_in_recovery()")).isEqualTo("t");
+
+      pair.killPrimary();
+      pair.promote(standby);
+      assertThat(pair.primary()).isEqualTo(standby);
+      assertThat(pair.psql(standby, "select pg_is_in_recovery()")).isEqualTo("f");
+      pair.psql(standby, "insert into charges values (2)");
+
+      pair.rebuildAsStandby(first, Replication.SYNCHRONOUS);
+      assertThat(pair.standbys()).containsExactly(first);
+      assertThat(pair.psql(first, "select pg_is_in_recovery()")).isEqualTo("t");
+      awaitRows(pair, first, "2");
+      assertThat(pair.jdbcUrl())
+          .isEqualTo(
+              "jdbc:postgresql://127.0.0.1:"
+                  + first.port()
+                  + ",127.0.0.1:"
+                  + standby.port()
+                  + "/postgres?user=postgres&targetServerType=primary");
+    }
+    assertThat(Files.exists(dataDir.getParent())).isFalse();
+  }
+
+  private static void awaitRows(ReplicatedPostgres pair, Node node, String count) {
+    Instant deadline = Instant.now().plus(Duration.ofSeconds(30));
+    while (!pair.psql(node, "select count(*) from charges").equals(count)
+        && Instant.now().isBefore(deadline)) {
+      Thread.onSpinWait();
+    }
+    assertThat(pair.psql(node, "select count(*) from charges")).isEqualTo(count);
+  }
+}
