@@ -33,7 +33,8 @@ class StrictPoolIsolationIT extends HttpTestSupport {
 
       List<HttpResponse<String>> responses = ConcurrencyIT.race(24, List.of(request));
 
-      assertThat(responses).extracting(HttpResponse::statusCode).containsOnly(201, 409);
+      // 409 only for a duplicate whose wait for the first answer ran out; all 201 is as good.
+      assertThat(responses).extracting(HttpResponse::statusCode).isSubsetOf(201, 409);
       ConcurrencyIT.assertOnePayment(responses);
       assertThat(paymentsFor(ref)).isEqualTo(1);
     }
