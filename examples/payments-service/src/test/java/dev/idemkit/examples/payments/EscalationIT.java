@@ -199,6 +199,11 @@ class EscalationIT extends HttpTestSupport {
     assertThat(Instant.parse(entry.get("nextAttemptAt").asString()))
         .as("the next attempt comes after the back-off that began with the last one")
         .isAfter(Instant.parse(entry.get("updatedAt").asString()));
+    assertThat(entry.get("lockedUntil").asString())
+        .as("a live record shows its run in flight: the back-off is its lease")
+        .isEqualTo(entry.get("nextAttemptAt").asString());
+    assertThat(entry.get("recoveryPoint").asString()).isEqualTo("LOCAL_PAYMENT_CREATED");
+    assertThat(entry.has("pendingExternal")).isTrue();
 
     eventually(() -> escalated(key));
     JsonNode list = operatorsList();

@@ -7,9 +7,12 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * contract §5 (docs/contract.md) end to end: the provider fails in each named way and the payment
@@ -317,13 +320,24 @@ class ProviderFailuresIT extends HttpTestSupport {
         get(paid.headers().firstValue("Location").orElseThrow(), ADMIN);
 
     assertThat(asAdmin.statusCode()).isEqualTo(200);
-    assertThat(asAdmin.body())
-        .contains("\"state\":\"COMPLETED\"")
-        .contains("\"recoveryPoint\":\"LOCAL_PAYMENT_CREATED\"")
-        // An uninterrupted payment writes no history: its completion is read from the record.
-        .contains("\"event\":\"FINISH\"")
-        .contains("\"recovery_point\":\"LOCAL_PAYMENT_CREATED\"")
-        .doesNotContain("acc_1");
+    JsonNode record = JsonMapper.builder().build().readTree(asAdmin.body());
+    assertThat(record.get("state").asString()).isEqualTo("COMPLETED");
+    assertThat(record.has("recoveryPoint")).as("finished: no recovery point").isFalse();
+    assertThat(record.has("lockedUntil")).as("finished: no lease").isFalse();
+    assertThat(record.has("pendingExternal")).isFalse();
+    assertThat(record.has("recoveryData")).isFalse();
+    // An uninterrupted payment writes no history: its completion is read from the record.
+    JsonNode finish = record.get("history").get(record.get("history").size() - 1);
+    assertThat(finish.get("event").asString()).isEqualTo("FINISH");
+    assertThat(finish.get("recoveryPoint").asString()).isEqualTo("LOCAL_PAYMENT_CREATED");
+    assertThat(finish.get("responseStatus").asInt()).isEqualTo(201);
+    assertThat(Instant.parse(finish.get("beganAt").asString()))
+        .isEqualTo(Instant.parse(record.get("createdAt").asString()));
+    assertThat(record.propertyNames()).allMatch(name -> name.matches("[a-z][A-Za-z]*"));
+    assertThat(finish.propertyNames())
+        .as("camelCase, as the rest of the API")
+        .allMatch(name -> name.matches("[a-z][A-Za-z]*"));
+    assertThat(asAdmin.body()).doesNotContain("acc_1");
     assertThat(asTenant.statusCode()).isEqualTo(403);
     assertThat(list.statusCode()).isEqualTo(200);
     assertThat(list.body()).contains("\"records\"");

@@ -54,9 +54,12 @@ import tools.jackson.databind.json.JsonMapper;
  *       {"status":"DECLINED"}};
  *   <li>{@code GET /charges?idempotencyKey=K}: the charge made under K (200), none (404), or 503
  *       while lookups of K are down (the fault {@code lookup-unavailable} on the charge under K);
- *   <li>{@code GET /charges}: what was really charged: {@code {"succeeded","declined",
- *       "distinctReferences","duplicateReferences"}}; {@code GET /charges?reference=R}: the same
- *       for one reference.
+ *   <li>{@code GET /charges}: what was really charged ({@link Charges}): the charges, newest first
+ *       (at most {@code limit}, default {@value #DEFAULT_LIST_LIMIT}, up to {@value
+ *       #MAX_LIST_LIMIT}), each with its id, merchant, idempotency key, reference, amount,
+ *       currency, status and time, and a {@code summary} counting all of them ({@code
+ *       "succeeded","declined","distinctReferences","duplicateReferences"}); {@code GET
+ *       /charges?reference=R}: the same for one reference.
  * </ul>
  *
  * <p>Faults ({@link Fault}) are chosen per request with the header {@code X-Provider-Fault:
@@ -145,6 +148,27 @@ public final class ProviderSimulator implements AutoCloseable {
           .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
           .build();
 
+  /** How many charges {@code GET /charges} lists when not asked for a number. */
+  static final int DEFAULT_LIST_LIMIT = 100;
+
+  /** The most charges {@code GET /charges} lists. */
+  static final int MAX_LIST_LIMIT = 1000;
+
+  private static final String LIST =
+      """
+      select * from provider_charge
+       where cast(? as text) is null or reference = ?
+       order by created_at desc, id desc
+       limit ?""";
+
+  private static final String SUMMARY =
+      """
+      select count(*) filter (where status = 'SUCCEEDED') as succeeded,
+             count(*) filter (where status = 'DECLINED') as declined,
+             count(distinct reference) filter (where status = 'SUCCEEDED') as refs
+        from provider_charge
+       where cast(? as text) is null or reference = ?""";
+
   private final Config config;
   private final DataSource dataSource;
   private final Idempotency idempotency;
@@ -205,16 +229,11 @@ public final class ProviderSimulator implements AutoCloseable {
       if ("POST".equals(method)) {
         charge(exchange);
       } else if ("GET".equals(method)) {
-        String query = exchange.getRequestURI().getRawQuery();
-        if (query != null && query.contains("idempotencyKey=")) {
-          lookup(exchange, query);
-        } else if (query != null && query.startsWith("reference=")) {
-          send(
-              exchange,
-              200,
-              countsFor(URLDecoder.decode(query.substring(10), StandardCharsets.UTF_8)));
+        Map<String, String> query = queryParameters(exchange.getRequestURI().getRawQuery());
+        if (query.containsKey("idempotencyKey")) {
+          lookup(exchange, query.get("idempotencyKey"));
         } else {
-          counts(exchange);
+          list(exchange, query);
         }
       } else {
         send(exchange, 405, Map.of("error", "method_not_allowed"));
@@ -370,13 +389,7 @@ public final class ProviderSimulator implements AutoCloseable {
     }
   }
 
-  private void lookup(HttpExchange exchange, String query) throws IOException, SQLException {
-    String key = null;
-    for (String part : query.split("&")) {
-      if (part.startsWith("idempotencyKey=")) {
-        key = URLDecoder.decode(part.substring(15), StandardCharsets.UTF_8);
-      }
-    }
+  private void lookup(HttpExchange exchange, String key) throws IOException, SQLException {
     String merchant =
         Optional.ofNullable(exchange.getRequestHeaders().getFirst("X-Merchant")).orElse("default");
     Long downUntil = lookupsDownUntil.get(lookupScope(merchant, key));
@@ -395,58 +408,82 @@ public final class ProviderSimulator implements AutoCloseable {
           send(exchange, 404, Map.of("error", "no_such_charge"));
           return;
         }
-        send(
-            exchange,
-            200,
-            new ChargeAnswer(
-                rs.getString("id"),
-                rs.getString("status"),
-                rs.getBigDecimal("amount").stripTrailingZeros().toPlainString(),
-                rs.getString("currency"),
-                rs.getString("reference"),
-                null));
+        send(exchange, 200, charge(rs).answer());
       }
     }
   }
 
-  private void counts(HttpExchange exchange) throws IOException, SQLException {
-    send(exchange, 200, counts());
-  }
-
-  /** What was really charged. */
-  public Map<String, Object> counts() throws SQLException {
-    try (Connection c = dataSource.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs =
-            s.executeQuery(
-                "select count(*) filter (where status = 'SUCCEEDED') as succeeded,"
-                    + " count(*) filter (where status = 'DECLINED') as declined,"
-                    + " count(distinct reference) filter (where status = 'SUCCEEDED') as refs"
-                    + " from provider_charge")) {
-      rs.next();
-      Map<String, Object> counts = new LinkedHashMap<>();
-      counts.put("succeeded", rs.getLong("succeeded"));
-      counts.put("declined", rs.getLong("declined"));
-      counts.put("distinctReferences", rs.getLong("refs"));
-      counts.put("duplicateReferences", rs.getLong("succeeded") - rs.getLong("refs"));
-      return counts;
+  private void list(HttpExchange exchange, Map<String, String> query)
+      throws IOException, SQLException {
+    int limit;
+    try {
+      limit = Integer.parseInt(query.getOrDefault("limit", String.valueOf(DEFAULT_LIST_LIMIT)));
+    } catch (NumberFormatException e) {
+      send(exchange, 400, Map.of("error", "invalid_limit"));
+      return;
     }
+    send(exchange, 200, charges(query.get("reference"), limit));
   }
 
-  /** What was charged for one reference (a payment id). */
-  public Map<String, Object> countsFor(String reference) throws SQLException {
+  /**
+   * What was really charged: the newest {@code limit} charges (1 to {@value #MAX_LIST_LIMIT}),
+   * newest first, and what all of them add up to; only those for {@code reference} (a payment id)
+   * unless it is {@code null}.
+   */
+  public Charges charges(String reference, int limit) throws SQLException {
+    List<Charges.Charge> charges = new ArrayList<>();
     try (Connection c = dataSource.getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "select count(*) filter (where status = 'SUCCEEDED') as succeeded,"
-                    + " count(*) filter (where status = 'DECLINED') as declined"
-                    + " from provider_charge where reference = ?")) {
-      ps.setString(1, reference);
-      try (ResultSet rs = ps.executeQuery()) {
+        PreparedStatement list = c.prepareStatement(LIST);
+        PreparedStatement summary = c.prepareStatement(SUMMARY)) {
+      list.setString(1, reference);
+      list.setString(2, reference);
+      list.setInt(3, Math.min(Math.max(limit, 1), MAX_LIST_LIMIT));
+      try (ResultSet rs = list.executeQuery()) {
+        while (rs.next()) {
+          charges.add(charge(rs));
+        }
+      }
+      summary.setString(1, reference);
+      summary.setString(2, reference);
+      try (ResultSet rs = summary.executeQuery()) {
         rs.next();
-        return Map.of("succeeded", rs.getLong("succeeded"), "declined", rs.getLong("declined"));
+        long succeeded = rs.getLong("succeeded");
+        long references = rs.getLong("refs");
+        return new Charges(
+            charges,
+            new Charges.Summary(
+                succeeded, rs.getLong("declined"), references, succeeded - references));
       }
     }
+  }
+
+  private static Charges.Charge charge(ResultSet rs) throws SQLException {
+    return new Charges.Charge(
+        rs.getString("id"),
+        rs.getString("merchant"),
+        rs.getString("idempotency_key"),
+        rs.getString("reference"),
+        rs.getBigDecimal("amount").stripTrailingZeros().toPlainString(),
+        rs.getString("currency"),
+        rs.getString("status"),
+        rs.getTimestamp("created_at").toInstant().toString());
+  }
+
+  /** A query string's parameters, decoded; the first of a name repeated. */
+  private static Map<String, String> queryParameters(String rawQuery) {
+    Map<String, String> parameters = new LinkedHashMap<>();
+    if (rawQuery == null) {
+      return parameters;
+    }
+    for (String part : rawQuery.split("&")) {
+      int equals = part.indexOf('=');
+      String name = equals < 0 ? part : part.substring(0, equals);
+      String value = equals < 0 ? "" : part.substring(equals + 1);
+      parameters.putIfAbsent(
+          URLDecoder.decode(name, StandardCharsets.UTF_8),
+          URLDecoder.decode(value, StandardCharsets.UTF_8));
+    }
+    return parameters;
   }
 
   private static String lookupScope(String merchant, String key) {

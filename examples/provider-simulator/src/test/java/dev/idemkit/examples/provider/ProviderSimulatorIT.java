@@ -209,12 +209,43 @@ class ProviderSimulatorIT {
   }
 
   @Test
-  void countsSayWhatWasReallyCharged() throws Exception {
-    HttpResponse<String> counts =
+  void theChargesAreListedWithWhatTheyAddUpTo() throws Exception {
+    String key = key();
+    String id =
+        charge(key, "ref-listed", null)
+            .body()
+            .replaceAll(".*\"chargeId\":\"(ch_[0-9a-f]{20})\".*", "$1");
+    charge(key(), "ref-listed", "decline");
+
+    HttpResponse<String> all =
         HTTP.send(
             HttpRequest.newBuilder(uri("/charges")).build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(counts.statusCode()).isEqualTo(200);
-    assertThat(counts.body()).contains("\"succeeded\":").contains("\"duplicateReferences\":0");
+    HttpResponse<String> one =
+        HTTP.send(
+            HttpRequest.newBuilder(uri("/charges?reference=ref-listed")).build(),
+            HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> newest =
+        HTTP.send(
+            HttpRequest.newBuilder(uri("/charges?limit=1")).build(),
+            HttpResponse.BodyHandlers.ofString());
+
+    assertThat(all.statusCode()).isEqualTo(200);
+    assertThat(all.body())
+        .contains("\"chargeId\":\"" + id + "\"")
+        .contains("\"duplicateReferences\":0");
+    assertThat(one.body())
+        .matches(
+            "\\{\"charges\":\\[\\{\"amount\":\"10\",\"chargeId\":\"ch_[0-9a-f]{20}\","
+                + "\"createdAt\":\"[0-9T:.Z-]+\",\"currency\":\"EUR\",\"idempotencyKey\":\""
+                + "provider_payment_[0-9a-f-]{36}\",\"merchant\":\"it\",\"reference\":\"ref-listed\","
+                + "\"status\":\"DECLINED\"},\\{\"amount\":\"10\",\"chargeId\":\""
+                + id
+                + "\",\"createdAt\":\"[0-9T:.Z-]+\",\"currency\":\"EUR\",\"idempotencyKey\":\""
+                + key
+                + "\",\"merchant\":\"it\",\"reference\":\"ref-listed\",\"status\":\"SUCCEEDED\"}],"
+                + "\"summary\":\\{\"declined\":1,\"distinctReferences\":1,"
+                + "\"duplicateReferences\":0,\"succeeded\":1}}");
+    assertThat(newest.body()).contains("\"chargeId\":\"ch_").doesNotContain("},{");
   }
 
   @Test
@@ -254,7 +285,9 @@ class ProviderSimulatorIT {
                     HttpRequest.newBuilder(uri("/charges?reference=ref-wire-none")).build(),
                     HttpResponse.BodyHandlers.ofString())
                 .body())
-        .isEqualTo("{\"declined\":0,\"succeeded\":0}");
+        .isEqualTo(
+            "{\"charges\":[],\"summary\":{\"declined\":0,\"distinctReferences\":0,"
+                + "\"duplicateReferences\":0,\"succeeded\":0}}");
   }
 
   @Test

@@ -8,9 +8,9 @@ import java.util.Map;
 /**
  * The shapes of the operator endpoints' answers, for the OpenAPI document only: {@link
  * AdminController}, {@link RecordViews} and {@link DataProtectionAdminController} build them as
- * maps (the history rows straight from {@code idemkit_record_history}, in its column names, and,
- * for a run nobody interrupted, which writes no history, its last step read from the record in the
- * same shape), and {@code DocumentedAnswersIT} checks that the answers it gets fit these.
+ * maps (the history rows from {@code idemkit_record_history} and, for a run nobody interrupted,
+ * which writes no history, its last step read from the record in the same shape), every field in
+ * camelCase, and {@code DocumentedAnswersIT} checks that the answers it gets fit these.
  */
 public final class AdminAnswers {
 
@@ -26,29 +26,39 @@ public final class AdminAnswers {
 
   /**
    * Where a record's operation stands, as every view of the record shows it: its fields stand
-   * inline in each view ({@code @JsonUnwrapped}), as {@link RecordViews} writes them.
+   * inline in each view ({@code @JsonUnwrapped}), as {@link RecordViews} writes them. The fields of
+   * a run in flight are omitted once the record has finished (any state but {@code IN_PROGRESS} and
+   * {@code UNKNOWN_REQUIRES_RECOVERY}): they are left over from the run, and its history keeps
+   * where it got to.
    */
   @Schema(
       name = "IdempotencyRecordProgress",
       requiredProperties = {
-        "recoveryPoint",
-        "pendingExternal",
-        "recoveryData",
         "recoveryAttempts",
         "escalatedAt",
         "fencingToken",
-        "lockedUntil",
         "createdAt",
         "updatedAt",
         "expiresAt",
         "responseStatus"
       })
   public record RecordProgress(
-      @Schema(types = {"string", "null"}) String recoveryPoint,
-      @Schema(types = {"string", "null"}) String pendingExternal,
+      @Schema(
+              types = {"string", "null"},
+              description =
+                  "The last step whose effects are durable; omitted once the record has finished")
+          String recoveryPoint,
+      @Schema(
+              types = {"string", "null"},
+              description =
+                  "The external call started and not yet recorded; omitted once the record has"
+                      + " finished")
+          String pendingExternal,
       @Schema(
               types = {"object", "null"},
-              description = "The recovery data, sealed when data protection is on")
+              description =
+                  "The recovery data, sealed when data protection is on; omitted once the record"
+                      + " has finished")
           Map<String, Object> recoveryData,
       int recoveryAttempts,
       @Schema(
@@ -56,8 +66,12 @@ public final class AdminAnswers {
               format = "date-time",
               description = "When automatic recovery gave up and asked an operator")
           String escalatedAt,
-      long fencingToken,
-      @Schema(format = "date-time") String lockedUntil,
+      @Schema(description = "Bumped on every change of owner; a history row names its run by it")
+          long fencingToken,
+      @Schema(
+              format = "date-time",
+              description = "The owner's lease; omitted once the record has finished")
+          String lockedUntil,
       @Schema(format = "date-time") String createdAt,
       @Schema(format = "date-time") String updatedAt,
       @Schema(format = "date-time") String expiresAt,
@@ -100,29 +114,32 @@ public final class AdminAnswers {
       @JsonUnwrapped RecordProgress progress,
       List<HistoryRow> history) {}
 
-  /** One event of a record's history, in the history table's column names. */
+  /** One event of a record's history. */
   @Schema(
       name = "IdempotencyRecordEvent",
       requiredProperties = {
         "event",
         "state",
-        "recovery_point",
-        "pending_external",
-        "fencing_token",
+        "recoveryPoint",
+        "pendingExternal",
+        "fencingToken",
         "at",
         "actor",
         "reason",
         "fingerprint",
-        "resource_id",
-        "response_status",
-        "began_at"
+        "resourceId",
+        "responseStatus",
+        "beganAt"
       })
   public record HistoryRow(
       String event,
       String state,
-      @Schema(types = {"string", "null"}) String recovery_point,
-      @Schema(types = {"string", "null"}) String pending_external,
-      long fencing_token,
+      @Schema(
+              types = {"string", "null"},
+              description = "The last step whose effects were durable at this event")
+          String recoveryPoint,
+      @Schema(types = {"string", "null"}) String pendingExternal,
+      long fencingToken,
       @Schema(format = "date-time") String at,
       @Schema(
               types = {"string", "null"},
@@ -133,12 +150,12 @@ public final class AdminAnswers {
               description = "The operator's reason")
           String reason,
       @Schema(types = {"string", "null"}) String fingerprint,
-      @Schema(types = {"string", "null"}) String resource_id,
-      @Schema(types = {"integer", "null"}) Integer response_status,
+      @Schema(types = {"string", "null"}) String resourceId,
+      @Schema(types = {"integer", "null"}) Integer responseStatus,
       @Schema(
               types = {"string", "null"},
               format = "date-time")
-          String began_at) {}
+          String beganAt) {}
 
   /**
    * The records due for recovery, those waiting for their next automatic attempt, and those

@@ -24,7 +24,6 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 import java.security.Principal;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -306,18 +305,7 @@ public class AdminController extends OperatorEndpoints {
             .find(id)
             .orElseThrow(() -> Errors.notFound("RECORD_NOT_FOUND", "No record for " + id + "."));
     Map<String, Object> answer = RecordViews.describe(record);
-    List<Map<String, Object>> history =
-        new ArrayList<>(
-            jdbc.sql(
-                    "select event, state, recovery_point, pending_external, fencing_token, at,"
-                        + " actor, reason, fingerprint, resource_id, response_status, began_at"
-                        + " from idemkit_record_history"
-                        + " where tenant = ? and operation = ? and idem_key = ? order by id")
-                .params(tenant, operation, key)
-                .query()
-                .listOfRows());
-    RecordViews.happyPath(record, history).ifPresent(history::add);
-    answer.put("history", history);
+    answer.put("history", RecordViews.history(jdbc, record));
     return answer;
   }
 
