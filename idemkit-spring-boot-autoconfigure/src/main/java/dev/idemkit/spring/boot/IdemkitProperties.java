@@ -12,7 +12,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * Settings under {@code idemkit.*}.
  *
- * <p>One file of about 690 lines on purpose: its groups ({@code Cleanup}, {@code Recovery}, {@code
+ * <p>One file of about 730 lines on purpose: its groups ({@code Cleanup}, {@code Recovery}, {@code
  * Protection}, …) are public nested types that applications and the workers name ({@code
  * IdemkitProperties.Recovery}), and the configuration metadata names each group by its nested type
  * ({@code IdemkitProperties$Cleanup}); moving them to files of their own would rename those types
