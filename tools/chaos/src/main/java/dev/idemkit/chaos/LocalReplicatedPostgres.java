@@ -218,14 +218,19 @@ final class LocalReplicatedPostgres implements ReplicatedDatabase {
         "start");
   }
 
-  /** SIGKILL to the postmaster, then waits until it is gone; its backends notice and exit. */
+  /**
+   * SIGKILL to the postmaster and every process it started, at once, as a crash of its machine ends
+   * them: no backend finishes a commit and no WAL sender ships WAL after it; then waits until all
+   * are gone.
+   */
   private void kill9(Node node) {
-    long pid = postmasterPid(node);
-    ProcessHandle.of(pid)
+    ProcessHandle.of(postmasterPid(node))
         .ifPresent(
-            p -> {
-              p.destroyForcibly();
-              p.onExit().join();
+            postmaster -> {
+              List<ProcessHandle> all = new ArrayList<>(postmaster.descendants().toList());
+              all.add(0, postmaster);
+              all.forEach(ProcessHandle::destroyForcibly);
+              all.forEach(p -> p.onExit().join());
             });
   }
 

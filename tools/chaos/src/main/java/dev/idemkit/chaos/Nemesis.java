@@ -172,9 +172,9 @@ final class Nemesis implements Runnable {
   }
 
   /**
-   * Fails the payments database over: {@code kill -9} of the primary's postmaster, the standby
-   * promoted, then, in the background like a restart, the old primary rebuilt as the new standby (a
-   * fresh base backup). Not possible while the last failover's standby is being rebuilt.
+   * Fails the payments database over: {@code kill -9} of the primary's server processes, the
+   * standby promoted, then, in the background like a restart, the old primary rebuilt as the new
+   * standby (a fresh base backup). Not possible while the last failover's standby is being rebuilt.
    */
   private boolean failOver() {
     ReplicatedDatabase db = cluster.replicated().orElseThrow();

@@ -28,9 +28,9 @@ interface ReplicatedDatabase extends AutoCloseable {
   boolean standbyReady();
 
   /**
-   * Kills the primary's postmaster ({@code kill -9}) and promotes the standby ({@code pg_ctl
-   * promote}); returns once the new primary takes writes. The pair then has no standby until {@link
-   * #rebuildStandby}.
+   * Kills the primary ({@code kill -9} of its postmaster and every server process, as a crash of
+   * its machine would) and promotes the standby ({@code pg_ctl promote}); returns once the new
+   * primary takes writes. The pair then has no standby until {@link #rebuildStandby}.
    *
    * @throws IllegalStateException when no standby is ready
    */

@@ -72,13 +72,7 @@ class ChaosIT {
   void aFindThenInsertStoreIsReportedAsDuplicates() throws Exception {
     // Clients that give up on an attempt after 150 ms retry while the first attempt is still in
     // the broken store's gap between its look-up and its insert.
-    ChaosRun.Config broken =
-        ChaosRun.Config.defaults(serviceJar(), out)
-            .withDuration(Duration.ofSeconds(20))
-            .withNemesis(false)
-            .withBrokenStore("find-then-insert", Duration.ofMillis(150));
-
-    Outcome outcome = ChaosRun.run(cluster, broken);
+    Outcome outcome = runBroken("find-then-insert", Duration.ofMillis(150));
 
     assertThat(outcome.accounting().duplicated()).isGreaterThan(0);
     assertThat(outcome.accounting().valid()).isFalse();
@@ -92,13 +86,7 @@ class ChaosIT {
    */
   @Test
   void aLateOwnerWritingOverFinishedRecordsIsReportedAsChangedAnswers() throws Exception {
-    ChaosRun.Config broken =
-        ChaosRun.Config.defaults(serviceJar(), out)
-            .withDuration(Duration.ofSeconds(20))
-            .withNemesis(false)
-            .withBrokenStore("late-owner-overwrites", Duration.ofSeconds(3));
-
-    Outcome outcome = ChaosRun.run(cluster, broken);
+    Outcome outcome = runBroken("late-owner-overwrites", Duration.ofSeconds(3));
 
     Accounting.Result a = outcome.accounting();
     assertThat(a.changedAnswers()).isGreaterThan(0);
@@ -107,6 +95,16 @@ class ChaosIT {
     assertThat(outcome.resultLine())
         .contains(" valid=false ")
         .contains(" changed_answers=" + a.changedAnswers());
+  }
+
+  /** 20 s on the deliberately broken store {@code variant}, nemesis off. */
+  private static Outcome runBroken(String variant, Duration requestTimeout) throws Exception {
+    return ChaosRun.run(
+        cluster,
+        ChaosRun.Config.defaults(serviceJar(), out)
+            .withDuration(Duration.ofSeconds(20))
+            .withNemesis(false)
+            .withBrokenStore(variant, requestTimeout));
   }
 
   static Path serviceJar() {

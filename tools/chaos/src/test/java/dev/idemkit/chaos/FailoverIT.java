@@ -11,10 +11,11 @@ import org.junit.jupiter.api.Test;
 /**
  * The bounded failover run: the payments database on a primary with a synchronous standby, both
  * instances on a multi-host URL, and a nemesis that fails the database over ({@code kill -9} of the
- * primary's postmaster, the standby promoted, the old primary rebuilt as the new standby) and cuts
- * connections in turn: nothing acknowledged is lost, nothing is done twice, and no key's answer
- * changes. Needs the machine's PostgreSQL 15 binaries ({@link LocalReplicatedPostgres#BINARIES});
- * {@code -Didemkit.chaos.failover.duration=PT5M} makes it longer (see docs/proof.md).
+ * primary's server processes, the standby promoted, the old primary rebuilt as the new standby) and
+ * cuts connections in turn: nothing acknowledged is lost, nothing is done twice, and no key's
+ * answer changes. Needs the machine's PostgreSQL 15 binaries ({@link
+ * LocalReplicatedPostgres#BINARIES}); {@code -Didemkit.chaos.failover.duration=PT5M} makes it
+ * longer (see docs/proof.md).
  */
 class FailoverIT {
 
