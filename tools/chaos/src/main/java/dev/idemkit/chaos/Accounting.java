@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -25,7 +26,12 @@ import java.util.TreeMap;
  *       successful provider charges);
  *   <li><b>unexpected</b>: an effect nobody asked for: for an operation the client was told failed
  *       ({@code fail}), for an operation never invoked, or a provider charge for no payment;
- *   <li><b>recovered</b>: unknown to the client ({@code info}), then found applied exactly once.
+ *   <li><b>recovered</b>: unknown to the client ({@code info}), then found applied exactly once;
+ *   <li><b>changed answers</b>: an operation whose key was answered with more than one status or
+ *       body: its stored answer, the answer to the same request sent again after the run ({@link
+ *       ClientProcess#askAgain}), and any other answer for that key must be one answer, whatever
+ *       owner or replay gave it (a replay differs only in its {@code Idempotent-Replayed} header,
+ *       which is not compared).
  * </ul>
  *
  * Receipts are counted per completed payment, after the run drained its events: one {@code receipt}
@@ -42,9 +48,10 @@ import java.util.TreeMap;
 final class Accounting {
 
   /**
-   * The verdict; {@link #valid()} when nothing was lost, duplicated, unexpected or unresolved, and
-   * the ledger is conserved. {@code observed}: each operation id whose effect exists, with the
-   * number of its effects (the final read of the EDN history, {@link History#writeEdn}).
+   * The verdict; {@link #valid()} when nothing was lost, duplicated, unexpected or unresolved, no
+   * answer changed, and the ledger is conserved. {@code observed}: each operation id whose effect
+   * exists, with the number of its effects (the final read of the EDN history, {@link
+   * History#writeEdn}).
    */
   record Result(
       int operations,
@@ -59,13 +66,15 @@ final class Accounting {
       int receipts,
       Ledger ledger,
       List<String> anomalies,
-      Map<String, Integer> observed) {
+      Map<String, Integer> observed,
+      int changedAnswers) {
 
     boolean valid() {
       return lost == 0
           && duplicated == 0
           && unexpected == 0
           && unresolved == 0
+          && changedAnswers == 0
           && ledger.violations().isEmpty();
     }
   }
@@ -183,6 +192,7 @@ final class Accounting {
         anomalies.add("unexpected " + id + ": an effect for an operation never invoked");
       }
     }
+    int changedAnswers = changedAnswers(history, anomalies);
     Map<String, Integer> observed = new TreeMap<>();
     effects.forEach(
         (id, e) -> {
@@ -215,7 +225,44 @@ final class Accounting {
         receipts,
         booked,
         anomalies,
-        observed);
+        observed,
+        changedAnswers);
+  }
+
+  /**
+   * The operations whose key got more than one answer (status and body digest), each listed among
+   * the anomalies with its answers in the order given: every stored answer a client process was
+   * told ({@code ok}, or a refusal the contract stores, {@link ClientProcess#STORED_REFUSAL}) and
+   * every answer to the request sent again ({@link ClientProcess#ASKED_AGAIN}, {@code ok} or {@code
+   * fail}).
+   */
+  static int changedAnswers(List<Op> history, List<String> anomalies) {
+    Map<String, Set<String>> answers = new TreeMap<>();
+    for (Op op : history) {
+      boolean told =
+          op.process() instanceof Integer
+              && (op.type().equals("ok")
+                  || (op.type().equals("fail")
+                      && Integer.valueOf(ClientProcess.STORED_REFUSAL)
+                          .equals(op.value().get("status"))));
+      boolean askedAgain =
+          ClientProcess.ASKED_AGAIN.equals(op.process()) && !op.type().equals("info");
+      if ((told || askedAgain)
+          && op.value().get("op") instanceof String id
+          && op.value().get("digest") instanceof String digest) {
+        answers
+            .computeIfAbsent(id, k -> new LinkedHashSet<>())
+            .add(op.value().get("status") + " " + digest.substring(0, 12));
+      }
+    }
+    int changed = 0;
+    for (Map.Entry<String, Set<String>> a : answers.entrySet()) {
+      if (a.getValue().size() > 1) {
+        changed++;
+        anomalies.add("changed answer " + a.getKey() + ": " + String.join(", then ", a.getValue()));
+      }
+    }
+    return changed;
   }
 
   private static Map<String, Effects> effects(

@@ -4,6 +4,7 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.List;
 import java.util.Optional;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -72,8 +73,27 @@ final class ChaosOptions {
       names = "--broken-store",
       paramLabel = "S",
       converter = BrokenStore.class,
-      description = "find-then-insert or no-fencing: a deliberately broken build")
+      description = "find-then-insert or late-owner-overwrites: a deliberately broken build")
   private String brokenStore = DEFAULTS.brokenStore();
+
+  @Option(
+      names = "--database",
+      paramLabel = "DB",
+      converter = Database.class,
+      description =
+          "single (default), replicated-sync or replicated-async: the payments database"
+              + " on one server, or on a primary with a streaming standby")
+  private String database = DEFAULTS.database();
+
+  @Option(
+      names = "--nemesis-actions",
+      paramLabel = "A,B",
+      split = ",",
+      converter = NemesisAction.class,
+      description =
+          "the faults, in turn: pause, terminate-connections, kill, stall-consumers,"
+              + " failover (failover needs a replicated database)")
+  private List<String> nemesisActions = DEFAULTS.nemesisActions();
 
   @Option(
       names = "--request-timeout",
@@ -119,6 +139,10 @@ final class ChaosOptions {
       line.usage(helpOut);
       return Optional.empty();
     }
+    if (options.nemesisActions.contains("failover") && options.database.equals("single")) {
+      throw new UsageException(
+          "--nemesis-actions failover needs --database replicated-sync or replicated-async");
+    }
     return Optional.of(
         new ChaosRun.Config(
             options.serviceJar,
@@ -128,7 +152,9 @@ final class ChaosOptions {
             options.nemesis,
             options.brokenStore,
             options.requestTimeout,
-            options.seed));
+            options.seed,
+            options.database,
+            List.copyOf(options.nemesisActions)));
   }
 
   /** The help, as {@code --help} prints it. */
@@ -246,12 +272,36 @@ final class ChaosOptions {
     }
   }
 
+  /** Where the payments database is: one server, or a primary with a standby. */
+  static final class Database implements ITypeConverter<String> {
+    @Override
+    public String convert(String v) {
+      if (!List.of("single", "replicated-sync", "replicated-async").contains(v)) {
+        throw new TypeConversionException(
+            "is single, replicated-sync or replicated-async, not " + v);
+      }
+      return v;
+    }
+  }
+
+  /** One of the nemesis' faults ({@link Nemesis#ACTIONS}). */
+  static final class NemesisAction implements ITypeConverter<String> {
+    @Override
+    public String convert(String v) {
+      if (!Nemesis.ACTIONS.contains(v)) {
+        throw new TypeConversionException(
+            "takes faults among " + String.join(", ", Nemesis.ACTIONS) + ", not " + v);
+      }
+      return v;
+    }
+  }
+
   /** One of the payments service's deliberately broken stores. */
   static final class BrokenStore implements ITypeConverter<String> {
     @Override
     public String convert(String v) {
-      if (!v.equals("find-then-insert") && !v.equals("no-fencing")) {
-        throw new TypeConversionException("is find-then-insert or no-fencing, not " + v);
+      if (!v.equals("find-then-insert") && !v.equals("late-owner-overwrites")) {
+        throw new TypeConversionException("is find-then-insert or late-owner-overwrites, not " + v);
       }
       return v;
     }

@@ -23,19 +23,26 @@ import java.util.function.IntSupplier;
  * The chaos run: two payments-service instances on one database behind a loopback balancer, the
  * provider simulator and one shared mail simulator with faults, the service's event fault
  * injection, retrying clients ({@link ClientProcess}) creating payments and orders, and a {@link
- * Nemesis}; then a {@link Drain} (recovery, outbox, inboxes, receipt mails), the {@link Accounting}
- * check, the {@link History} (JSON lines, and Jepsen EDN with the observed effects as a final read)
- * and the {@link Report}. This class runs those steps in order; each lives in its own class.
+ * Nemesis}; then a {@link Drain} (recovery, outbox, inboxes, receipt mails), every stored answer
+ * asked for again ({@link ClientProcess#askAgain}), the {@link Accounting} check, the {@link
+ * History} (JSON lines, and Jepsen EDN with the observed effects as a final read) and the {@link
+ * Report}. This class runs those steps in order; each lives in its own class.
  *
  * <pre>
  * java -jar tools/chaos/target/idemkit-chaos.jar --duration PT10M --clients 8 [--broken-store find-then-insert]
+ *     [--database replicated-sync --nemesis-actions failover,terminate-connections]
  * </pre>
  *
  * The options are {@link ChaosOptions}'; the exit status is {@link Outcome#exitStatus}'s.
  */
 public final class ChaosRun {
 
-  /** How a run goes. */
+  /**
+   * How a run goes. {@code database}: {@code single} (one server), {@code replicated-sync} or
+   * {@code replicated-async} (the payments database on a primary and a standby, {@link
+   * LocalReplicatedPostgres}); {@code nemesisActions}: the faults the nemesis cycles through
+   * ({@link Nemesis#ACTIONS}).
+   */
   record Config(
       Path serviceJar,
       Path out,
@@ -44,23 +51,88 @@ public final class ChaosRun {
       boolean nemesis,
       String brokenStore,
       Duration requestTimeout,
-      long seed) {
+      long seed,
+      String database,
+      List<String> nemesisActions) {
 
     static Config defaults(Path serviceJar, Path out) {
       return new Config(
-          serviceJar, out, Duration.ofSeconds(60), 8, true, null, Duration.ofSeconds(3), 1);
+          serviceJar,
+          out,
+          Duration.ofSeconds(60),
+          8,
+          true,
+          null,
+          Duration.ofSeconds(3),
+          1,
+          "single",
+          Nemesis.DEFAULT_ACTIONS);
     }
 
     Config withDuration(Duration d) {
-      return new Config(serviceJar, out, d, clients, nemesis, brokenStore, requestTimeout, seed);
+      return new Config(
+          serviceJar,
+          out,
+          d,
+          clients,
+          nemesis,
+          brokenStore,
+          requestTimeout,
+          seed,
+          database,
+          nemesisActions);
     }
 
     Config withBrokenStore(String variant, Duration timeout) {
-      return new Config(serviceJar, out, duration, clients, nemesis, variant, timeout, seed);
+      return new Config(
+          serviceJar,
+          out,
+          duration,
+          clients,
+          nemesis,
+          variant,
+          timeout,
+          seed,
+          database,
+          nemesisActions);
     }
 
     Config withNemesis(boolean on) {
-      return new Config(serviceJar, out, duration, clients, on, brokenStore, requestTimeout, seed);
+      return new Config(
+          serviceJar,
+          out,
+          duration,
+          clients,
+          on,
+          brokenStore,
+          requestTimeout,
+          seed,
+          database,
+          nemesisActions);
+    }
+
+    /** The payments database replicated as {@code database} says, failed over by the nemesis. */
+    Config withFailovers(String replicatedDatabase, List<String> actions) {
+      return new Config(
+          serviceJar,
+          out,
+          duration,
+          clients,
+          true,
+          brokenStore,
+          requestTimeout,
+          seed,
+          replicatedDatabase,
+          actions);
+    }
+
+    /** How the payments database is replicated, if it is. */
+    Optional<ReplicatedDatabase.Replication> replication() {
+      return switch (database) {
+        case "replicated-sync" -> Optional.of(ReplicatedDatabase.Replication.SYNCHRONOUS);
+        case "replicated-async" -> Optional.of(ReplicatedDatabase.Replication.ASYNCHRONOUS);
+        default -> Optional.empty();
+      };
     }
   }
 
@@ -124,7 +196,13 @@ public final class ChaosRun {
         "starting PostgreSQL, the provider and the mail simulator (logs under "
             + config.out().resolve("logs")
             + ")");
-    try (Cluster cluster = new Cluster(config.serviceJar(), config.out().resolve("logs"), FAULTS)) {
+    ReplicatedDatabase replicated = null;
+    if (config.replication().isPresent()) {
+      Progress.say("starting a PostgreSQL primary and its " + config.database() + " standby");
+      replicated = new LocalReplicatedPostgres(config.replication().get());
+    }
+    try (Cluster cluster =
+        new Cluster(config.serviceJar(), config.out().resolve("logs"), FAULTS, replicated)) {
       outcome = run(cluster, config);
     }
     return outcome.exitStatus(System.err);
@@ -144,8 +222,10 @@ public final class ChaosRun {
     }
     try (Balancer balancer = new Balancer(ports);
         History history = new History(historyFile)) {
-      Nemesis nemesis = new Nemesis(cluster, history, Duration.ofSeconds(6), config.seed());
-      runClients(config, tag, balancer.port(), history, nemesis);
+      Nemesis nemesis =
+          new Nemesis(
+              cluster, history, Duration.ofSeconds(6), config.seed(), config.nemesisActions());
+      List<ClientProcess> clients = runClients(config, tag, balancer.port(), history, nemesis);
       Progress.say(
           "clients done; healing every fault and draining (at most "
               + Drain.MAX.toSeconds()
@@ -154,7 +234,9 @@ public final class ChaosRun {
       List<String> undrained = Drain.await(cluster, Drain.MAX);
       Progress.say(
           (undrained.isEmpty() ? "drained" : "not drained: " + String.join(", ", undrained))
-              + "; accounting");
+              + "; asking for every stored answer again");
+      askAgain(clients);
+      Progress.say("accounting");
       Accounting.Result result;
       try (Connection payments = cluster.payments();
           Connection provider = cluster.providerDatabase()) {
@@ -177,6 +259,7 @@ public final class ChaosRun {
               nemesis.pauses.get(),
               nemesis.terminations.get(),
               nemesis.stalls.get(),
+              nemesis.failovers.get(),
               undrained,
               historyFile,
               edn,
@@ -226,7 +309,7 @@ public final class ChaosRun {
    * a progress line every {@link Progress#EVERY}; returns when every client and the nemesis have
    * stopped.
    */
-  private static void runClients(
+  private static List<ClientProcess> runClients(
       Config config, String tag, int port, History history, Nemesis nemesis) throws Exception {
     Thread nemesisThread = new Thread(nemesis, "chaos-nemesis");
     if (config.nemesis()) {
@@ -237,8 +320,10 @@ public final class ChaosRun {
     ScheduledExecutorService ticker = Progress.ticker(begun, config.duration(), history, nemesis);
     ExecutorService clients = Executors.newFixedThreadPool(config.clients());
     List<Future<?>> running = new ArrayList<>();
+    List<ClientProcess> all = new ArrayList<>();
     for (int p = 0; p < config.clients(); p++) {
       ClientProcess client = new ClientProcess(p, tag, port, config, history);
+      all.add(client);
       running.add(
           clients.submit(
               () -> {
@@ -258,6 +343,25 @@ public final class ChaosRun {
     nemesis.stop();
     if (config.nemesis()) {
       nemesisThread.join();
+    }
+    return all;
+  }
+
+  /**
+   * Every client asks for its stored answers again ({@link ClientProcess#askAgain}), side by side.
+   */
+  private static void askAgain(List<ClientProcess> clients) throws Exception {
+    ExecutorService asking = Executors.newFixedThreadPool(clients.size());
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (ClientProcess c : clients) {
+        done.add(asking.submit(c::askAgain));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      asking.shutdownNow();
     }
   }
 }

@@ -30,6 +30,7 @@ import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Stream;
@@ -40,12 +41,14 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * What the chaos run runs on, all on this machine's loopback: one PostgreSQL (the server {@code
- * IDEMKIT_TEST_JDBC_URL} names, in databases of this run's own, else an embedded one), the provider
- * simulator and the service's own mail simulator, both with faults and both in this JVM (so that
- * killing an instance never kills them), and payments-service instances as separate processes
- * ({@code java -jar}), so that the nemesis can {@code kill -9} and {@code SIGSTOP} them. Every
- * instance sends its receipt mails to the one mail simulator ({@code payments.mail.url}) and runs
- * its event flow with the service's fault injection on ({@code payments.events.faults.*}).
+ * IDEMKIT_TEST_JDBC_URL} names, in databases of this run's own, else an embedded one; the payments
+ * database can be on a primary and standby of its own instead, {@link ReplicatedDatabase}, which
+ * the instances reach over a multi-host URL), the provider simulator and the service's own mail
+ * simulator, both with faults and both in this JVM (so that killing an instance never kills them),
+ * and payments-service instances as separate processes ({@code java -jar}), so that the nemesis can
+ * {@code kill -9} and {@code SIGSTOP} them. Every instance sends its receipt mails to the one mail
+ * simulator ({@code payments.mail.url}) and runs its event flow with the service's fault injection
+ * on ({@code payments.events.faults.*}).
  */
 final class Cluster implements AutoCloseable {
 
@@ -63,6 +66,9 @@ final class Cluster implements AutoCloseable {
   private final AutoCloseable mail;
   private final int mailPort;
   private final List<Instance> instances = new ArrayList<>();
+
+  /** The payments database's primary and standby, or null: it is on the one server. */
+  private final ReplicatedDatabase replicated;
 
   /**
    * A master key and an HMAC key of this run's own, the same for every instance and every restart:
@@ -115,6 +121,16 @@ final class Cluster implements AutoCloseable {
   static final double CONSUMER_FAILURE = 0.05;
 
   Cluster(Path serviceJar, Path logs, Map<Fault, Double> faults) throws Exception {
+    this(serviceJar, logs, faults, null);
+  }
+
+  /**
+   * A cluster whose payments database is on {@code replicated} (which it closes with itself), or,
+   * when that is null, on the one server with the provider's and the mail simulator's.
+   */
+  Cluster(Path serviceJar, Path logs, Map<Fault, Double> faults, ReplicatedDatabase replicated)
+      throws Exception {
+    this.replicated = replicated;
     this.serviceJar = serviceJar;
     this.logs = Files.createDirectories(logs);
     String run = UUID.randomUUID().toString().replace("-", "").substring(0, 12);
@@ -138,9 +154,12 @@ final class Cluster implements AutoCloseable {
     ProviderSimulator startedProvider = null;
     AutoCloseable startedMail = null;
     try {
-      try (Connection c = admin();
+      try (Connection c = paymentsServer();
           Statement s = c.createStatement()) {
         s.execute("create database " + paymentsDb);
+      }
+      try (Connection c = admin();
+          Statement s = c.createStatement()) {
         s.execute("create database " + providerDb);
         s.execute("create database " + mailDb);
       }
@@ -168,6 +187,9 @@ final class Cluster implements AutoCloseable {
         dropDatabases();
       } catch (Exception dropping) {
         e.addSuppressed(dropping);
+      }
+      if (replicated != null) {
+        replicated.close();
       }
       throw e;
     }
@@ -244,7 +266,24 @@ final class Cluster implements AutoCloseable {
   }
 
   Connection payments() throws SQLException {
-    return DriverManager.getConnection(url(paymentsDb), user, password);
+    return DriverManager.getConnection(paymentsUrl(paymentsDb), user, password);
+  }
+
+  /** The server that holds the payments database now (the primary, when replicated). */
+  Connection paymentsServer() throws SQLException {
+    return replicated == null
+        ? admin()
+        : DriverManager.getConnection(paymentsUrl("postgres"), user, password);
+  }
+
+  /** The payments database's primary and standby, if it has them. */
+  Optional<ReplicatedDatabase> replicated() {
+    return Optional.ofNullable(replicated);
+  }
+
+  /** A database on the payments database's server: over both servers when replicated. */
+  private String paymentsUrl(String database) {
+    return replicated == null ? url(database) : replicated.jdbcUrl(database);
   }
 
   Connection providerDatabase() throws SQLException {
@@ -298,7 +337,7 @@ final class Cluster implements AutoCloseable {
                 serviceJar.toString(),
                 "--server.port=" + instance.port,
                 "--server.address=127.0.0.1",
-                "--spring.datasource.url=" + url(paymentsDb),
+                "--spring.datasource.url=" + paymentsUrl(paymentsDb),
                 "--spring.datasource.username=" + user,
                 "--spring.datasource.password=" + password,
                 "--spring.datasource.hikari.maximum-pool-size=12",
@@ -378,6 +417,9 @@ final class Cluster implements AutoCloseable {
     provider.close();
     mail.close();
     dropDatabases();
+    if (replicated != null) {
+      replicated.close();
+    }
   }
 
   /** The run's databases, or the embedded server with its directory. */

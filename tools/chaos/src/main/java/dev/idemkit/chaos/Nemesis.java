@@ -14,12 +14,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Breaks things while the clients work, one fault at a time, always leaving one instance serving:
  * {@code kill -9} an instance and start it again (its relay, consumers and mail sender die with it,
- * mid-batch), pause one ({@code SIGSTOP}) past its lease and resume it ({@code SIGCONT}), terminate
- * the service's database connections ({@code pg_terminate_backend}), or stall every consumer: hold
- * the inbox table locked ({@code lock table idemkit_inbox in exclusive mode}) for 3–5 s, so that
- * consumers, and the relays handing them events (the embedded transport delivers inside the relay's
- * round), wait with their batches open, while the clients go on creating payments. Each action goes
- * into the history as the nemesis process's {@code info}.
+ * mid-batch), fail the payments database over to its standby ({@code failover}, when it has one:
+ * {@link ReplicatedDatabase}), pause one ({@code SIGSTOP}) past its lease and resume it ({@code
+ * SIGCONT}), terminate the service's database connections ({@code pg_terminate_backend}), or stall
+ * every consumer: hold the inbox table locked ({@code lock table idemkit_inbox in exclusive mode})
+ * for 3–5 s, so that consumers, and the relays handing them events (the embedded transport delivers
+ * inside the relay's round), wait with their batches open, while the clients go on creating
+ * payments. Each action goes into the history as the nemesis process's {@code info}.
  *
  * <p>The service has no switch to stop one instance's relay or consumers alone; beyond the kills
  * and the stall, the run turns on the service's own event fault injection on every instance (lost
@@ -38,23 +39,30 @@ final class Nemesis implements Runnable {
   private final History history;
   private final Duration interval;
   private final Random random;
+  private final List<String> actions;
   private volatile boolean stopped;
   final AtomicInteger kills = new AtomicInteger();
   final AtomicInteger pauses = new AtomicInteger();
   final AtomicInteger terminations = new AtomicInteger();
   final AtomicInteger stalls = new AtomicInteger();
+  final AtomicInteger failovers = new AtomicInteger();
   private final List<Thread> restarts = new CopyOnWriteArrayList<>();
 
-  Nemesis(Cluster cluster, History history, Duration interval, long seed) {
+  /** The faults a run has unless told otherwise, in the order the nemesis cycles through them. */
+  static final List<String> DEFAULT_ACTIONS =
+      List.of("pause", "terminate-connections", "kill", "stall-consumers");
+
+  /** Every fault the nemesis knows; {@code failover} needs a {@link ReplicatedDatabase}. */
+  static final List<String> ACTIONS =
+      List.of("pause", "terminate-connections", "kill", "stall-consumers", "failover");
+
+  /** A nemesis cycling through {@code actions} (of {@link #ACTIONS}). */
+  Nemesis(Cluster cluster, History history, Duration interval, long seed, List<String> actions) {
     this.cluster = cluster;
     this.history = history;
     this.interval = interval;
     this.random = new Random(seed);
-  }
-
-  /** The faults, in the order the nemesis cycles through them. */
-  private List<String> actions() {
-    return List.of("pause", "terminate-connections", "kill", "stall-consumers");
+    this.actions = List.copyOf(actions);
   }
 
   void stop() {
@@ -63,7 +71,6 @@ final class Nemesis implements Runnable {
 
   @Override
   public void run() {
-    List<String> actions = actions();
     int round = 0;
     while (!stopped) {
       sleep(interval.toMillis() / 2 + random.nextInt((int) interval.toMillis()));
@@ -77,10 +84,12 @@ final class Nemesis implements Runnable {
               case "kill" -> kill();
               case "pause" -> pause();
               case "stall-consumers" -> stallConsumers();
+              case "failover" -> failOver();
               default -> terminateConnections();
             };
         if (!done) {
-          terminateConnections(); // no instance can be spared now (one is starting or paused)
+          // No instance can be spared now (one is starting or paused), or no standby is ready.
+          terminateConnections();
         }
       } catch (Exception e) {
         history.add("info", "nemesis", action, History.value("error", e.toString()));
@@ -162,10 +171,43 @@ final class Nemesis implements Runnable {
     return true;
   }
 
+  /**
+   * Fails the payments database over: {@code kill -9} of the primary's server processes, the
+   * standby promoted, then, in the background like a restart, the old primary rebuilt as the new
+   * standby (a fresh base backup). Not possible while the last failover's standby is being rebuilt.
+   */
+  private boolean failOver() {
+    ReplicatedDatabase db = cluster.replicated().orElseThrow();
+    if (!db.standbyReady()) {
+      return false;
+    }
+    history.add("invoke", "nemesis", "failover", History.value("replication", db.replication()));
+    db.failOver();
+    failovers.incrementAndGet();
+    history.add("info", "nemesis", "failover", History.value("promoted", true));
+    Thread rebuild =
+        new Thread(
+            () -> {
+              sleep(interval.toMillis() / 2);
+              history.add("invoke", RESTARTS, "rebuild-standby", History.value());
+              try {
+                db.rebuildStandby();
+                history.add("info", RESTARTS, "rebuild-standby", History.value());
+              } catch (RuntimeException e) {
+                history.add(
+                    "info", RESTARTS, "rebuild-standby", History.value("error", e.toString()));
+              }
+            },
+            "chaos-rebuild-standby");
+    restarts.add(rebuild);
+    rebuild.start();
+    return true;
+  }
+
   private boolean terminateConnections() throws Exception {
     history.add("invoke", "nemesis", "terminate-connections", History.value());
     int n = 0;
-    try (Connection c = cluster.admin();
+    try (Connection c = cluster.paymentsServer();
         PreparedStatement ps =
             c.prepareStatement(
                 "select pg_terminate_backend(pid) from pg_stat_activity"

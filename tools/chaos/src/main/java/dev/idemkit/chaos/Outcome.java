@@ -18,6 +18,7 @@ record Outcome(
     int pauses,
     int terminations,
     int stalls,
+    int failovers,
     List<String> undrained,
     Path history,
     Path edn,
@@ -25,7 +26,8 @@ record Outcome(
 
   /**
    * The last line of the summary, {@code RESULT key=value ...}: the accounting's counts, the
-   * ledger, the nemesis's actions, and whether the run drained, holds and proves anything.
+   * ledger, the nemesis's actions, whether the run drained, holds and proves anything, then the
+   * {@link #appended} counts.
    */
   String resultLine() {
     Map<String, Object> fields = new LinkedHashMap<>(counts());
@@ -34,6 +36,7 @@ record Outcome(
     fields.put("drained", undrained.isEmpty());
     fields.put("valid", accounting.valid());
     fields.put("conclusive", inconclusive().isEmpty());
+    fields.putAll(appended());
     StringJoiner line = new StringJoiner(" ", "RESULT ", "");
     fields.forEach((name, value) -> line.add(name + "=" + value));
     return line.toString();
@@ -54,6 +57,17 @@ record Outcome(
     counts.put("unresolved", a.unresolved());
     counts.put("receipts", a.receipts());
     return counts;
+  }
+
+  /**
+   * The counts added to the RESULT line and the report after their first fields, at their end, so
+   * that scripts reading the earlier fields read them unchanged.
+   */
+  Map<String, Integer> appended() {
+    Map<String, Integer> appended = new LinkedHashMap<>();
+    appended.put("changed_answers", accounting.changedAnswers());
+    appended.put("failovers", failovers);
+    return appended;
   }
 
   /** What the nemesis did, by name. */
@@ -119,6 +133,8 @@ record Outcome(
               + a.unexpected()
               + ", unresolved "
               + a.unresolved()
+              + ", changed answers "
+              + a.changedAnswers()
               + ", ledger "
               + (ledgerConserved() ? "conserved" : "violated")
               + "); the summary shows the first 20, the report under --out all of them"

@@ -38,7 +38,18 @@ final class Report {
         s,
         "  receipts: %d completed payments with one receipt row and one mail delivered",
         a.receipts());
+    line(
+        s,
+        "  answers: %d changed (each stored answer asked for again after the drain)",
+        a.changedAnswers());
     line(s, "  nemesis: %s", nemesis(o.kills(), o.pauses(), o.terminations(), o.stalls()));
+    if (config.replication().isPresent()) {
+      line(
+          s,
+          "  database: %s, %d failovers (kill -9 of the primary, the standby promoted)",
+          config.database(),
+          o.failovers());
+    }
     line(s, "  faults: %s", ChaosRun.FAULT_SUMMARY);
     line(
         s,
@@ -82,7 +93,10 @@ final class Report {
         .put("ledger", a.ledger().summary())
         .put("valid", a.valid())
         .put("conclusive", o.inconclusive().isEmpty())
-        .putPOJO("anomalies", a.anomalies());
+        .putPOJO("anomalies", a.anomalies())
+        .put("changedAnswers", a.changedAnswers())
+        .put("database", config.database())
+        .put("failovers", o.failovers());
     return Json.write(report) + System.lineSeparator();
   }
 

@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
  * consumers, a faulty provider, a faulty mail service and the service's event fault injection,
  * nothing is lost, duplicated or unexpected, every completed payment's receipt is delivered once,
  * and the ledger is conserved; and the same checker, on a service running a deliberately broken
- * (find-then-insert) store, reports duplicates. {@code -Didemkit.chaos.duration=PT10M} makes the
- * first run longer (see docs/proof.md).
+ * (find-then-insert) store, reports duplicates, and on one that lets a late owner write over a
+ * finished record, changed answers. {@code -Didemkit.chaos.duration=PT10M} makes the first run
+ * longer (see docs/proof.md).
  */
 class ChaosIT {
 
@@ -49,6 +50,8 @@ class ChaosIT {
     assertThat(a.duplicated()).isZero();
     assertThat(a.unexpected()).isZero();
     assertThat(a.unresolved()).isZero();
+    // Every stored answer, asked for again after the run, is the one the client was told.
+    assertThat(a.changedAnswers()).isZero();
     // Every completed payment booked once as a debit and a credit of its amount.
     assertThat(a.ledger().violations()).isEmpty();
     assertThat(a.ledger().entries()).as("the ledger booked payments").isGreaterThan(0);
@@ -69,19 +72,42 @@ class ChaosIT {
   void aFindThenInsertStoreIsReportedAsDuplicates() throws Exception {
     // Clients that give up on an attempt after 150 ms retry while the first attempt is still in
     // the broken store's gap between its look-up and its insert.
-    ChaosRun.Config broken =
-        ChaosRun.Config.defaults(serviceJar(), out)
-            .withDuration(Duration.ofSeconds(20))
-            .withNemesis(false)
-            .withBrokenStore("find-then-insert", Duration.ofMillis(150));
-
-    Outcome outcome = ChaosRun.run(cluster, broken);
+    Outcome outcome = runBroken("find-then-insert", Duration.ofMillis(150));
 
     assertThat(outcome.accounting().duplicated()).isGreaterThan(0);
     assertThat(outcome.accounting().valid()).isFalse();
   }
 
-  private static Path serviceJar() {
+  /**
+   * A store that lets a late owner take over a finished record runs the operation again and writes
+   * its answer over the stored one: nothing is charged twice (the payment meets its business key),
+   * but asked again, the key answers {@code 409 PAYMENT_ALREADY_EXISTS} where the client was told
+   * {@code 201}, and the answer check fails the run.
+   */
+  @Test
+  void aLateOwnerWritingOverFinishedRecordsIsReportedAsChangedAnswers() throws Exception {
+    Outcome outcome = runBroken("late-owner-overwrites", Duration.ofSeconds(3));
+
+    Accounting.Result a = outcome.accounting();
+    assertThat(a.changedAnswers()).isGreaterThan(0);
+    assertThat(a.anomalies()).anyMatch(x -> x.startsWith("changed answer op-"));
+    assertThat(a.valid()).isFalse();
+    assertThat(outcome.resultLine())
+        .contains(" valid=false ")
+        .contains(" changed_answers=" + a.changedAnswers());
+  }
+
+  /** 20 s on the deliberately broken store {@code variant}, nemesis off. */
+  private static Outcome runBroken(String variant, Duration requestTimeout) throws Exception {
+    return ChaosRun.run(
+        cluster,
+        ChaosRun.Config.defaults(serviceJar(), out)
+            .withDuration(Duration.ofSeconds(20))
+            .withNemesis(false)
+            .withBrokenStore(variant, requestTimeout));
+  }
+
+  static Path serviceJar() {
     String classpath =
         System.getProperty("surefire.test.class.path", System.getProperty("java.class.path", ""));
     for (String entry : classpath.split(File.pathSeparator)) {

@@ -27,7 +27,8 @@ class ProgressTest {
       // The nemesis's own invoke/info pairs are not operations.
       history.add("invoke", "nemesis", "kill", History.value("instance", "a"));
       history.add("info", "nemesis", "kill", History.value("instance", "a"));
-      Nemesis nemesis = new Nemesis(null, history, Duration.ofSeconds(6), 1);
+      Nemesis nemesis =
+          new Nemesis(null, history, Duration.ofSeconds(6), 1, Nemesis.DEFAULT_ACTIONS);
       nemesis.kills.incrementAndGet();
       nemesis.terminations.addAndGet(2);
 

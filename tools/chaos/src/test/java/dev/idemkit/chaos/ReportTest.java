@@ -38,9 +38,11 @@ class ReportTest {
             96,
             new Accounting.Ledger(LEDGER, 192, List.of()),
             anomalies,
-            Map.of());
+            Map.of(),
+            0);
     return new Outcome(
         a,
+        0,
         0,
         0,
         0,
@@ -61,6 +63,7 @@ class ReportTest {
               operations 137: ok 132, fail 5, info 0
               lost 0, duplicated 0, unexpected 0, recovered 0, unresolved 0
               receipts: 96 completed payments with one receipt row and one mail delivered
+              answers: 0 changed (each stored answer asked for again after the drain)
               nemesis: 0 kill -9, 0 SIGSTOP/SIGCONT, 0 pg_terminate_backend, 0 consumer stalls
               faults: provider {LATENCY=0.2, ERROR_BEFORE_CHARGE=0.05, DECLINE=0.05, \
             DROP_AFTER_CHARGE=0.05, TIMEOUT_AFTER_CHARGE=0.05}; mail simulator \
@@ -72,7 +75,7 @@ class ReportTest {
               report: /tmp/out/report-t.json
             RESULT operations=137 ok=132 fail=5 info=0 lost=0 duplicated=0 unexpected=0 \
             recovered=0 unresolved=0 receipts=96 ledger=conserved kills=0 pauses=0 terminations=0 \
-            stalls=0 drained=true valid=true conclusive=true"""
+            stalls=0 drained=true valid=true conclusive=true changed_answers=0 failovers=0"""
                 .formatted(LEDGER));
   }
 
@@ -87,7 +90,8 @@ class ReportTest {
             "faults":"provider {LATENCY=0.2, ERROR_BEFORE_CHARGE=0.05, DECLINE=0.05, \
             DROP_AFTER_CHARGE=0.05, TIMEOUT_AFTER_CHARGE=0.05}; mail simulator \
             drop-after-accept:0.05,unavailable:0.05; events lost-ack 0.05, consumer-failure 0.05",\
-            "undrained":[],"ledger":"%s","valid":true,"conclusive":true,"anomalies":[]}
+            "undrained":[],"ledger":"%s","valid":true,"conclusive":true,"anomalies":[],\
+            "changedAnswers":0,"database":"single","failovers":0}
             """
                 .formatted(LEDGER));
   }
@@ -95,15 +99,16 @@ class ReportTest {
   @Test
   void anomaliesAndWhatDidNotDrainAreListedAndQuoted() {
     Outcome o = outcome(List.of("lost op-1: \"acknowledged\", no effect"), List.of("3 outbox"));
-    ChaosRun.Config broken = CONFIG.withBrokenStore("no-fencing", Duration.ofSeconds(3));
+    ChaosRun.Config broken = CONFIG.withBrokenStore("late-owner-overwrites", Duration.ofSeconds(3));
 
     assertThat(Report.json(broken, o))
-        .contains("\"brokenStore\":\"no-fencing\"")
+        .contains("\"brokenStore\":\"late-owner-overwrites\"")
         .contains("\"undrained\":[\"3 outbox\"]")
         .contains("\"conclusive\":false")
         .contains("\"anomalies\":[\"lost op-1: \\\"acknowledged\\\", no effect\"]");
     assertThat(Report.summary(broken, o))
-        .contains("chaos run (PT15S, 8 clients, nemesis off, DELIBERATELY BROKEN store no-fencing)")
+        .contains(
+            "chaos run (PT15S, 8 clients, nemesis off, DELIBERATELY BROKEN store late-owner-overwrites)")
         .contains("  drained: NO, left: 3 outbox\n")
         .contains("  ! lost op-1: \"acknowledged\", no effect\n")
         .contains("  ! INCONCLUSIVE: the drain did not finish within 60 s (left: 3 outbox)");

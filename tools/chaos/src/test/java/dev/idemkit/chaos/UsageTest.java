@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,6 +27,8 @@ class UsageTest {
             "--seed N",
             "--nemesis B",
             "--broken-store S",
+            "--database DB",
+            "--nemesis-actions A,B",
             "--request-timeout D",
             "--service-jar PATH",
             "--out DIR",
@@ -41,7 +44,7 @@ class UsageTest {
                   "--duration", "PT15S",
                   "--clients", "3",
                   "--nemesis", "false",
-                  "--broken-store", "no-fencing",
+                  "--broken-store", "late-owner-overwrites",
                   "--out", "/tmp/x",
                   "--clients", "4"
                 },
@@ -56,9 +59,11 @@ class UsageTest {
                 Duration.ofSeconds(15),
                 4,
                 false,
-                "no-fencing",
+                "late-owner-overwrites",
                 Duration.ofSeconds(3),
-                1));
+                1,
+                "single",
+                List.of("pause", "terminate-connections", "kill", "stall-consumers")));
     assertThat(
             ChaosOptions.parse(
                 new String[] {"--seed", "42", "--request-timeout", "PT0.15S"}, System.out))
@@ -69,6 +74,20 @@ class UsageTest {
               assertThat(c.duration()).isEqualTo(Duration.ofSeconds(60));
               assertThat(c.nemesis()).isTrue();
               assertThat(c.brokenStore()).isNull();
+            });
+    assertThat(
+            ChaosOptions.parse(
+                new String[] {
+                  "--database",
+                  "replicated-sync",
+                  "--nemesis-actions",
+                  "failover,terminate-connections"
+                },
+                System.out))
+        .hasValueSatisfying(
+            c -> {
+              assertThat(c.replication()).hasValue(ReplicatedDatabase.Replication.SYNCHRONOUS);
+              assertThat(c.nemesisActions()).containsExactly("failover", "terminate-connections");
             });
   }
 
@@ -96,7 +115,14 @@ class UsageTest {
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--clients", "x"}))
         .hasMessageContaining("--clients takes a whole number");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--broken-store", "typo"}))
-        .hasMessageContaining("find-then-insert or no-fencing");
+        .hasMessageContaining("find-then-insert or late-owner-overwrites");
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--database", "replicated"}))
+        .hasMessageContaining("single, replicated-sync or replicated-async");
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis-actions", "kill,flood"}))
+        .hasMessageContaining("--nemesis-actions takes faults among pause,");
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis-actions", "failover"}))
+        .hasMessage(
+            "--nemesis-actions failover needs --database replicated-sync or replicated-async");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis", "yes"}))
         .hasMessageContaining("true or false");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--frobnicate", "1"}))

@@ -33,7 +33,8 @@ class VerdictTest {
         0,
         CONSERVED,
         duplicated == 0 ? List.of() : List.of("op-1 duplicated"),
-        Map.of());
+        Map.of(),
+        0);
   }
 
   private static String[] status(Accounting.Result a) {
@@ -66,7 +67,7 @@ class VerdictTest {
     assertThat(duplicated[1])
         .contains(
             "chaos: the accounting failed: 1 anomaly (lost 0, duplicated 1, unexpected 0,"
-                + " unresolved 0, ledger conserved)")
+                + " unresolved 0, changed answers 0, ledger conserved)")
         .contains("(exit status 1)");
   }
 
@@ -83,8 +84,9 @@ class VerdictTest {
   void theResultLineSaysWhetherTheRunIsConclusive() {
     assertThat(outcome(result(0, 40, 3, 0)).resultLine())
         .startsWith("RESULT operations=43 ok=0 fail=40 info=3 ")
-        .endsWith(" valid=true conclusive=false");
-    assertThat(outcome(result(30, 2, 1, 0)).resultLine()).endsWith(" valid=true conclusive=true");
+        .endsWith(" valid=true conclusive=false changed_answers=0 failovers=0");
+    assertThat(outcome(result(30, 2, 1, 0)).resultLine())
+        .endsWith(" valid=true conclusive=true changed_answers=0 failovers=0");
   }
 
   /**
@@ -101,7 +103,8 @@ class VerdictTest {
     assertThat(status[1])
         .contains("the drain did not finish within 60 s (left: outbox unsent 12)")
         .contains("(exit status 2)");
-    assertThat(undrained.resultLine()).endsWith(" drained=false valid=true conclusive=false");
+    assertThat(undrained.resultLine())
+        .endsWith(" drained=false valid=true conclusive=false changed_answers=0 failovers=0");
     // An anomaly found in what was counted is still a finding.
     assertThat(status(outcome(result(30, 2, 1, 1), List.of("outbox unsent 12")))[0]).isEqualTo("1");
   }
@@ -112,6 +115,6 @@ class VerdictTest {
 
   private static Outcome outcome(Accounting.Result a, List<String> undrained) {
     return new Outcome(
-        a, 0, 0, 0, 0, undrained, Path.of("h.jsonl"), Path.of("h.edn"), Path.of("r.json"));
+        a, 0, 0, 0, 0, 0, undrained, Path.of("h.jsonl"), Path.of("h.edn"), Path.of("r.json"));
   }
 }

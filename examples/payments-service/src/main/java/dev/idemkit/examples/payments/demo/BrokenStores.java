@@ -1,8 +1,5 @@
 package dev.idemkit.examples.payments.demo;
 
-import dev.idemkit.IdempotencyRecord;
-import dev.idemkit.LostOwnershipException;
-import dev.idemkit.RecordState;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.spi.Checkpoint;
 import dev.idemkit.spi.ClaimAttempt;
@@ -19,7 +16,6 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.function.Consumer;
 
 /**
  * <strong>Deliberately broken</strong> idempotency stores, for the chaos run only: they prove that
@@ -73,6 +69,11 @@ public final class BrokenStores {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    delete(tx, id);
+  }
+
+  /** Deletes the key's record in the transaction, as an overwrite by a broken store begins. */
+  private static void delete(StoreTransaction tx, ScopedKey id) {
     try (PreparedStatement ps =
         tx.unwrap(Connection.class)
             .prepareStatement(
@@ -87,49 +88,48 @@ public final class BrokenStores {
   }
 
   /**
-   * No fencing: an owner write that lost to a newer owner (its token is stale) is written anyway,
-   * with the current token, so an owner that was paused past its lease overwrites the work of the
-   * one that took over.
+   * Late owner overwrites: a finished record is taken over as if its owner had gone, like a store
+   * whose takeover asks only whether the lease ran out and forgets the state (a finished record's
+   * lease ended when it finished). A request that arrives for a finished key (a client asking
+   * again, a retry whose first answer was lost) then becomes the record's late owner, runs the
+   * operation again and writes its answer over the stored one (emulated by deleting the finished
+   * record in the same transaction, before the real store's claim or insert). A payment's second
+   * run charges nothing again: it meets the payment's business key and answers {@code
+   * PAYMENT_ALREADY_EXISTS} where the client was told {@code 201}, so what breaks is the answer the
+   * key gives, which the chaos run's answer check compares. (An order has no business key of its
+   * own: its second run places a second order.)
    */
-  public static IdempotencyStore noFencing(IdempotencyStore real) {
+  public static IdempotencyStore lateOwnerOverwrites(IdempotencyStore real) {
     return new Forwarding(real) {
       @Override
-      public void advance(StoreTransaction tx, Ownership owner, Checkpoint checkpoint) {
-        unfenced(tx, owner, o -> real.advance(tx, o, checkpoint));
+      public ClaimAttempt claim(StoreTransaction tx, NewRecord record, Duration lease) {
+        takeOverIfFinished(tx, record.id());
+        return real.claim(tx, record, lease);
       }
 
       @Override
-      public void finish(StoreTransaction tx, Ownership owner, FinalAnswer answer) {
-        unfenced(tx, owner, o -> real.finish(tx, o, answer));
+      public void insertFinished(StoreTransaction tx, NewRecord record, FinalAnswer answer) {
+        takeOverIfFinished(tx, record.id());
+        real.insertFinished(tx, record, answer);
       }
 
       @Override
-      public void suspend(StoreTransaction tx, Ownership owner, RecordState state) {
-        unfenced(tx, owner, o -> real.suspend(tx, o, state));
+      public Ownership insertInProgress(
+          StoreTransaction tx, NewRecord record, Duration lease, Checkpoint checkpoint) {
+        takeOverIfFinished(tx, record.id());
+        return real.insertInProgress(tx, record, lease, checkpoint);
       }
 
+      /** A finished record does not answer from a read either: the request claims, and runs. */
       @Override
-      public Ownership renew(StoreTransaction tx, Ownership owner, Duration lease) {
-        try {
-          return real.renew(tx, owner, lease);
-        } catch (LostOwnershipException stale) {
-          return real.renew(tx, current(tx, owner, stale), lease);
+      public Optional<Snapshot> peek(ScopedKey id) {
+        return real.peek(id).filter(s -> !s.record().state().isReplayable());
+      }
+
+      private void takeOverIfFinished(StoreTransaction tx, ScopedKey id) {
+        if (real.read(tx, id).filter(s -> s.record().state().isReplayable()).isPresent()) {
+          delete(tx, id);
         }
-      }
-
-      /** Runs {@code write} as {@code owner}; when its token is stale, again with the current. */
-      private void unfenced(StoreTransaction tx, Ownership owner, Consumer<Ownership> write) {
-        try {
-          write.accept(owner);
-        } catch (LostOwnershipException stale) {
-          write.accept(current(tx, owner, stale));
-        }
-      }
-
-      private Ownership current(StoreTransaction tx, Ownership owner, LostOwnershipException e) {
-        IdempotencyRecord now =
-            real.read(tx, owner.id()).map(Snapshot::record).orElseThrow(() -> e);
-        return new Ownership(owner.id(), now.fencingToken(), owner.lockedUntil());
       }
     };
   }

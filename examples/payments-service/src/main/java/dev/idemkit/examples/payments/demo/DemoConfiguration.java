@@ -110,10 +110,11 @@ public class DemoConfiguration {
     IdempotencyStore broken =
         switch (variant) {
           case "find-then-insert" -> BrokenStores.findThenInsert(real, window);
-          case "no-fencing" -> BrokenStores.noFencing(real);
+          case "late-owner-overwrites" -> BrokenStores.lateOwnerOverwrites(real);
           default ->
               throw new IllegalArgumentException(
-                  "payments.demo.broken-store is find-then-insert or no-fencing, not " + variant);
+                  "payments.demo.broken-store is find-then-insert or late-owner-overwrites, not "
+                      + variant);
         };
     log.warn(
         "DELIBERATELY BROKEN idempotency store '{}' (payments.demo.broken-store): for the chaos"

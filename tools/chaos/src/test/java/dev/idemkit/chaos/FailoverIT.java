@@ -1,0 +1,54 @@
+package dev.idemkit.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The bounded failover run: the payments database on a primary with a synchronous standby, both
+ * instances on a multi-host URL, and a nemesis that fails the database over ({@code kill -9} of the
+ * primary's server processes, the standby promoted, the old primary rebuilt as the new standby) and
+ * cuts connections in turn: nothing acknowledged is lost, nothing is done twice, and no key's
+ * answer changes. Needs the machine's PostgreSQL 15 binaries ({@link
+ * LocalReplicatedPostgres#BINARIES}); {@code -Didemkit.chaos.failover.duration=PT5M} makes it
+ * longer (see docs/proof.md).
+ */
+class FailoverIT {
+
+  @Test
+  void withSynchronousReplicationAFailoverLosesAndDuplicatesNothing() throws Exception {
+    assumeTrue(LocalReplicatedPostgres.available(), "no PostgreSQL 15 binaries on this machine");
+    Path out = Path.of(System.getProperty("idemkit.chaos.out", "target/chaos"));
+    Duration duration =
+        Duration.parse(System.getProperty("idemkit.chaos.failover.duration", "PT40S"));
+    ChaosRun.Config config =
+        ChaosRun.Config.defaults(ChaosIT.serviceJar(), out)
+            .withDuration(duration)
+            .withFailovers("replicated-sync", List.of("failover", "terminate-connections"));
+
+    Outcome outcome;
+    try (Cluster cluster =
+        new Cluster(
+            config.serviceJar(),
+            out.resolve("logs"),
+            ChaosRun.FAULTS,
+            new LocalReplicatedPostgres(ReplicatedDatabase.Replication.SYNCHRONOUS))) {
+      outcome = ChaosRun.run(cluster, config);
+    }
+
+    Accounting.Result a = outcome.accounting();
+    assertThat(outcome.failovers()).as("failovers").isGreaterThanOrEqualTo(2);
+    assertThat(a.anomalies()).isEmpty();
+    assertThat(a.lost()).isZero();
+    assertThat(a.duplicated()).isZero();
+    assertThat(a.unexpected()).isZero();
+    assertThat(a.changedAnswers()).isZero();
+    assertThat(outcome.undrained()).isEmpty();
+    assertThat(a.ok()).as("work got done").isGreaterThan(20);
+    assertThat(outcome.resultLine()).endsWith(" failovers=" + outcome.failovers());
+  }
+}
