@@ -164,16 +164,23 @@ public final class ReplicatedPostgres implements AutoCloseable {
   }
 
   /**
-   * Kills the primary's postmaster with {@code SIGKILL}, as a crash of its machine would end it,
-   * and waits until it is gone and its port refuses connections; its backends notice and exit.
+   * Kills the primary's postmaster and every server process it started with {@code SIGKILL}, all at
+   * once, as a crash of its machine would end them: no backend finishes a commit and no WAL sender
+   * ships WAL after it. Waits until all are gone and its port refuses connections.
    */
   public void killPrimary() {
-    long pid = postmasterPid(primary);
-    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+    List<ProcessHandle> processes = new ArrayList<>();
+    ProcessHandle.of(postmasterPid(primary))
+        .ifPresent(
+            postmaster -> {
+              processes.add(postmaster);
+              processes.addAll(postmaster.descendants().toList());
+            });
+    processes.forEach(ProcessHandle::destroyForcibly);
     Instant deadline = Instant.now().plus(WAIT);
-    while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) || accepts(primary)) {
+    while (processes.stream().anyMatch(ProcessHandle::isAlive) || accepts(primary)) {
       if (Instant.now().isAfter(deadline)) {
-        throw new IllegalStateException("postmaster " + pid + " still runs after kill -9");
+        throw new IllegalStateException(primary.name() + " still runs after kill -9");
       }
       pause();
     }
@@ -194,14 +201,28 @@ public final class ReplicatedPostgres implements AutoCloseable {
     follow(old, replication);
   }
 
-  /**
-   * A multi-host JDBC URL over every server of the pair, on which the driver connects to the one
-   * that takes writes: it follows the primary through failovers.
-   */
+  /** {@link #jdbcUrl(String)} to the database {@code postgres}. */
   public String jdbcUrl() {
+    return jdbcUrl("postgres");
+  }
+
+  /**
+   * A multi-host JDBC URL to {@code database} over every server, on which the driver connects to
+   * the one that takes writes: it follows the primary through failovers, checking again each second
+   * and giving up on a dead server after two.
+   */
+  public String jdbcUrl(String database) {
     return "jdbc:postgresql://"
         + nodes.stream().map(node -> "127.0.0.1:" + node.port()).collect(Collectors.joining(","))
-        + "/postgres?user=postgres&targetServerType=primary";
+        + "/"
+        + database
+        + "?user=postgres&targetServerType=primary&hostRecheckSeconds=1&connectTimeout=2";
+  }
+
+  /** How {@code standby} follows the primary. */
+  public Replication replication(Node standby) {
+    requireStandby(standby);
+    return standbys.get(standby);
   }
 
   /** A JDBC URL to {@code node} alone. */
@@ -245,6 +266,8 @@ public final class ReplicatedPostgres implements AutoCloseable {
         "-X",
         "stream",
         "-R",
+        // At once: a spread checkpoint on a primary under load takes minutes.
+        "--checkpoint=fast",
         "--no-sync");
     configure(node);
     // -R wrote a primary_conninfo without a name; this later line wins and names the standby.
@@ -308,8 +331,8 @@ public final class ReplicatedPostgres implements AutoCloseable {
         "max_wal_senders = 10",
         "hot_standby = on",
         "fsync = off",
-        "shared_buffers = 16MB",
-        "max_connections = 40");
+        "shared_buffers = 32MB",
+        "max_connections = 100");
   }
 
   private void start(Node node) {

@@ -64,7 +64,8 @@ class ReplicatedPostgresIT {
                   + first.port()
                   + ",127.0.0.1:"
                   + standby.port()
-                  + "/postgres?user=postgres&targetServerType=primary");
+                  + "/postgres?user=postgres&targetServerType=primary"
+                  + "&hostRecheckSeconds=1&connectTimeout=2");
     }
     assertThat(Files.exists(dataDir.getParent())).isFalse();
   }
