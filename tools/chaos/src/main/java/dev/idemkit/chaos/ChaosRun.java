@@ -1,6 +1,8 @@
 package dev.idemkit.chaos;
 
 import dev.idemkit.examples.provider.Fault;
+import dev.idemkit.testing.postgres.ReplicatedPostgres;
+import dev.idemkit.testing.postgres.ReplicatedPostgres.Replication;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,8 +42,8 @@ public final class ChaosRun {
   /**
    * How a run goes. {@code database}: {@code single} (one server), {@code replicated-sync} or
    * {@code replicated-async} (the payments database on a primary and a standby, {@link
-   * LocalReplicatedPostgres}); {@code nemesisActions}: the faults the nemesis cycles through
-   * ({@link Nemesis#ACTIONS}).
+   * ReplicatedPostgres}); {@code nemesisActions}: the faults the nemesis cycles through ({@link
+   * Nemesis#ACTIONS}).
    */
   record Config(
       Path serviceJar,
@@ -127,10 +129,10 @@ public final class ChaosRun {
     }
 
     /** How the payments database is replicated, if it is. */
-    Optional<ReplicatedDatabase.Replication> replication() {
+    Optional<Replication> replication() {
       return switch (database) {
-        case "replicated-sync" -> Optional.of(ReplicatedDatabase.Replication.SYNCHRONOUS);
-        case "replicated-async" -> Optional.of(ReplicatedDatabase.Replication.ASYNCHRONOUS);
+        case "replicated-sync" -> Optional.of(Replication.SYNCHRONOUS);
+        case "replicated-async" -> Optional.of(Replication.ASYNCHRONOUS);
         default -> Optional.empty();
       };
     }
@@ -196,10 +198,10 @@ public final class ChaosRun {
         "starting PostgreSQL, the provider and the mail simulator (logs under "
             + config.out().resolve("logs")
             + ")");
-    ReplicatedDatabase replicated = null;
+    ReplicatedPostgres replicated = null;
     if (config.replication().isPresent()) {
       Progress.say("starting a PostgreSQL primary and its " + config.database() + " standby");
-      replicated = new LocalReplicatedPostgres(config.replication().get());
+      replicated = Cluster.primaryAndStandby(config.replication().get());
     }
     try (Cluster cluster =
         new Cluster(config.serviceJar(), config.out().resolve("logs"), FAULTS, replicated)) {

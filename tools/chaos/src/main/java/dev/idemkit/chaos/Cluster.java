@@ -4,6 +4,8 @@ import dev.idemkit.StaticKeyProvider;
 import dev.idemkit.examples.provider.Fault;
 import dev.idemkit.examples.provider.ProviderSimulator;
 import dev.idemkit.jdbc.IdemkitDatabase;
+import dev.idemkit.testing.postgres.ReplicatedPostgres;
+import dev.idemkit.testing.postgres.ReplicatedPostgres.Replication;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.File;
 import java.io.IOException;
@@ -42,7 +44,7 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * What the chaos run runs on, all on this machine's loopback: one PostgreSQL (the server {@code
  * IDEMKIT_TEST_JDBC_URL} names, in databases of this run's own, else an embedded one; the payments
- * database can be on a primary and standby of its own instead, {@link ReplicatedDatabase}, which
+ * database can be on a primary and standby of its own instead, {@link ReplicatedPostgres}, which
  * the instances reach over a multi-host URL), the provider simulator and the service's own mail
  * simulator, both with faults and both in this JVM (so that killing an instance never kills them),
  * and payments-service instances as separate processes ({@code java -jar}), so that the nemesis can
@@ -68,7 +70,7 @@ final class Cluster implements AutoCloseable {
   private final List<Instance> instances = new ArrayList<>();
 
   /** The payments database's primary and standby, or null: it is on the one server. */
-  private final ReplicatedDatabase replicated;
+  private final ReplicatedPostgres replicated;
 
   /**
    * A master key and an HMAC key of this run's own, the same for every instance and every restart:
@@ -125,10 +127,25 @@ final class Cluster implements AutoCloseable {
   }
 
   /**
+   * A primary from the machine's PostgreSQL 15 binaries and one standby named {@code standby},
+   * streaming as {@code replication}: for {@link #Cluster(Path, Path, Map, ReplicatedPostgres)}.
+   */
+  static ReplicatedPostgres primaryAndStandby(Replication replication) {
+    ReplicatedPostgres pair = ReplicatedPostgres.startPrimary();
+    try {
+      pair.addStandby("standby", replication);
+      return pair;
+    } catch (RuntimeException e) {
+      pair.close();
+      throw e;
+    }
+  }
+
+  /**
    * A cluster whose payments database is on {@code replicated} (which it closes with itself), or,
    * when that is null, on the one server with the provider's and the mail simulator's.
    */
-  Cluster(Path serviceJar, Path logs, Map<Fault, Double> faults, ReplicatedDatabase replicated)
+  Cluster(Path serviceJar, Path logs, Map<Fault, Double> faults, ReplicatedPostgres replicated)
       throws Exception {
     this.replicated = replicated;
     this.serviceJar = serviceJar;
@@ -277,7 +294,7 @@ final class Cluster implements AutoCloseable {
   }
 
   /** The payments database's primary and standby, if it has them. */
-  Optional<ReplicatedDatabase> replicated() {
+  Optional<ReplicatedPostgres> replicated() {
     return Optional.ofNullable(replicated);
   }
 

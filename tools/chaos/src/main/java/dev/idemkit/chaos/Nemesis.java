@@ -1,6 +1,9 @@
 package dev.idemkit.chaos;
 
 import dev.idemkit.chaos.Cluster.Instance;
+import dev.idemkit.testing.postgres.ReplicatedPostgres;
+import dev.idemkit.testing.postgres.ReplicatedPostgres.Node;
+import dev.idemkit.testing.postgres.ReplicatedPostgres.Replication;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -9,13 +12,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Breaks things while the clients work, one fault at a time, always leaving one instance serving:
  * {@code kill -9} an instance and start it again (its relay, consumers and mail sender die with it,
  * mid-batch), fail the payments database over to its standby ({@code failover}, when it has one:
- * {@link ReplicatedDatabase}), pause one ({@code SIGSTOP}) past its lease and resume it ({@code
+ * {@link ReplicatedPostgres}), pause one ({@code SIGSTOP}) past its lease and resume it ({@code
  * SIGCONT}), terminate the service's database connections ({@code pg_terminate_backend}), or stall
  * every consumer: hold the inbox table locked ({@code lock table idemkit_inbox in exclusive mode})
  * for 3–5 s, so that consumers, and the relays handing them events (the embedded transport delivers
@@ -48,11 +52,17 @@ final class Nemesis implements Runnable {
   final AtomicInteger failovers = new AtomicInteger();
   private final List<Thread> restarts = new CopyOnWriteArrayList<>();
 
+  /**
+   * Whether the last failover's old primary is being rebuilt: the pair is then its rebuild thread's
+   * alone ({@link ReplicatedPostgres} is not thread-safe).
+   */
+  private final AtomicBoolean rebuilding = new AtomicBoolean();
+
   /** The faults a run has unless told otherwise, in the order the nemesis cycles through them. */
   static final List<String> DEFAULT_ACTIONS =
       List.of("pause", "terminate-connections", "kill", "stall-consumers");
 
-  /** Every fault the nemesis knows; {@code failover} needs a {@link ReplicatedDatabase}. */
+  /** Every fault the nemesis knows; {@code failover} needs a {@link ReplicatedPostgres}. */
   static final List<String> ACTIONS =
       List.of("pause", "terminate-connections", "kill", "stall-consumers", "failover");
 
@@ -174,16 +184,22 @@ final class Nemesis implements Runnable {
   /**
    * Fails the payments database over: {@code kill -9} of the primary's server processes, the
    * standby promoted, then, in the background like a restart, the old primary rebuilt as the new
-   * standby (a fresh base backup). Not possible while the last failover's standby is being rebuilt.
+   * standby (a fresh base backup, done once it streams). Not possible while the last failover's
+   * standby is being rebuilt, nor after a rebuild failed.
    */
   private boolean failOver() {
-    ReplicatedDatabase db = cluster.replicated().orElseThrow();
-    if (!db.standbyReady()) {
+    ReplicatedPostgres db = cluster.replicated().orElseThrow();
+    if (rebuilding.get() || db.standbys().isEmpty()) {
       return false;
     }
-    history.add("invoke", "nemesis", "failover", History.value("replication", db.replication()));
-    db.failOver();
+    Node old = db.primary();
+    Node standby = db.standbys().get(0);
+    Replication replication = db.replication(standby);
+    history.add("invoke", "nemesis", "failover", History.value("replication", replication));
+    db.killPrimary();
+    db.promote(standby);
     failovers.incrementAndGet();
+    rebuilding.set(true);
     history.add("info", "nemesis", "failover", History.value("promoted", true));
     Thread rebuild =
         new Thread(
@@ -191,11 +207,13 @@ final class Nemesis implements Runnable {
               sleep(interval.toMillis() / 2);
               history.add("invoke", RESTARTS, "rebuild-standby", History.value());
               try {
-                db.rebuildStandby();
+                db.rebuildAsStandby(old, replication);
                 history.add("info", RESTARTS, "rebuild-standby", History.value());
               } catch (RuntimeException e) {
                 history.add(
                     "info", RESTARTS, "rebuild-standby", History.value("error", e.toString()));
+              } finally {
+                rebuilding.set(false);
               }
             },
             "chaos-rebuild-standby");

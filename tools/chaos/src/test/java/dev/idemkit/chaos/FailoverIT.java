@@ -3,6 +3,8 @@ package dev.idemkit.chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.idemkit.testing.postgres.ReplicatedPostgres;
+import dev.idemkit.testing.postgres.ReplicatedPostgres.Replication;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -14,14 +16,16 @@ import org.junit.jupiter.api.Test;
  * primary's server processes, the standby promoted, the old primary rebuilt as the new standby) and
  * cuts connections in turn: nothing acknowledged is lost, nothing is done twice, and no key's
  * answer changes. Needs the machine's PostgreSQL 15 binaries ({@link
- * LocalReplicatedPostgres#BINARIES}); {@code -Didemkit.chaos.failover.duration=PT5M} makes it
+ * ReplicatedPostgres#MACHINE_BINARIES}); {@code -Didemkit.chaos.failover.duration=PT5M} makes it
  * longer (see docs/proof.md).
  */
 class FailoverIT {
 
   @Test
   void withSynchronousReplicationAFailoverLosesAndDuplicatesNothing() throws Exception {
-    assumeTrue(LocalReplicatedPostgres.available(), "no PostgreSQL 15 binaries on this machine");
+    assumeTrue(
+        ReplicatedPostgres.available(ReplicatedPostgres.MACHINE_BINARIES),
+        "no PostgreSQL 15 binaries on this machine");
     Path out = Path.of(System.getProperty("idemkit.chaos.out", "target/chaos"));
     Duration duration =
         Duration.parse(System.getProperty("idemkit.chaos.failover.duration", "PT40S"));
@@ -36,7 +40,7 @@ class FailoverIT {
             config.serviceJar(),
             out.resolve("logs"),
             ChaosRun.FAULTS,
-            new LocalReplicatedPostgres(ReplicatedDatabase.Replication.SYNCHRONOUS))) {
+            Cluster.primaryAndStandby(Replication.SYNCHRONOUS))) {
       outcome = ChaosRun.run(cluster, config);
     }
 

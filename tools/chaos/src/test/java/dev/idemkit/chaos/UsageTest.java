@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import dev.idemkit.testing.postgres.ReplicatedPostgres.Replication;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -86,7 +87,7 @@ class UsageTest {
                 System.out))
         .hasValueSatisfying(
             c -> {
-              assertThat(c.replication()).hasValue(ReplicatedDatabase.Replication.SYNCHRONOUS);
+              assertThat(c.replication()).hasValue(Replication.SYNCHRONOUS);
               assertThat(c.nemesisActions()).containsExactly("failover", "terminate-connections");
             });
   }
