@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntUnaryOperator;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -64,6 +65,7 @@ public final class ReplicatedPostgres implements AutoCloseable {
   private final boolean asPostgresUser;
   private final List<Node> nodes = new ArrayList<>();
   private final Map<Node, Replication> standbys = new LinkedHashMap<>();
+  private final Map<Node, ProcessHandle> stoppedReceivers = new LinkedHashMap<>();
   private Node primary;
 
   private ReplicatedPostgres(Path binaries, Path base, boolean asPostgresUser) {
@@ -114,6 +116,11 @@ public final class ReplicatedPostgres implements AutoCloseable {
   /** The server that takes writes now. */
   public Node primary() {
     return primary;
+  }
+
+  /** Every server, primary and standbys (also one being rebuilt), in the order they were made. */
+  public List<Node> nodes() {
+    return List.copyOf(nodes);
   }
 
   /** The standbys following the primary now, in the order they were added. */
@@ -169,13 +176,7 @@ public final class ReplicatedPostgres implements AutoCloseable {
    * ships WAL after it. Waits until all are gone and its port refuses connections.
    */
   public void killPrimary() {
-    List<ProcessHandle> processes = new ArrayList<>();
-    ProcessHandle.of(postmasterPid(primary))
-        .ifPresent(
-            postmaster -> {
-              processes.add(postmaster);
-              processes.addAll(postmaster.descendants().toList());
-            });
+    List<ProcessHandle> processes = serverProcesses(primary);
     processes.forEach(ProcessHandle::destroyForcibly);
     Instant deadline = Instant.now().plus(WAIT);
     while (processes.stream().anyMatch(ProcessHandle::isAlive) || accepts(primary)) {
@@ -183,6 +184,99 @@ public final class ReplicatedPostgres implements AutoCloseable {
         throw new IllegalStateException(primary.name() + " still runs after kill -9");
       }
       pause();
+    }
+  }
+
+  /**
+   * Freezes the primary: {@code SIGSTOP} to its postmaster and every server process it started, as
+   * a hung machine or storage would: connections stay open, nothing answers and nothing fails,
+   * until {@link #thawPrimary}.
+   */
+  public void freezePrimary() {
+    signal(serverProcesses(primary), "STOP");
+  }
+
+  /** Lets a frozen primary go on ({@code SIGCONT}): what it was doing carries on. */
+  public void thawPrimary() {
+    signal(serverProcesses(primary), "CONT");
+  }
+
+  /**
+   * Stops {@code standby} receiving WAL ({@code SIGSTOP} to its WAL receiver) while the primary
+   * goes on: an asynchronous standby falls behind by every commit from now on (a synchronous one
+   * holds every commit). {@link #discardUnreceived} ends it.
+   */
+  public void stopReceiving(Node standby) {
+    requireStandby(standby);
+    String pid = psql(standby, "select pid from pg_stat_wal_receiver");
+    if (pid.isEmpty()) {
+      throw new IllegalStateException(standby.name() + " has no WAL receiver");
+    }
+    ProcessHandle receiver = ProcessHandle.of(Long.parseLong(pid)).orElseThrow();
+    signal(List.of(receiver), "STOP");
+    stoppedReceivers.put(standby, receiver);
+  }
+
+  /**
+   * Throws away what {@code standby}, stopped by {@link #stopReceiving}, has not written yet: its
+   * WAL receiver is killed with {@code kill -9} (the server restarts its recovery from the WAL it
+   * has), as if the network had lost the bytes in flight when the primary died. Waits until the
+   * standby accepts connections again. Call it once the primary is dead: a live one would stream
+   * the rest to the restarted receiver.
+   */
+  public void discardUnreceived(Node standby) {
+    requireStandby(standby);
+    ProcessHandle receiver = stoppedReceivers.remove(standby);
+    if (receiver == null) {
+      throw new IllegalStateException(standby.name() + " was not stopped receiving");
+    }
+    receiver.destroyForcibly();
+    Instant deadline = Instant.now().plus(WAIT);
+    while (true) {
+      try {
+        psql(standby, "select 1");
+        return;
+      } catch (IllegalStateException restarting) {
+        if (Instant.now().isAfter(deadline)) {
+          throw restarting;
+        }
+        pause();
+      }
+    }
+  }
+
+  /** {@code node}'s postmaster and every server process it started. */
+  private static List<ProcessHandle> serverProcesses(Node node) {
+    List<ProcessHandle> processes = new ArrayList<>();
+    ProcessHandle.of(postmasterPid(node))
+        .ifPresent(
+            postmaster -> {
+              processes.add(postmaster);
+              processes.addAll(postmaster.descendants().toList());
+            });
+    return processes;
+  }
+
+  /** {@code kill -<signal>} to every one of {@code processes}, in one command. */
+  private static void signal(List<ProcessHandle> processes, String signal) {
+    if (processes.isEmpty()) {
+      throw new IllegalStateException("no server process to " + signal);
+    }
+    List<String> command = new ArrayList<>(List.of("kill", "-" + signal));
+    processes.forEach(p -> command.add(String.valueOf(p.pid())));
+    try {
+      Process kill = new ProcessBuilder(command).redirectErrorStream(true).start();
+      if (!kill.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException(
+            String.join(" ", command)
+                + " failed: "
+                + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
     }
   }
 
@@ -212,8 +306,18 @@ public final class ReplicatedPostgres implements AutoCloseable {
    * and giving up on a dead server after two.
    */
   public String jdbcUrl(String database) {
+    return jdbcUrl(database, port -> port);
+  }
+
+  /**
+   * {@link #jdbcUrl(String)} with each server's port replaced by {@code via}'s for it: to reach the
+   * servers through forwarders (a network that can be cut).
+   */
+  public String jdbcUrl(String database, IntUnaryOperator via) {
     return "jdbc:postgresql://"
-        + nodes.stream().map(node -> "127.0.0.1:" + node.port()).collect(Collectors.joining(","))
+        + nodes.stream()
+            .map(node -> "127.0.0.1:" + via.applyAsInt(node.port()))
+            .collect(Collectors.joining(","))
         + "/"
         + database
         + "?user=postgres&targetServerType=primary&hostRecheckSeconds=1&connectTimeout=2";

@@ -11,29 +11,64 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 /**
- * A loopback TCP load balancer: each new client connection goes to the next instance in turn, and
- * to the one after when an instance refuses (it was killed). A paused instance still accepts, so
- * its clients time out and retry, like clients behind a real balancer that cannot tell.
+ * A loopback TCP forwarder: each new connection goes to the next backend in turn, and to the one
+ * after when a backend refuses (it was killed). It stands between the clients and the instances (a
+ * paused instance still accepts, so its clients time out and retry, like clients behind a real
+ * balancer that cannot tell), and between the instances and each database server, where the nemesis
+ * can {@link #cut} it: a network that stops carrying packets without closing anything.
  */
 final class Balancer implements AutoCloseable {
 
   private final ServerSocket server;
-  private final List<IntSupplier> backends;
+  private final List<Supplier<InetSocketAddress>> backends;
   private final AtomicInteger next = new AtomicInteger();
   private final ExecutorService pool = Executors.newCachedThreadPool(r -> daemon(r, "chaos-lb"));
+  private final Object gate = new Object();
+  private boolean cut;
 
-  Balancer(List<IntSupplier> backends) throws IOException {
+  Balancer(List<Supplier<InetSocketAddress>> backends) throws IOException {
     this.backends = backends;
     server = new ServerSocket();
     server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 256);
     pool.execute(this::accept);
   }
 
+  /** Backends on this machine's loopback, by port. */
+  static Supplier<InetSocketAddress> loopback(int port) {
+    return () -> new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+  }
+
   int port() {
     return server.getLocalPort();
+  }
+
+  /**
+   * Stops carrying bytes, both ways, on every connection, and holds new connections unanswered:
+   * nothing is closed, so each side waits as on a cut network, until {@link #heal}.
+   */
+  void cut() {
+    synchronized (gate) {
+      cut = true;
+    }
+  }
+
+  /** Carries bytes again; what was held goes on its way. */
+  void heal() {
+    synchronized (gate) {
+      cut = false;
+      gate.notifyAll();
+    }
+  }
+
+  private void awaitCarrying() throws InterruptedException {
+    synchronized (gate) {
+      while (cut) {
+        gate.wait();
+      }
+    }
   }
 
   private void accept() {
@@ -48,14 +83,20 @@ final class Balancer implements AutoCloseable {
   }
 
   private void connect(Socket client) {
+    try {
+      awaitCarrying();
+    } catch (InterruptedException closing) {
+      closeQuietly(client);
+      return;
+    }
     int start = Math.floorMod(next.getAndIncrement(), backends.size());
     for (int i = 0; i < backends.size(); i++) {
-      int port = backends.get((start + i) % backends.size()).getAsInt();
+      InetSocketAddress backend = backends.get((start + i) % backends.size()).get();
       Socket upstream = new Socket();
       try {
         upstream.setTcpNoDelay(true);
         client.setTcpNoDelay(true);
-        upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1000);
+        upstream.connect(backend, 1000);
         pool.execute(() -> pipe(client, upstream));
         pool.execute(() -> pipe(upstream, client));
         return;
@@ -66,17 +107,18 @@ final class Balancer implements AutoCloseable {
     closeQuietly(client);
   }
 
-  private static void pipe(Socket from, Socket to) {
+  private void pipe(Socket from, Socket to) {
     byte[] buffer = new byte[16 * 1024];
     try (InputStream in = from.getInputStream();
         OutputStream out = to.getOutputStream()) {
       int n;
       while ((n = in.read(buffer)) >= 0) {
+        awaitCarrying();
         out.write(buffer, 0, n);
         out.flush();
       }
-    } catch (IOException ended) {
-      // one side closed or reset; close both
+    } catch (IOException | InterruptedException ended) {
+      // one side closed or reset, or the forwarder closes; close both
     } finally {
       closeQuietly(from);
       closeQuietly(to);
@@ -99,6 +141,7 @@ final class Balancer implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    heal();
     server.close();
     pool.shutdownNow();
   }

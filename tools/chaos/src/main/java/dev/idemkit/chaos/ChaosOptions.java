@@ -81,8 +81,9 @@ final class ChaosOptions {
       paramLabel = "DB",
       converter = Database.class,
       description =
-          "single (default), replicated-sync or replicated-async: the payments database"
-              + " on one server, or on a primary with a streaming standby")
+          "single (default), own, replicated-sync or replicated-async: the payments database"
+              + " on the run's one server, on a server of its own, or on a primary with a"
+              + " streaming standby")
   private String database = DEFAULTS.database();
 
   @Option(
@@ -91,8 +92,10 @@ final class ChaosOptions {
       split = ",",
       converter = NemesisAction.class,
       description =
-          "the faults, in turn: pause, terminate-connections, kill, stall-consumers,"
-              + " failover (failover needs a replicated database)")
+          "the faults, in turn: pause, terminate-connections, kill, stall-consumers (the"
+              + " default four), failover (needs a replicated database), freeze-database (needs"
+              + " own or replicated), cut-network, skew-clocks (needs libfaketime),"
+              + " kill-during-shutdown")
   private List<String> nemesisActions = DEFAULTS.nemesisActions();
 
   @Option(
@@ -139,9 +142,17 @@ final class ChaosOptions {
       line.usage(helpOut);
       return Optional.empty();
     }
-    if (options.nemesisActions.contains("failover") && options.database.equals("single")) {
+    if (options.nemesisActions.contains("failover") && !options.database.startsWith("replicated")) {
       throw new UsageException(
           "--nemesis-actions failover needs --database replicated-sync or replicated-async");
+    }
+    if (options.nemesisActions.contains("freeze-database") && options.database.equals("single")) {
+      throw new UsageException(
+          "--nemesis-actions freeze-database needs the payments database on a server of the"
+              + " run's own: --database own, replicated-sync or replicated-async");
+    }
+    if (options.nemesisActions.contains("skew-clocks") && Cluster.findLibfaketime().isEmpty()) {
+      throw new UsageException(NO_LIBFAKETIME);
     }
     return Optional.of(
         new ChaosRun.Config(
@@ -156,6 +167,11 @@ final class ChaosOptions {
             options.database,
             List.copyOf(options.nemesisActions)));
   }
+
+  /** Why {@code skew-clocks} cannot run here. */
+  static final String NO_LIBFAKETIME =
+      "--nemesis-actions skew-clocks needs libfaketime (Debian, Ubuntu: apt-get install"
+          + " libfaketime), or IDEMKIT_CHAOS_LIBFAKETIME naming its libfaketime.so.1";
 
   /** The help, as {@code --help} prints it. */
   static String usage() {
@@ -272,13 +288,16 @@ final class ChaosOptions {
     }
   }
 
-  /** Where the payments database is: one server, or a primary with a standby. */
+  /**
+   * Where the payments database is: on the one server, on a server of the run's own, or on a
+   * primary with a standby.
+   */
   static final class Database implements ITypeConverter<String> {
     @Override
     public String convert(String v) {
-      if (!List.of("single", "replicated-sync", "replicated-async").contains(v)) {
+      if (!List.of("single", "own", "replicated-sync", "replicated-async").contains(v)) {
         throw new TypeConversionException(
-            "is single, replicated-sync or replicated-async, not " + v);
+            "is single, own, replicated-sync or replicated-async, not " + v);
       }
       return v;
     }

@@ -3,6 +3,7 @@ package dev.idemkit.chaos;
 import dev.idemkit.examples.provider.Fault;
 import dev.idemkit.testing.postgres.ReplicatedPostgres;
 import dev.idemkit.testing.postgres.ReplicatedPostgres.Replication;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 /**
  * The chaos run: two payments-service instances on one database behind a loopback balancer, the
@@ -113,8 +114,11 @@ public final class ChaosRun {
           nemesisActions);
     }
 
-    /** The payments database replicated as {@code database} says, failed over by the nemesis. */
-    Config withFailovers(String replicatedDatabase, List<String> actions) {
+    /**
+     * The payments database where {@code database} says (one of {@link ChaosOptions}' {@code
+     * --database}), with the nemesis doing {@code actions}.
+     */
+    Config withFaults(String database, List<String> actions) {
       return new Config(
           serviceJar,
           out,
@@ -124,7 +128,7 @@ public final class ChaosRun {
           brokenStore,
           requestTimeout,
           seed,
-          replicatedDatabase,
+          database,
           actions);
     }
 
@@ -202,6 +206,9 @@ public final class ChaosRun {
     if (config.replication().isPresent()) {
       Progress.say("starting a PostgreSQL primary and its " + config.database() + " standby");
       replicated = Cluster.primaryAndStandby(config.replication().get());
+    } else if (config.database().equals("own")) {
+      Progress.say("starting a PostgreSQL server of the run's own for the payments database");
+      replicated = ReplicatedPostgres.startPrimary();
     }
     try (Cluster cluster =
         new Cluster(config.serviceJar(), config.out().resolve("logs"), FAULTS, replicated)) {
@@ -217,16 +224,26 @@ public final class ChaosRun {
             + UUID.randomUUID().toString().substring(0, 4);
     Path out = Files.createDirectories(config.out());
     Path historyFile = out.resolve("history-" + tag + ".jsonl");
+    if (config.nemesis() && config.nemesisActions().contains("skew-clocks")) {
+      cluster.makeClocksSkewable(
+          Cluster.findLibfaketime()
+              .orElseThrow(() -> new ChaosOptions.UsageException(ChaosOptions.NO_LIBFAKETIME)));
+    }
     startInstances(cluster, config, tag);
-    List<IntSupplier> ports = new ArrayList<>();
+    List<Supplier<InetSocketAddress>> ports = new ArrayList<>();
     for (Cluster.Instance i : cluster.instances()) {
-      ports.add(() -> i.port);
+      ports.add(Balancer.loopback(i.port));
     }
     try (Balancer balancer = new Balancer(ports);
         History history = new History(historyFile)) {
       Nemesis nemesis =
           new Nemesis(
-              cluster, history, Duration.ofSeconds(6), config.seed(), config.nemesisActions());
+              cluster,
+              history,
+              Duration.ofSeconds(6),
+              config.requestTimeout(),
+              config.seed(),
+              config.nemesisActions());
       List<ClientProcess> clients = runClients(config, tag, balancer.port(), history, nemesis);
       Progress.say(
           "clients done; healing every fault and draining (at most "
@@ -257,11 +274,8 @@ public final class ChaosRun {
       Outcome outcome =
           new Outcome(
               result,
-              nemesis.kills.get(),
-              nemesis.pauses.get(),
-              nemesis.terminations.get(),
-              nemesis.stalls.get(),
-              nemesis.failovers.get(),
+              nemesis.counts(),
+              cluster.serverErrors(tag),
               undrained,
               historyFile,
               edn,

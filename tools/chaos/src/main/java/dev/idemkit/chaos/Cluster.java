@@ -10,6 +10,7 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.File;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URL;
@@ -30,6 +31,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -69,8 +71,20 @@ final class Cluster implements AutoCloseable {
   private final int mailPort;
   private final List<Instance> instances = new ArrayList<>();
 
-  /** The payments database's primary and standby, or null: it is on the one server. */
+  /**
+   * The payments database's server of its own (a primary, with or without a standby), or null: it
+   * is on the one server.
+   */
   private final ReplicatedPostgres replicated;
+
+  /**
+   * The instances' way to the payments database: one forwarder per server, which the nemesis can
+   * cut; keyed by the server's port. The accounting and the nemesis connect directly.
+   */
+  private final Map<Integer, Balancer> databaseLinks = new LinkedHashMap<>();
+
+  /** {@code libfaketime}, when the instances' clocks can be skewed; else null. */
+  private volatile Path libfaketime;
 
   /**
    * A master key and an HMAC key of this run's own, the same for every instance and every restart:
@@ -93,6 +107,22 @@ final class Cluster implements AutoCloseable {
       this.name = name;
       this.port = port;
       this.extra = extra;
+    }
+
+    /**
+     * The file its clock's offset is read from, when clocks can be skewed ({@code libfaketime}).
+     */
+    Path clockFile() {
+      return logs.resolve(name + ".faketime");
+    }
+
+    /**
+     * Sets the instance's clock {@code offset} away from the machine's (a step, as an NTP
+     * correction makes), seen by it within a second; only when clocks can be skewed.
+     */
+    void skewClock(Duration offset) throws IOException {
+      long seconds = offset.toSeconds();
+      Files.writeString(clockFile(), (seconds < 0 ? "" : "+") + seconds + "s\n");
     }
 
     boolean alive() {
@@ -212,6 +242,88 @@ final class Cluster implements AutoCloseable {
     }
     provider = startedProvider;
     mail = startedMail;
+    if (replicated != null) {
+      for (ReplicatedPostgres.Node node : replicated.nodes()) {
+        databaseLinks.put(node.port(), new Balancer(List.of(Balancer.loopback(node.port()))));
+      }
+    } else {
+      URI direct = URI.create(adminUrl.substring("jdbc:".length()));
+      int port = direct.getPort() < 0 ? 5432 : direct.getPort();
+      databaseLinks.put(
+          port, new Balancer(List.of(() -> new InetSocketAddress(direct.getHost(), port))));
+    }
+  }
+
+  /**
+   * Where {@code libfaketime} is on this machine ({@code IDEMKIT_CHAOS_LIBFAKETIME}, else where
+   * Debian and Ubuntu install it), if it is: what skewing an instance's clock needs.
+   */
+  static Optional<Path> findLibfaketime() {
+    String configured = System.getenv("IDEMKIT_CHAOS_LIBFAKETIME");
+    Stream<String> candidates =
+        configured != null && !configured.isBlank()
+            ? Stream.of(configured)
+            : Stream.of(
+                "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+                "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+                "/usr/lib/faketime/libfaketime.so.1",
+                "/usr/local/lib/faketime/libfaketime.so.1");
+    return candidates.map(Path::of).filter(Files::isRegularFile).findFirst();
+  }
+
+  /**
+   * From the next start on, every instance runs with {@code libfaketime} preloaded, its clock
+   * offset read from its {@link Instance#clockFile} (none at first). Only the wall clock is moved:
+   * the monotonic clock, which timeouts and pools measure with, stays the machine's.
+   */
+  void makeClocksSkewable(Path libfaketime) {
+    this.libfaketime = libfaketime;
+  }
+
+  /** Cuts the network between the instances and the payments database (every server). */
+  void cutDatabaseNetwork() {
+    databaseLinks.values().forEach(Balancer::cut);
+  }
+
+  /** Mends it: what was held goes on. */
+  void healDatabaseNetwork() {
+    databaseLinks.values().forEach(Balancer::heal);
+  }
+
+  /** The instances' URL of the payments database: through the {@link #databaseLinks}. */
+  private String instanceUrl() {
+    if (replicated != null) {
+      return replicated.jdbcUrl(paymentsDb, port -> databaseLinks.get(port).port());
+    }
+    String direct = url(paymentsDb);
+    URI uri = URI.create(direct.substring("jdbc:".length()));
+    String query = uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery();
+    Balancer link = databaseLinks.values().iterator().next();
+    return "jdbc:postgresql://127.0.0.1:" + link.port() + "/" + paymentsDb + query;
+  }
+
+  /**
+   * Every answer with a 5xx status other than 503 that an instance of {@code tag}'s run gave, as
+   * its access log wrote it: a fault the service did not turn into "unavailable, retry" (the
+   * instances log every answer, unbuffered, so a killed one loses none it sent).
+   */
+  List<String> serverErrors(String tag) throws IOException {
+    List<String> errors = new ArrayList<>();
+    try (Stream<Path> files = Files.list(logs)) {
+      for (Path log :
+          files
+              .filter(f -> f.getFileName().toString().matches("service-.*-" + tag + "-access.*"))
+              .sorted()
+              .toList()) {
+        for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
+          String[] fields = line.split(" ", 3);
+          if (fields.length > 1 && fields[1].startsWith("5") && !fields[1].equals("503")) {
+            errors.add(log.getFileName() + ": " + line);
+          }
+        }
+      }
+    }
+    return errors;
   }
 
   /**
@@ -354,7 +466,7 @@ final class Cluster implements AutoCloseable {
                 serviceJar.toString(),
                 "--server.port=" + instance.port,
                 "--server.address=127.0.0.1",
-                "--spring.datasource.url=" + paymentsUrl(paymentsDb),
+                "--spring.datasource.url=" + instanceUrl(),
                 "--spring.datasource.username=" + user,
                 "--spring.datasource.password=" + password,
                 "--spring.datasource.hikari.maximum-pool-size=12",
@@ -379,11 +491,34 @@ final class Cluster implements AutoCloseable {
                 "--idemkit.protection.fingerprint.current-hmac-key=chaos-fk1",
                 "--idemkit.recovery.interval=PT0.5S",
                 "--spring.jmx.enabled=false",
-                "--logging.level.root=warn"));
+                "--logging.level.root=warn",
+                // Every answer, with its status, for serverErrors().
+                "--server.tomcat.accesslog.enabled=true",
+                "--server.tomcat.accesslog.directory=" + logs.toAbsolutePath(),
+                "--server.tomcat.accesslog.prefix=" + instance.name + "-access",
+                "--server.tomcat.accesslog.suffix=.log",
+                "--server.tomcat.accesslog.rotate=false",
+                "--server.tomcat.accesslog.buffered=false",
+                "--server.tomcat.accesslog.pattern=%{yyyy-MM-dd'T'HH:mm:ss.SSS}t %s %m %U %Dms"));
     command.addAll(instance.extra);
     instance.paused = false;
+    ProcessBuilder builder = new ProcessBuilder(command);
+    Path faketime = libfaketime;
+    if (faketime != null) {
+      if (!Files.exists(instance.clockFile())) {
+        instance.skewClock(Duration.ZERO);
+      }
+      builder.environment().put("LD_PRELOAD", faketime.toString());
+      builder.environment().put("FAKETIME_TIMESTAMP_FILE", instance.clockFile().toString());
+      builder.environment().put("FAKETIME_CACHE_DURATION", "1");
+      builder.environment().put("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+      // Without these, the JVM's timed waits return at once (its threads spin) and every file
+      // look-up pays for faked times.
+      builder.environment().put("FAKETIME_FORCE_MONOTONIC_FIX", "0");
+      builder.environment().put("NO_FAKE_STAT", "1");
+    }
     instance.process =
-        new ProcessBuilder(command)
+        builder
             .redirectErrorStream(true)
             .redirectOutput(
                 ProcessBuilder.Redirect.appendTo(logs.resolve(instance.name + ".log").toFile()))
@@ -431,6 +566,9 @@ final class Cluster implements AutoCloseable {
   @Override
   public void close() throws Exception {
     stopInstances();
+    for (Balancer link : databaseLinks.values()) {
+      link.close();
+    }
     provider.close();
     mail.close();
     dropDatabases();

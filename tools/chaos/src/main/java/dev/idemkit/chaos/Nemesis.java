@@ -9,7 +9,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -42,14 +44,11 @@ final class Nemesis implements Runnable {
   private final Cluster cluster;
   private final History history;
   private final Duration interval;
+  private final Duration requestTimeout;
   private final Random random;
   private final List<String> actions;
   private volatile boolean stopped;
-  final AtomicInteger kills = new AtomicInteger();
-  final AtomicInteger pauses = new AtomicInteger();
-  final AtomicInteger terminations = new AtomicInteger();
-  final AtomicInteger stalls = new AtomicInteger();
-  final AtomicInteger failovers = new AtomicInteger();
+  private final Map<String, AtomicInteger> done = new LinkedHashMap<>();
   private final List<Thread> restarts = new CopyOnWriteArrayList<>();
 
   /**
@@ -62,17 +61,58 @@ final class Nemesis implements Runnable {
   static final List<String> DEFAULT_ACTIONS =
       List.of("pause", "terminate-connections", "kill", "stall-consumers");
 
-  /** Every fault the nemesis knows; {@code failover} needs a {@link ReplicatedPostgres}. */
+  /**
+   * Every fault the nemesis knows. {@code failover} needs a standby, {@code freeze-database} a
+   * database server of the run's own ({@link ReplicatedPostgres}), {@code skew-clocks} {@code
+   * libfaketime} ({@link Cluster#findLibfaketime}).
+   */
   static final List<String> ACTIONS =
-      List.of("pause", "terminate-connections", "kill", "stall-consumers", "failover");
+      List.of(
+          "pause",
+          "terminate-connections",
+          "kill",
+          "stall-consumers",
+          "failover",
+          "freeze-database",
+          "cut-network",
+          "skew-clocks",
+          "kill-during-shutdown");
 
-  /** A nemesis cycling through {@code actions} (of {@link #ACTIONS}). */
-  Nemesis(Cluster cluster, History history, Duration interval, long seed, List<String> actions) {
+  /**
+   * A nemesis cycling through {@code actions} (of {@link #ACTIONS}); a fault that must outlast a
+   * client's request (a frozen database, a cut network) lasts longer than {@code requestTimeout}.
+   */
+  Nemesis(
+      Cluster cluster,
+      History history,
+      Duration interval,
+      Duration requestTimeout,
+      long seed,
+      List<String> actions) {
     this.cluster = cluster;
     this.history = history;
     this.interval = interval;
+    this.requestTimeout = requestTimeout;
     this.random = new Random(seed);
     this.actions = List.copyOf(actions);
+    ACTIONS.forEach(action -> done.put(action, new AtomicInteger()));
+  }
+
+  /** How many times {@code action} (of {@link #ACTIONS}) was done so far. */
+  int count(String action) {
+    return done.get(action).get();
+  }
+
+  /** Every action of {@link #ACTIONS} with how many times it was done so far. */
+  Map<String, Integer> counts() {
+    Map<String, Integer> counts = new LinkedHashMap<>();
+    done.forEach((action, n) -> counts.put(action, n.get()));
+    return counts;
+  }
+
+  /** Counts {@code action} as done (also for tests). */
+  void did(String action) {
+    done.get(action).incrementAndGet();
   }
 
   void stop() {
@@ -89,15 +129,19 @@ final class Nemesis implements Runnable {
       }
       String action = actions.get(round++ % actions.size());
       try {
-        boolean done =
+        boolean acted =
             switch (action) {
               case "kill" -> kill();
               case "pause" -> pause();
               case "stall-consumers" -> stallConsumers();
               case "failover" -> failOver();
+              case "freeze-database" -> freezeDatabase();
+              case "cut-network" -> cutNetwork();
+              case "skew-clocks" -> skewClocks();
+              case "kill-during-shutdown" -> killDuringShutdown();
               default -> terminateConnections();
             };
-        if (!done) {
+        if (!acted) {
           // No instance can be spared now (one is starting or paused), or no standby is ready.
           terminateConnections();
         }
@@ -128,14 +172,51 @@ final class Nemesis implements Runnable {
     history.add("invoke", "nemesis", "kill", History.value("instance", victim.name));
     victim.starting = true;
     victim.process.destroyForcibly().waitFor(); // SIGKILL: no shutdown hooks, no graceful close
-    kills.incrementAndGet();
+    did("kill");
     history.add("info", "nemesis", "kill", History.value("instance", victim.name));
+    restartLater(victim);
+    return true;
+  }
+
+  /**
+   * Stops an instance as a deployment does ({@code SIGTERM}: the service stops taking requests,
+   * finishes those it has and stops its workers), and kills it ({@code kill -9}) while it does, as
+   * a supervisor whose grace period ran out would; then starts it again like {@link #kill}.
+   */
+  private boolean killDuringShutdown() throws Exception {
+    Instance victim = victim();
+    if (victim == null) {
+      return false;
+    }
+    long millis = 200 + random.nextInt(1300);
+    history.add(
+        "invoke",
+        "nemesis",
+        "kill-during-shutdown",
+        History.value("instance", victim.name, "millis", millis));
+    victim.starting = true;
+    victim.signal("TERM");
+    sleep(millis);
+    boolean stillStopping = victim.process.isAlive();
+    victim.process.destroyForcibly().waitFor();
+    did("kill-during-shutdown");
+    history.add(
+        "info",
+        "nemesis",
+        "kill-during-shutdown",
+        History.value("instance", victim.name, "killed-while-stopping", stillStopping));
+    restartLater(victim);
+    return true;
+  }
+
+  /** Starts a killed instance again in a thread of its own, like a supervisor. */
+  private void restartLater(Instance victim) {
     Thread restart =
         new Thread(
             () -> {
               try {
-                // Like a supervisor: a start that dies (e.g. its migration's connection was
-                // terminated by this nemesis) is tried again.
+                // A start that dies (e.g. its migration's connection was terminated by this
+                // nemesis) is tried again.
                 for (int attempt = 1; attempt <= 5; attempt++) {
                   sleep(1000);
                   history.add("invoke", RESTARTS, "start", History.value("instance", victim.name));
@@ -159,7 +240,6 @@ final class Nemesis implements Runnable {
             "chaos-restart-" + victim.name);
     restarts.add(restart);
     restart.start();
-    return true;
   }
 
   private boolean pause() throws Exception {
@@ -172,7 +252,7 @@ final class Nemesis implements Runnable {
         "invoke", "nemesis", "pause", History.value("instance", victim.name, "millis", millis));
     victim.paused = true;
     victim.signal("STOP");
-    pauses.incrementAndGet();
+    did("pause");
     sleep(millis);
     victim.signal("CONT");
     victim.paused = false;
@@ -184,8 +264,10 @@ final class Nemesis implements Runnable {
   /**
    * Fails the payments database over: {@code kill -9} of the primary's server processes, the
    * standby promoted, then, in the background like a restart, the old primary rebuilt as the new
-   * standby (a fresh base backup, done once it streams). Not possible while the last failover's
-   * standby is being rebuilt, nor after a rebuild failed.
+   * standby (a fresh base backup, done once it streams). An asynchronous standby first falls behind
+   * for 2–4 s (its WAL receiver stopped), as one does under load or on a slow link, and what it had
+   * not received is lost with the primary: what asynchronous replication risks. Not possible while
+   * the last failover's standby is being rebuilt, nor after a rebuild failed.
    */
   private boolean failOver() {
     ReplicatedPostgres db = cluster.replicated().orElseThrow();
@@ -195,10 +277,22 @@ final class Nemesis implements Runnable {
     Node old = db.primary();
     Node standby = db.standbys().get(0);
     Replication replication = db.replication(standby);
-    history.add("invoke", "nemesis", "failover", History.value("replication", replication));
+    long lagMillis = replication == Replication.ASYNCHRONOUS ? 2000 + random.nextInt(2000) : 0;
+    history.add(
+        "invoke",
+        "nemesis",
+        "failover",
+        History.value("replication", replication, "lag-millis", lagMillis));
+    if (lagMillis > 0) {
+      db.stopReceiving(standby);
+      sleep(lagMillis);
+    }
     db.killPrimary();
+    if (lagMillis > 0) {
+      db.discardUnreceived(standby);
+    }
     db.promote(standby);
-    failovers.incrementAndGet();
+    did("failover");
     rebuilding.set(true);
     history.add("info", "nemesis", "failover", History.value("promoted", true));
     Thread rebuild =
@@ -222,6 +316,80 @@ final class Nemesis implements Runnable {
     return true;
   }
 
+  /** Longer than a client's request: the fault is seen as requests that time out. */
+  private long outlastingRequests() {
+    return requestTimeout.toMillis() + 1000 + random.nextInt(3000);
+  }
+
+  /**
+   * Freezes the payments database's primary ({@code SIGSTOP} of all its server processes) for
+   * longer than a client's request, then lets it go on: connections stay open and nothing answers,
+   * the way a hung machine or storage looks. Not while a standby is being rebuilt from it.
+   */
+  private boolean freezeDatabase() {
+    ReplicatedPostgres db = cluster.replicated().orElseThrow();
+    if (rebuilding.get()) {
+      return false;
+    }
+    long millis = outlastingRequests();
+    history.add("invoke", "nemesis", "freeze-database", History.value("millis", millis));
+    db.freezePrimary();
+    did("freeze-database");
+    try {
+      sleep(millis);
+    } finally {
+      db.thawPrimary();
+    }
+    history.add("info", "nemesis", "freeze-database", History.value("millis", millis));
+    return true;
+  }
+
+  /**
+   * Cuts the network between the instances and the payments database for longer than a client's
+   * request: no byte goes either way and nothing is closed; then mends it.
+   */
+  private boolean cutNetwork() {
+    long millis = outlastingRequests();
+    history.add("invoke", "nemesis", "cut-network", History.value("millis", millis));
+    cluster.cutDatabaseNetwork();
+    did("cut-network");
+    try {
+      sleep(millis);
+    } finally {
+      cluster.healDatabaseNetwork();
+    }
+    history.add("info", "nemesis", "cut-network", History.value("millis", millis));
+    return true;
+  }
+
+  /**
+   * Steps the instances' clocks apart, one 2–6 minutes ahead and the other 2–6 minutes behind, for
+   * longer than a lease, then back: leases and expiry follow the database's clock, so nothing may
+   * change.
+   */
+  private boolean skewClocks() throws Exception {
+    List<Instance> all = cluster.instances();
+    long millis = 8000 + random.nextInt(4000);
+    Map<String, Object> offsets = new LinkedHashMap<>();
+    for (int i = 0; i < all.size(); i++) {
+      Duration offset = Duration.ofSeconds((i % 2 == 0 ? 1 : -1) * (120 + random.nextInt(240)));
+      all.get(i).skewClock(offset);
+      offsets.put(all.get(i).name, offset.toString());
+    }
+    offsets.put("millis", millis);
+    history.add("invoke", "nemesis", "skew-clocks", offsets);
+    did("skew-clocks");
+    try {
+      sleep(millis);
+    } finally {
+      for (Instance i : all) {
+        i.skewClock(Duration.ZERO);
+      }
+    }
+    history.add("info", "nemesis", "skew-clocks", History.value("millis", millis));
+    return true;
+  }
+
   private boolean terminateConnections() throws Exception {
     history.add("invoke", "nemesis", "terminate-connections", History.value());
     int n = 0;
@@ -237,7 +405,7 @@ final class Nemesis implements Runnable {
         }
       }
     }
-    terminations.incrementAndGet();
+    did("terminate-connections");
     history.add("info", "nemesis", "terminate-connections", History.value("backends", n));
     return true;
   }
@@ -254,7 +422,7 @@ final class Nemesis implements Runnable {
       try (Statement s = c.createStatement()) {
         s.execute("set local lock_timeout = '2s'");
         s.execute("lock table idemkit_inbox in exclusive mode");
-        stalls.incrementAndGet();
+        did("stall-consumers");
         sleep(millis);
       } finally {
         c.rollback();

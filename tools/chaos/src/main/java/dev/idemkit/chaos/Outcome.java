@@ -9,16 +9,15 @@ import java.util.Optional;
 import java.util.StringJoiner;
 
 /**
- * What a finished run found: the accounting's verdict, what the nemesis did, what did not drain,
- * and where the files are; with the {@code RESULT} line scripts read and the exit status.
+ * What a finished run found: the accounting's verdict, what the nemesis did (each of {@link
+ * Nemesis#ACTIONS} with its count), the answers with a server error (a 5xx other than 503, {@link
+ * Cluster#serverErrors}), what did not drain, and where the files are; with the {@code RESULT} line
+ * scripts read and the exit status.
  */
 record Outcome(
     Accounting.Result accounting,
-    int kills,
-    int pauses,
-    int terminations,
-    int stalls,
-    int failovers,
+    Map<String, Integer> nemesis,
+    List<String> serverErrors,
     List<String> undrained,
     Path history,
     Path edn,
@@ -34,7 +33,7 @@ record Outcome(
     fields.put("ledger", ledgerConserved() ? "conserved" : "violated");
     fields.putAll(nemesisActions());
     fields.put("drained", undrained.isEmpty());
-    fields.put("valid", accounting.valid());
+    fields.put("valid", valid());
     fields.put("conclusive", inconclusive().isEmpty());
     fields.putAll(appended());
     StringJoiner line = new StringJoiner(" ", "RESULT ", "");
@@ -66,18 +65,33 @@ record Outcome(
   Map<String, Integer> appended() {
     Map<String, Integer> appended = new LinkedHashMap<>();
     appended.put("changed_answers", accounting.changedAnswers());
-    appended.put("failovers", failovers);
+    appended.put("failovers", count("failover"));
+    appended.put("freezes", count("freeze-database"));
+    appended.put("network_cuts", count("cut-network"));
+    appended.put("clock_skews", count("skew-clocks"));
+    appended.put("shutdown_kills", count("kill-during-shutdown"));
+    appended.put("server_errors", serverErrors.size());
     return appended;
   }
 
-  /** What the nemesis did, by name. */
+  /** The first four of the nemesis's actions, by the names the RESULT line gives them. */
   Map<String, Integer> nemesisActions() {
     Map<String, Integer> actions = new LinkedHashMap<>();
-    actions.put("kills", kills);
-    actions.put("pauses", pauses);
-    actions.put("terminations", terminations);
-    actions.put("stalls", stalls);
+    actions.put("kills", count("kill"));
+    actions.put("pauses", count("pause"));
+    actions.put("terminations", count("terminate-connections"));
+    actions.put("stalls", count("stall-consumers"));
     return actions;
+  }
+
+  /** How many times the nemesis did {@code action}. */
+  int count(String action) {
+    return nemesis.getOrDefault(action, 0);
+  }
+
+  /** Whether the run holds: the accounting's verdict, and no server error answered. */
+  boolean valid() {
+    return accounting.valid() && serverErrors.isEmpty();
   }
 
   boolean ledgerConserved() {
@@ -120,6 +134,15 @@ record Outcome(
    */
   int exitStatus(PrintStream err) {
     Accounting.Result a = accounting;
+    if (a.valid() && !serverErrors.isEmpty()) {
+      err.println(
+          "chaos: the service answered "
+              + serverErrors.size()
+              + " requests with a server error (5xx other than 503; the first: "
+              + serverErrors.get(0)
+              + "); a fault must be answered 503 with Retry-After or time out (exit status 1)");
+      return 1;
+    }
     if (!a.valid()) {
       err.println(
           "chaos: the accounting failed: "

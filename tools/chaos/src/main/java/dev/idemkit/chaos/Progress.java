@@ -73,10 +73,6 @@ final class Progress {
         fail,
         info,
         invoked - answered,
-        Report.nemesis(
-            nemesis.kills.get(),
-            nemesis.pauses.get(),
-            nemesis.terminations.get(),
-            nemesis.stalls.get()));
+        Report.nemesis(nemesis.counts()));
   }
 }

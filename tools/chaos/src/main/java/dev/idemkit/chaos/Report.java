@@ -1,6 +1,9 @@
 package dev.idemkit.chaos;
 
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
+import java.util.StringJoiner;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -42,14 +45,10 @@ final class Report {
         s,
         "  answers: %d changed (each stored answer asked for again after the drain)",
         a.changedAnswers());
-    line(s, "  nemesis: %s", nemesis(o.kills(), o.pauses(), o.terminations(), o.stalls()));
-    if (config.replication().isPresent()) {
-      line(
-          s,
-          "  database: %s, %d failovers (kill -9 of the primary, the standby promoted)",
-          config.database(),
-          o.failovers());
-    }
+    line(s, "  nemesis: %s", nemesis(o.nemesis()));
+    line(s, "  database: %s", config.database());
+    line(s, "  server errors: %d answers with a 5xx other than 503", o.serverErrors().size());
+    o.serverErrors().stream().limit(ANOMALIES_SHOWN).forEach(x -> line(s, "  ! %s", x));
     line(s, "  faults: %s", ChaosRun.FAULT_SUMMARY);
     line(
         s,
@@ -64,15 +63,35 @@ final class Report {
     return s.append(o.resultLine()).toString();
   }
 
-  /** What the nemesis did, as the summary and the progress lines say it. */
-  static String nemesis(int kills, int pauses, int terminations, int stalls) {
-    return String.format(
-        Locale.ROOT,
-        "%d kill -9, %d SIGSTOP/SIGCONT, %d pg_terminate_backend, %d consumer stalls",
-        kills,
-        pauses,
-        terminations,
-        stalls);
+  /** What each of {@link Nemesis#ACTIONS} does, as the summary and the progress lines say it. */
+  private static final Map<String, String> DONE = new LinkedHashMap<>();
+
+  static {
+    DONE.put("kill", "kill -9");
+    DONE.put("pause", "SIGSTOP/SIGCONT");
+    DONE.put("terminate-connections", "pg_terminate_backend");
+    DONE.put("stall-consumers", "consumer stalls");
+    DONE.put("failover", "failovers");
+    DONE.put("freeze-database", "database freezes");
+    DONE.put("cut-network", "network cuts");
+    DONE.put("skew-clocks", "clock skews");
+    DONE.put("kill-during-shutdown", "kill -9 during shutdown");
+  }
+
+  /**
+   * What the nemesis did, as the summary and the progress lines say it: the four faults every run
+   * has by default, then any other it did.
+   */
+  static String nemesis(Map<String, Integer> counts) {
+    StringJoiner said = new StringJoiner(", ");
+    DONE.forEach(
+        (action, done) -> {
+          int n = counts.getOrDefault(action, 0);
+          if (n > 0 || Nemesis.DEFAULT_ACTIONS.contains(action)) {
+            said.add(n + " " + done);
+          }
+        });
+    return said.toString();
   }
 
   /** The JSON report, one object on one line: the run's settings, counts, faults and anomalies. */
@@ -91,12 +110,14 @@ final class Report {
         .put("faults", ChaosRun.FAULT_SUMMARY)
         .putPOJO("undrained", o.undrained())
         .put("ledger", a.ledger().summary())
-        .put("valid", a.valid())
+        .put("valid", o.valid())
         .put("conclusive", o.inconclusive().isEmpty())
         .putPOJO("anomalies", a.anomalies())
         .put("changedAnswers", a.changedAnswers())
         .put("database", config.database())
-        .put("failovers", o.failovers());
+        .put("failovers", o.count("failover"))
+        .putPOJO("nemesisActions", o.nemesis())
+        .putPOJO("serverErrors", o.serverErrors());
     return Json.write(report) + System.lineSeparator();
   }
 

@@ -32,7 +32,7 @@ class FailoverIT {
     ChaosRun.Config config =
         ChaosRun.Config.defaults(ChaosIT.serviceJar(), out)
             .withDuration(duration)
-            .withFailovers("replicated-sync", List.of("failover", "terminate-connections"));
+            .withFaults("replicated-sync", List.of("failover", "terminate-connections"));
 
     Outcome outcome;
     try (Cluster cluster =
@@ -45,7 +45,8 @@ class FailoverIT {
     }
 
     Accounting.Result a = outcome.accounting();
-    assertThat(outcome.failovers()).as("failovers").isGreaterThanOrEqualTo(2);
+    assertThat(outcome.count("failover")).as("failovers").isGreaterThanOrEqualTo(2);
+    assertThat(outcome.serverErrors()).as("answers 5xx other than 503").isEmpty();
     assertThat(a.anomalies()).isEmpty();
     assertThat(a.lost()).isZero();
     assertThat(a.duplicated()).isZero();
@@ -53,6 +54,6 @@ class FailoverIT {
     assertThat(a.changedAnswers()).isZero();
     assertThat(outcome.undrained()).isEmpty();
     assertThat(a.ok()).as("work got done").isGreaterThan(20);
-    assertThat(outcome.resultLine()).endsWith(" failovers=" + outcome.failovers());
+    assertThat(outcome.resultLine()).contains(" failovers=" + outcome.count("failover") + " ");
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -16,7 +17,8 @@ class ProgressTest {
   @TempDir Path dir;
 
   @Test
-  void theProgressLineCountsTheClientsOperationsAndTheNemesisActions() throws Exception {
+  void theProgressLineCountsTheClientsOperationsAndTheNemesisActionsWithFailovers()
+      throws Exception {
     try (History history = new History(dir.resolve("history.jsonl"))) {
       for (int p = 0; p < 4; p++) {
         history.add("invoke", p, "create-payment", History.value("op", "op-" + p));
@@ -28,15 +30,24 @@ class ProgressTest {
       history.add("invoke", "nemesis", "kill", History.value("instance", "a"));
       history.add("info", "nemesis", "kill", History.value("instance", "a"));
       Nemesis nemesis =
-          new Nemesis(null, history, Duration.ofSeconds(6), 1, Nemesis.DEFAULT_ACTIONS);
-      nemesis.kills.incrementAndGet();
-      nemesis.terminations.addAndGet(2);
+          new Nemesis(
+              null,
+              history,
+              Duration.ofSeconds(6),
+              Duration.ofSeconds(3),
+              1,
+              List.of("kill", "terminate-connections", "failover"));
+      nemesis.did("kill");
+      nemesis.did("terminate-connections");
+      nemesis.did("terminate-connections");
+      nemesis.did("failover");
 
       assertThat(
               Progress.line(Duration.ofSeconds(20), Duration.ofSeconds(45), history.ops(), nemesis))
           .isEqualTo(
               "20 s of 45 s: 3 operations answered (ok 2, fail 1, info 0), 1 running; nemesis: 1"
-                  + " kill -9, 0 SIGSTOP/SIGCONT, 2 pg_terminate_backend, 0 consumer stalls");
+                  + " kill -9, 0 SIGSTOP/SIGCONT, 2 pg_terminate_backend, 0 consumer stalls,"
+                  + " 1 failovers");
       // A tick a little after the deadline says no more than the duration.
       assertThat(
               Progress.line(Duration.ofSeconds(47), Duration.ofSeconds(45), history.ops(), nemesis))

@@ -42,11 +42,8 @@ class ReportTest {
             0);
     return new Outcome(
         a,
-        0,
-        0,
-        0,
-        0,
-        0,
+        Map.of(),
+        List.of(),
         undrained,
         Path.of("/tmp/out/history-t.jsonl"),
         Path.of("/tmp/out/history-t.edn"),
@@ -65,6 +62,8 @@ class ReportTest {
               receipts: 96 completed payments with one receipt row and one mail delivered
               answers: 0 changed (each stored answer asked for again after the drain)
               nemesis: 0 kill -9, 0 SIGSTOP/SIGCONT, 0 pg_terminate_backend, 0 consumer stalls
+              database: single
+              server errors: 0 answers with a 5xx other than 503
               faults: provider {LATENCY=0.2, ERROR_BEFORE_CHARGE=0.05, DECLINE=0.05, \
             DROP_AFTER_CHARGE=0.05, TIMEOUT_AFTER_CHARGE=0.05}; mail simulator \
             drop-after-accept:0.05,unavailable:0.05; events lost-ack 0.05, consumer-failure 0.05
@@ -75,7 +74,8 @@ class ReportTest {
               report: /tmp/out/report-t.json
             RESULT operations=137 ok=132 fail=5 info=0 lost=0 duplicated=0 unexpected=0 \
             recovered=0 unresolved=0 receipts=96 ledger=conserved kills=0 pauses=0 terminations=0 \
-            stalls=0 drained=true valid=true conclusive=true changed_answers=0 failovers=0"""
+            stalls=0 drained=true valid=true conclusive=true changed_answers=0 failovers=0 freezes=0 \
+            network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0"""
                 .formatted(LEDGER));
   }
 
@@ -91,7 +91,8 @@ class ReportTest {
             DROP_AFTER_CHARGE=0.05, TIMEOUT_AFTER_CHARGE=0.05}; mail simulator \
             drop-after-accept:0.05,unavailable:0.05; events lost-ack 0.05, consumer-failure 0.05",\
             "undrained":[],"ledger":"%s","valid":true,"conclusive":true,"anomalies":[],\
-            "changedAnswers":0,"database":"single","failovers":0}
+            "changedAnswers":0,"database":"single","failovers":0,"nemesisActions":{},\
+            "serverErrors":[]}
             """
                 .formatted(LEDGER));
   }

@@ -118,12 +118,24 @@ class UsageTest {
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--broken-store", "typo"}))
         .hasMessageContaining("find-then-insert or late-owner-overwrites");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--database", "replicated"}))
-        .hasMessageContaining("single, replicated-sync or replicated-async");
+        .hasMessageContaining("single, own, replicated-sync or replicated-async");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis-actions", "kill,flood"}))
         .hasMessageContaining("--nemesis-actions takes faults among pause,");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis-actions", "failover"}))
         .hasMessage(
             "--nemesis-actions failover needs --database replicated-sync or replicated-async");
+    assertThatThrownBy(
+            () ->
+                ChaosRun.runMain(
+                    new String[] {"--nemesis-actions", "kill,failover", "--database", "own"}))
+        .hasMessage(
+            "--nemesis-actions failover needs --database replicated-sync or replicated-async");
+    assertThatThrownBy(
+            () ->
+                ChaosRun.runMain(new String[] {"--nemesis-actions", "cut-network,freeze-database"}))
+        .hasMessage(
+            "--nemesis-actions freeze-database needs the payments database on a server of the"
+                + " run's own: --database own, replicated-sync or replicated-async");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis", "yes"}))
         .hasMessageContaining("true or false");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--frobnicate", "1"}))

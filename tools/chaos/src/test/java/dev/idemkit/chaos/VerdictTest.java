@@ -84,9 +84,13 @@ class VerdictTest {
   void theResultLineSaysWhetherTheRunIsConclusive() {
     assertThat(outcome(result(0, 40, 3, 0)).resultLine())
         .startsWith("RESULT operations=43 ok=0 fail=40 info=3 ")
-        .endsWith(" valid=true conclusive=false changed_answers=0 failovers=0");
+        .endsWith(
+            " valid=true conclusive=false changed_answers=0 failovers=0 freezes=0"
+                + " network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0");
     assertThat(outcome(result(30, 2, 1, 0)).resultLine())
-        .endsWith(" valid=true conclusive=true changed_answers=0 failovers=0");
+        .endsWith(
+            " valid=true conclusive=true changed_answers=0 failovers=0 freezes=0"
+                + " network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0");
   }
 
   /**
@@ -104,9 +108,33 @@ class VerdictTest {
         .contains("the drain did not finish within 60 s (left: outbox unsent 12)")
         .contains("(exit status 2)");
     assertThat(undrained.resultLine())
-        .endsWith(" drained=false valid=true conclusive=false changed_answers=0 failovers=0");
+        .endsWith(
+            " drained=false valid=true conclusive=false changed_answers=0 failovers=0 freezes=0"
+                + " network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0");
     // An anomaly found in what was counted is still a finding.
     assertThat(status(outcome(result(30, 2, 1, 1), List.of("outbox unsent 12")))[0]).isEqualTo("1");
+  }
+
+  /**
+   * A fault must be answered 503 with Retry-After or time out: a 500 fails a run whose accounting
+   * holds, and says which answer it was.
+   */
+  @Test
+  void aServerErrorFailsARunWhoseAccountingHolds() {
+    Outcome withError =
+        outcome(
+            result(30, 2, 1, 0),
+            List.of(),
+            List.of("service-a-t-access.log: 2026-12-06T01:00:00.000 500 POST /v1/payments 12ms"));
+
+    String[] status = status(withError);
+
+    assertThat(status[0]).isEqualTo("1");
+    assertThat(status[1])
+        .contains("answered 1 requests with a server error")
+        .contains("500 POST /v1/payments")
+        .contains("(exit status 1)");
+    assertThat(withError.resultLine()).contains(" valid=false ").endsWith(" server_errors=1");
   }
 
   private static Outcome outcome(Accounting.Result a) {
@@ -114,7 +142,18 @@ class VerdictTest {
   }
 
   private static Outcome outcome(Accounting.Result a, List<String> undrained) {
+    return outcome(a, undrained, List.of());
+  }
+
+  private static Outcome outcome(
+      Accounting.Result a, List<String> undrained, List<String> serverErrors) {
     return new Outcome(
-        a, 0, 0, 0, 0, 0, undrained, Path.of("h.jsonl"), Path.of("h.edn"), Path.of("r.json"));
+        a,
+        Map.of(),
+        serverErrors,
+        undrained,
+        Path.of("h.jsonl"),
+        Path.of("h.edn"),
+        Path.of("r.json"));
   }
 }
