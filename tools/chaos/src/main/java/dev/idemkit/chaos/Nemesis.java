@@ -110,6 +110,11 @@ final class Nemesis implements Runnable {
     return counts;
   }
 
+  /** The faults it cycles through. */
+  List<String> actions() {
+    return actions;
+  }
+
   /** Counts {@code action} as done (also for tests). */
   void did(String action) {
     done.get(action).incrementAndGet();

@@ -73,6 +73,6 @@ final class Progress {
         fail,
         info,
         invoked - answered,
-        Report.nemesis(nemesis.counts()));
+        Report.nemesis(nemesis.counts(), nemesis.actions()));
   }
 }

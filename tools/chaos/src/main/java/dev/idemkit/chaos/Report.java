@@ -1,6 +1,7 @@
 package dev.idemkit.chaos;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.StringJoiner;
@@ -45,7 +46,7 @@ final class Report {
         s,
         "  answers: %d changed (each stored answer asked for again after the drain)",
         a.changedAnswers());
-    line(s, "  nemesis: %s", nemesis(o.nemesis()));
+    line(s, "  nemesis: %s", nemesis(o.nemesis(), config.nemesisActions()));
     line(s, "  database: %s", config.database());
     line(s, "  server errors: %d answers with a 5xx other than 503", o.serverErrors().size());
     o.serverErrors().stream().limit(ANOMALIES_SHOWN).forEach(x -> line(s, "  ! %s", x));
@@ -79,15 +80,16 @@ final class Report {
   }
 
   /**
-   * What the nemesis did, as the summary and the progress lines say it: the four faults every run
-   * has by default, then any other it did.
+   * What the nemesis did, as the summary and the progress lines say it: each fault it was given
+   * ({@code actions}), then any other it did (a fault it could not do now is replaced by cutting
+   * connections).
    */
-  static String nemesis(Map<String, Integer> counts) {
+  static String nemesis(Map<String, Integer> counts, List<String> actions) {
     StringJoiner said = new StringJoiner(", ");
     DONE.forEach(
         (action, done) -> {
           int n = counts.getOrDefault(action, 0);
-          if (n > 0 || Nemesis.DEFAULT_ACTIONS.contains(action)) {
+          if (n > 0 || actions.contains(action)) {
             said.add(n + " " + done);
           }
         });

@@ -46,8 +46,7 @@ class ProgressTest {
               Progress.line(Duration.ofSeconds(20), Duration.ofSeconds(45), history.ops(), nemesis))
           .isEqualTo(
               "20 s of 45 s: 3 operations answered (ok 2, fail 1, info 0), 1 running; nemesis: 1"
-                  + " kill -9, 0 SIGSTOP/SIGCONT, 2 pg_terminate_backend, 0 consumer stalls,"
-                  + " 1 failovers");
+                  + " kill -9, 2 pg_terminate_backend, 1 failovers");
       // A tick a little after the deadline says no more than the duration.
       assertThat(
               Progress.line(Duration.ofSeconds(47), Duration.ofSeconds(45), history.ops(), nemesis))
