@@ -50,9 +50,11 @@ import tools.jackson.databind.json.JsonMapper;
  * the instances reach over a multi-host URL), the provider simulator and the service's own mail
  * simulator, both with faults and both in this JVM (so that killing an instance never kills them),
  * and payments-service instances as separate processes ({@code java -jar}), so that the nemesis can
- * {@code kill -9} and {@code SIGSTOP} them. Every instance sends its receipt mails to the one mail
- * simulator ({@code payments.mail.url}) and runs its event flow with the service's fault injection
- * on ({@code payments.events.faults.*}).
+ * {@code kill -9} and {@code SIGSTOP} them. The instances reach the payments database through
+ * forwarders of the run's own, which the nemesis can cut; each instance writes every answer it
+ * gives to an access log ({@link #serverErrors}). Every instance sends its receipt mails to the one
+ * mail simulator ({@code payments.mail.url}) and runs its event flow with the service's fault
+ * injection on ({@code payments.events.faults.*}).
  */
 final class Cluster implements AutoCloseable {
 

@@ -20,13 +20,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Breaks things while the clients work, one fault at a time, always leaving one instance serving:
  * {@code kill -9} an instance and start it again (its relay, consumers and mail sender die with it,
- * mid-batch), fail the payments database over to its standby ({@code failover}, when it has one:
- * {@link ReplicatedPostgres}), pause one ({@code SIGSTOP}) past its lease and resume it ({@code
- * SIGCONT}), terminate the service's database connections ({@code pg_terminate_backend}), or stall
- * every consumer: hold the inbox table locked ({@code lock table idemkit_inbox in exclusive mode})
- * for 3–5 s, so that consumers, and the relays handing them events (the embedded transport delivers
- * inside the relay's round), wait with their batches open, while the clients go on creating
- * payments. Each action goes into the history as the nemesis process's {@code info}.
+ * mid-batch), pause one ({@code SIGSTOP}) past its lease and resume it ({@code SIGCONT}), terminate
+ * the service's database connections ({@code pg_terminate_backend}), or stall every consumer: hold
+ * the inbox table locked ({@code lock table idemkit_inbox in exclusive mode}) for 3–5 s, so that
+ * consumers, and the relays handing them events (the embedded transport delivers inside the relay's
+ * round), wait with their batches open, while the clients go on creating payments. Beyond these
+ * four: fail the payments database over to its standby ({@code failover}, {@link
+ * ReplicatedPostgres}), freeze it ({@code SIGSTOP} of its server), cut the network to it ({@link
+ * Cluster#cutDatabaseNetwork}), step the instances' clocks minutes apart ({@code libfaketime}), and
+ * kill an instance while it shuts down. Each action goes into the history as the nemesis process's
+ * {@code info}.
  *
  * <p>The service has no switch to stop one instance's relay or consumers alone; beyond the kills
  * and the stall, the run turns on the service's own event fault injection on every instance (lost
