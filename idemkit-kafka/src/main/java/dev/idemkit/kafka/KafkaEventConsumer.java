@@ -1,5 +1,6 @@
 package dev.idemkit.kafka;
 
+import dev.idemkit.jdbc.DatabaseClock;
 import dev.idemkit.outbox.EventEnvelope;
 import dev.idemkit.outbox.InboxConsumer;
 import dev.idemkit.outbox.MessageHandler;
@@ -99,7 +100,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
 
   private KafkaEventConsumer(Builder b) {
     this.name = b.name;
-    this.clock = b.clock;
+    this.clock = b.clock != null ? b.clock : DatabaseClock.of(b.dataSource);
     this.listener = b.kafkaListener;
     this.clientWrapper = b.clientWrapper;
     this.inbox =
@@ -108,7 +109,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
             .maxAttempts(b.maxAttempts)
             .retention(b.inboxRetention)
             .redeliveryHorizon(b.redeliveryHorizon)
-            .clock(b.clock)
+            .clock(clock)
             .listener(b.outboxListener)
             .build();
     this.consumerProperties = b.properties;
@@ -401,7 +402,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
     private Duration maxBackoff = Duration.ofSeconds(10);
     private Duration heldRetryInterval = Duration.ofSeconds(1);
     private Duration pollTimeout = Duration.ofMillis(200);
-    private Clock clock = Clock.systemUTC();
+    private Clock clock;
     private OutboxListener outboxListener = OutboxListener.NONE;
     private KafkaConsumerListener kafkaListener = KafkaConsumerListener.NONE;
     private UnaryOperator<Consumer<String, String>> clientWrapper = UnaryOperator.identity();
@@ -540,6 +541,10 @@ public final class KafkaEventConsumer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The clock for due times, marks and cut-offs (default: the database server's, {@link
+     * DatabaseClock}, so that instances whose clocks disagree agree on when a row is due).
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock);
       return this;

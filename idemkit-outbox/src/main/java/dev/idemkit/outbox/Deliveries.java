@@ -1,5 +1,6 @@
 package dev.idemkit.outbox;
 
+import dev.idemkit.jdbc.DatabaseClock;
 import dev.idemkit.jdbc.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -72,7 +73,7 @@ public final class Deliveries {
   }
 
   public static Deliveries create(DataSource dataSource) {
-    return new Deliveries(dataSource, Clock.systemUTC());
+    return new Deliveries(dataSource, DatabaseClock.of(dataSource));
   }
 
   public static Deliveries create(DataSource dataSource, Clock clock) {

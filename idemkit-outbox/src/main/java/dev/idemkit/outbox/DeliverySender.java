@@ -1,5 +1,6 @@
 package dev.idemkit.outbox;
 
+import dev.idemkit.jdbc.DatabaseClock;
 import dev.idemkit.jdbc.Transactions;
 import dev.idemkit.support.Backoff;
 import dev.idemkit.support.PollingWorker;
@@ -123,7 +124,7 @@ public final class DeliverySender implements AutoCloseable {
     this.dataSource = b.dataSource;
     this.channel = b.channel;
     this.receiver = b.receiver;
-    this.clock = b.clock;
+    this.clock = b.clock != null ? b.clock : DatabaseClock.of(b.dataSource);
     this.batchSize = b.batchSize;
     this.maxAttempts = b.maxAttempts;
     this.backoff = Backoff.exponential(b.initialBackoff, b.maxBackoff);
@@ -303,7 +304,7 @@ public final class DeliverySender implements AutoCloseable {
     private final DataSource dataSource;
     private final String channel;
     private final Receiver receiver;
-    private Clock clock = Clock.systemUTC();
+    private Clock clock;
     private int batchSize = 50;
     private int maxAttempts = 10;
     private Duration initialBackoff = Duration.ofSeconds(1);
@@ -319,6 +320,10 @@ public final class DeliverySender implements AutoCloseable {
       this.receiver = Objects.requireNonNull(receiver);
     }
 
+    /**
+     * The clock for due times, marks and cut-offs (default: the database server's, {@link
+     * DatabaseClock}, so that instances whose clocks disagree agree on when a row is due).
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock);
       return this;

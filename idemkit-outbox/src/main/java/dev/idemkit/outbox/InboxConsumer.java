@@ -1,5 +1,6 @@
 package dev.idemkit.outbox;
 
+import dev.idemkit.jdbc.DatabaseClock;
 import dev.idemkit.outbox.spi.MessageReceiver;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -67,7 +68,7 @@ public final class InboxConsumer implements MessageReceiver {
             b.handler,
             b.maxAttempts,
             b.retention,
-            b.clock,
+            b.clock != null ? b.clock : DatabaseClock.of(b.dataSource),
             b.listener,
             b.sequenceStart);
     InboxRows rows = new InboxRows(config);
@@ -210,7 +211,7 @@ public final class InboxConsumer implements MessageReceiver {
     private int maxAttempts = 5;
     private Duration retention = Duration.ofDays(14);
     private Duration redeliveryHorizon;
-    private Clock clock = Clock.systemUTC();
+    private Clock clock;
     private OutboxListener listener = OutboxListener.NONE;
     private SequenceStart sequenceStart;
 
@@ -244,6 +245,10 @@ public final class InboxConsumer implements MessageReceiver {
       return this;
     }
 
+    /**
+     * The clock for due times, marks and cut-offs (default: the database server's, {@link
+     * DatabaseClock}, so that instances whose clocks disagree agree on when a row is due).
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock);
       return this;

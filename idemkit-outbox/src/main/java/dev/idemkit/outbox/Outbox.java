@@ -1,5 +1,6 @@
 package dev.idemkit.outbox;
 
+import dev.idemkit.jdbc.DatabaseClock;
 import dev.idemkit.jdbc.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -127,14 +128,17 @@ public final class Outbox {
   /** Settings of an {@link Outbox}; each has a default. */
   public static final class Builder {
     private final DataSource dataSource;
-    private Clock clock = Clock.systemUTC();
+    private Clock clock;
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     }
 
-    /** The clock for occurred-at and re-queue times (default: system UTC). */
+    /**
+     * The clock for occurred-at and re-queue times (default: the database server's, {@link
+     * DatabaseClock}).
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
@@ -159,7 +163,8 @@ public final class Outbox {
      */
     public Outbox build() {
       Settings.atLeastOne("Outbox", "maxPayloadBytes", maxPayloadBytes);
-      return new Outbox(dataSource, clock, maxPayloadBytes);
+      return new Outbox(
+          dataSource, clock != null ? clock : DatabaseClock.of(dataSource), maxPayloadBytes);
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.idemkit.outbox;
 
+import dev.idemkit.jdbc.DatabaseClock;
 import dev.idemkit.jdbc.Transactions;
 import dev.idemkit.outbox.spi.EventTransport;
 import dev.idemkit.outbox.spi.TransportUnavailableException;
@@ -166,7 +167,7 @@ public final class OutboxRelay implements AutoCloseable {
   private OutboxRelay(Builder b) {
     this.dataSource = b.dataSource;
     this.transport = b.transport;
-    this.clock = b.clock;
+    this.clock = b.clock != null ? b.clock : DatabaseClock.of(b.dataSource);
     this.batchSize = b.batchSize;
     this.maxAttempts = b.maxAttempts;
     this.backoff = Backoff.exponential(b.initialBackoff, b.maxBackoff);
@@ -421,7 +422,7 @@ public final class OutboxRelay implements AutoCloseable {
   public static final class Builder {
     private final DataSource dataSource;
     private final EventTransport transport;
-    private Clock clock = Clock.systemUTC();
+    private Clock clock;
     private int batchSize = 200;
     private int maxAttempts = 10;
     private Duration initialBackoff = Duration.ofSeconds(1);
@@ -438,7 +439,10 @@ public final class OutboxRelay implements AutoCloseable {
       this.transport = Objects.requireNonNull(transport, "transport");
     }
 
-    /** The clock for due times, marks and retention (default: system UTC). */
+    /**
+     * The clock for due times, marks and retention (default: the database server's, {@link
+     * DatabaseClock}).
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock);
       return this;
