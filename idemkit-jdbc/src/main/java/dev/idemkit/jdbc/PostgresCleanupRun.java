@@ -22,13 +22,17 @@ import java.util.List;
 final class PostgresCleanupRun implements CleanupRun {
 
   /**
-   * One batch of dropping expired bodies. The walk reads {@code idemkit_record_body_cleanup_ix} in
-   * its own order ({@code expires_at}, only rows whose body is still there) and stops after {@code
-   * limit} rows: the time bound is a value fixed for the statement, not a join, so a batch costs
-   * what it drops however large the backlog. Every expired row is marked, body or not, so the walk
-   * never passes it again. The walk hands the update the rows' physical addresses ({@code ctid}),
-   * which stay put while the walk's {@code for update} lock holds them: each row is reached again
-   * directly, not by a second lookup in the primary key.
+   * One batch of dropping expired bodies, in one table: {@code %1$s} is the plain record table or
+   * one partition of a hash-partitioned one ({@link #WALKED_TABLES}), named whole, so that the
+   * {@code ctid} the walk hands the update is that table's (a {@code ctid} is an address within one
+   * table: the same one names a row in every partition). The walk reads {@code
+   * idemkit_record_body_cleanup_ix} (or the partition's part of it) in its own order ({@code
+   * expires_at}, only rows whose body is still there) and stops after {@code limit} rows: the time
+   * bound is a value fixed for the statement, not a join, so a batch costs what it drops however
+   * large the backlog. Every expired row is marked, body or not, so the walk never passes it again.
+   * The walk hands the update the rows' physical addresses ({@code ctid}), which stay put while the
+   * walk's {@code for update} lock holds them: each row is reached again directly, not by a second
+   * lookup in the primary key.
    *
    * <p>Live records past their window ({@code IN_PROGRESS} or {@code UNKNOWN_REQUIRES_RECOVERY}: an
    * owner that died and nobody retried, an outcome escalated to an operator) stay in the index and
@@ -81,8 +85,9 @@ final class PostgresCleanupRun implements CleanupRun {
 
   /**
    * One batch of deleting records whose body is dropped and whose metadata retention (counted from
-   * expiry) has passed, with their history, in one statement. Walks {@code
-   * idemkit_record_metadata_cleanup_ix} in its own order, like {@link #DROP_BODIES}.
+   * expiry) has passed, with their history, in one statement, in one table ({@code %1$s}, as in
+   * {@link #DROP_BODIES}). Walks {@code idemkit_record_metadata_cleanup_ix} in its own order, like
+   * {@link #DROP_BODIES}.
    */
   private static final String DELETE_METADATA =
       """
