@@ -86,7 +86,8 @@ sealed interface HeldWrite
         if (UNIQUE_VIOLATION.equals(s.getSQLState())
             && s instanceof PSQLException p
             && p.getServerErrorMessage() != null
-            && RECORD_KEY.equals(p.getServerErrorMessage().getConstraint())) {
+            && p.getServerErrorMessage().getConstraint() != null
+            && RECORD_KEY.matcher(p.getServerErrorMessage().getConstraint()).matches()) {
           throw new RecordExistsException(record().id());
         }
       }

@@ -40,6 +40,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
@@ -180,9 +181,10 @@ public final class PostgresIdempotencyStore
 
   /**
    * The primary key a second record of one key violates ({@link #INSERT_FINISHED}, {@link
-   * #INSERT_IN_PROGRESS}).
+   * #INSERT_IN_PROGRESS}): the table's, or on a hash-partitioned table ({@link RecordLayout}) its
+   * partition's, named after it (V19: {@code idemkit_record_p03_pk}).
    */
-  static final String RECORD_KEY = "idemkit_record_pk";
+  static final Pattern RECORD_KEY = Pattern.compile("idemkit_record(_p[0-9]+)?_pk");
 
   /** PostgreSQL's SQLSTATE for a unique violation. */
   static final String UNIQUE_VIOLATION = "23505";

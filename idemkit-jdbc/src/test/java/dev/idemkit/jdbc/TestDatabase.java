@@ -100,6 +100,16 @@ final class TestDatabase {
   }
 
   /**
+   * {@link #freshSchema(int)} with its record table in {@code layout}, and the contract's ledger
+   * table. Close it after use.
+   */
+  static IdemkitDatabase freshSchema(int poolSize, RecordLayout layout) {
+    IdemkitDatabase db = freshSchema(poolSize);
+    IdemkitSchema.migrate(db.dataSource(), layout);
+    return prepared(db);
+  }
+
+  /**
    * Another pool on the embedded server, at {@code url} (a schema of {@link #freshSchema}), logged
    * in as the application (the embedded server asks for passwords): another instance's.
    */

@@ -10,10 +10,10 @@ import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.jdbc.IdemkitDatabase;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
+import dev.idemkit.jdbc.RecordLayout;
 import dev.idemkit.spi.CleanupResult;
 import dev.idemkit.spi.CleanupRun;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -50,10 +50,13 @@ import javax.sql.DataSource;
  */
 public final class CleanupBenchmark {
 
-  /** The walk of one body-drop batch, as the store runs it (for EXPLAIN only). */
+  /**
+   * The walk of one body-drop batch, as the store runs it (for EXPLAIN only), on the record table
+   * or its first partition.
+   */
   private static final String BODY_WALK =
       """
-      select tenant, operation, idem_key from idemkit_record
+      select tenant, operation, idem_key from %s
       where body_dropped_at is null
         and expires_at <= coalesce(cast(null as timestamptz), statement_timestamp())
                           - 0 * interval '1 millisecond'
@@ -97,17 +100,16 @@ public final class CleanupBenchmark {
     int pauseMs = intArg(args, "--pause-ms", 20);
     boolean scattered = java.util.Arrays.asList(args).contains("--scattered");
     int rounds = intArg(args, "--rounds", 3);
-    String url = System.getenv("IDEMKIT_JDBC_URL");
+    RecordLayout layout = RecordLoad.layout(args);
     System.out.println("bench/cleanup: starting PostgreSQL ...");
-    try (IdemkitDatabase db =
-        url != null && !url.isBlank()
-            ? IdemkitDatabase.fromEnvironment(workers + 2)
-            : IdemkitDatabase.embedded(
-                Files.createTempDirectory("idemkit-bench-cleanup-pg"), workers + 2)) {
+    try (IdemkitDatabase server = RecordLoad.server("idemkit-bench-cleanup-pg");
+        IdemkitDatabase db =
+            RecordLoad.freshSchema(server, "idemkit_bench_cleanup", layout, workers + 2)) {
       System.out.printf(
-          "Database: %s; %,d records (20%% expired, %s); batch %d, pause %d ms; %d claim workers,"
-              + " %d rounds of %d s claims alone, then %d s beside cleanup%n%n",
+          "Database: %s; record table %s; %,d records (20%% expired, %s); batch %d, pause %d ms;"
+              + " %d claim workers, %d rounds of %d s claims alone, then %d s beside cleanup%n%n",
           db.description(),
+          layout,
           records,
           scattered ? "scattered over the table" : "in the order they were written",
           batch,
@@ -116,14 +118,22 @@ public final class CleanupBenchmark {
           rounds,
           seconds,
           seconds);
-      new CleanupBenchmark(
-              db.dataSource(), workers, batch, Duration.ofMillis(pauseMs), scattered, rounds)
-          .run(records, Duration.ofSeconds(seconds));
+      try {
+        new CleanupBenchmark(
+                db.dataSource(), workers, batch, Duration.ofMillis(pauseMs), scattered, rounds)
+            .run(records, Duration.ofSeconds(seconds));
+      } finally {
+        RecordLoad.dropSchema(db.dataSource());
+      }
     }
   }
 
   private void run(int records, Duration round) throws Exception {
-    load(records);
+    RecordLoad.load(dataSource, records, scattered);
+    System.out.printf("%,d expired%n", count("expires_at <= now()"));
+    long loadedBytes = RecordLoad.bytes(dataSource);
+    System.out.println("record table as loaded: " + RecordLoad.sizes(dataSource));
+    System.out.println();
     explain();
 
     // Warm the JIT and the claim path before anything is compared.
@@ -147,6 +157,9 @@ public final class CleanupBenchmark {
         deleteSeconds,
         deleted.recordsDeleted() / deleteSeconds,
         rowsPerSecond);
+    System.out.println("record table right after cleanup: " + RecordLoad.sizes(dataSource));
+    String vacuum = RecordLoad.vacuumed(dataSource, 300);
+    System.out.printf("after vacuum (%s): %s%n", vacuum, RecordLoad.sizes(dataSource));
 
     // Claims alone and claims beside paced cleanup, alternated round by round so that drift (the
     // JIT, the table's growth, the machine) hits both sides alike.
@@ -182,13 +195,28 @@ public final class CleanupBenchmark {
     }
     double ratio = besideSum / aloneSum;
     double cleanupBeside = cleanedSum / (double) (round.toSeconds() * rounds);
+
+    // No bloat left: once (auto)vacuum has caught up, as many new rows as cleanup removed fit in
+    // the space it freed, so the table (heap and indexes) ends about the size it was loaded at.
+    drain(Duration.ZERO, Duration.ZERO);
+    vacuum = RecordLoad.vacuumed(dataSource, 300);
+    System.out.printf(
+        "%nafter cleanup of the rest and vacuum (%s): %s%n", vacuum, RecordLoad.sizes(dataSource));
+    long removed = records - count("true");
+    RecordLoad.load(dataSource, records, scattered, records, (int) Math.max(0, removed));
+    long refilledBytes = RecordLoad.bytes(dataSource);
+    double refilled = refilledBytes / (double) loadedBytes;
+    System.out.printf(
+        "refilled with the %,d rows cleanup removed: %s%n  size / size as loaded = %.3f%n",
+        removed, RecordLoad.sizes(dataSource), refilled);
     System.out.printf(
         "cleanup rows/s = %.0f (target >= 20000); claims beside / alone = %.2f (target >= 0.80)%n",
         rowsPerSecond, ratio);
     System.out.printf(
         "RESULT cleanup_rows_per_s=%.0f claims_during_cleanup=%.2f claims_alone_per_s=%.0f"
-            + " claims_beside_per_s=%.0f cleanup_beside_rows_per_s=%.0f%n",
-        rowsPerSecond, ratio, aloneSum / rounds, besideSum / rounds, cleanupBeside);
+            + " claims_beside_per_s=%.0f cleanup_beside_rows_per_s=%.0f"
+            + " refilled_size_vs_loaded=%.3f%n",
+        rowsPerSecond, ratio, aloneSum / rounds, besideSum / rounds, cleanupBeside, refilled);
   }
 
   /** Claims for {@code length} while cleanup runs as the starter's worker runs it. */
@@ -238,64 +266,13 @@ public final class CleanupBenchmark {
     return new CleanupResult(dropped, deleted, batches);
   }
 
-  /**
-   * Realistic rows: 200 tenants, UUID keys, real-looking fingerprints, a ~400-byte JSON body with
-   * its headers and resource id, windows of 24 hours. By default the rows are written in the order
-   * a service writes them, over the last 30 hours: the oldest 20% have ended (over the last 6
-   * hours), and the table's physical order follows expiry, as it does in production where records
-   * are appended as time passes. {@code --scattered}: the worst case instead, every fifth row
-   * expired (over the last two days) wherever it lies, so that each row a batch drops is on a page
-   * of its own.
-   */
-  private void load(int records) throws Exception {
-    System.out.printf("loading %,d records ...%n", records);
-    long started = System.nanoTime();
-    int chunk = 100_000;
-    try (Connection c = dataSource.getConnection();
-        Statement s = c.createStatement()) {
-      for (int from = 0; from < records; from += chunk) {
-        int to = Math.min(records, from + chunk) - 1;
-        s.execute(
-            """
-            insert into idemkit_record (tenant, operation, idem_key, fingerprint, state,
-                fencing_token, locked_until, response_status, response_headers, response_body,
-                response_schema_version, resource_id, created_at, updated_at, expires_at)
-            select 'tenant_' || (g %% 200), 'create_payment', md5(g::text || random()::text),
-                'v1:sha256:' || md5(g::text) || md5(g::text || 'x'), 'COMPLETED', 1, t, 201,
-                '{"Content-Type":"application/json","Location":"/v1/payments/' || g || '"}',
-                convert_to(repeat('{"paymentId":"' || md5(g::text) || '","status":"COMPLETED"}',
-                    6), 'UTF8'),
-                1, 'pay_' || g, t, t, t + interval '24 hours'
-            from (select g, case
-                    when %b then now() - interval '30 hours'
-                        + (g::float8 / %d) * interval '30 hours' + random() * interval '1 second'
-                    when g %% 5 = 0
-                    then now() - interval '72 hours' + (random() * interval '48 hours')
-                    else now() - interval '24 hours' + (random() * interval '24 hours') + interval '1 minute'
-                  end as t
-                  from generate_series(%d, %d) g) x
-            """
-                .formatted(!scattered, records, from, to));
-        if ((to + 1) % 1_000_000 == 0 && to + 1 < records) {
-          System.out.printf(
-              "  %,d of %,d loaded (%.0f s)%n",
-              to + 1, records, (System.nanoTime() - started) / 1e9);
-        }
-      }
-      System.out.println("  vacuum analyze ...");
-      s.execute("vacuum analyze idemkit_record");
-    }
-    System.out.printf(
-        "loaded in %.1f s; %,d expired%n%n",
-        (System.nanoTime() - started) / 1e9, count("expires_at <= now()"));
-  }
-
   private void expireMore(int n) throws Exception {
     try (Connection c = dataSource.getConnection();
         Statement s = c.createStatement()) {
       s.execute(
-          "update idemkit_record set expires_at = now() - interval '1 minute' where ctid in"
-              + " (select ctid from idemkit_record where body_dropped_at is null"
+          "update idemkit_record set expires_at = now() - interval '1 minute'"
+              + " where (tableoid, ctid) in"
+              + " (select tableoid, ctid from idemkit_record where body_dropped_at is null"
               + " and expires_at > now() + interval '1 hour' limit "
               + n
               + ")");
@@ -308,8 +285,19 @@ public final class CleanupBenchmark {
     try (Connection c = dataSource.getConnection();
         Statement s = c.createStatement()) {
       c.setAutoCommit(false);
-      System.out.println("plan of one body-drop batch's walk (EXPLAIN ANALYZE, rolled back):");
-      try (ResultSet rs = s.executeQuery("explain (analyze, buffers) " + BODY_WALK)) {
+      System.out.println(
+          "plan of one body-drop batch's walk in one table (EXPLAIN ANALYZE, rolled back):");
+      String table;
+      try (ResultSet rs =
+          s.executeQuery(
+              "select coalesce((select inhrelid::regclass::text from pg_inherits"
+                  + " where inhparent = 'idemkit_record'::regclass order by 1 limit 1),"
+                  + " 'idemkit_record')")) {
+        rs.next();
+        table = rs.getString(1);
+      }
+      try (ResultSet rs =
+          s.executeQuery("explain (analyze, buffers) " + BODY_WALK.formatted(table))) {
         while (rs.next()) {
           System.out.println("  " + rs.getString(1));
         }

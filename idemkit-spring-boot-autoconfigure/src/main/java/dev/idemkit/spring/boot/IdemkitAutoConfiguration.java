@@ -8,6 +8,7 @@ import dev.idemkit.RecoverySchedule;
 import dev.idemkit.jdbc.IdemkitSchema;
 import dev.idemkit.jdbc.JdbcTransactions;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
+import dev.idemkit.jdbc.RecordLayout;
 import dev.idemkit.spi.IdempotencyListener;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spring.boot.IdemkitProperties.ReplicationCheckMode;
@@ -80,8 +81,9 @@ public class IdemkitAutoConfiguration {
   @ConditionalOnMissingBean
   @DependsOnDatabaseInitialization
   @ConditionalOnProperty(prefix = "idemkit", name = "migrate-schema", matchIfMissing = true)
-  public IdemkitSchemaInitializer idemkitSchemaInitializer(DataSource dataSource) {
-    return new IdemkitSchemaInitializer(dataSource);
+  public IdemkitSchemaInitializer idemkitSchemaInitializer(
+      DataSource dataSource, IdemkitProperties properties) {
+    return new IdemkitSchemaInitializer(dataSource, properties.getStore().recordLayout());
   }
 
   /**
@@ -92,8 +94,9 @@ public class IdemkitAutoConfiguration {
   @ConditionalOnMissingBean({IdemkitSchemaInitializer.class, IdemkitSchemaCheck.class})
   @DependsOnDatabaseInitialization
   @ConditionalOnProperty(prefix = "idemkit", name = "migrate-schema", havingValue = "false")
-  public IdemkitSchemaCheck idemkitSchemaCheck(DataSource dataSource) {
-    return new IdemkitSchemaCheck(dataSource);
+  public IdemkitSchemaCheck idemkitSchemaCheck(
+      DataSource dataSource, IdemkitProperties properties) {
+    return new IdemkitSchemaCheck(dataSource, properties.getStore().recordLayout());
   }
 
   /**
@@ -160,17 +163,31 @@ public class IdemkitAutoConfiguration {
     }
   }
 
-  /** Checks, at start-up, that the schema the application applied itself is there and current. */
+  /**
+   * Checks, at start-up, that the schema the application applied itself is there and current, and
+   * that the record table has the configured layout (if one is).
+   */
   public static final class IdemkitSchemaCheck implements InitializingBean {
     private final DataSource dataSource;
+    private final RecordLayout layout;
 
     public IdemkitSchemaCheck(DataSource dataSource) {
+      this(dataSource, null);
+    }
+
+    /** {@code layout}: the record table's expected layout; null: any. */
+    public IdemkitSchemaCheck(DataSource dataSource, RecordLayout layout) {
       this.dataSource = dataSource;
+      this.layout = layout;
     }
 
     @Override
     public void afterPropertiesSet() {
-      IdemkitSchema.requireCurrent(dataSource);
+      if (layout == null) {
+        IdemkitSchema.requireCurrent(dataSource);
+      } else {
+        IdemkitSchema.requireCurrent(dataSource, layout);
+      }
     }
   }
 
@@ -209,17 +226,30 @@ public class IdemkitAutoConfiguration {
     }
   }
 
-  /** Runs Idemkit's migrations once, at start-up. */
+  /**
+   * Runs Idemkit's migrations once, at start-up, making a new record table in the configured layout
+   * (if one is).
+   */
   public static final class IdemkitSchemaInitializer implements InitializingBean {
     private final DataSource dataSource;
+    private final RecordLayout layout;
 
     public IdemkitSchemaInitializer(DataSource dataSource) {
+      this(dataSource, null);
+    }
+
+    /** {@code layout}: the record table's layout; null: the one it has, plain for a new one. */
+    public IdemkitSchemaInitializer(DataSource dataSource, RecordLayout layout) {
       this.dataSource = dataSource;
+      this.layout = layout;
     }
 
     @Override
     public void afterPropertiesSet() {
-      int applied = IdemkitSchema.migrate(dataSource);
+      int applied =
+          layout == null
+              ? IdemkitSchema.migrate(dataSource)
+              : IdemkitSchema.migrate(dataSource, layout);
       if (applied > 0) {
         log.info("Applied {} Idemkit schema migration(s)", applied);
       }

@@ -1,5 +1,6 @@
 package dev.idemkit.spring.boot;
 
+import dev.idemkit.jdbc.RecordLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -540,6 +541,66 @@ public class IdemkitProperties {
 
   public Database getDatabase() {
     return database;
+  }
+
+  private final Store store = new Store();
+
+  public Store getStore() {
+    return store;
+  }
+
+  /**
+   * {@code idemkit.store.*}: the layout of the record table (docs/scaling.md, "Records at large
+   * scale").
+   */
+  public static class Store {
+
+    /**
+     * The record table's layout: plain (one table) or hash-partitioned (partitions of its primary
+     * key, for hundreds of millions of records). It is chosen when the table is made: a new
+     * database (or an empty table) gets it; an existing table with rows keeps its layout, and a
+     * layout other than its own stops the start, saying so. Unset: whatever the table has, plain
+     * for a new one.
+     */
+    private StoreLayout layout;
+
+    /** How many hash partitions a new hash-partitioned table gets (2 to 1024), fixed then. */
+    private int partitions = 16;
+
+    public StoreLayout getLayout() {
+      return layout;
+    }
+
+    public void setLayout(StoreLayout layout) {
+      this.layout = layout;
+    }
+
+    public int getPartitions() {
+      return partitions;
+    }
+
+    public void setPartitions(int partitions) {
+      this.partitions = partitions;
+    }
+
+    /** The configured layout; null when none is. */
+    public RecordLayout recordLayout() {
+      if (layout == null) {
+        return null;
+      }
+      return switch (layout) {
+        case PLAIN -> RecordLayout.plain();
+        case HASH_PARTITIONED -> RecordLayout.hashPartitioned(partitions);
+      };
+    }
+  }
+
+  /** The record table's layouts ({@link RecordLayout}). */
+  public enum StoreLayout {
+    /** One table. */
+    PLAIN,
+    /** Hash partitions of the primary key. */
+    HASH_PARTITIONED
   }
 
   /** {@code idemkit.database.*}: what Idemkit checks of its database at start-up. */

@@ -17,8 +17,10 @@ import dev.idemkit.Outcome;
 import dev.idemkit.ScopedKey;
 import dev.idemkit.StoredResponse;
 import dev.idemkit.jdbc.IdemkitDatabase;
+import dev.idemkit.jdbc.IdemkitSchema;
 import dev.idemkit.jdbc.JdbcTransactions;
 import dev.idemkit.jdbc.PostgresIdempotencyStore;
+import dev.idemkit.jdbc.RecordLayout;
 import dev.idemkit.micrometer.IdempotencyMetrics;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spring.boot.IdemkitAutoConfiguration.IdemkitSchemaInitializer;
@@ -329,17 +331,7 @@ class IdemkitAutoConfigurationTest {
 
   @Test
   void withMigrationTurnedOffAMissingSchemaStopsTheStartSayingWhatToDo() throws Exception {
-    String schema = "unmigrated_" + UUID.randomUUID().toString().replace("-", "");
-    String url;
-    try (var c = database.dataSource().getConnection();
-        var s = c.createStatement()) {
-      s.execute("create schema " + schema);
-      url = c.getMetaData().getURL();
-    }
-    try (HikariDataSource empty = new HikariDataSource()) {
-      empty.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema);
-      empty.setUsername(((HikariDataSource) database.dataSource()).getUsername());
-      empty.setPassword(((HikariDataSource) database.dataSource()).getPassword());
+    try (HikariDataSource empty = schemaOfItsOwn("unmigrated")) {
       new ApplicationContextRunner()
           .withConfiguration(TRANSACTIONS)
           .withConfiguration(IDEMKIT)
@@ -354,6 +346,54 @@ class IdemkitAutoConfigurationTest {
                     .hasMessageContaining("idemkit.migrate-schema=true");
               });
     }
+  }
+
+  @Test
+  void theStoreLayoutPropertiesMakeANewRecordTableHashPartitionedAndAnotherLayoutStopsTheStart()
+      throws Exception {
+    try (HikariDataSource own = schemaOfItsOwn("layout")) {
+      ApplicationContextRunner onOwnSchema =
+          new ApplicationContextRunner()
+              .withConfiguration(TRANSACTIONS)
+              .withConfiguration(IDEMKIT)
+              .withBean(DataSource.class, () -> new DelegatingDataSource(own));
+      onOwnSchema
+          .withPropertyValues(
+              SECRET, "idemkit.store.layout=hash-partitioned", "idemkit.store.partitions=4")
+          .run(
+              context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(IdemkitSchema.layout(own)).isEqualTo(RecordLayout.hashPartitioned(4));
+                assertThat(executeOnce(context.getBean(Idempotency.class), "create_payment"))
+                    .isInstanceOf(Outcome.Executed.class);
+              });
+      onOwnSchema
+          .withPropertyValues(SECRET, "idemkit.store.layout=plain")
+          .run(
+              context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure())
+                    .rootCause()
+                    .hasMessageContaining("idemkit_record is hash-partitioned (4 partitions)")
+                    .hasMessageContaining("docs/scaling.md");
+              });
+    }
+  }
+
+  /** A pool on a new, empty schema of the class's database ({@code prefix} and a random id). */
+  private static HikariDataSource schemaOfItsOwn(String prefix) throws Exception {
+    String schema = prefix + "_" + UUID.randomUUID().toString().replace("-", "");
+    String url;
+    try (var c = database.dataSource().getConnection();
+        var s = c.createStatement()) {
+      s.execute("create schema " + schema);
+      url = c.getMetaData().getURL();
+    }
+    HikariDataSource own = new HikariDataSource();
+    own.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema);
+    own.setUsername(((HikariDataSource) database.dataSource()).getUsername());
+    own.setPassword(((HikariDataSource) database.dataSource()).getPassword());
+    return own;
   }
 
   // ---- turned off -------------------------------------------------------------------------
