@@ -14,6 +14,7 @@ import dev.idemkit.OperationResult;
 import dev.idemkit.Outcome;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.QuotaExceededException;
+import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.ScopedKey;
@@ -60,6 +61,9 @@ public final class IdempotencyEngine implements Idempotency {
    */
   private final QuotaGate quotaGate;
 
+  /** Each tenant's places for requests running at once ({@link Quotas#concurrentRequests()}). */
+  private final TenantBulkhead bulkhead;
+
   /** What an existing record means for a request, and the claims and takeovers that follow. */
   private final RecordAcquisition acquisition;
 
@@ -79,6 +83,7 @@ public final class IdempotencyEngine implements Idempotency {
     this.listener = config.listener();
     this.ticker = config.ticker();
     this.quotaGate = new QuotaGate(config.quotas(), ticker);
+    this.bulkhead = new TenantBulkhead(config.quotas().concurrentRequests());
     this.acquisition = new RecordAcquisition(store, config, listener, durations);
     this.recovery =
         config.recoverySchedule() == null
@@ -121,6 +126,22 @@ public final class IdempotencyEngine implements Idempotency {
    * key has no record that answers and none was made.
    */
   private Outcome run(IdempotentRequest request, Operation operation, boolean mayMakeRecord) {
+    String tenant = request.id().tenant();
+    if (!bulkhead.enter(tenant)) {
+      Outcome.QuotaExceeded refused = bulkhead.refusal();
+      listener.onQuotaExceeded(request.id(), refused.quota());
+      return refused;
+    }
+    try {
+      return runInPlace(request, operation, mayMakeRecord);
+    } finally {
+      bulkhead.leave(tenant);
+    }
+  }
+
+  /** {@link #run} once the request has one of its tenant's places ({@link TenantBulkhead}). */
+  private Outcome runInPlace(
+      IdempotentRequest request, Operation operation, boolean mayMakeRecord) {
     long started = System.nanoTime();
     String name = request.id().operation();
     Outcome outcome;

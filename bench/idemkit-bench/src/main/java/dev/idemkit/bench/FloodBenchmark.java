@@ -188,7 +188,7 @@ public final class FloodBenchmark {
         exit =
             new FloodBenchmark(
                     "http://127.0.0.1:" + port, others, otherRate, flooders, floodRate, service)
-                .run(db.serviceDatabase(), quota, seconds, warmup);
+                .run(db, quota, seconds, warmup);
       }
     } catch (Throwable t) {
       System.err.println("bench/flood failed: " + t);
@@ -222,7 +222,8 @@ public final class FloodBenchmark {
   // ---------------------------------------------------------------------------------------------
   // The run
 
-  private int run(Connection db, int quota, int seconds, int warmup) throws Exception {
+  private int run(DatabaseCounters counters, int quota, int seconds, int warmup) throws Exception {
+    Connection db = counters.serviceDatabase();
     Duration phase = Duration.ofSeconds(seconds);
     System.out.println("warm-up (not counted) ...");
     Paid warmKey = pay(WARM_TENANT);
@@ -230,6 +231,7 @@ public final class FloodBenchmark {
     Phase warm2 =
         measure("warm-up", Duration.ofSeconds(warmup - warmup / 2), Flood.RETRY, null, warmKey);
     long warmupErrors = warm.errors.total() + warm2.errors.total();
+    drain(counters);
 
     Paid retried = pay(FLOOD_TENANT);
     // The baseline ends at the start of a minute: the new-key flood then fills whole quota minutes
@@ -243,6 +245,7 @@ public final class FloodBenchmark {
     Phase floodNew = measure("flood-new", phase, Flood.NEW, FLOOD_TENANT, null);
     long recordsAfterNew = count(db, "select count(*) from idemkit_record where tenant = ?");
     long paymentsAfterNew = count(db, "select count(*) from payment where tenant_id = ?");
+    drain(counters); // the admitted payments' events and mails: the flood's work, not the retries'
     Phase floodRetry = measure("flood-retry", phase, Flood.RETRY, null, retried);
     long recordsAfterRetry = count(db, "select count(*) from idemkit_record where tenant = ?");
 
@@ -321,6 +324,19 @@ public final class FloodBenchmark {
     return ratio <= 2 && held && lost == 0 && errors == 0 ? 0 : 1;
   }
 
+  /**
+   * Waits until the service has sent the events and mails of the payments so far (at most two
+   * minutes), so that a phase does not pay for the one before it; the others' traffic pauses.
+   */
+  private static void drain(DatabaseCounters counters) throws Exception {
+    long millis = counters.drainBacklog(Duration.ofMinutes(2));
+    System.out.println(
+        millis < 0
+            ? "  (the service's events and mails did not drain within 2 minutes)"
+            : String.format(
+                "  (%.1f s for the service's events and mails to drain)", millis / 1e3));
+  }
+
   private long count(Connection db, String sql) throws SQLException {
     try (PreparedStatement s = db.prepareStatement(sql)) {
       s.setString(1, FLOOD_TENANT);
@@ -391,6 +407,15 @@ public final class FloodBenchmark {
     final String name;
     double seconds;
     long[] othersNanos = new long[0];
+
+    /** The others' latencies of requests due before and after the flooder's first 429. */
+    long[] othersBeforeRefusalNanos = new long[0];
+
+    long[] othersAfterRefusalNanos = new long[0];
+
+    /** When the flooder got its first 429 ({@link System#nanoTime}); none: {@code MAX_VALUE}. */
+    final AtomicLong firstRefusal = new AtomicLong(Long.MAX_VALUE);
+
     final Errors errors = new Errors();
     final LongAdder admitted = new LongAdder();
     final LongAdder refused = new LongAdder();
@@ -409,11 +434,14 @@ public final class FloodBenchmark {
     }
 
     double percentile(double p) {
-      if (othersNanos.length == 0) {
+      return percentile(othersNanos, p);
+    }
+
+    static double percentile(long[] sorted, double p) {
+      if (sorted.length == 0) {
         return Double.NaN;
       }
-      return othersNanos[
-          Math.min(othersNanos.length - 1, (int) Math.ceil(p * othersNanos.length) - 1)];
+      return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
     }
 
     void print() {
@@ -444,7 +472,7 @@ public final class FloodBenchmark {
     AtomicBoolean stop = new AtomicBoolean();
     int floodWorkers = flood == Flood.NONE ? 0 : flooders;
     ExecutorService pool = Executors.newFixedThreadPool(others + floodWorkers);
-    List<Future<long[]>> steady = new ArrayList<>();
+    List<Future<long[][]>> steady = new ArrayList<>();
     List<Future<?>> floods = new ArrayList<>();
     Cpu before = Cpu.now(service);
     long start = System.nanoTime();
@@ -467,9 +495,14 @@ public final class FloodBenchmark {
     Thread.sleep(length.toMillis());
     stop.set(true);
     LongArray all = new LongArray();
-    for (Future<long[]> f : steady) {
-      for (long v : f.get()) {
-        all.add(v);
+    LongArray beforeRefusal = new LongArray();
+    LongArray afterRefusal = new LongArray();
+    for (Future<long[][]> f : steady) {
+      long[][] latenciesAndDues = f.get();
+      for (int i = 0; i < latenciesAndDues[0].length; i++) {
+        all.add(latenciesAndDues[0][i]);
+        boolean after = latenciesAndDues[1][i] > phase.firstRefusal.get();
+        (after ? afterRefusal : beforeRefusal).add(latenciesAndDues[0][i]);
       }
     }
     for (Future<?> f : floods) {
@@ -478,8 +511,9 @@ public final class FloodBenchmark {
     phase.seconds = (System.nanoTime() - start) / 1e9;
     phase.cpu = Cpu.now(service).minus(before);
     pool.shutdown();
-    phase.othersNanos = all.toArray();
-    Arrays.sort(phase.othersNanos);
+    phase.othersNanos = sorted(all);
+    phase.othersBeforeRefusalNanos = sorted(beforeRefusal);
+    phase.othersAfterRefusalNanos = sorted(afterRefusal);
     if (name.equals("warm-up")) {
       System.out.printf(
           "  warm-up: others p99 %.2f ms; flood %.0f requests/s (%d admitted, %d refused)%n",
@@ -489,19 +523,50 @@ public final class FloodBenchmark {
           phase.refused.sum());
     } else {
       System.out.printf(
-          "  %s: others p99 %.2f ms over %d payments; flood %.0f requests/s%n",
+          "  %s: others p99 %.2f ms over %d payments; flood %.0f requests/s; load average %s%n",
           name,
           phase.othersP99() / 1e6,
           phase.othersNanos.length,
-          phase.floodSent() / phase.seconds);
+          phase.floodSent() / phase.seconds,
+          loadAverage());
+      if (phase.firstRefusal.get() != Long.MAX_VALUE) {
+        System.out.printf(
+            "    the flooder's first 429 after %.1f s; the others' p99 before it %.2f ms (%d"
+                + " payments), after it %.2f ms (%d payments)%n",
+            (phase.firstRefusal.get() - start) / 1e9,
+            Phase.percentile(phase.othersBeforeRefusalNanos, 0.99) / 1e6,
+            phase.othersBeforeRefusalNanos.length,
+            Phase.percentile(phase.othersAfterRefusalNanos, 0.99) / 1e6,
+            phase.othersAfterRefusalNanos.length);
+      }
     }
     return phase;
   }
 
-  /** One other tenant: a payment every {@code 1/otherRate} s; latencies from when each was due. */
-  private long[] steady(String tenant, long first, AtomicBoolean stop, Phase phase)
+  /** The machine's load average (1, 5, 15 minutes): other work on the two cores shows here. */
+  private static String loadAverage() {
+    try {
+      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      return f[0] + " " + f[1] + " " + f[2];
+    } catch (IOException e) {
+      return "n/a";
+    }
+  }
+
+  private static long[] sorted(LongArray values) {
+    long[] a = values.toArray();
+    Arrays.sort(a);
+    return a;
+  }
+
+  /**
+   * One other tenant: a payment every {@code 1/otherRate} s; answers the latencies, each from when
+   * its request was due, and those due times.
+   */
+  private long[][] steady(String tenant, long first, AtomicBoolean stop, Phase phase)
       throws InterruptedException {
     LongArray latencies = new LongArray();
+    LongArray dues = new LongArray();
     long interval = TimeUnit.SECONDS.toNanos(1) / otherRate;
     long due = first;
     while (!stop.get()) {
@@ -523,8 +588,9 @@ public final class FloodBenchmark {
       }
       acknowledge(tenant, key, r);
       latencies.add(latency);
+      dues.add(due - interval);
     }
-    return latencies.toArray();
+    return new long[][] {latencies.toArray(), dues.toArray()};
   }
 
   private void flood(
@@ -558,6 +624,7 @@ public final class FloodBenchmark {
             && r.body().contains("IDEMPOTENCY_QUOTA_EXCEEDED")
             && r.headers().firstValue("Retry-After").isPresent()) {
           phase.refused.increment();
+          phase.firstRefusal.accumulateAndGet(System.nanoTime(), Math::min);
         } else {
           phase.errors.add("flooder status " + r.statusCode(), r.body());
         }
