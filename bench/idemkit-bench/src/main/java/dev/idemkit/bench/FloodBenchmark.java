@@ -37,8 +37,9 @@ import java.util.concurrent.atomic.LongAdder;
  * A flood harms no one else (docs/benchmarks.md, {@code bench/flood}): one tenant of the payments
  * service sends {@code POST /v1/payments} as fast as its workers can, while other tenants send
  * ordinary payments at a steady rate each. The service runs as its own process (embedded PostgreSQL
- * in a fresh temporary directory) with one API key per tenant and the quota {@code
- * idemkit.quota.new-keys-per-minute-per-tenant} set to {@code --quota}.
+ * in a fresh temporary directory) with one API key per tenant, the quota {@code
+ * idemkit.quota.new-keys-per-minute-per-tenant} set to {@code --quota} and {@code
+ * idemkit.quota.concurrent-requests-per-tenant} to {@code --bulkhead}.
  *
  * <p>Phases, each of {@code --seconds}:
  *
@@ -54,8 +55,13 @@ import java.util.concurrent.atomic.LongAdder;
  *       (admitted) or 429 {@code IDEMPOTENCY_QUOTA_EXCEEDED} with a {@code Retry-After};
  *   <li><b>flood-retry</b>: the others, and the flooder's workers sending retries of ONE key it
  *       paid before the flood, each answered 201 with {@code Idempotent-Replayed: true} and the
- *       first answer's body.
+ *       first answer's body;
+ *   <li><b>baseline-2</b>: the others alone again. The flood phases' p99 is compared with the lower
+ *       of the two baselines' ({@code others_p99_ratio} is the larger of the two ratios).
  * </ol>
+ *
+ * Before flood-retry and baseline-2 the benchmark waits until the service has sent the events and
+ * mails of the payments so far (the others pause), so that no phase pays for the one before it.
  *
  * <p>The others' latency is measured from the time each request was due (a request that waits for
  * the one before it counts its wait), so a stalled service is not hidden by sending less. After the
@@ -65,11 +71,13 @@ import java.util.concurrent.atomic.LongAdder;
  * ({@code created_at}) and against the quota.
  *
  * <p>Arguments: {@code --seconds N} (default 40), {@code --quota N} new keys a minute per tenant
- * (default 3000), {@code --others N} other tenants (default 4), {@code --other-rate N} payments a
- * second per other tenant (default 20), {@code --flooders N} (default 16), {@code --flood-rate N}
- * (default 0), {@code --warmup N} seconds (default 40), {@code --jar PATH}, {@code --service-arg
- * ARG} (repeatable). Ends with {@code RESULT others_p99_ratio=… flooder_admitted_per_min=… lost=…}
- * and more fields; the exit status is 1 if a check failed.
+ * (default 2000), {@code --bulkhead N} requests at once per tenant (default 2; 0: none), {@code
+ * --others N} other tenants (default 4), {@code --other-rate N} payments a second per other tenant
+ * (default 20), {@code --flooders N} (default 16), {@code --flood-rate N} (default 0), {@code
+ * --warmup N} seconds (default 120: the service's JIT compilers were still busy after 40 s on two
+ * shared cores), {@code --jar PATH}, {@code --service-arg ARG} (repeatable). Ends with {@code
+ * RESULT others_p99_ratio=… flooder_admitted_per_min=… lost=…} and more fields; the exit status is
+ * 1 if a check failed.
  */
 public final class FloodBenchmark {
 
@@ -124,12 +132,13 @@ public final class FloodBenchmark {
 
   public static void main(String[] args) throws Exception {
     int seconds = BenchArgs.intArg(args, "--seconds", 40);
-    int quota = BenchArgs.intArg(args, "--quota", 3000);
+    int quota = BenchArgs.intArg(args, "--quota", 2000);
     int others = BenchArgs.intArg(args, "--others", 4);
     int otherRate = BenchArgs.intArg(args, "--other-rate", 20);
     int flooders = BenchArgs.intArg(args, "--flooders", 16);
     int floodRate = BenchArgs.intArg(args, "--flood-rate", 0);
-    int warmup = BenchArgs.intArg(args, "--warmup", 40);
+    int warmup = BenchArgs.intArg(args, "--warmup", 120);
+    int bulkhead = BenchArgs.intArg(args, "--bulkhead", 2);
     if (otherRate * 60L >= quota) {
       System.err.println(
           "bench/flood: --other-rate " + otherRate + "/s would reach --quota " + quota + "/min");
@@ -145,6 +154,7 @@ public final class FloodBenchmark {
     }
     List<String> extra = new ArrayList<>();
     extra.add("--idemkit.quota.new-keys-per-minute-per-tenant=" + quota);
+    extra.add("--idemkit.quota.concurrent-requests-per-tenant=" + bulkhead);
     for (String tenant : tenants(others)) {
       extra.add("--payments.api-keys." + apiKey(tenant) + "=" + tenant);
     }
@@ -155,8 +165,8 @@ public final class FloodBenchmark {
     Path log = Files.createTempFile("idemkit-bench-flood-service", ".log");
     System.out.printf(
         "bench/flood: starting the payments service on 127.0.0.1:%d (embedded PostgreSQL in %s, log"
-            + " %s); quota %d new keys a minute per tenant%s%n",
-        port, dataDir, log, quota, more.isEmpty() ? "" : ", service arguments " + more);
+            + " %s); quota %d new keys a minute and %d requests at once per tenant%s%n",
+        port, dataDir, log, quota, bulkhead, more.isEmpty() ? "" : ", service arguments " + more);
     DatabaseCounters.prepare(dataDir, false);
     Path jarCopy = Files.createTempFile("idemkit-bench-flood-service", ".jar");
     Files.copy(jar, jarCopy, StandardCopyOption.REPLACE_EXISTING);
@@ -248,12 +258,16 @@ public final class FloodBenchmark {
     drain(counters); // the admitted payments' events and mails: the flood's work, not the retries'
     Phase floodRetry = measure("flood-retry", phase, Flood.RETRY, null, retried);
     long recordsAfterRetry = count(db, "select count(*) from idemkit_record where tenant = ?");
+    drain(counters);
+    Phase after = measure("baseline-2", phase, Flood.NONE, null, null);
+    // The flood is compared with the calmer of the two baselines: the larger ratio.
+    double reference = Math.min(baseline.othersP99(), after.othersP99());
 
     System.out.println();
     System.out.println(
         "phase        seconds  others: req/s   p50 ms   p99 ms  max ms   flooder: req/s  201/s "
-            + " 429/s   CPU: driver / service / PostgreSQL (cores)");
-    for (Phase p : List.of(baseline, floodNew, floodRetry)) {
+            + " 429/s  busy/s   CPU: driver / service / PostgreSQL (cores)");
+    for (Phase p : List.of(baseline, floodNew, floodRetry, after)) {
       p.print();
     }
     Map<Long, Long> perMinute = admittedPerMinute(db, floodNew);
@@ -272,33 +286,40 @@ public final class FloodBenchmark {
     long recordGrowth = recordsAfterNew - recordsBefore;
     long retryGrowth = recordsAfterRetry - recordsAfterNew;
     System.out.printf(
-        "flood-new: %d requests sent (%.0f/s), %d admitted, %d refused with 429; the flooder's"
-            + " records grew by %d and its payments by %d (the quota allows %d in %d minute(s))%n",
+        "flood-new: %d requests sent (%.0f/s), %d admitted, %d refused with 429 by the new-keys"
+            + " quota, %d by the bulkhead; the flooder's records grew by %d and its payments by %d"
+            + " (the quota allows %d in %d minute(s))%n",
         floodNew.floodSent(),
         floodNew.floodSent() / floodNew.seconds,
         floodNew.admitted.sum(),
         floodNew.refused.sum(),
+        floodNew.busy.sum(),
         recordGrowth,
         paymentsAfterNew - paymentsBefore,
         allowed,
         perMinute.size());
     System.out.printf(
-        "flood-retry: %d retries of one key (%.0f/s), %d replayed; the flooder's records grew by"
-            + " %d%n",
+        "flood-retry: %d retries of one key (%.0f/s), %d replayed, %d refused by the bulkhead; the"
+            + " flooder's records grew by %d%n",
         floodRetry.floodSent(),
         floodRetry.floodSent() / floodRetry.seconds,
         floodRetry.admitted.sum(),
+        floodRetry.busy.sum(),
         retryGrowth);
 
     long lost = lost(db);
     System.out.printf(
         "lost: %d of %d acknowledged payments (all tenants) missing their payment row or record%n",
         lost, acknowledged.size());
-    double ratioNew = floodNew.othersP99() / baseline.othersP99();
-    double ratioRetry = floodRetry.othersP99() / baseline.othersP99();
+    double ratioNew = floodNew.othersP99() / reference;
+    double ratioRetry = floodRetry.othersP99() / reference;
     double ratio = Math.max(ratioNew, ratioRetry);
-    long errors = baseline.errors.total() + floodNew.errors.total() + floodRetry.errors.total();
-    for (Phase p : List.of(baseline, floodNew, floodRetry)) {
+    long errors =
+        baseline.errors.total()
+            + floodNew.errors.total()
+            + floodRetry.errors.total()
+            + after.errors.total();
+    for (Phase p : List.of(baseline, floodNew, floodRetry, after)) {
       p.errors.printIfAny(p.name);
     }
     if (warmupErrors > 0) {
@@ -314,7 +335,7 @@ public final class FloodBenchmark {
         lost,
         ratioNew,
         ratioRetry,
-        baseline.othersP99() / 1e6,
+        reference / 1e6,
         floodNew.floodSent() + floodRetry.floodSent(),
         floodNew.floodSent() / floodNew.seconds,
         floodRetry.floodSent() / floodRetry.seconds,
@@ -419,6 +440,10 @@ public final class FloodBenchmark {
     final Errors errors = new Errors();
     final LongAdder admitted = new LongAdder();
     final LongAdder refused = new LongAdder();
+
+    /** The flooder's requests refused for having all its places taken ({@code --bulkhead}). */
+    final LongAdder busy = new LongAdder();
+
     Cpu cpu = Cpu.ZERO;
 
     Phase(String name) {
@@ -426,7 +451,7 @@ public final class FloodBenchmark {
     }
 
     long floodSent() {
-      return admitted.sum() + refused.sum();
+      return admitted.sum() + refused.sum() + busy.sum();
     }
 
     double othersP99() {
@@ -446,7 +471,7 @@ public final class FloodBenchmark {
 
     void print() {
       System.out.printf(
-          "%-12s %7.1f  %13.1f  %7.2f  %7.2f  %6.1f   %14.0f  %5.0f  %5.0f   %.2f / %.2f / %.2f%n",
+          "%-12s %7.1f  %13.1f  %7.2f  %7.2f  %6.1f   %14.0f  %5.0f  %5.0f   %5.0f   %.2f / %.2f / %.2f%n",
           name,
           seconds,
           othersNanos.length / seconds,
@@ -456,6 +481,7 @@ public final class FloodBenchmark {
           floodSent() / seconds,
           admitted.sum() / seconds,
           refused.sum() / seconds,
+          busy.sum() / seconds,
           cpu.driverNanos() / 1e9 / seconds,
           cpu.serviceNanos() / 1e9 / seconds,
           cpu.postgresNanos() / 1e9 / seconds);
@@ -620,9 +646,9 @@ public final class FloodBenchmark {
         if (r.statusCode() == 201) {
           acknowledge(tenant, key, r);
           phase.admitted.increment();
-        } else if (r.statusCode() == 429
-            && r.body().contains("IDEMPOTENCY_QUOTA_EXCEEDED")
-            && r.headers().firstValue("Retry-After").isPresent()) {
+        } else if (isRefusal(r) && r.body().contains("running at once")) {
+          phase.busy.increment();
+        } else if (isRefusal(r)) {
           phase.refused.increment();
           phase.firstRefusal.accumulateAndGet(System.nanoTime(), Math::min);
         } else {
@@ -638,11 +664,19 @@ public final class FloodBenchmark {
             && r.headers().firstValue("Idempotent-Replayed").equals(java.util.Optional.of("true"))
             && r.body().equals(retried.answer())) {
           phase.admitted.increment();
+        } else if (isRefusal(r) && r.body().contains("running at once")) {
+          phase.busy.increment();
         } else {
           phase.errors.add("retry status " + r.statusCode(), r.body());
         }
       }
     }
+  }
+
+  private static boolean isRefusal(HttpResponse<String> r) {
+    return r.statusCode() == 429
+        && r.body().contains("IDEMPOTENCY_QUOTA_EXCEEDED")
+        && r.headers().firstValue("Retry-After").isPresent();
   }
 
   /** Pays once with a fresh key as {@code tenant}: the key its retries will send. */
