@@ -287,7 +287,7 @@ public final class FloodBenchmark {
     long retryGrowth = recordsAfterRetry - recordsAfterNew;
     System.out.printf(
         "flood-new: %d requests sent (%.0f/s), %d admitted, %d refused with 429 by the new-keys"
-            + " quota, %d by the bulkhead; the flooder's records grew by %d and its payments by %d"
+            + " quota, %d by the bulkhead or rate limit; the flooder's records grew by %d and its payments by %d"
             + " (the quota allows %d in %d minute(s))%n",
         floodNew.floodSent(),
         floodNew.floodSent() / floodNew.seconds,
@@ -299,7 +299,7 @@ public final class FloodBenchmark {
         allowed,
         perMinute.size());
     System.out.printf(
-        "flood-retry: %d retries of one key (%.0f/s), %d replayed, %d refused by the bulkhead; the"
+        "flood-retry: %d retries of one key (%.0f/s), %d replayed, %d refused by the bulkhead or rate limit; the"
             + " flooder's records grew by %d%n",
         floodRetry.floodSent(),
         floodRetry.floodSent() / floodRetry.seconds,
@@ -441,7 +441,7 @@ public final class FloodBenchmark {
     final LongAdder admitted = new LongAdder();
     final LongAdder refused = new LongAdder();
 
-    /** The flooder's requests refused for having all its places taken ({@code --bulkhead}). */
+    /** The flooder's requests refused by the bulkhead or the rate limit ({@link #isBusy}). */
     final LongAdder busy = new LongAdder();
 
     Cpu cpu = Cpu.ZERO;
@@ -646,7 +646,7 @@ public final class FloodBenchmark {
         if (r.statusCode() == 201) {
           acknowledge(tenant, key, r);
           phase.admitted.increment();
-        } else if (isRefusal(r) && r.body().contains("running at once")) {
+        } else if (isBusy(r)) {
           phase.busy.increment();
         } else if (isRefusal(r)) {
           phase.refused.increment();
@@ -664,13 +664,23 @@ public final class FloodBenchmark {
             && r.headers().firstValue("Idempotent-Replayed").equals(java.util.Optional.of("true"))
             && r.body().equals(retried.answer())) {
           phase.admitted.increment();
-        } else if (isRefusal(r) && r.body().contains("running at once")) {
+        } else if (isBusy(r)) {
           phase.busy.increment();
         } else {
           phase.errors.add("retry status " + r.statusCode(), r.body());
         }
       }
     }
+  }
+
+  /**
+   * Refused without being looked at: all the tenant's places taken ({@code --bulkhead}), or over
+   * the service's per-tenant rate limit ({@code payments.rate-limit-per-second}, its API gate).
+   */
+  private static boolean isBusy(HttpResponse<String> r) {
+    return r.statusCode() == 429
+        && (r.body().contains("running at once") || r.body().contains("RATE_LIMITED"))
+        && r.headers().firstValue("Retry-After").isPresent();
   }
 
   private static boolean isRefusal(HttpResponse<String> r) {
