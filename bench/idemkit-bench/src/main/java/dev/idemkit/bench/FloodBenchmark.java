@@ -71,10 +71,10 @@ import java.util.concurrent.atomic.LongAdder;
  * ({@code created_at}) and against the quota.
  *
  * <p>Arguments: {@code --seconds N} (default 40), {@code --quota N} new keys a minute per tenant
- * (default 2000), {@code --bulkhead N} requests at once per tenant (default 2; 0: none), {@code
+ * (default 600), {@code --bulkhead N} requests at once per tenant (default 1; 0: none), {@code
  * --others N} other tenants (default 4), {@code --other-rate N} payments a second per other tenant
- * (default 20), {@code --flooders N} (default 16), {@code --flood-rate N} (default 0), {@code
- * --warmup N} seconds (default 120: the service's JIT compilers were still busy after 40 s on two
+ * (default 8), {@code --flooders N} (default 16), {@code --flood-rate N} (default 0), {@code
+ * --warmup N} seconds (default 90: the service's JIT compilers were still busy after 40 s on two
  * shared cores), {@code --jar PATH}, {@code --service-arg ARG} (repeatable). Ends with {@code
  * RESULT others_p99_ratio=… flooder_admitted_per_min=… lost=…} and more fields; the exit status is
  * 1 if a check failed.
@@ -132,13 +132,13 @@ public final class FloodBenchmark {
 
   public static void main(String[] args) throws Exception {
     int seconds = BenchArgs.intArg(args, "--seconds", 40);
-    int quota = BenchArgs.intArg(args, "--quota", 2000);
+    int quota = BenchArgs.intArg(args, "--quota", 600);
     int others = BenchArgs.intArg(args, "--others", 4);
-    int otherRate = BenchArgs.intArg(args, "--other-rate", 20);
+    int otherRate = BenchArgs.intArg(args, "--other-rate", 8);
     int flooders = BenchArgs.intArg(args, "--flooders", 16);
     int floodRate = BenchArgs.intArg(args, "--flood-rate", 0);
-    int warmup = BenchArgs.intArg(args, "--warmup", 120);
-    int bulkhead = BenchArgs.intArg(args, "--bulkhead", 2);
+    int warmup = BenchArgs.intArg(args, "--warmup", 90);
+    int bulkhead = BenchArgs.intArg(args, "--bulkhead", 1);
     if (otherRate * 60L >= quota) {
       System.err.println(
           "bench/flood: --other-rate " + otherRate + "/s would reach --quota " + quota + "/min");
