@@ -27,22 +27,46 @@ package dev.idemkit;
  *     limit
  * @param liveRecords most live records (phased operations in progress or awaiting recovery) a
  *     tenant may have; 0: no limit
+ * @param concurrentRequests most requests of one tenant this instance runs at once (a bulkhead: a
+ *     request holds its place from before its first statement until its answer, provider calls
+ *     included, so one tenant never holds more than this many of the instance's connections); one
+ *     more waits up to {@link #CONCURRENT_WAIT} for a place, then is refused ({@code
+ *     concurrent_requests}, Retry-After 1 s) with no statement; 0: no limit. Counted per instance,
+ *     exact, nothing shared.
  */
-public record Quotas(int newKeysPerMinute, int liveRecords) {
+public record Quotas(int newKeysPerMinute, int liveRecords, int concurrentRequests) {
 
-  public static final Quotas NONE = new Quotas(0, 0);
+  public static final Quotas NONE = new Quotas(0, 0, 0);
+
+  /**
+   * How long a request over {@code concurrentRequests} waits for one of its tenant's places before
+   * it is refused. Waiting, it uses no CPU and no connection; a flood at a fixed concurrency then
+   * runs at the pace its places allow instead of spinning on refusals.
+   */
+  public static final java.time.Duration CONCURRENT_WAIT = java.time.Duration.ofSeconds(1);
+
+  /** New keys and live records only, no limit on concurrent requests. */
+  public Quotas(int newKeysPerMinute, int liveRecords) {
+    this(newKeysPerMinute, liveRecords, 0);
+  }
 
   public Quotas {
-    if (newKeysPerMinute < 0 || liveRecords < 0) {
+    if (newKeysPerMinute < 0 || liveRecords < 0 || concurrentRequests < 0) {
       // Not "+ this": in a compact constructor the fields are not assigned yet, so it read 0, 0.
       throw new IllegalArgumentException(
           "Quotas are 0 (no limit) or positive: newKeysPerMinute="
               + newKeysPerMinute
               + ", liveRecords="
-              + liveRecords);
+              + liveRecords
+              + ", concurrentRequests="
+              + concurrentRequests);
     }
   }
 
+  /**
+   * Whether a counted quota (new keys, live records) is set: those need the store's {@link
+   * dev.idemkit.spi.QuotaSync}. The concurrency limit needs nothing from the store.
+   */
   public boolean enabled() {
     return newKeysPerMinute > 0 || liveRecords > 0;
   }

@@ -14,6 +14,7 @@ import dev.idemkit.OperationResult;
 import dev.idemkit.Outcome;
 import dev.idemkit.PhasedOperation;
 import dev.idemkit.QuotaExceededException;
+import dev.idemkit.Quotas;
 import dev.idemkit.RecordState;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.ScopedKey;
@@ -60,6 +61,9 @@ public final class IdempotencyEngine implements Idempotency {
    */
   private final QuotaGate quotaGate;
 
+  /** Each tenant's places for requests running at once ({@link Quotas#concurrentRequests()}). */
+  private final TenantBulkhead bulkhead;
+
   /** What an existing record means for a request, and the claims and takeovers that follow. */
   private final RecordAcquisition acquisition;
 
@@ -79,6 +83,7 @@ public final class IdempotencyEngine implements Idempotency {
     this.listener = config.listener();
     this.ticker = config.ticker();
     this.quotaGate = new QuotaGate(config.quotas(), ticker);
+    this.bulkhead = new TenantBulkhead(config.quotas().concurrentRequests());
     this.acquisition = new RecordAcquisition(store, config, listener, durations);
     this.recovery =
         config.recoverySchedule() == null
@@ -121,11 +126,35 @@ public final class IdempotencyEngine implements Idempotency {
    * key has no record that answers and none was made.
    */
   private Outcome run(IdempotentRequest request, Operation operation, boolean mayMakeRecord) {
+    String tenant = request.id().tenant();
+    if (!bulkhead.enter(tenant)) {
+      Outcome.QuotaExceeded refused = bulkhead.refusal();
+      listener.onQuotaExceeded(request.id(), refused.quota());
+      return refused;
+    }
+    try {
+      return runInPlace(request, operation, mayMakeRecord);
+    } finally {
+      bulkhead.leave(tenant);
+    }
+  }
+
+  /** {@link #run} once the request has one of its tenant's places ({@link TenantBulkhead}). */
+  private Outcome runInPlace(
+      IdempotentRequest request, Operation operation, boolean mayMakeRecord) {
     long started = System.nanoTime();
     String name = request.id().operation();
     Outcome outcome;
     try {
-      outcome = replays.readFirst(name) ? answerFromRecord(request) : null;
+      Optional<Outcome.QuotaExceeded> full =
+          mayMakeRecord && quotaSync != null
+              ? quotaGate.refusal(request.id().tenant())
+              : Optional.empty();
+      if (full.isPresent()) {
+        outcome = refusedOrAnswered(request, full.get());
+      } else {
+        outcome = replays.readFirst(name) ? answerFromRecord(request) : null;
+      }
       if (outcome == null && operation instanceof LocalOperation local) {
         outcome =
             mayMakeRecord && !local.claimsFirst()
@@ -168,13 +197,39 @@ public final class IdempotencyEngine implements Idempotency {
    */
   private Outcome answerFromRecord(IdempotentRequest request) {
     Optional<Snapshot> seen = store.peek(request.id());
-    if (seen.isEmpty() || seen.get().record().isExpiredAt(seen.get().now())) {
-      return null;
-    }
-    IdempotencyRecord record = seen.get().record();
+    return isAbsentOrExpired(seen) ? null : answerFrom(seen.get().record(), request);
+  }
+
+  private static boolean isAbsentOrExpired(Optional<Snapshot> seen) {
+    return seen.isEmpty() || seen.get().record().isExpiredAt(seen.get().now());
+  }
+
+  /**
+   * What a present, unexpired {@code record} answers {@code request}: null if it is not finished.
+   */
+  private static Outcome answerFrom(IdempotencyRecord record, IdempotentRequest request) {
     return record.state().isReplayable()
         ? RecordAcquisition.finishedAnswer(record, request).orElse(null)
         : null;
+  }
+
+  /**
+   * A request of a tenant whose quota is already full ({@code full}, {@link QuotaGate#refusal}):
+   * decided with one auto-commit read of the key's record and no transaction, so a flood over the
+   * quota costs the database one index lookup per request and holds a connection only for it, not
+   * the operation's statements, their rollback and a second read. A key with no record (or only an
+   * expired one) is refused; a finished record answers; any other record (in progress, awaiting
+   * recovery, failed retryably) answers null and the request goes the usual way, where the quota is
+   * asked again as the claim's last step. A key whose first request has not committed yet reads as
+   * no record and is refused, as it would be at its own claim: it has no record yet.
+   */
+  private Outcome refusedOrAnswered(IdempotentRequest request, Outcome.QuotaExceeded full) {
+    Optional<Snapshot> seen = store.peek(request.id());
+    if (isAbsentOrExpired(seen)) {
+      listener.onQuotaExceeded(request.id(), full.quota());
+      return full;
+    }
+    return answerFrom(seen.get().record(), request);
   }
 
   /**
@@ -559,7 +614,7 @@ public final class IdempotencyEngine implements Idempotency {
   }
 
   private boolean hasUnexpiredRecord(ScopedKey id) {
-    return store.peek(id).filter(seen -> !seen.record().isExpiredAt(seen.now())).isPresent();
+    return !isAbsentOrExpired(store.peek(id));
   }
 
   /** {@code request}'s record inserted finished with {@code result}, as {@code tx}'s last write. */

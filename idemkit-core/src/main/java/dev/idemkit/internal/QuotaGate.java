@@ -12,6 +12,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -87,6 +88,47 @@ final class QuotaGate {
     }
   }
 
+  /**
+   * The refusal {@link #admit} would answer for any new key of {@code tenant} now (one that does
+   * not stay live), counting nothing; empty while the tenant has room. The engine asks it before
+   * any work on a new key: a tenant that filled its quota is refused with one read of the key's
+   * record and no transaction (a key that has a record is answered from it, never refused).
+   *
+   * <p>A request thread reads the counts under the tenant's monitor, as {@link #admit} does; the
+   * answer may be stale by the time the caller acts on it only towards refusing: within a minute
+   * the counts only grow until an exchange lowers the live records, which refuses at most until
+   * that exchange, as {@link #admit} itself does between exchanges.
+   */
+  Optional<Outcome.QuotaExceeded> refusal(String tenant) {
+    Tenant t = tenants.get(tenant);
+    if (t == null) {
+      return Optional.empty();
+    }
+    Instant now = now();
+    long minute = minuteOf(now);
+    synchronized (t) {
+      return Optional.ofNullable(refusal(t, now, minute, false));
+    }
+  }
+
+  /** Why {@code t} refuses a new key now, or null; under {@code t}'s monitor, counting nothing. */
+  private Outcome.QuotaExceeded refusal(Tenant t, Instant now, long minute, boolean staysLive) {
+    int keysLimit = quotas.newKeysPerMinute();
+    if (keysLimit > 0 && minute <= t.minute && t.ownNewKeys + t.othersNewKeys >= keysLimit) {
+      Instant next = Instant.ofEpochSecond((t.minute + 1) * 60);
+      long wait = Math.max(1, (Duration.between(now, next).toMillis() + 999) / 1000);
+      return new Outcome.QuotaExceeded("new_keys", keysLimit, Duration.ofSeconds(wait));
+    }
+    int liveLimit = quotas.liveRecords();
+    if (liveLimit > 0 && t.live + t.tickets.size() + (staysLive ? 1 : 0) > liveLimit) {
+      return new Outcome.QuotaExceeded(
+          "live_records",
+          liveLimit,
+          t.escalated >= liveLimit ? AWAITING_OPERATOR_RETRY_AFTER : LIVE_RETRY_AFTER);
+    }
+    return null;
+  }
+
   /** {@link #admit(String, boolean)} under {@code t}'s monitor. */
   private Ticket admit(Tenant t, Instant now, long minute, boolean staysLive) {
     if (minute > t.minute) {
@@ -94,19 +136,11 @@ final class QuotaGate {
       t.ownNewKeys = 0;
       t.othersNewKeys = 0;
     }
-    int keysLimit = quotas.newKeysPerMinute();
-    if (keysLimit > 0 && t.ownNewKeys + t.othersNewKeys >= keysLimit) {
-      Instant next = Instant.ofEpochSecond((t.minute + 1) * 60);
-      long wait = Math.max(1, (Duration.between(now, next).toMillis() + 999) / 1000);
-      throw refused("new_keys", keysLimit, Duration.ofSeconds(wait));
+    Outcome.QuotaExceeded refused = refusal(t, now, minute, staysLive);
+    if (refused != null) {
+      throw new QuotaExceededException(refused);
     }
     int liveLimit = quotas.liveRecords();
-    if (liveLimit > 0 && t.live + t.tickets.size() + (staysLive ? 1 : 0) > liveLimit) {
-      throw refused(
-          "live_records",
-          liveLimit,
-          t.escalated >= liveLimit ? AWAITING_OPERATOR_RETRY_AFTER : LIVE_RETRY_AFTER);
-    }
     t.ownNewKeys++;
     if (!staysLive || liveLimit == 0) {
       return Ticket.NONE;
@@ -129,10 +163,6 @@ final class QuotaGate {
         }
       }
     }
-  }
-
-  private static QuotaExceededException refused(String quota, int limit, Duration retryAfter) {
-    return new QuotaExceededException(new Outcome.QuotaExceeded(quota, limit, retryAfter));
   }
 
   /**

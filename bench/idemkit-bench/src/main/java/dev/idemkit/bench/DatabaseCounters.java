@@ -322,7 +322,8 @@ final class DatabaseCounters implements AutoCloseable {
     this.servicePid = pid;
   }
 
-  private Connection serviceDatabase() throws SQLException {
+  /** A connection to the service's own database, opened once. */
+  Connection serviceDatabase() throws SQLException {
     if (serviceDatabase == null) {
       serviceDatabase =
           DriverManager.getConnection(

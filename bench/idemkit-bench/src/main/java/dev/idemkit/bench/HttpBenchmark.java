@@ -459,7 +459,8 @@ public final class HttpBenchmark {
     return null;
   }
 
-  private static String paymentBody(String merchantReference) {
+  /** A payment of 10.00 EUR with {@code merchantReference}, as both benchmarks send it. */
+  static String paymentBody(String merchantReference) {
     return "{\"accountId\":\"acc_bench\",\"amount\":\"10.00\",\"currency\":\"EUR\","
         + "\"merchantReference\":\""
         + merchantReference

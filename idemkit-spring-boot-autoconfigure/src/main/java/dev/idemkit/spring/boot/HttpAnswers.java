@@ -274,18 +274,26 @@ final class HttpAnswers {
   /** Nothing was stored for the refused key: the same key may be retried after Retry-After. */
   private static ResponseEntity<byte[]> quotaExceeded(Outcome.QuotaExceeded refused) {
     String detail =
-        refused.quota().equals("live_records")
-            ? "Your account has "
-                + refused.limit()
-                + " operations in progress or awaiting recovery, the most it may have. Retry"
-                + " after Retry-After seconds, when some have finished"
-                + (refused.retryAfter().toSeconds() >= 60
-                    ? " (they are all waiting for an operator to resolve their outcome)."
-                    : ".")
-            : "Your account used its "
-                + refused.limit()
-                + " new idempotency keys for this minute. Retry with the same key after"
-                + " Retry-After seconds.";
+        switch (refused.quota()) {
+          case "live_records" ->
+              "Your account has "
+                  + refused.limit()
+                  + " operations in progress or awaiting recovery, the most it may have. Retry"
+                  + " after Retry-After seconds, when some have finished"
+                  + (refused.retryAfter().toSeconds() >= 60
+                      ? " (they are all waiting for an operator to resolve their outcome)."
+                      : ".");
+          case "concurrent_requests" ->
+              "Your account has "
+                  + refused.limit()
+                  + " requests running at once, the most it may have. Nothing was done; retry with"
+                  + " the same key after Retry-After seconds.";
+          default ->
+              "Your account used its "
+                  + refused.limit()
+                  + " new idempotency keys for this minute. Retry with the same key after"
+                  + " Retry-After seconds.";
+        };
     return Problems.response(
         429,
         ErrorCode.IDEMPOTENCY_QUOTA_EXCEEDED,

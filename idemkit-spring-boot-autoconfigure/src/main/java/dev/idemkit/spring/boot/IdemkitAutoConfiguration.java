@@ -139,13 +139,18 @@ public class IdemkitAutoConfiguration {
 
   private static Quotas quotas(IdemkitProperties.Quota quota) {
     try {
-      return new Quotas(quota.getNewKeysPerMinutePerTenant(), quota.getLiveRecordsPerTenant());
+      return new Quotas(
+          quota.getNewKeysPerMinutePerTenant(),
+          quota.getLiveRecordsPerTenant(),
+          quota.getConcurrentRequestsPerTenant());
     } catch (IllegalArgumentException e) {
       throw new IllegalStateException(
           "idemkit.quota.new-keys-per-minute-per-tenant ("
               + quota.getNewKeysPerMinutePerTenant()
-              + ") and live-records-per-tenant ("
+              + "), live-records-per-tenant ("
               + quota.getLiveRecordsPerTenant()
+              + ") and concurrent-requests-per-tenant ("
+              + quota.getConcurrentRequestsPerTenant()
               + ") are 0 (no limit) or positive",
           e);
     }

@@ -239,6 +239,22 @@ public class IdemkitProperties {
     private int newKeysPerMinutePerTenant = 0;
 
     /**
+     * Most requests of one tenant an instance runs at once, from before their first statement to
+     * their answer; 0: no limit. One more waits up to a second for a place (using no connection),
+     * then is answered 429 IDEMPOTENCY_QUOTA_EXCEEDED with Retry-After 1: a tenant's flood cannot
+     * hold more than this many of the pool's connections or request threads. Per instance, exact.
+     */
+    private int concurrentRequestsPerTenant = 0;
+
+    public int getConcurrentRequestsPerTenant() {
+      return concurrentRequestsPerTenant;
+    }
+
+    public void setConcurrentRequestsPerTenant(int concurrentRequestsPerTenant) {
+      this.concurrentRequestsPerTenant = concurrentRequestsPerTenant;
+    }
+
+    /**
      * How often each instance writes its quota counts and reads the others' (the quota worker, one
      * transaction each time). Shorter: a smaller overshoot across instances, more statements.
      */

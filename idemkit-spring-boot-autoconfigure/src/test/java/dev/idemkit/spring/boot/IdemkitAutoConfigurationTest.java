@@ -538,7 +538,9 @@ class IdemkitAutoConfigurationTest {
             "idemkit.recovery.batch-size=0", "idemkit.recovery.batch-size must be positive",
             "idemkit.quota.live-records-per-tenant=-1", "live-records-per-tenant (-1)",
             "idemkit.quota.new-keys-per-minute-per-tenant=-5",
-                "new-keys-per-minute-per-tenant (-5)");
+                "new-keys-per-minute-per-tenant (-5)",
+            "idemkit.quota.concurrent-requests-per-tenant=-2",
+                "concurrent-requests-per-tenant (-2)");
     refused.forEach(
         (property, message) ->
             runner
