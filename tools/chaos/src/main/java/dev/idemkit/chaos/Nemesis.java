@@ -324,9 +324,22 @@ final class Nemesis implements Runnable {
     return true;
   }
 
-  /** Longer than a client's request: the fault is seen as requests that time out. */
-  private long outlastingRequests() {
-    return requestTimeout.toMillis() + 1000 + random.nextInt(3000);
+  /**
+   * Does {@code action}: {@code start}, then {@code end} after longer than a client's request (the
+   * fault is seen as requests that time out), whatever happens meanwhile.
+   */
+  private boolean outlastRequests(String action, Runnable start, Runnable end) {
+    long millis = requestTimeout.toMillis() + 1000 + random.nextInt(3000);
+    history.add("invoke", "nemesis", action, History.value("millis", millis));
+    start.run();
+    did(action);
+    try {
+      sleep(millis);
+    } finally {
+      end.run();
+    }
+    history.add("info", "nemesis", action, History.value("millis", millis));
+    return true;
   }
 
   /**
@@ -339,17 +352,7 @@ final class Nemesis implements Runnable {
     if (rebuilding.get()) {
       return false;
     }
-    long millis = outlastingRequests();
-    history.add("invoke", "nemesis", "freeze-database", History.value("millis", millis));
-    db.freezePrimary();
-    did("freeze-database");
-    try {
-      sleep(millis);
-    } finally {
-      db.thawPrimary();
-    }
-    history.add("info", "nemesis", "freeze-database", History.value("millis", millis));
-    return true;
+    return outlastRequests("freeze-database", db::freezePrimary, db::thawPrimary);
   }
 
   /**
@@ -357,17 +360,8 @@ final class Nemesis implements Runnable {
    * request: no byte goes either way and nothing is closed; then mends it.
    */
   private boolean cutNetwork() {
-    long millis = outlastingRequests();
-    history.add("invoke", "nemesis", "cut-network", History.value("millis", millis));
-    cluster.cutDatabaseNetwork();
-    did("cut-network");
-    try {
-      sleep(millis);
-    } finally {
-      cluster.healDatabaseNetwork();
-    }
-    history.add("info", "nemesis", "cut-network", History.value("millis", millis));
-    return true;
+    return outlastRequests(
+        "cut-network", cluster::cutDatabaseNetwork, cluster::healDatabaseNetwork);
   }
 
   /**
