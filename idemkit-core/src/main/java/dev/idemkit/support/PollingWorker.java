@@ -29,8 +29,9 @@ import java.util.function.IntFunction;
  * wakeup()}), interrupts the polls in flight unless told {@link Builder#interruptOnStop not to},
  * then waits for them to end, at most the {@link Builder#stopTimeout stop timeout}. A stop that is
  * itself interrupted stops waiting and keeps the interrupt. The {@link Builder#whenStopped last
- * step} runs once the last poll has ended, on the worker's thread: what must not run beside a poll
- * (closing a client that is not thread-safe) goes there.
+ * step} runs once the last poll has ended, never beside one: on the last lane's thread, or on the
+ * stopping thread when every lane had already ended. What must not run beside a poll (closing a
+ * client that is not thread-safe) goes there.
  */
 public final class PollingWorker {
 
@@ -278,7 +279,10 @@ public final class PollingWorker {
       return this;
     }
 
-    /** Runs once after the last poll of a run ended, on the worker's thread. */
+    /**
+     * Runs once after the last poll of a run ended, never beside one (on the last lane's thread, or
+     * on the stopping thread when every lane had already ended).
+     */
     public Builder whenStopped(Runnable last) {
       this.whenStopped = Objects.requireNonNull(last);
       return this;

@@ -119,7 +119,7 @@ class PollingWorkerTest {
   }
 
   @Test
-  void withoutInterruptTheWakeUpEndsThePollAndTheLastStepRunsOnTheWorkerAfterIt() throws Exception {
+  void withoutInterruptTheWakeUpEndsThePollAndTheLastStepRunsAfterIt() throws Exception {
     CountDownLatch woken = new CountDownLatch(1);
     CountDownLatch polling = new CountDownLatch(1);
     List<String> steps = new CopyOnWriteArrayList<>();
@@ -150,7 +150,9 @@ class PollingWorkerTest {
     assertThat(worker.stop()).isTrue();
 
     assertThat(steps).containsExactly("poll ended", "last step");
-    assertThat(lastStepThread.get()).isEqualTo("test-wakeup");
+    // On the lane's thread, or on the stopping one when the lane had already ended (the executor
+    // ends on whichever thread leaves it last): after the poll either way, never beside it.
+    assertThat(lastStepThread.get()).isIn("test-wakeup", Thread.currentThread().getName());
   }
 
   @Test
