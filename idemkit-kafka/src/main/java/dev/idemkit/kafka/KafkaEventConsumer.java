@@ -179,7 +179,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
         PollingWorker.named("idemkit-kafka-consumer-" + name)
             .poll(new Rounds(polled))
             // Kafka's client is stopped by its wakeup(), not by an interrupt (which would fail the
-            // commit of the batch in hand); and closed on the polling thread, never beside a poll.
+            // commit of the batch in hand); and closed after the last poll, never beside one.
             .interruptOnStop(false)
             .onStop(polled::wakeup)
             .whenStopped(polled::close)
