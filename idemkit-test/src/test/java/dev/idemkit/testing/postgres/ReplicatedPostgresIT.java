@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 import dev.idemkit.testing.postgres.ReplicatedPostgres.Node;
 import dev.idemkit.testing.postgres.ReplicatedPostgres.Replication;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -68,6 +70,63 @@ class ReplicatedPostgresIT {
                   + "&hostRecheckSeconds=1&connectTimeout=2");
     }
     assertThat(Files.exists(dataDir.getParent())).isFalse();
+  }
+
+  /**
+   * What asynchronous replication risks, made to happen: commits acknowledged by the primary while
+   * its standby received nothing are gone from the standby promoted after the primary dies.
+   */
+  @Test
+  void aLaggingAsynchronousStandbyPromotedLosesWhatItHadNotReceived() {
+    try (ReplicatedPostgres pair = ReplicatedPostgres.startPrimary()) {
+      Node first = pair.primary();
+      Node standby = pair.addStandby("standby_a", Replication.ASYNCHRONOUS);
+      pair.psql(
+          first, "create table charges (id int primary key)", "insert into charges values (1)");
+      awaitRows(pair, standby, "1");
+
+      pair.stopReceiving(standby);
+      pair.psql(first, "insert into charges select g from generate_series(2, 101) g");
+      assertThat(pair.psql(first, "select count(*) from charges")).isEqualTo("101");
+      pair.killPrimary();
+      pair.discardUnreceived(standby);
+      pair.promote(standby);
+
+      assertThat(pair.psql(standby, "select pg_is_in_recovery()")).isEqualTo("f");
+      assertThat(pair.psql(standby, "select count(*) from charges"))
+          .as("the 100 acknowledged rows the standby never received")
+          .isEqualTo("1");
+    }
+  }
+
+  /** A frozen primary's processes are all stopped, and answer again once thawed. */
+  @Test
+  void aFrozenPrimaryIsStoppedUntilThawed() throws Exception {
+    try (ReplicatedPostgres pair = ReplicatedPostgres.startPrimary()) {
+      Node primary = pair.primary();
+      long postmaster =
+          Long.parseLong(Files.readAllLines(primary.dataDir().resolve("postmaster.pid")).get(0));
+
+      pair.freezePrimary();
+      assertThat(state(postmaster)).as("postmaster state").isEqualTo("T");
+      assertThat(ProcessHandle.of(postmaster).orElseThrow().descendants())
+          .isNotEmpty()
+          .allSatisfy(p -> assertThat(state(p.pid())).isEqualTo("T"));
+      pair.thawPrimary();
+
+      assertThat(state(postmaster)).isNotEqualTo("T");
+      assertThat(pair.psql(primary, "select 1")).isEqualTo("1");
+    }
+  }
+
+  /** A process's state letter from {@code /proc} ({@code T}: stopped by a signal). */
+  private static String state(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc", String.valueOf(pid), "stat"));
+      return stat.substring(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   private static void awaitRows(ReplicatedPostgres pair, Node node, String count) {
