@@ -11,9 +11,8 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
-import java.util.Collections;
-import java.util.Map;
-import java.util.WeakHashMap;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -39,8 +38,13 @@ public final class DatabaseClock extends Clock {
   /** How often the server's time is read again. */
   public static final Duration RESYNC = Duration.ofSeconds(30);
 
-  private static final Map<DataSource, DatabaseClock> CLOCKS =
-      Collections.synchronizedMap(new WeakHashMap<>());
+  /**
+   * The clocks made so far, with their data sources held weakly and told apart by identity (a data
+   * source's own {@code equals} may do anything): few, so a list.
+   */
+  private static final List<Made> CLOCKS = new ArrayList<>();
+
+  private record Made(WeakReference<DataSource> source, DatabaseClock clock) {}
 
   private static final ScheduledExecutorService READER =
       Executors.newSingleThreadScheduledExecutor(
@@ -67,26 +71,27 @@ public final class DatabaseClock extends Clock {
    */
   public static DatabaseClock of(DataSource dataSource) {
     synchronized (CLOCKS) {
-      DatabaseClock clock = CLOCKS.get(dataSource);
-      if (clock == null) {
-        clock = new DatabaseClock();
-        CLOCKS.put(dataSource, clock);
-        // The task holds the data source weakly through the map: once nothing else uses it,
-        // the clock and its reads go too.
-        WeakReference<DataSource> source = new WeakReference<>(dataSource);
-        DatabaseClock made = clock;
-        READER.scheduleWithFixedDelay(
-            () -> {
-              DataSource ds = source.get();
-              if (ds == null) {
-                throw new IllegalStateException("data source gone: no more reads");
-              }
-              made.read(ds);
-            },
-            0,
-            RESYNC.toMillis(),
-            TimeUnit.MILLISECONDS);
+      CLOCKS.removeIf(made -> made.source().get() == null);
+      for (Made made : CLOCKS) {
+        if (made.source().get() == dataSource) {
+          return made.clock();
+        }
       }
+      DatabaseClock clock = new DatabaseClock();
+      WeakReference<DataSource> source = new WeakReference<>(dataSource);
+      CLOCKS.add(new Made(source, clock));
+      // The reads hold the data source weakly: once nothing else uses it, they stop.
+      READER.scheduleWithFixedDelay(
+          () -> {
+            DataSource ds = source.get();
+            if (ds == null) {
+              throw new IllegalStateException("data source gone: no more reads");
+            }
+            clock.read(ds);
+          },
+          0,
+          RESYNC.toMillis(),
+          TimeUnit.MILLISECONDS);
       return clock;
     }
   }
