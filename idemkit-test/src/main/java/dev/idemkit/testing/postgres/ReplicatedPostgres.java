@@ -264,20 +264,7 @@ public final class ReplicatedPostgres implements AutoCloseable {
     }
     List<String> command = new ArrayList<>(List.of("kill", "-" + signal));
     processes.forEach(p -> command.add(String.valueOf(p.pid())));
-    try {
-      Process kill = new ProcessBuilder(command).redirectErrorStream(true).start();
-      if (!kill.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS) || kill.exitValue() != 0) {
-        throw new IllegalStateException(
-            String.join(" ", command)
-                + " failed: "
-                + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
+    execute(command, null);
   }
 
   /**
@@ -498,6 +485,9 @@ public final class ReplicatedPostgres implements AutoCloseable {
     }
   }
 
+  /**
+   * One of the server's programs ({@code initdb}, {@code pg_ctl}…), as its user when it has one.
+   */
   private String run(String... command) {
     List<String> full = new ArrayList<>();
     if (asPostgresUser) {
@@ -505,18 +495,30 @@ public final class ReplicatedPostgres implements AutoCloseable {
     }
     full.add(binaries.resolve(command[0]).toString());
     full.addAll(List.of(command).subList(1, command.length));
+    return execute(full, base);
+  }
+
+  /**
+   * Runs {@code command} (in {@code directory}, if not null) to its end within {@link #WAIT}: its
+   * output, or an exception naming it, its exit status and its output.
+   */
+  private static String execute(List<String> command, Path directory) {
+    String name = String.join(" ", command);
     try {
-      Process process =
-          new ProcessBuilder(full).redirectErrorStream(true).directory(base.toFile()).start();
+      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+      if (directory != null) {
+        builder.directory(directory.toFile());
+      }
+      Process process = builder.start();
       process.getOutputStream().close();
       String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       if (!process.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)) {
         process.destroyForcibly();
-        throw new IllegalStateException(command[0] + " did not end within " + WAIT);
+        throw new IllegalStateException(name + " did not end within " + WAIT);
       }
       if (process.exitValue() != 0) {
         throw new IllegalStateException(
-            command[0] + " failed (exit " + process.exitValue() + "): " + output.strip());
+            name + " failed (exit " + process.exitValue() + "): " + output.strip());
       }
       return output;
     } catch (IOException e) {
