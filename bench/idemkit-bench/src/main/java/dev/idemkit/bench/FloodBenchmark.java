@@ -85,11 +85,7 @@ public final class FloodBenchmark {
   private static final String WARM_TENANT = "tenant_warm";
   private static final String PATH = "/v1/payments";
 
-  private final HttpClient http =
-      HttpClient.newBuilder()
-          .version(HttpClient.Version.HTTP_1_1)
-          .connectTimeout(Duration.ofSeconds(5))
-          .build();
+  private final HttpClient http = PaymentsServiceProcess.client();
   private final URI payments;
   private final int others;
   private final int otherRate;

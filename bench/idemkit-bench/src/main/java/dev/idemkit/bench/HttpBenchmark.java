@@ -101,11 +101,7 @@ public final class HttpBenchmark {
 
   private HttpBenchmark(
       String base, int workers, PaymentsServiceProcess service, DatabaseCounters counters) {
-    this.http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5))
-            .build();
+    this.http = PaymentsServiceProcess.client();
     this.raw = URI.create(base + RAW_PATH);
     this.layer = URI.create(base + LAYER_PATH);
     this.workers = workers;

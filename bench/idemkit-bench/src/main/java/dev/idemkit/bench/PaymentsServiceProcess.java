@@ -53,11 +53,7 @@ final class PaymentsServiceProcess {
   }
 
   void awaitHealthy(int port, Duration timeout) throws Exception {
-    HttpClient client =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(2))
-            .build();
+    HttpClient client = client();
     HttpRequest health =
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/health"))
             .timeout(Duration.ofSeconds(5))
@@ -158,6 +154,14 @@ final class PaymentsServiceProcess {
     } catch (IOException e) {
       System.err.println("(no service log: " + e.getMessage() + ")");
     }
+  }
+
+  /** An HTTP/1.1 client for the service, as the benchmarks' clients talk to it. */
+  static HttpClient client() {
+    return HttpClient.newBuilder()
+        .version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(5))
+        .build();
   }
 
   static int freePort() throws IOException {
