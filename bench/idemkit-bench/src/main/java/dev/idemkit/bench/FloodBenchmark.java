@@ -1,13 +1,7 @@
 package dev.idemkit.bench;
 
-import dev.idemkit.bench.HttpFigures.Cpu;
-import dev.idemkit.bench.HttpFigures.Errors;
-import dev.idemkit.bench.HttpFigures.LongArray;
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import dev.idemkit.bench.FloodTraffic.Flood;
+import dev.idemkit.bench.FloodTraffic.Paid;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -17,21 +11,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A flood harms no one else (docs/benchmarks.md, {@code bench/flood}): one tenant of the payments
@@ -83,47 +67,11 @@ public final class FloodBenchmark {
 
   private static final String FLOOD_TENANT = "tenant_flood";
   private static final String WARM_TENANT = "tenant_warm";
-  private static final String PATH = "/v1/payments";
 
-  private final HttpClient http = PaymentsServiceProcess.client();
-  private final URI payments;
-  private final int others;
-  private final int otherRate;
-  private final int flooders;
-  private final int floodRate;
-  private final PaymentsServiceProcess service;
-  private final String runId = UUID.randomUUID().toString().substring(0, 8);
-  private final AtomicLong sequence = new AtomicLong();
+  private final FloodTraffic traffic;
 
-  /** Every 201 that made a payment: what must be in the database afterwards. */
-  private final ConcurrentLinkedQueue<Acknowledged> acknowledged = new ConcurrentLinkedQueue<>();
-
-  private record Acknowledged(String tenant, String key, String paymentId) {}
-
-  /** A key paid once, with the body it was sent with and its first answer: what retries send. */
-  private record Paid(String apiKey, String key, String body, String answer) {}
-
-  private FloodBenchmark(
-      String base,
-      int others,
-      int otherRate,
-      int flooders,
-      int floodRate,
-      PaymentsServiceProcess service) {
-    this.payments = URI.create(base + PATH);
-    this.others = others;
-    this.otherRate = otherRate;
-    this.flooders = flooders;
-    this.floodRate = floodRate;
-    this.service = service;
-  }
-
-  private static String apiKey(String tenant) {
-    return "sk_bench_" + tenant;
-  }
-
-  private static String otherTenant(int i) {
-    return "tenant_other_" + i;
+  private FloodBenchmark(FloodTraffic traffic) {
+    this.traffic = traffic;
   }
 
   public static void main(String[] args) throws Exception {
@@ -152,7 +100,7 @@ public final class FloodBenchmark {
     extra.add("--idemkit.quota.new-keys-per-minute-per-tenant=" + quota);
     extra.add("--idemkit.quota.concurrent-requests-per-tenant=" + bulkhead);
     for (String tenant : tenants(others)) {
-      extra.add("--payments.api-keys." + apiKey(tenant) + "=" + tenant);
+      extra.add("--payments.api-keys." + FloodTraffic.apiKey(tenant) + "=" + tenant);
     }
     List<String> more = BenchArgs.stringArgs(args, "--service-arg");
     extra.addAll(more);
@@ -193,7 +141,13 @@ public final class FloodBenchmark {
             warmup);
         exit =
             new FloodBenchmark(
-                    "http://127.0.0.1:" + port, others, otherRate, flooders, floodRate, service)
+                    new FloodTraffic(
+                        "http://127.0.0.1:" + port,
+                        others,
+                        otherRate,
+                        flooders,
+                        floodRate,
+                        service))
                 .run(db, quota, seconds, warmup);
       }
     } catch (Throwable t) {
@@ -220,7 +174,7 @@ public final class FloodBenchmark {
   private static List<String> tenants(int others) {
     List<String> all = new ArrayList<>(List.of(FLOOD_TENANT, WARM_TENANT));
     for (int i = 1; i <= others; i++) {
-      all.add(otherTenant(i));
+      all.add(FloodTraffic.otherTenant(i));
     }
     return all;
   }
@@ -232,30 +186,32 @@ public final class FloodBenchmark {
     Connection db = counters.serviceDatabase();
     Duration phase = Duration.ofSeconds(seconds);
     System.out.println("warm-up (not counted) ...");
-    Paid warmKey = pay(WARM_TENANT);
-    Phase warm = measure("warm-up", Duration.ofSeconds(warmup / 2), Flood.NEW, WARM_TENANT, null);
-    Phase warm2 =
-        measure("warm-up", Duration.ofSeconds(warmup - warmup / 2), Flood.RETRY, null, warmKey);
+    Paid warmKey = traffic.pay(WARM_TENANT);
+    FloodPhase warm =
+        traffic.measure("warm-up", Duration.ofSeconds(warmup / 2), Flood.NEW, WARM_TENANT, null);
+    FloodPhase warm2 =
+        traffic.measure(
+            "warm-up", Duration.ofSeconds(warmup - warmup / 2), Flood.RETRY, null, warmKey);
     long warmupErrors = warm.errors.total() + warm2.errors.total();
     drain(counters);
 
-    Paid retried = pay(FLOOD_TENANT);
+    Paid retried = traffic.pay(FLOOD_TENANT);
     // The baseline ends at the start of a minute: the new-key flood then fills whole quota minutes
     // from their start (the quota counts per minute of the database's clock, this machine's).
     long now = System.currentTimeMillis();
     long floodStart = ((now + seconds * 1000L) / 60_000 + 1) * 60_000 + 500;
-    Phase baseline =
-        measure("baseline", Duration.ofMillis(floodStart - now), Flood.NONE, null, null);
+    FloodPhase baseline =
+        traffic.measure("baseline", Duration.ofMillis(floodStart - now), Flood.NONE, null, null);
     long recordsBefore = count(db, "select count(*) from idemkit_record where tenant = ?");
     long paymentsBefore = count(db, "select count(*) from payment where tenant_id = ?");
-    Phase floodNew = measure("flood-new", phase, Flood.NEW, FLOOD_TENANT, null);
+    FloodPhase floodNew = traffic.measure("flood-new", phase, Flood.NEW, FLOOD_TENANT, null);
     long recordsAfterNew = count(db, "select count(*) from idemkit_record where tenant = ?");
     long paymentsAfterNew = count(db, "select count(*) from payment where tenant_id = ?");
     drain(counters); // the admitted payments' events and mails: the flood's work, not the retries'
-    Phase floodRetry = measure("flood-retry", phase, Flood.RETRY, null, retried);
+    FloodPhase floodRetry = traffic.measure("flood-retry", phase, Flood.RETRY, null, retried);
     long recordsAfterRetry = count(db, "select count(*) from idemkit_record where tenant = ?");
     drain(counters);
-    Phase after = measure("baseline-2", phase, Flood.NONE, null, null);
+    FloodPhase after = traffic.measure("baseline-2", phase, Flood.NONE, null, null);
     // The flood is compared with the calmer of the two baselines: the larger ratio.
     double reference = Math.min(baseline.othersP99(), after.othersP99());
 
@@ -263,7 +219,7 @@ public final class FloodBenchmark {
     System.out.println(
         "phase        seconds  others: req/s   p50 ms   p99 ms  max ms   flooder: req/s  201/s "
             + " 429/s  busy/s   CPU: driver / service / PostgreSQL (cores)");
-    for (Phase p : List.of(baseline, floodNew, floodRetry, after)) {
+    for (FloodPhase p : List.of(baseline, floodNew, floodRetry, after)) {
       p.print();
     }
     Map<Long, Long> perMinute = admittedPerMinute(db, floodNew);
@@ -306,7 +262,7 @@ public final class FloodBenchmark {
     long lost = lost(db);
     System.out.printf(
         "lost: %d of %d acknowledged payments (all tenants) missing their payment row or record%n",
-        lost, acknowledged.size());
+        lost, traffic.acknowledged().size());
     double ratioNew = floodNew.othersP99() / reference;
     double ratioRetry = floodRetry.othersP99() / reference;
     double ratio = Math.max(ratioNew, ratioRetry);
@@ -315,7 +271,7 @@ public final class FloodBenchmark {
             + floodNew.errors.total()
             + floodRetry.errors.total()
             + after.errors.total();
-    for (Phase p : List.of(baseline, floodNew, floodRetry, after)) {
+    for (FloodPhase p : List.of(baseline, floodNew, floodRetry, after)) {
       p.errors.printIfAny(p.name);
     }
     if (warmupErrors > 0) {
@@ -365,7 +321,7 @@ public final class FloodBenchmark {
   }
 
   /** The flooder's records made during {@code flood}, by minute of the database's clock. */
-  private Map<Long, Long> admittedPerMinute(Connection db, Phase flood) throws SQLException {
+  private Map<Long, Long> admittedPerMinute(Connection db, FloodPhase flood) throws SQLException {
     Map<Long, Long> perMinute = new TreeMap<>();
     try (PreparedStatement s =
         db.prepareStatement(
@@ -376,7 +332,7 @@ public final class FloodBenchmark {
              group by 1 order by 1
             """)) {
       s.setString(1, FLOOD_TENANT);
-      s.setString(2, "flood-" + runId + "-" + flood.name + "-%");
+      s.setString(2, traffic.keyPattern("flood", flood.name));
       try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
           perMinute.put(rs.getLong(1), rs.getLong(2));
@@ -402,334 +358,11 @@ public final class FloodBenchmark {
         recordKeys.add(rs.getString(1) + "/" + rs.getString(2));
       }
     }
-    return acknowledged.stream()
+    return traffic.acknowledged().stream()
         .filter(
             a ->
                 !paymentIds.contains(a.tenant() + "/" + a.paymentId())
                     || !recordKeys.contains(a.tenant() + "/" + a.key()))
         .count();
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Phases
-
-  private enum Flood {
-    NONE,
-    NEW,
-    RETRY
-  }
-
-  /** What one phase measured. */
-  private static final class Phase {
-    final String name;
-    double seconds;
-    long[] othersNanos = new long[0];
-
-    /** The others' latencies of requests due before and after the flooder's first 429. */
-    long[] othersBeforeRefusalNanos = new long[0];
-
-    long[] othersAfterRefusalNanos = new long[0];
-
-    /** When the flooder got its first 429 ({@link System#nanoTime}); none: {@code MAX_VALUE}. */
-    final AtomicLong firstRefusal = new AtomicLong(Long.MAX_VALUE);
-
-    final Errors errors = new Errors();
-    final LongAdder admitted = new LongAdder();
-    final LongAdder refused = new LongAdder();
-
-    /** The flooder's requests refused by the bulkhead or the rate limit ({@link #isBusy}). */
-    final LongAdder busy = new LongAdder();
-
-    Cpu cpu = Cpu.ZERO;
-
-    Phase(String name) {
-      this.name = name;
-    }
-
-    long floodSent() {
-      return admitted.sum() + refused.sum() + busy.sum();
-    }
-
-    double othersP99() {
-      return percentile(0.99);
-    }
-
-    double percentile(double p) {
-      return percentile(othersNanos, p);
-    }
-
-    static double percentile(long[] sorted, double p) {
-      if (sorted.length == 0) {
-        return Double.NaN;
-      }
-      return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
-    }
-
-    void print() {
-      System.out.printf(
-          "%-12s %7.1f  %13.1f  %7.2f  %7.2f  %6.1f   %14.0f  %5.0f  %5.0f   %5.0f   %.2f / %.2f / %.2f%n",
-          name,
-          seconds,
-          othersNanos.length / seconds,
-          percentile(0.50) / 1e6,
-          percentile(0.99) / 1e6,
-          (othersNanos.length == 0 ? 0 : othersNanos[othersNanos.length - 1]) / 1e6,
-          floodSent() / seconds,
-          admitted.sum() / seconds,
-          refused.sum() / seconds,
-          busy.sum() / seconds,
-          cpu.driverNanos() / 1e9 / seconds,
-          cpu.serviceNanos() / 1e9 / seconds,
-          cpu.postgresNanos() / 1e9 / seconds);
-    }
-  }
-
-  /**
-   * Runs the others' steady traffic for {@code length}, with the flood {@code flood} of {@code
-   * floodTenant} (new keys) or of retries of {@code retried}.
-   */
-  private Phase measure(String name, Duration length, Flood flood, String floodTenant, Paid retried)
-      throws Exception {
-    Phase phase = new Phase(name);
-    AtomicBoolean stop = new AtomicBoolean();
-    int floodWorkers = flood == Flood.NONE ? 0 : flooders;
-    ExecutorService pool = Executors.newFixedThreadPool(others + floodWorkers);
-    List<Future<long[][]>> steady = new ArrayList<>();
-    List<Future<?>> floods = new ArrayList<>();
-    Cpu before = Cpu.now(service);
-    long start = System.nanoTime();
-    for (int i = 1; i <= others; i++) {
-      String tenant = otherTenant(i);
-      // Spread over the interval so that the tenants do not send in step.
-      long offset = TimeUnit.SECONDS.toNanos(1) / otherRate * (i - 1) / others;
-      steady.add(pool.submit(() -> steady(tenant, start + offset, stop, phase)));
-    }
-    long floodInterval = floodRate > 0 ? TimeUnit.SECONDS.toNanos(1) * floodWorkers / floodRate : 0;
-    for (int w = 0; w < floodWorkers; w++) {
-      long first = start + (floodInterval * w) / Math.max(1, floodWorkers);
-      floods.add(
-          pool.submit(
-              () -> {
-                flood(flood, floodTenant, retried, first, floodInterval, stop, phase);
-                return null;
-              }));
-    }
-    Thread.sleep(length.toMillis());
-    stop.set(true);
-    LongArray all = new LongArray();
-    LongArray beforeRefusal = new LongArray();
-    LongArray afterRefusal = new LongArray();
-    for (Future<long[][]> f : steady) {
-      long[][] latenciesAndDues = f.get();
-      for (int i = 0; i < latenciesAndDues[0].length; i++) {
-        all.add(latenciesAndDues[0][i]);
-        boolean after = latenciesAndDues[1][i] > phase.firstRefusal.get();
-        (after ? afterRefusal : beforeRefusal).add(latenciesAndDues[0][i]);
-      }
-    }
-    for (Future<?> f : floods) {
-      f.get();
-    }
-    phase.seconds = (System.nanoTime() - start) / 1e9;
-    phase.cpu = Cpu.now(service).minus(before);
-    pool.shutdown();
-    phase.othersNanos = sorted(all);
-    phase.othersBeforeRefusalNanos = sorted(beforeRefusal);
-    phase.othersAfterRefusalNanos = sorted(afterRefusal);
-    if (name.equals("warm-up")) {
-      System.out.printf(
-          "  warm-up: others p99 %.2f ms; flood %.0f requests/s (%d admitted, %d refused)%n",
-          phase.othersP99() / 1e6,
-          phase.floodSent() / phase.seconds,
-          phase.admitted.sum(),
-          phase.refused.sum());
-    } else {
-      System.out.printf(
-          "  %s: others p99 %.2f ms over %d payments; flood %.0f requests/s; load average %s%n",
-          name,
-          phase.othersP99() / 1e6,
-          phase.othersNanos.length,
-          phase.floodSent() / phase.seconds,
-          loadAverage());
-      if (phase.firstRefusal.get() != Long.MAX_VALUE) {
-        System.out.printf(
-            "    the flooder's first 429 after %.1f s; the others' p99 before it %.2f ms (%d"
-                + " payments), after it %.2f ms (%d payments)%n",
-            (phase.firstRefusal.get() - start) / 1e9,
-            Phase.percentile(phase.othersBeforeRefusalNanos, 0.99) / 1e6,
-            phase.othersBeforeRefusalNanos.length,
-            Phase.percentile(phase.othersAfterRefusalNanos, 0.99) / 1e6,
-            phase.othersAfterRefusalNanos.length);
-      }
-    }
-    return phase;
-  }
-
-  /** The machine's load average (1, 5, 15 minutes): other work on the two cores shows here. */
-  private static String loadAverage() {
-    try {
-      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
-      return f[0] + " " + f[1] + " " + f[2];
-    } catch (IOException e) {
-      return "n/a";
-    }
-  }
-
-  private static long[] sorted(LongArray values) {
-    long[] a = values.toArray();
-    Arrays.sort(a);
-    return a;
-  }
-
-  /**
-   * One other tenant: a payment every {@code 1/otherRate} s; answers the latencies, each from when
-   * its request was due, and those due times.
-   */
-  private long[][] steady(String tenant, long first, AtomicBoolean stop, Phase phase)
-      throws InterruptedException {
-    LongArray latencies = new LongArray();
-    LongArray dues = new LongArray();
-    long interval = TimeUnit.SECONDS.toNanos(1) / otherRate;
-    long due = first;
-    while (!stop.get()) {
-      long wait = due - System.nanoTime();
-      if (wait > 0) {
-        TimeUnit.NANOSECONDS.sleep(wait);
-      }
-      String key = newKey(tenant, phase.name);
-      String body = HttpBenchmark.paymentBody(key);
-      HttpResponse<String> r = send(tenant, key, body, phase.errors);
-      long latency = System.nanoTime() - due;
-      due += interval;
-      if (r == null) {
-        continue;
-      }
-      if (r.statusCode() != 201 || r.headers().firstValue("Idempotent-Replayed").isPresent()) {
-        phase.errors.add(tenant + " status " + r.statusCode(), r.body());
-        continue;
-      }
-      acknowledge(tenant, key, r);
-      latencies.add(latency);
-      dues.add(due - interval);
-    }
-    return new long[][] {latencies.toArray(), dues.toArray()};
-  }
-
-  private void flood(
-      Flood flood,
-      String tenant,
-      Paid retried,
-      long first,
-      long interval,
-      AtomicBoolean stop,
-      Phase phase)
-      throws InterruptedException {
-    long due = first;
-    while (!stop.get()) {
-      if (interval > 0) {
-        long wait = due - System.nanoTime();
-        if (wait > 0) {
-          TimeUnit.NANOSECONDS.sleep(wait);
-        }
-        due += interval;
-      }
-      if (flood == Flood.NEW) {
-        String key = newKey("flood", phase.name);
-        HttpResponse<String> r = send(tenant, key, HttpBenchmark.paymentBody(key), phase.errors);
-        if (r == null) {
-          continue;
-        }
-        if (r.statusCode() == 201) {
-          acknowledge(tenant, key, r);
-          phase.admitted.increment();
-        } else if (isBusy(r)) {
-          phase.busy.increment();
-        } else if (isRefusal(r)) {
-          phase.refused.increment();
-          phase.firstRefusal.accumulateAndGet(System.nanoTime(), Math::min);
-        } else {
-          phase.errors.add("flooder status " + r.statusCode(), r.body());
-        }
-      } else {
-        HttpResponse<String> r =
-            sendAs(retried.apiKey(), retried.key(), retried.body(), phase.errors);
-        if (r == null) {
-          continue;
-        }
-        if (r.statusCode() == 201
-            && r.headers().firstValue("Idempotent-Replayed").equals(java.util.Optional.of("true"))
-            && r.body().equals(retried.answer())) {
-          phase.admitted.increment();
-        } else if (isBusy(r)) {
-          phase.busy.increment();
-        } else {
-          phase.errors.add("retry status " + r.statusCode(), r.body());
-        }
-      }
-    }
-  }
-
-  /**
-   * Refused without being looked at: all the tenant's places taken ({@code --bulkhead}), or over
-   * the service's per-tenant rate limit ({@code payments.rate-limit-per-second}, its API gate).
-   */
-  private static boolean isBusy(HttpResponse<String> r) {
-    return r.statusCode() == 429
-        && (r.body().contains("running at once") || r.body().contains("RATE_LIMITED"))
-        && r.headers().firstValue("Retry-After").isPresent();
-  }
-
-  private static boolean isRefusal(HttpResponse<String> r) {
-    return r.statusCode() == 429
-        && r.body().contains("IDEMPOTENCY_QUOTA_EXCEEDED")
-        && r.headers().firstValue("Retry-After").isPresent();
-  }
-
-  /** Pays once with a fresh key as {@code tenant}: the key its retries will send. */
-  private Paid pay(String tenant) throws Exception {
-    String key = newKey(tenant, "retried");
-    String body = HttpBenchmark.paymentBody(key);
-    Errors errors = new Errors();
-    HttpResponse<String> r = send(tenant, key, body, errors);
-    if (r == null || r.statusCode() != 201) {
-      errors.printIfAny("the first payment of " + tenant);
-      throw new IllegalStateException(
-          "the first payment of " + tenant + " was not made: " + (r == null ? "" : r.body()));
-    }
-    acknowledge(tenant, key, r);
-    return new Paid(apiKey(tenant), key, body, r.body());
-  }
-
-  private void acknowledge(String tenant, String key, HttpResponse<String> r) {
-    String location = r.headers().firstValue("Location").orElse("");
-    acknowledged.add(
-        new Acknowledged(tenant, key, location.substring(location.lastIndexOf('/') + 1)));
-  }
-
-  private String newKey(String who, String phase) {
-    return who + "-" + runId + "-" + phase + "-" + sequence.incrementAndGet();
-  }
-
-  private HttpResponse<String> send(String tenant, String key, String body, Errors errors)
-      throws InterruptedException {
-    return sendAs(apiKey(tenant), key, body, errors);
-  }
-
-  private HttpResponse<String> sendAs(String apiKey, String key, String body, Errors errors)
-      throws InterruptedException {
-    HttpRequest request =
-        HttpRequest.newBuilder(payments)
-            .timeout(Duration.ofSeconds(30))
-            .header("Authorization", "Bearer " + apiKey)
-            .header("Content-Type", "application/json")
-            .header("Idempotency-Key", key)
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build();
-    try {
-      return http.send(request, HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      errors.add("I/O error " + e.getClass().getSimpleName(), String.valueOf(e.getMessage()));
-      return null;
-    }
   }
 }
