@@ -7,6 +7,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
 import org.springframework.jdbc.datasource.lookup.AbstractRoutingDataSource;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -128,6 +129,29 @@ public final class TenantShards extends AbstractRoutingDataSource implements Aut
     return dataSource instanceof TenantShards shards
         ? new ArrayList<>(shards.shards.values())
         : List.of(Objects.requireNonNull(dataSource, "dataSource"));
+  }
+
+  /**
+   * Applies {@code flyway}'s migrations (the application's own) to every shard, with its
+   * configuration and each shard's DataSource: Spring Boot runs Flyway on the application's
+   * DataSource only, so with shards the application hands this to Boot as its migration strategy
+   * ({@code @Bean FlywayMigrationStrategy perShard(TenantShards shards) { return
+   * shards::migrateEach; }}).
+   *
+   * @return how many migrations were applied, all shards together
+   */
+  public int migrateEach(Flyway flyway) {
+    int applied = 0;
+    for (DataSource shard : shards.values()) {
+      applied +=
+          Flyway.configure()
+              .configuration(flyway.getConfiguration())
+              .dataSource(shard)
+              .load()
+              .migrate()
+              .migrationsExecuted;
+    }
+    return applied;
   }
 
   /** Closes the shards' pools. */

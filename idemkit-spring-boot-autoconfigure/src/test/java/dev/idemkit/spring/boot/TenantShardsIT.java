@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -73,16 +74,6 @@ class TenantShardsIT {
   private static final String DB_B = "idemkit_shard_b_" + SUFFIX;
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
-  private static final String ORDERS =
-      """
-      create table orders (
-          id       uuid primary key,
-          tenant   text not null,
-          idem_key text not null,
-          amount   integer not null
-      )
-      """;
-
   @LocalServerPort int port;
   @Autowired TenantShards shards;
   @Autowired TenantDirectory directory;
@@ -94,13 +85,17 @@ class TenantShardsIT {
           Statement s = c.createStatement()) {
         s.execute("create database " + db);
       }
-      DataSource shard = plain(db);
-      try (Connection c = shard.getConnection();
-          Statement s = c.createStatement()) {
-        s.execute(ORDERS);
-      }
-      OutboxSchema.migrate(shard);
     }
+    // The application's own migrations (the orders table), on every shard as its strategy would.
+    assertThat(
+            new TenantShards(Map.of("a", plain(DB_A), "b", plain(DB_B)))
+                .migrateEach(
+                    Flyway.configure()
+                        .locations("classpath:dev/idemkit/spring/boot/shards-it-migration")
+                        .load()))
+        .isEqualTo(2);
+    OutboxSchema.migrate(plain(DB_A));
+    OutboxSchema.migrate(plain(DB_B));
     registry.add("idemkit.shards.a.url", () -> SERVER + DB_A);
     registry.add("idemkit.shards.a.username", () -> "postgres");
     registry.add("idemkit.shards.b.url", () -> SERVER + DB_B);
