@@ -12,7 +12,8 @@ import org.springframework.context.SmartLifecycle;
  * one daemon thread that runs {@link #runOnce()} with a fixed pause between runs, from {@link
  * #start()} to {@link #stop()}. A run that fails is logged at WARN and the next run tries again
  * after the same pause; stopping interrupts a run under way and waits for it to end (at most the
- * worker's stop timeout). With tenants on shards, {@link #runPerShard} gives it one lane per shard.
+ * worker's stop timeout). With tenants on shards, {@link #runPerShard} gives it one lane per shard
+ * (the shard's pool names itself in a failure's message: {@code idemkit-shard-<name>}).
  */
 abstract class PollingLifecycle implements SmartLifecycle {
 
@@ -31,15 +32,7 @@ abstract class PollingLifecycle implements SmartLifecycle {
     this.threadName = threadName;
     this.firstRunAfter = firstRunAfter;
     this.interval = interval;
-    this.worker =
-        worker(
-            "",
-            PollingWorker.named(threadName)
-                .poll(
-                    () -> {
-                      runOnce();
-                      return interval;
-                    }));
+    this.worker = worker("", PollingWorker.named(threadName).poll(this::run));
   }
 
   /**
@@ -52,16 +45,13 @@ abstract class PollingLifecycle implements SmartLifecycle {
         worker(
             " (a lane of shards " + String.join(", ", names) + ")",
             PollingWorker.named(threadName + "-per-shard")
-                .lanes(
-                    names.size(),
-                    i ->
-                        () ->
-                            shards.on(
-                                names.get(i),
-                                () -> {
-                                  runOnce();
-                                  return interval;
-                                })));
+                .lanes(names.size(), i -> () -> shards.on(names.get(i), this::run)));
+  }
+
+  /** One run; answers the pause before the next. */
+  private Duration run() throws InterruptedException {
+    runOnce();
+    return interval;
   }
 
   /** {@code where}: what a failed run's WARN line adds to {@link #failedRun()}. */

@@ -10,6 +10,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -177,7 +178,7 @@ public final class TenantDirectory extends PollingLifecycle {
     try (Connection c = shard.getConnection();
         Statement s = c.createStatement();
         ResultSet rows = s.executeQuery(TENANTS_WITH_RECORDS)) {
-      var tenants = new java.util.ArrayList<String>();
+      List<String> tenants = new ArrayList<>();
       while (rows.next()) {
         tenants.add(rows.getString(1));
       }

@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -55,11 +56,13 @@ public final class TenantMove {
       String column = quoted(tenantColumn);
       return new Part(
           name,
-          "copy (select * from " + table + " where " + column + " = " + TENANT + ") to stdout",
+          "copy (select * from %s where %s = current_setting('idemkit.moving_tenant')) to stdout"
+              .formatted(table, column),
           List.of(),
-          "copy " + table + " from stdin",
+          "copy %s from stdin".formatted(table),
           List.of(),
-          "delete from " + table + " where " + column + " = " + TENANT);
+          "delete from %s where %s = current_setting('idemkit.moving_tenant')"
+              .formatted(table, column));
     }
 
     /** {@code schema.table} or {@code table}, each part quoted. */
@@ -87,9 +90,10 @@ public final class TenantMove {
       List<String> afterCopyIn,
       String delete) {}
 
-  /** The moving tenant, set for the transaction, so that the COPY statements need no parameter. */
-  private static final String TENANT = "current_setting('idemkit.moving_tenant')";
-
+  /**
+   * The moving tenant, set for the transaction ({@code current_setting('idemkit.moving_tenant')}),
+   * so that the COPY statements, which take no parameter, need no literal.
+   */
   private static final String SET_TENANT = "select set_config('idemkit.moving_tenant', ?, true)";
 
   private static final String TABLE_EXISTS = "select to_regclass(?) is not null";
@@ -224,7 +228,7 @@ public final class TenantMove {
     List<Part> all = new ArrayList<>(IDEMKIT);
     applicationTables.forEach(t -> all.add(t.part()));
     this.parts = List.copyOf(all);
-    java.util.Collections.reverse(all);
+    Collections.reverse(all);
     this.childrenFirst = List.copyOf(all);
   }
 

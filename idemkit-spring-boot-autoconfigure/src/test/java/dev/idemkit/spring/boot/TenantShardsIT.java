@@ -63,8 +63,7 @@ import org.springframework.web.bind.annotation.RestController;
     properties = {
       "idemkit.shards-directory-refresh=50ms",
       "idemkit.cleanup.interval=200ms",
-      "idemkit.cleanup.metadata-retention=1d",
-      "idemkit.database.replication-check=off"
+      "idemkit.cleanup.metadata-retention=1d"
     })
 class TenantShardsIT {
 
@@ -73,6 +72,10 @@ class TenantShardsIT {
   private static final String DB_A = "idemkit_shard_a_" + SUFFIX;
   private static final String DB_B = "idemkit_shard_b_" + SUFFIX;
   private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  /** Where a request of a tenant writes: its order, its record, its event. */
+  private static final List<String> TENANT_TABLES =
+      List.of("orders", "idemkit_record", "idemkit_outbox");
 
   @LocalServerPort int port;
   @Autowired TenantShards shards;
@@ -210,21 +213,22 @@ class TenantShardsIT {
     return new TenantMove(shards, directory, List.of(new TenantMove.Table("orders", "tenant")));
   }
 
-  private static String tenant(String name) {
-    return name + "-" + UUID.randomUUID().toString().substring(0, 6);
+  /** A new tenant named from {@code name}, listed in the directory on {@code shard}. */
+  private String placed(String name, String shard) throws SQLException {
+    String tenant = name + "-" + UUID.randomUUID().toString().substring(0, 6);
+    move().move(tenant, shard);
+    return tenant;
   }
 
   @Test
   void aRequestWritesItsTenantsShardOnlyInOneTransaction() throws Exception {
-    String onA = tenant("on-a");
-    String onB = tenant("on-b");
-    move().move(onA, "a");
-    move().move(onB, "b");
+    String onA = placed("on-a", "a");
+    String onB = placed("on-b", "b");
 
     assertThat(post(onA, "k1", 5).status()).isEqualTo(201);
     assertThat(post(onB, "k1", 7).status()).isEqualTo(201);
 
-    for (String table : List.of("orders", "idemkit_record", "idemkit_outbox")) {
+    for (String table : TENANT_TABLES) {
       assertThat(count(DB_A, table, onA)).as("%s of %s on a", table, onA).isEqualTo(1);
       assertThat(count(DB_B, table, onA)).as("%s of %s on b", table, onA).isZero();
       assertThat(count(DB_B, table, onB)).as("%s of %s on b", table, onB).isEqualTo(1);
@@ -235,7 +239,7 @@ class TenantShardsIT {
     assertThat(post(onA, "k2", -1).status()).isEqualTo(500);
     assertThat(on(DB_A).queryForObject("select count(*) from orders where amount < 0", Long.class))
         .isZero();
-    for (String table : List.of("orders", "idemkit_record", "idemkit_outbox")) {
+    for (String table : TENANT_TABLES) {
       assertThat(count(DB_A, table, onA)).as("%s of %s after the failure", table, onA).isEqualTo(1);
     }
 
@@ -246,10 +250,8 @@ class TenantShardsIT {
 
   @Test
   void aFencedTenantsWriteFailsAndTakesItsBusinessRowDown() throws Exception {
-    String fenced = tenant("fenced");
-    String other = tenant("other");
-    move().move(fenced, "a");
-    move().move(other, "a");
+    String fenced = placed("fenced", "a");
+    String other = placed("other", "a");
     TenantFence.fence(plain(DB_A), fenced);
 
     Answer refused = post(fenced, "k1", 5);
@@ -264,10 +266,8 @@ class TenantShardsIT {
 
   @Test
   void aTenantMovesUnderLoadAndBackAndEveryAnsweredKeyIsAnsweredTheSame() throws Exception {
-    String moving = tenant("moving");
-    String staying = tenant("staying");
-    move().move(moving, "a");
-    move().move(staying, "a");
+    String moving = placed("moving", "a");
+    String staying = placed("staying", "a");
     Map<String, Answer> answers = new ConcurrentHashMap<>();
     for (int i = 0; i < 20; i++) {
       Answer first = post(moving, "before-" + i, i);
@@ -376,7 +376,7 @@ class TenantShardsIT {
     assertThat(count(home, "orders", tenant)).isEqualTo(answers.size());
     assertThat(count(home, "idemkit_record", tenant)).isEqualTo(answers.size());
     assertThat(count(home, "idemkit_outbox", tenant)).isEqualTo(answers.size());
-    for (String table : List.of("orders", "idemkit_record", "idemkit_outbox")) {
+    for (String table : TENANT_TABLES) {
       assertThat(count(away, table, tenant)).as("%s left on the old shard", table).isZero();
     }
     assertThat(directory.placement(tenant).shard()).isEqualTo(home.equals(DB_A) ? "a" : "b");
@@ -384,10 +384,8 @@ class TenantShardsIT {
 
   @Test
   void eachShardsCleanupLaneCleansItsOwnShard() throws Exception {
-    String onA = tenant("clean-a");
-    String onB = tenant("clean-b");
-    move().move(onA, "a");
-    move().move(onB, "b");
+    String onA = placed("clean-a", "a");
+    String onB = placed("clean-b", "b");
     expiredRecord(DB_A, onA);
     expiredRecord(DB_B, onB);
 
