@@ -55,7 +55,7 @@ public final class TenantMove {
       String table = quoted(name);
       String column = quoted(tenantColumn);
       return new Part(
-          name,
+          table,
           "copy (select * from %s where %s = current_setting('idemkit.moving_tenant')) to stdout"
               .formatted(table, column),
           List.of(),

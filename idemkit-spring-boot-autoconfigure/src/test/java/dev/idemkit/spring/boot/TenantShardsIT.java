@@ -382,6 +382,29 @@ class TenantShardsIT {
     assertThat(directory.placement(tenant).shard()).isEqualTo(home.equals(DB_A) ? "a" : "b");
   }
 
+  /** Interrupted after step 2 (directory MOVING, source fenced): running it again finishes it. */
+  @Test
+  void anInterruptedMoveIsFinishedByRunningItAgain() throws Exception {
+    String tenant = placed("interrupted", "a");
+    Answer first = post(tenant, "k-3", 3);
+    assertThat(first.status()).isEqualTo(201);
+    on(DB_A)
+        .update(
+            "update idemkit_tenant_shard set state = 'MOVING', target = 'b', version = version + 1"
+                + " where tenant = ?",
+            tenant);
+    TenantFence.fence(plain(DB_A), tenant);
+    directory.refresh();
+    assertThat(post(tenant, "k-3", 3).status()).isEqualTo(503);
+
+    assertThatThrownBy(() -> move().move(tenant, "a"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("finish that move first");
+    move().move(tenant, "b");
+
+    assertAllOn(tenant, Map.of("k-3", first), DB_B, DB_A);
+  }
+
   @Test
   void eachShardsCleanupLaneCleansItsOwnShard() throws Exception {
     String onA = placed("clean-a", "a");
