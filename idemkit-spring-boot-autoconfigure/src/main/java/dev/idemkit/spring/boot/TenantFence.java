@@ -4,13 +4,16 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Map;
 import javax.sql.DataSource;
 
 /**
  * The fence that keeps a tenant's rows on a shard still while the tenant moves off it: a row in
  * {@code idemkit_tenant_fence}, checked by a {@code BEFORE INSERT OR UPDATE} trigger on each of
- * Idemkit's tenant-bearing tables. Installed on shard databases only; a single-database deployment
- * has neither the table nor the triggers.
+ * Idemkit's tenant-bearing tables and on the application's tables a {@link TenantMove} names (by
+ * their tenant column, so that a business write outside an idempotent request is fenced too).
+ * Installed on shard databases only; a single-database deployment has neither the table nor the
+ * triggers.
  *
  * <p><b>Why nothing slips past.</b> Each trigger takes {@code pg_advisory_xact_lock_shared} on the
  * tenant before it reads the fence table; {@link #fence} takes the same lock exclusively while it
@@ -51,6 +54,30 @@ public final class TenantFence {
           end if;
           return new;
       end $$;
+      create or replace function idemkit_tenant_fence_check_by() returns trigger
+      language plpgsql as $$
+      declare
+          v_tenant text := to_jsonb(new) ->> tg_argv[0];
+      begin
+          if v_tenant is not null then
+              perform pg_advisory_xact_lock_shared(7347, hashtext(v_tenant));
+              if exists (select 1 from idemkit_tenant_fence f where f.tenant = v_tenant) then
+                  raise exception 'tenant % is fenced on this shard: it is moving or moved away',
+                      v_tenant using errcode = 'IKT01';
+              end if;
+          end if;
+          return new;
+      end $$;
+      create or replace function idemkit_tenant_fence_guard(p_table regclass, p_column text)
+      returns void language plpgsql as $$
+      begin
+          if not exists (select 1 from pg_trigger
+                          where tgrelid = p_table and tgname = 'idemkit_tenant_fence') then
+              execute format('create trigger idemkit_tenant_fence before insert or update on %s'
+                             ' for each row execute function idemkit_tenant_fence_check_by(%L)',
+                             p_table, p_column);
+          end if;
+      end $$;
       do $$
       declare
           t text;
@@ -71,6 +98,10 @@ public final class TenantFence {
       end $$;
       """;
 
+  /** The application's table (its name as {@code to_regclass} reads it) and tenant column. */
+  private static final String GUARD =
+      "select idemkit_tenant_fence_guard(to_regclass(?), ?) where to_regclass(?) is not null";
+
   private static final String LOCK_TENANT = "select pg_advisory_xact_lock(7347, hashtext(?))";
 
   private static final String FENCE =
@@ -83,12 +114,27 @@ public final class TenantFence {
 
   private TenantFence() {}
 
-  /** Creates the fence table, function and triggers on the tables that exist; idempotent. */
+  /** Creates the fence table, functions and triggers on the tables that exist; idempotent. */
   public static void install(DataSource shard) throws SQLException {
+    install(shard, Map.of());
+  }
+
+  /**
+   * {@link #install(DataSource)}, and the same trigger on the application's tables that exist, each
+   * reading the tenant from its column (a name as {@code to_regclass} reads it, to its column).
+   */
+  static void install(DataSource shard, Map<String, String> applicationTables) throws SQLException {
     try (Connection c = shard.getConnection()) {
       c.setAutoCommit(false);
-      try (Statement s = c.createStatement()) {
+      try (Statement s = c.createStatement();
+          PreparedStatement guard = c.prepareStatement(GUARD)) {
         s.execute(INSTALL);
+        for (Map.Entry<String, String> table : applicationTables.entrySet()) {
+          guard.setString(1, table.getKey());
+          guard.setString(2, table.getValue());
+          guard.setString(3, table.getKey());
+          guard.execute();
+        }
         c.commit();
       } catch (SQLException | RuntimeException e) {
         c.rollback();

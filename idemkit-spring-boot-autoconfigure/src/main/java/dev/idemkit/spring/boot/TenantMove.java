@@ -7,7 +7,9 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
@@ -28,9 +30,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link TenantFence} fences the tenant on the source, after every transaction that wrote its
  *       rows there ended; later writes there fail (and answer 503 too);
  *   <li>one target transaction lifts the target's fence (the tenant may have lived there before),
- *       deletes what an interrupted copy left, and copies every row of the tenant from one snapshot
- *       of the source: Idemkit's tables, then the application's, records with their states, fencing
- *       tokens and stored answers;
+ *       deletes what an earlier run of this move copied, and copies every row of the tenant from
+ *       one snapshot of the source: Idemkit's tables, then the application's, records with their
+ *       states, fencing tokens and stored answers;
  *   <li>the directory names the target, {@code ACTIVE}, version + 1;
  *   <li>the tenant's rows are deleted on every other shard where it is fenced. The fence stays: an
  *       instance that has not read the directory yet still routes to the old shard, and must be
@@ -218,6 +220,9 @@ public final class TenantMove {
   private final List<Part> parts;
   private final List<Part> childrenFirst;
 
+  /** The application's tables, to their tenant columns, for the fence's triggers. */
+  private final Map<String, String> fencedTables;
+
   /**
    * @param applicationTables the application's tenant-bearing tables, parents before children
    *     (copied in this order, deleted in the reverse); the same on every shard
@@ -230,6 +235,8 @@ public final class TenantMove {
     this.parts = List.copyOf(all);
     Collections.reverse(all);
     this.childrenFirst = List.copyOf(all);
+    this.fencedTables = new LinkedHashMap<>();
+    applicationTables.forEach(t -> fencedTables.put(Table.quoted(t.name()), t.tenantColumn()));
   }
 
   /**
@@ -240,11 +247,12 @@ public final class TenantMove {
    */
   public void move(String tenant, String target) throws SQLException {
     DataSource to = shards.shard(target);
+    for (String shard : shards.names()) {
+      TenantFence.install(shards.shard(shard), fencedTables);
+    }
     String source = begin(tenant, target);
     if (source != null) {
       DataSource from = shards.shard(source);
-      TenantFence.install(from);
-      TenantFence.install(to);
       TenantFence.fence(from, tenant);
       long rows = copy(tenant, from, to);
       finish(tenant, target);

@@ -259,6 +259,17 @@ class TenantShardsIT {
     assertThat(refused.body()).contains("\"errorCode\":\"TENANT_MOVING\"");
     assertThat(count(DB_A, "orders", fenced)).isZero();
     assertThat(count(DB_A, "idemkit_record", fenced)).isZero();
+    // A business write outside any request: the application's table has the fence's trigger too.
+    assertThatThrownBy(
+            () ->
+                on(DB_A)
+                    .update(
+                        "insert into orders (id, tenant, idem_key, amount) values (?, ?, 'x', 1)",
+                        UUID.randomUUID(),
+                        fenced))
+        .hasRootCauseInstanceOf(SQLException.class)
+        .satisfies(e -> assertThat(TenantFence.isCauseOf(e)).isTrue());
+    assertThat(count(DB_A, "orders", fenced)).isZero();
 
     assertThat(post(other, "k1", 5).status()).isEqualTo(201);
     assertThat(count(DB_A, "orders", other)).isEqualTo(1);
