@@ -416,18 +416,34 @@ class TenantShardsIT {
     assertAllOn(tenant, Map.of("k-3", first), DB_B, DB_A);
   }
 
+  /** An unlisted tenant follows the hash; pinning lists it where its records are. */
+  @Test
+  void pinningListsEveryTenantWhereItsRecordsAre() throws Exception {
+    String tenant = "unlisted-" + UUID.randomUUID().toString().substring(0, 6);
+    String hashed = directory.hashed(tenant);
+    assertThat(directory.placement(tenant))
+        .isEqualTo(new TenantDirectory.Placement(hashed, TenantDirectory.State.ACTIVE, 0));
+    String elsewhere = hashed.equals("a") ? "b" : "a";
+    record(elsewhere.equals("a") ? DB_A : DB_B, tenant, "1 hour");
+
+    assertThat(directory.pinEveryTenant()).isPositive();
+
+    assertThat(directory.placement(tenant).shard()).isEqualTo(elsewhere);
+  }
+
   @Test
   void eachShardsCleanupLaneCleansItsOwnShard() throws Exception {
     String onA = placed("clean-a", "a");
     String onB = placed("clean-b", "b");
-    expiredRecord(DB_A, onA);
-    expiredRecord(DB_B, onB);
+    record(DB_A, onA, "-2 days");
+    record(DB_B, onB, "-2 days");
 
     awaitGone(DB_A, onA);
     awaitGone(DB_B, onB);
   }
 
-  private void expiredRecord(String db, String tenant) {
+  /** A completed record of {@code tenant} on {@code db} whose window ends {@code expiresIn}. */
+  private void record(String db, String tenant, String expiresIn) {
     on(db)
         .update(
             """
@@ -436,9 +452,10 @@ class TenantShardsIT {
                 updated_at, expires_at)
             values (?, 'create_order', 'old', 'v1:sha256:abc', 'COMPLETED', 1, now(), 201,
                     convert_to('{}', 'UTF8'), now() - interval '3 days',
-                    now() - interval '3 days', now() - interval '2 days')
+                    now() - interval '3 days', now() + cast(? as interval))
             """,
-            tenant);
+            tenant,
+            expiresIn);
   }
 
   /** The shard's lane deletes the record; waits for its runs (every 200 ms), at most a minute. */
