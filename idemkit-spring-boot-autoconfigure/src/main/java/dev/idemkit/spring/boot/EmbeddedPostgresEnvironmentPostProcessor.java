@@ -15,14 +15,14 @@ import org.springframework.core.env.MapPropertySource;
 import org.springframework.util.ClassUtils;
 
 /**
- * The embedded default. With no {@code spring.datasource.url} configured, an application gets a
- * PostgreSQL anyway: the server {@code IDEMKIT_JDBC_URL} names, or else an embedded PostgreSQL
- * (from Maven, no install) keeping its data in {@code idemkit.embedded.data-dir} (default {@code
- * IDEMKIT_DATA_DIR}, else {@code ~/.idemkit/postgres}), so a restart loses nothing. Set {@code
- * idemkit.embedded.enabled=false} to turn it off. One server per data directory per JVM, shared by
- * every application context that asks. The application logs in as a role that is not a superuser,
- * with a password kept in the data directory ({@link EmbeddedLogin}): other local users cannot
- * connect.
+ * The embedded default. With no {@code spring.datasource.url} (and no {@code idemkit.shards})
+ * configured, an application gets a PostgreSQL anyway: the server {@code IDEMKIT_JDBC_URL} names,
+ * or else an embedded PostgreSQL (from Maven, no install) keeping its data in {@code
+ * idemkit.embedded.data-dir} (default {@code IDEMKIT_DATA_DIR}, else {@code ~/.idemkit/postgres}),
+ * so a restart loses nothing. Set {@code idemkit.embedded.enabled=false} to turn it off. One server
+ * per data directory per JVM, shared by every application context that asks. The application logs
+ * in as a role that is not a superuser, with a password kept in the data directory ({@link
+ * EmbeddedLogin}): other local users cannot connect.
  *
  * <p>With {@code idemkit.embedded.join=true} the application starts no server: it joins the one
  * another instance runs on the same data directory (its port and password from that directory), as
@@ -43,6 +43,7 @@ public class EmbeddedPostgresEnvironmentPostProcessor implements EnvironmentPost
   public void postProcessEnvironment(
       ConfigurableEnvironment environment, SpringApplication application) {
     if (environment.containsProperty("spring.datasource.url")
+        || IdemkitShardsAutoConfiguration.ShardsConfigured.in(environment)
         || !environment.getProperty("idemkit.embedded.enabled", Boolean.class, true)) {
       return;
     }

@@ -59,7 +59,13 @@ public enum ErrorCode {
   IDEMPOTENCY_STORE_UNAVAILABLE,
 
   /** 503: a phased operation stopped; a retry with the same key runs again or resumes. */
-  OPERATION_INTERRUPTED;
+  OPERATION_INTERRUPTED,
+
+  /**
+   * 503: the tenant's data is moving between databases (docs/scaling.md); retry with the same key
+   * after the delay.
+   */
+  TENANT_MOVING;
 
   /** The {@code errorCode} string: the constant's name. */
   public String code() {

@@ -111,6 +111,9 @@ final class HttpAnswers {
    */
   ResponseEntity<byte[]> failure(ScopedKey id, Idempotent idempotent, RuntimeException failure)
       throws Throwable {
+    if (TenantFence.isCauseOf(failure)) {
+      return tenantMoving();
+    }
     if (storeUnreachable(failure)) {
       return storeUnavailable(id, failure);
     }
@@ -139,6 +142,21 @@ final class HttpAnswers {
         "The service cannot reach its database right now. Retry with the same key after"
             + " Retry-After seconds: a request that was not kept runs then, and one that was kept"
             + " is answered or resumed, never run twice.",
+        Duration.ofSeconds(1));
+  }
+
+  /**
+   * The answer while a tenant moves between shards: the directory says so, or the old shard's fence
+   * refused the request's write (its transaction rolled back, nothing of it kept).
+   */
+  static ResponseEntity<byte[]> tenantMoving() {
+    return Problems.response(
+        503,
+        ErrorCode.TENANT_MOVING,
+        "Tenant moving",
+        "Your account's data is moving between databases. Retry with the same key after"
+            + " Retry-After seconds: nothing of this request was kept, and a request already"
+            + " answered is answered the same.",
         Duration.ofSeconds(1));
   }
 

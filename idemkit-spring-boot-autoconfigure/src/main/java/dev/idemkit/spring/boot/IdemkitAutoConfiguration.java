@@ -186,12 +186,15 @@ public class IdemkitAutoConfiguration {
       this.layout = layout;
     }
 
+    /** On every shard when tenants are on shards ({@link TenantShards}). */
     @Override
     public void afterPropertiesSet() {
-      if (layout == null) {
-        IdemkitSchema.requireCurrent(dataSource);
-      } else {
-        IdemkitSchema.requireCurrent(dataSource, layout);
+      for (DataSource database : TenantShards.each(dataSource)) {
+        if (layout == null) {
+          IdemkitSchema.requireCurrent(database);
+        } else {
+          IdemkitSchema.requireCurrent(database, layout);
+        }
       }
     }
   }
@@ -215,7 +218,12 @@ public class IdemkitAutoConfiguration {
       if (mode == ReplicationCheckMode.OFF) {
         return;
       }
-      ReplicationSafety.Finding finding = ReplicationSafety.check(dataSource);
+      for (DataSource database : TenantShards.each(dataSource)) {
+        check(ReplicationSafety.check(database));
+      }
+    }
+
+    private void check(ReplicationSafety.Finding finding) {
       switch (finding.verdict()) {
         case SAFE, SINGLE_SERVER -> log.info("Idemkit replication check: {}", finding.message());
         case UNSAFE, UNKNOWN -> {
@@ -249,14 +257,17 @@ public class IdemkitAutoConfiguration {
       this.layout = layout;
     }
 
+    /** On every shard when tenants are on shards ({@link TenantShards}). */
     @Override
     public void afterPropertiesSet() {
-      int applied =
-          layout == null
-              ? IdemkitSchema.migrate(dataSource)
-              : IdemkitSchema.migrate(dataSource, layout);
-      if (applied > 0) {
-        log.info("Applied {} Idemkit schema migration(s)", applied);
+      for (DataSource database : TenantShards.each(dataSource)) {
+        int applied =
+            layout == null
+                ? IdemkitSchema.migrate(database)
+                : IdemkitSchema.migrate(database, layout);
+        if (applied > 0) {
+          log.info("Applied {} Idemkit schema migration(s)", applied);
+        }
       }
     }
   }

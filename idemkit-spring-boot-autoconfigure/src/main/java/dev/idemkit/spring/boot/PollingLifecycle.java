@@ -2,6 +2,7 @@ package dev.idemkit.spring.boot;
 
 import dev.idemkit.support.PollingWorker;
 import java.time.Duration;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -11,12 +12,16 @@ import org.springframework.context.SmartLifecycle;
  * one daemon thread that runs {@link #runOnce()} with a fixed pause between runs, from {@link
  * #start()} to {@link #stop()}. A run that fails is logged at WARN and the next run tries again
  * after the same pause; stopping interrupts a run under way and waits for it to end (at most the
- * worker's stop timeout).
+ * worker's stop timeout). With tenants on shards, {@link #runPerShard} gives it one lane per shard
+ * (the shard's pool names itself in a failure's message: {@code idemkit-shard-<name>}).
  */
 abstract class PollingLifecycle implements SmartLifecycle {
 
   private final Logger log = LoggerFactory.getLogger(getClass());
-  private final PollingWorker worker;
+  private final String threadName;
+  private final Duration firstRunAfter;
+  private final Duration interval;
+  private volatile PollingWorker worker;
 
   /**
    * @param threadName the worker thread's name
@@ -24,20 +29,41 @@ abstract class PollingLifecycle implements SmartLifecycle {
    * @param interval the pause between two runs (positive)
    */
   PollingLifecycle(String threadName, Duration firstRunAfter, Duration interval) {
+    this.threadName = threadName;
+    this.firstRunAfter = firstRunAfter;
+    this.interval = interval;
+    this.worker = worker("", PollingWorker.named(threadName).poll(this::run));
+  }
+
+  /**
+   * Runs one lane per shard of {@code names} instead of the one lane, each run bound to its shard
+   * ({@link TenantShards#on(String, java.util.concurrent.Callable)}), so a shard that is down fails
+   * only its own lane's runs. Called before {@link #start()}.
+   */
+  void runPerShard(TenantShards shards, List<String> names) {
     this.worker =
-        PollingWorker.named(threadName)
-            .firstPollAfter(firstRunAfter)
-            .poll(
-                () -> {
-                  runOnce();
-                  return interval;
-                })
-            .afterFailure(
-                e -> {
-                  log.warn("{}; the next run tries again: {}", failedRun(), e.toString());
-                  return interval;
-                })
-            .build();
+        worker(
+            " (a lane of shards " + String.join(", ", names) + ")",
+            PollingWorker.named(threadName + "-per-shard")
+                .lanes(names.size(), i -> () -> shards.on(names.get(i), this::run)));
+  }
+
+  /** One run; answers the pause before the next. */
+  private Duration run() throws InterruptedException {
+    runOnce();
+    return interval;
+  }
+
+  /** {@code where}: what a failed run's WARN line adds to {@link #failedRun()}. */
+  private PollingWorker worker(String where, PollingWorker.Builder builder) {
+    return builder
+        .firstPollAfter(firstRunAfter)
+        .afterFailure(
+            e -> {
+              log.warn("{}{}; the next run tries again: {}", failedRun(), where, e.toString());
+              return interval;
+            })
+        .build();
   }
 
   /** The first run within 5 s of the start, or after one interval if that is shorter. */

@@ -1,0 +1,152 @@
+package dev.idemkit.spring.boot;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idemkit.spring.boot.IdemkitAutoConfiguration.IdemkitSchemaInitializer;
+import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+import org.springframework.jdbc.datasource.lookup.AbstractRoutingDataSource;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+
+/**
+ * Tenants on shards, when {@code idemkit.shards} names at least one (docs/scaling.md): {@link
+ * TenantShards} becomes the application's DataSource (Spring Boot's own then backs off), the {@link
+ * TenantDirectory} says where each tenant is, each web request is bound to its tenant's shard, and
+ * the starter's workers run one lane per shard. Without the property nothing here exists: one
+ * database pays no routing, no fence trigger and no directory.
+ */
+@AutoConfiguration(before = {DataSourceAutoConfiguration.class, IdemkitAutoConfiguration.class})
+@ConditionalOnClass({AbstractRoutingDataSource.class, HikariDataSource.class})
+@ConditionalOnProperty(prefix = "idemkit", name = "enabled", matchIfMissing = true)
+@Conditional(IdemkitShardsAutoConfiguration.ShardsConfigured.class)
+@EnableConfigurationProperties(IdemkitShardsProperties.class)
+public class IdemkitShardsAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  public TenantShards tenantShards(IdemkitShardsProperties properties) {
+    Map<String, DataSource> shards = new LinkedHashMap<>();
+    properties
+        .getShards()
+        .forEach(
+            (name, shard) -> {
+              if (shard.getUrl() == null) {
+                throw new IllegalStateException("idemkit.shards." + name + ".url is missing");
+              }
+              HikariDataSource pool = new HikariDataSource();
+              pool.setPoolName("idemkit-shard-" + name);
+              pool.setJdbcUrl(shard.getUrl());
+              pool.setUsername(shard.getUsername());
+              pool.setPassword(shard.getPassword());
+              pool.setMaximumPoolSize(shard.getMaximumPoolSize());
+              shards.put(name, pool);
+            });
+    return new TenantShards(shards);
+  }
+
+  /**
+   * The directory, read once before the first request; after Idemkit's schema is on every shard,
+   * and with the fence installed on each (the fence triggers need the tables).
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  public TenantDirectory tenantDirectory(
+      TenantShards shards,
+      IdemkitShardsProperties properties,
+      ObjectProvider<IdemkitSchemaInitializer> schema)
+      throws SQLException {
+    schema.ifAvailable(s -> {});
+    String directory = properties.getShardsDirectory();
+    if (directory != null && !shards.names().contains(directory)) {
+      throw new IllegalStateException(
+          "idemkit.shards-directory names no shard: " + directory + "; shards: " + shards.names());
+    }
+    for (String shard : shards.names()) {
+      TenantFence.install(shards.shard(shard));
+    }
+    return new TenantDirectory(shards, directory, properties.getShardsDirectoryRefresh());
+  }
+
+  /**
+   * The starter's workers (recovery, cleanup, inbox cleanup) with one lane per shard, so a shard
+   * that is down stops only its own lane; the quota exchange on the directory shard alone, since
+   * the instances' counts are shared through one database.
+   */
+  @Bean
+  public static BeanPostProcessor idemkitWorkersPerShard(
+      ObjectProvider<TenantShards> shards, ObjectProvider<TenantDirectory> directory) {
+    return new BeanPostProcessor() {
+      @Override
+      public Object postProcessAfterInitialization(Object bean, String beanName) {
+        if (bean instanceof PollingLifecycle worker && !(bean instanceof TenantDirectory)) {
+          TenantShards all = shards.getObject();
+          worker.runPerShard(
+              all,
+              bean instanceof IdempotencyQuotaWorker
+                  ? List.of(directory.getObject().directoryShard())
+                  : all.names());
+        }
+        return bean;
+      }
+    };
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(WebMvcConfigurer.class)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  static class Web {
+    @Bean
+    WebMvcConfigurer idemkitTenantShardBinding(
+        TenantShards shards,
+        TenantDirectory directory,
+        ObjectProvider<IdempotencyTenantResolver> tenants) {
+      TenantShardBinding binding =
+          new TenantShardBinding(
+              shards,
+              directory,
+              () -> tenants.getIfAvailable(IdempotencyTenantResolver::principalName));
+      return new WebMvcConfigurer() {
+        @Override
+        public void addInterceptors(InterceptorRegistry registry) {
+          registry.addInterceptor(binding);
+        }
+      };
+    }
+  }
+
+  /** Whether {@code idemkit.shards} names a shard. */
+  static final class ShardsConfigured implements Condition {
+    @Override
+    public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+      return in(context.getEnvironment());
+    }
+
+    static boolean in(Environment environment) {
+      return Binder.get(environment)
+          .bind("idemkit.shards", Bindable.mapOf(String.class, IdemkitShardsProperties.Shard.class))
+          .map(shards -> !shards.isEmpty())
+          .orElse(false);
+    }
+  }
+}
