@@ -217,8 +217,38 @@ final class RecordLoad {
                   rs.getLong("bytes"),
                   rs.getLong("live"),
                   rs.getLong("dead"));
-      return figures + tuples(c);
+      return figures + tuples(c) + indexes(c);
     }
+  }
+
+  /**
+   * Each index of the record table and its size, a partitioned table's summed over its partitions
+   * under the partitioned index's name: which index grows when the table is cleaned and refilled.
+   */
+  private static String indexes(Connection c) throws SQLException {
+    StringBuilder line = new StringBuilder("\n  indexes:");
+    try (Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                """
+                select coalesce(parent.relname, i.relname) as name,
+                    pg_size_pretty(sum(pg_relation_size(i.oid))) as size
+                from pg_index x
+                join pg_class i on i.oid = x.indexrelid
+                left join pg_inherits h on h.inhrelid = i.oid
+                left join pg_class parent on parent.oid = h.inhparent
+                where x.indrelid = 'idemkit_record'::regclass
+                   or x.indrelid in (select inhrelid from pg_inherits
+                                      where inhparent = 'idemkit_record'::regclass)
+                group by 1 order by sum(pg_relation_size(i.oid)) desc
+                """)) {
+      while (rs.next()) {
+        line.append(' ').append(rs.getString("name")).append(' ').append(rs.getString("size"));
+        line.append(',');
+      }
+    }
+    line.setLength(line.length() - 1);
+    return line.toString();
   }
 
   private static String tuples(Connection c) {
