@@ -99,7 +99,7 @@ class ReplicatedPostgresIT {
     }
   }
 
-  /** A frozen primary's processes are all stopped, and answer again once thawed. */
+  /** A frozen primary's processes are all stopped (or ended), and answer again once thawed. */
   @Test
   void aFrozenPrimaryIsStoppedUntilThawed() throws Exception {
     try (ReplicatedPostgres pair = ReplicatedPostgres.startPrimary()) {
@@ -109,9 +109,10 @@ class ReplicatedPostgresIT {
 
       pair.freezePrimary();
       assertThat(state(postmaster)).as("postmaster state").isEqualTo("T");
+      // Each child is stopped, or had already ended (a zombie the stopped postmaster cannot reap).
       assertThat(ProcessHandle.of(postmaster).orElseThrow().descendants())
           .isNotEmpty()
-          .allSatisfy(p -> assertThat(state(p.pid())).isEqualTo("T"));
+          .allSatisfy(p -> assertThat(state(p.pid())).isIn("T", "Z"));
       pair.thawPrimary();
 
       assertThat(state(postmaster)).isNotEqualTo("T");
