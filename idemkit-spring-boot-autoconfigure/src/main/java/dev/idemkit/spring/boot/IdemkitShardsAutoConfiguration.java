@@ -119,13 +119,15 @@ public class IdemkitShardsAutoConfiguration {
       public Object postProcessAfterInitialization(Object bean, String beanName) {
         if (bean instanceof PollingLifecycle worker && !(bean instanceof TenantDirectory)) {
           TenantShards all = shards.getObject();
+          List<String> local = all.local();
           String directoryShard = directory.getObject().directoryShard();
           worker.runPerShard(
               all,
-              bean instanceof IdempotencyQuotaWorker
-                  ? List.of(
-                      all.local().contains(directoryShard) ? directoryShard : all.local().get(0))
-                  : all.local());
+              !(bean instanceof IdempotencyQuotaWorker)
+                  ? local
+                  : local.contains(directoryShard)
+                      ? List.of(directoryShard)
+                      : local.subList(0, Math.min(1, local.size())));
         }
         return bean;
       }

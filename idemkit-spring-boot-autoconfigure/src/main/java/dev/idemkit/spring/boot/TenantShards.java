@@ -67,9 +67,6 @@ public final class TenantShards extends AbstractRoutingDataSource implements Aut
     this.shards = new TreeMap<>(shards);
     this.regions = new TreeMap<>(regions);
     this.self = self;
-    if (local().isEmpty()) {
-      throw new IllegalArgumentException("No shard is in this instance's region " + self);
-    }
     setTargetDataSources(new TreeMap<Object, Object>(shards));
     setLenientFallback(false);
     afterPropertiesSet();
@@ -91,7 +88,10 @@ public final class TenantShards extends AbstractRoutingDataSource implements Aut
     return List.copyOf(world);
   }
 
-  /** The shards this instance serves, sorted: those of its region; without regions, all. */
+  /**
+   * The shards this instance serves, sorted: those of its region; without regions, all. Empty for a
+   * region that holds no shard (after a failover moved its shards away): it only redirects.
+   */
   public List<String> local() {
     return self == null
         ? names()

@@ -34,8 +34,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * shard eu (its database) and region "us" with shard us (its own), the directory on eu, read by us
  * in the background. A tenant is served in its home region and redirected there (307, nothing
  * written) from the other; a planned move takes its home and every stored answer to the other
- * region; on a failover its home moves with its promoted database. The application is {@link
- * TenantShardsIT}'s (orders, their records and events).
+ * region; on a failover its home moves with its promoted database, and the failed region, back with
+ * no shard, redirects. The application is {@link TenantShardsIT}'s (orders, their records and
+ * events).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RegionsIT {
@@ -235,5 +236,10 @@ class RegionsIT {
     assertAllRowsOn(DB_EU, DB_US, tenant, 2);
     assertThat(post(usPort, inUs, "k1", 7).statusCode()).isEqualTo(201);
     assertAllRowsOn(DB_US, DB_EU, inUs, 1);
+
+    eu = start(euPort, "eu", Map.of("eu", "us", "us", "us"), List.of("eu"));
+    assertRedirected(post(euPort, tenant, "k1", 5), "us", usPort, path(tenant, "k1", 5));
+    assertRedirected(post(euPort, inUs, "k2", 7), "us", usPort, path(inUs, "k2", 7));
+    assertAllRowsOn(DB_EU, DB_US, tenant, 2);
   }
 }
