@@ -55,14 +55,9 @@ public class IdemkitShardsAutoConfiguration {
             (name, shard) -> {
               if (shard.getRegion() != null) {
                 regions.put(name, shard.getRegion());
-                if (!shard.getRegion().equals(self)
-                    && !properties.getRegions().getUrls().containsKey(shard.getRegion())) {
-                  throw new IllegalStateException(
-                      "idemkit.regions.urls." + shard.getRegion() + " is missing");
-                }
               }
               if (shard.getUrl() == null) {
-                if (self == null) {
+                if (self == null || shard.getRegion() == null) {
                   throw new IllegalStateException("idemkit.shards." + name + ".url is missing");
                 }
                 return;
@@ -75,6 +70,14 @@ public class IdemkitShardsAutoConfiguration {
               pool.setMaximumPoolSize(shard.getMaximumPoolSize());
               shards.put(name, pool);
             });
+    for (String region : regions.values()) {
+      if (self != null
+          && !region.equals(self)
+          && !properties.getRegions().getUrls().containsKey(region)) {
+        throw new IllegalStateException(
+            "idemkit.regions.urls." + region + " is missing: a shard is in that region");
+      }
+    }
     return new TenantShards(shards, regions, self);
   }
 

@@ -96,6 +96,12 @@ public class IdemkitShardsProperties {
     /** The region the shard's database lives in; with {@code idemkit.regions.self} only. */
     private String region;
 
+    private String username;
+    private String password;
+
+    /** The shard's pool size. */
+    private int maximumPoolSize = 10;
+
     public String getRegion() {
       return region;
     }
@@ -103,12 +109,6 @@ public class IdemkitShardsProperties {
     public void setRegion(String region) {
       this.region = region;
     }
-
-    private String username;
-    private String password;
-
-    /** The shard's pool size. */
-    private int maximumPoolSize = 10;
 
     public String getUrl() {
       return url;

@@ -117,12 +117,17 @@ class RegionsIT {
     return send(URI.create(base(port) + path(tenant, key, amount)), tenant, key);
   }
 
-  /** A new tenant named from {@code name}, listed on {@code shard}, as both regions read it. */
-  private static String placed(String name, String shard) throws Exception {
-    String tenant = name + "-" + UUID.randomUUID().toString().substring(0, 6);
+  /** The operator moves {@code tenant} to {@code shard}, with the application's orders. */
+  private static void operatorMove(String tenant, String shard) throws Exception {
     new TenantMove(
             operatorShards, operatorDirectory, List.of(new TenantMove.Table("orders", "tenant")))
         .move(tenant, shard);
+  }
+
+  /** A new tenant named from {@code name}, listed on {@code shard}, as both regions read it. */
+  private static String placed(String name, String shard) throws Exception {
+    String tenant = name + "-" + UUID.randomUUID().toString().substring(0, 6);
+    operatorMove(tenant, shard);
     for (ConfigurableApplicationContext region : List.of(eu, us)) {
       TenantDirectory read = region.getBean(TenantDirectory.class);
       await(() -> read.placement(tenant).shard().equals(shard));
@@ -187,9 +192,7 @@ class RegionsIT {
     HttpResponse<String> first = post(euPort, tenant, "k1", 5);
     assertThat(first.statusCode()).isEqualTo(201);
 
-    new TenantMove(
-            operatorShards, operatorDirectory, List.of(new TenantMove.Table("orders", "tenant")))
-        .move(tenant, "us");
+    operatorMove(tenant, "us");
 
     await(
         () -> {
