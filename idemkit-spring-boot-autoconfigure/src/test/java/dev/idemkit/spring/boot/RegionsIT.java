@@ -128,11 +128,21 @@ class RegionsIT {
   private static String placed(String name, String shard) throws Exception {
     String tenant = name + "-" + UUID.randomUUID().toString().substring(0, 6);
     operatorMove(tenant, shard);
-    for (ConfigurableApplicationContext region : List.of(eu, us)) {
-      TenantDirectory read = region.getBean(TenantDirectory.class);
-      await(() -> read.placement(tenant).shard().equals(shard));
-    }
+    awaitRead(tenant, shard, eu, us);
     return tenant;
+  }
+
+  /** Waits until each of {@code regions} has read {@code tenant} on {@code shard}, not moving. */
+  private static void awaitRead(
+      String tenant, String shard, ConfigurableApplicationContext... regions)
+      throws InterruptedException {
+    for (ConfigurableApplicationContext region : regions) {
+      TenantDirectory read = region.getBean(TenantDirectory.class);
+      await(
+          () ->
+              read.placement(tenant).shard().equals(shard)
+                  && read.placement(tenant).state() == TenantDirectory.State.ACTIVE);
+    }
   }
 
   /** Polls {@code done} until it holds, at most a minute. */
@@ -203,6 +213,7 @@ class RegionsIT {
           }
         });
     assertRedirected(post(euPort, tenant, "k1", 5), "us", usPort, path(tenant, "k1", 5));
+    awaitRead(tenant, "us", us);
 
     HttpResponse<String> retry = post(usPort, tenant, "k1", 5);
     assertThat(retry.statusCode()).isEqualTo(first.statusCode());
