@@ -65,7 +65,13 @@ public enum ErrorCode {
    * 503: the tenant's data is moving between databases (docs/scaling.md); retry with the same key
    * after the delay.
    */
-  TENANT_MOVING;
+  TENANT_MOVING,
+
+  /**
+   * 307: the tenant's home is another region (docs/regions.md); send the same request, same key, to
+   * the {@code Location}. Nothing was done here.
+   */
+  TENANT_HOMED_ELSEWHERE;
 
   /** The {@code errorCode} string: the constant's name. */
   public String code() {

@@ -5,6 +5,7 @@ import dev.idemkit.OperationFailedException;
 import dev.idemkit.Outcome;
 import dev.idemkit.RecordUnreadableException;
 import dev.idemkit.ScopedKey;
+import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -158,6 +159,26 @@ final class HttpAnswers {
             + " Retry-After seconds: nothing of this request was kept, and a request already"
             + " answered is answered the same.",
         Duration.ofSeconds(1));
+  }
+
+  /**
+   * The tenant's shard is in {@code region}: 307, so that the client sends the same request
+   * (method, body, key) to {@code location}, its home region's URL for it. Nothing was done here.
+   */
+  static ResponseEntity<byte[]> tenantHomedElsewhere(String region, String location) {
+    return ResponseEntity.status(307)
+        .location(URI.create(location))
+        .contentType(Problems.PROBLEM_JSON)
+        .body(
+            Problems.body(
+                307,
+                ErrorCode.TENANT_HOMED_ELSEWHERE.code(),
+                "Tenant homed elsewhere",
+                "Your account is served in region "
+                    + region
+                    + ". Send this request unchanged, with the same Idempotency-Key, to the"
+                    + " Location (and your next ones to that region): nothing of it was done"
+                    + " here."));
   }
 
   /**

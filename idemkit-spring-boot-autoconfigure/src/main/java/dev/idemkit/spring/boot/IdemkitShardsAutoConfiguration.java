@@ -46,13 +46,21 @@ public class IdemkitShardsAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public TenantShards tenantShards(IdemkitShardsProperties properties) {
+    String self = properties.getRegions().getSelf();
     Map<String, DataSource> shards = new LinkedHashMap<>();
+    Map<String, String> regions = new LinkedHashMap<>();
     properties
         .getShards()
         .forEach(
             (name, shard) -> {
+              if (shard.getRegion() != null) {
+                regions.put(name, shard.getRegion());
+              }
               if (shard.getUrl() == null) {
-                throw new IllegalStateException("idemkit.shards." + name + ".url is missing");
+                if (self == null || shard.getRegion() == null) {
+                  throw new IllegalStateException("idemkit.shards." + name + ".url is missing");
+                }
+                return;
               }
               HikariDataSource pool = new HikariDataSource();
               pool.setPoolName("idemkit-shard-" + name);
@@ -62,7 +70,15 @@ public class IdemkitShardsAutoConfiguration {
               pool.setMaximumPoolSize(shard.getMaximumPoolSize());
               shards.put(name, pool);
             });
-    return new TenantShards(shards);
+    for (String region : regions.values()) {
+      if (self != null
+          && !region.equals(self)
+          && !properties.getRegions().getUrls().containsKey(region)) {
+        throw new IllegalStateException(
+            "idemkit.regions.urls." + region + " is missing: a shard is in that region");
+      }
+    }
+    return new TenantShards(shards, regions, self);
   }
 
   /**
@@ -80,18 +96,23 @@ public class IdemkitShardsAutoConfiguration {
     String directory = properties.getShardsDirectory();
     if (directory != null && !shards.names().contains(directory)) {
       throw new IllegalStateException(
-          "idemkit.shards-directory names no shard: " + directory + "; shards: " + shards.names());
+          "idemkit.shards-directory names no shard with a url here: "
+              + directory
+              + "; shards: "
+              + shards.names());
     }
-    for (String shard : shards.names()) {
+    for (String shard : shards.local()) {
       TenantFence.install(shards.shard(shard));
     }
     return new TenantDirectory(shards, directory, properties.getShardsDirectoryRefresh());
   }
 
   /**
-   * The starter's workers (recovery, cleanup, inbox cleanup) with one lane per shard, so a shard
-   * that is down stops only its own lane; the quota exchange on the directory shard alone, since
-   * the instances' counts are shared through one database.
+   * The starter's workers (recovery, cleanup, inbox cleanup) with one lane per shard this instance
+   * serves, so a shard that is down stops only its own lane; the quota exchange on the directory
+   * shard alone, since the instances' counts are shared through one database (with regions, when
+   * the directory is in another region, on the first shard of this one: the counts are then shared
+   * within the region, and no worker crosses a region).
    */
   @Bean
   public static BeanPostProcessor idemkitWorkersPerShard(
@@ -101,11 +122,15 @@ public class IdemkitShardsAutoConfiguration {
       public Object postProcessAfterInitialization(Object bean, String beanName) {
         if (bean instanceof PollingLifecycle worker && !(bean instanceof TenantDirectory)) {
           TenantShards all = shards.getObject();
+          List<String> local = all.local();
+          String directoryShard = directory.getObject().directoryShard();
           worker.runPerShard(
               all,
-              bean instanceof IdempotencyQuotaWorker
-                  ? List.of(directory.getObject().directoryShard())
-                  : all.names());
+              !(bean instanceof IdempotencyQuotaWorker)
+                  ? local
+                  : local.contains(directoryShard)
+                      ? List.of(directoryShard)
+                      : local.subList(0, Math.min(1, local.size())));
         }
         return bean;
       }
@@ -120,11 +145,13 @@ public class IdemkitShardsAutoConfiguration {
     WebMvcConfigurer idemkitTenantShardBinding(
         TenantShards shards,
         TenantDirectory directory,
+        IdemkitShardsProperties properties,
         ObjectProvider<IdempotencyTenantResolver> tenants) {
       TenantShardBinding binding =
           new TenantShardBinding(
               shards,
               directory,
+              properties.getRegions().getUrls(),
               () -> tenants.getIfAvailable(IdempotencyTenantResolver::principalName));
       return new WebMvcConfigurer() {
         @Override

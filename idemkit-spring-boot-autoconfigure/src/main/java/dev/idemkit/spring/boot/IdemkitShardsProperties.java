@@ -22,6 +22,17 @@ public class IdemkitShardsProperties {
   /** How often each instance reads the tenant directory again. */
   private Duration shardsDirectoryRefresh = Duration.ofSeconds(1);
 
+  /** Regions (docs/regions.md): off unless {@code idemkit.regions.self} is set. */
+  private Regions regions = new Regions();
+
+  public Regions getRegions() {
+    return regions;
+  }
+
+  public void setRegions(Regions regions) {
+    this.regions = regions;
+  }
+
   public Map<String, Shard> getShards() {
     return shards;
   }
@@ -46,16 +57,58 @@ public class IdemkitShardsProperties {
     this.shardsDirectoryRefresh = shardsDirectoryRefresh;
   }
 
+  /**
+   * Where this instance runs and where the others answer: a tenant whose shard is in another region
+   * is redirected there (307 {@code TENANT_HOMED_ELSEWHERE}).
+   */
+  public static class Regions {
+    /** This instance's region; unset: no regions. */
+    private String self;
+
+    /** Each other region's public base URL ({@code https://eu.api.example.com}), by region. */
+    private Map<String, String> urls = new LinkedHashMap<>();
+
+    public String getSelf() {
+      return self;
+    }
+
+    public void setSelf(String self) {
+      this.self = self;
+    }
+
+    public Map<String, String> getUrls() {
+      return urls;
+    }
+
+    public void setUrls(Map<String, String> urls) {
+      this.urls = urls;
+    }
+  }
+
   /** One shard: a PostgreSQL database and its connection pool. */
   public static class Shard {
-    /** JDBC URL of the shard's database. */
+    /**
+     * JDBC URL of the shard's database; unset for a shard of another region that does not hold the
+     * directory (this instance has no pool for it).
+     */
     private String url;
+
+    /** The region the shard's database lives in; with {@code idemkit.regions.self} only. */
+    private String region;
 
     private String username;
     private String password;
 
     /** The shard's pool size. */
     private int maximumPoolSize = 10;
+
+    public String getRegion() {
+      return region;
+    }
+
+    public void setRegion(String region) {
+      this.region = region;
+    }
 
     public String getUrl() {
       return url;

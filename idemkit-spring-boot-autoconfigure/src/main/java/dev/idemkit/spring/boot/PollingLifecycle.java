@@ -21,6 +21,8 @@ abstract class PollingLifecycle implements SmartLifecycle {
   private final String threadName;
   private final Duration firstRunAfter;
   private final Duration interval;
+
+  /** Null for a worker with no shard to run on. */
   private volatile PollingWorker worker;
 
   /**
@@ -38,9 +40,14 @@ abstract class PollingLifecycle implements SmartLifecycle {
   /**
    * Runs one lane per shard of {@code names} instead of the one lane, each run bound to its shard
    * ({@link TenantShards#on(String, java.util.concurrent.Callable)}), so a shard that is down fails
-   * only its own lane's runs. Called before {@link #start()}.
+   * only its own lane's runs. With no shard (an instance of a region that holds none) it never
+   * runs. Called before {@link #start()}.
    */
   void runPerShard(TenantShards shards, List<String> names) {
+    if (names.isEmpty()) {
+      this.worker = null;
+      return;
+    }
     this.worker =
         worker(
             " (a lane of shards " + String.join(", ", names) + ")",
@@ -79,16 +86,20 @@ abstract class PollingLifecycle implements SmartLifecycle {
 
   @Override
   public void start() {
-    worker.start();
+    if (worker != null) {
+      worker.start();
+    }
   }
 
   @Override
   public void stop() {
-    worker.stop();
+    if (worker != null) {
+      worker.stop();
+    }
   }
 
   @Override
   public boolean isRunning() {
-    return worker.running();
+    return worker != null && worker.running();
   }
 }

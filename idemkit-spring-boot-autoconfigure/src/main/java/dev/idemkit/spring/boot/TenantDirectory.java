@@ -106,11 +106,14 @@ public final class TenantDirectory extends PollingLifecycle {
     return listed != null ? listed : new Placement(hashed(tenant), State.ACTIVE, 0);
   }
 
-  /** The shard of a tenant with no row: the shard whose name scores highest with the tenant. */
+  /**
+   * The shard of a tenant with no row: of all shards, of every region ({@link
+   * TenantShards#world()}), the one whose name scores highest with the tenant.
+   */
   public String hashed(String tenant) {
     String best = null;
     long bestScore = 0;
-    for (String shard : shards.names()) {
+    for (String shard : shards.world()) {
       long score = score(tenant, shard);
       if (best == null || Long.compareUnsigned(score, bestScore) > 0) {
         best = shard;

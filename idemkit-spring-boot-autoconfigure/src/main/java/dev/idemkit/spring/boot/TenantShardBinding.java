@@ -3,6 +3,7 @@ package dev.idemkit.spring.boot;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.servlet.HandlerInterceptor;
@@ -12,7 +13,10 @@ import org.springframework.web.servlet.HandlerInterceptor;
  * starts, and unbinds it after the request completed. The tenant is the {@link
  * IdempotencyTenantResolver}'s and its shard the {@link TenantDirectory}'s as this instance last
  * read it: no statement. A tenant the directory says is moving is answered 503 {@code
- * TENANT_MOVING} with {@code Retry-After: 1}, and only that tenant. A request with no tenant is not
+ * TENANT_MOVING} with {@code Retry-After: 1}, and only that tenant. With regions, a tenant whose
+ * shard is in another region is answered 307 {@code TENANT_HOMED_ELSEWHERE} to that region's URL
+ * with the request's path and query (docs/regions.md): redirected, not forwarded, since nothing is
+ * done here and a retry at the home region is the same request. A request with no tenant is not
  * bound: an idempotent handler answers it 401, and any statement it runs fails.
  */
 final class TenantShardBinding implements HandlerInterceptor {
@@ -22,12 +26,18 @@ final class TenantShardBinding implements HandlerInterceptor {
 
   private final TenantShards shards;
   private final TenantDirectory directory;
+  private final Map<String, String> regionUrls;
   private final Supplier<IdempotencyTenantResolver> tenants;
 
+  /** {@code regionUrls}: each other region's public base URL, by region (empty: no regions). */
   TenantShardBinding(
-      TenantShards shards, TenantDirectory directory, Supplier<IdempotencyTenantResolver> tenants) {
+      TenantShards shards,
+      TenantDirectory directory,
+      Map<String, String> regionUrls,
+      Supplier<IdempotencyTenantResolver> tenants) {
     this.shards = shards;
     this.directory = directory;
+    this.regionUrls = Map.copyOf(regionUrls);
     this.tenants = tenants;
   }
 
@@ -46,6 +56,11 @@ final class TenantShardBinding implements HandlerInterceptor {
       write(HttpAnswers.tenantMoving(), response);
       return false;
     }
+    String home = shards.region(placement.shard());
+    if (home != null && !home.equals(shards.self())) {
+      write(HttpAnswers.tenantHomedElsewhere(home, location(home, request)), response);
+      return false;
+    }
     String before = shards.bind(placement.shard());
     request.setAttribute(BOUND_BEFORE, before == null ? "" : before);
     return true;
@@ -59,6 +74,16 @@ final class TenantShardBinding implements HandlerInterceptor {
       request.removeAttribute(BOUND_BEFORE);
       shards.restore(before.equals("") ? null : (String) before);
     }
+  }
+
+  /** The home region's URL for this request: its base URL, then the request's path and query. */
+  private String location(String region, HttpServletRequest request) {
+    String base = regionUrls.get(region);
+    String path = request.getRequestURI();
+    String query = request.getQueryString();
+    return (base.endsWith("/") ? base.substring(0, base.length() - 1) : base)
+        + path
+        + (query == null ? "" : "?" + query);
   }
 
   private static void write(ResponseEntity<byte[]> answer, HttpServletResponse response)

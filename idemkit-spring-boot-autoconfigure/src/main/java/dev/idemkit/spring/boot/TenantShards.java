@@ -1,10 +1,10 @@
 package dev.idemkit.spring.boot;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -20,26 +20,92 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * transaction) starts, and unbound after; a worker or a consumer binds itself with {@link #on}.
  * Asking for a connection with no shard bound is an {@link IllegalStateException}, never a silent
  * default: a statement on the wrong shard would answer a retry as if its key were new.
+ *
+ * <p><b>Regions</b> (docs/regions.md): each shard may name the region its database lives in, and
+ * this instance names its own. A shard of another region is in the world (its name counts for the
+ * hashed placement, its tenants are redirected to its region) but is served there: this instance
+ * runs no worker, schema or request on it, and has no pool for it unless the directory lives there.
+ * Without regions every shard is this instance's.
  */
 public final class TenantShards extends AbstractRoutingDataSource implements AutoCloseable {
 
   private final Map<String, DataSource> shards;
+  private final Map<String, String> regions;
+  private final String self;
   private final ThreadLocal<String> current = new ThreadLocal<>();
 
-  /** {@code shards}: each shard's own DataSource (a pool), by name; at least one. */
+  /** {@code shards}: each shard's own DataSource (a pool), by name; at least one. No regions. */
   public TenantShards(Map<String, DataSource> shards) {
+    this(shards, Map.of(), null);
+  }
+
+  /**
+   * Shards in regions.
+   *
+   * @param shards the DataSource (a pool) of each shard this instance connects to, by name: every
+   *     shard of its region, and another region's shard only if it holds the directory
+   * @param regions the region of every shard in the world, pooled here or not
+   * @param self this instance's region; null: no regions ({@code regions} then empty)
+   */
+  public TenantShards(Map<String, DataSource> shards, Map<String, String> regions, String self) {
     if (shards.isEmpty()) {
       throw new IllegalArgumentException("idemkit.shards names no shard");
     }
+    if (self == null ? !regions.isEmpty() : !regions.keySet().containsAll(shards.keySet())) {
+      throw new IllegalArgumentException(
+          "With idemkit.regions.self set, every shard names its region (idemkit.shards.<name>"
+              + ".region), and only then: "
+              + regions);
+    }
+    regions.forEach(
+        (shard, region) -> {
+          if (region.equals(self) && !shards.containsKey(shard)) {
+            throw new IllegalArgumentException(
+                "Shard " + shard + " is in this instance's region " + self + " but has no url");
+          }
+        });
     this.shards = new TreeMap<>(shards);
+    this.regions = new TreeMap<>(regions);
+    this.self = self;
     setTargetDataSources(new TreeMap<Object, Object>(shards));
     setLenientFallback(false);
     afterPropertiesSet();
   }
 
-  /** The shards' names, sorted. */
+  /** The names of the shards this instance has a pool for, sorted. */
   public List<String> names() {
     return List.copyOf(shards.keySet());
+  }
+
+  /**
+   * Every shard's name, sorted: {@link #names()} and, with regions, the other regions' shards with
+   * no pool here. The hashed placement of an unlisted tenant is chosen among these, so every region
+   * places it alike.
+   */
+  public List<String> world() {
+    TreeSet<String> world = new TreeSet<>(shards.keySet());
+    world.addAll(regions.keySet());
+    return List.copyOf(world);
+  }
+
+  /**
+   * The shards this instance serves, sorted: those of its region; without regions, all. Empty for a
+   * region that holds no shard (after a failover moved its shards away): it only redirects.
+   */
+  public List<String> local() {
+    return self == null
+        ? names()
+        : names().stream().filter(shard -> self.equals(regions.get(shard))).toList();
+  }
+
+  /** This instance's region; null without regions. */
+  public String self() {
+    return self;
+  }
+
+  /** The region of {@code shard}; null without regions. */
+  public String region(String shard) {
+    return regions.get(shard);
   }
 
   /** The DataSource of one shard, whatever is bound to the thread. */
@@ -122,27 +188,28 @@ public final class TenantShards extends AbstractRoutingDataSource implements Aut
   }
 
   /**
-   * The databases behind {@code dataSource}: every shard of a {@link TenantShards}, else {@code
-   * dataSource} itself. For start-up work (schema, checks) that runs once per database.
+   * The databases behind {@code dataSource}: every shard a {@link TenantShards} serves ({@link
+   * #local()}), else {@code dataSource} itself. For start-up work (schema, checks) that runs once
+   * per database.
    */
   static List<DataSource> each(DataSource dataSource) {
     return dataSource instanceof TenantShards shards
-        ? new ArrayList<>(shards.shards.values())
+        ? shards.local().stream().map(shards::shard).toList()
         : List.of(Objects.requireNonNull(dataSource, "dataSource"));
   }
 
   /**
-   * Applies {@code flyway}'s migrations (the application's own) to every shard, with its
-   * configuration and each shard's DataSource: Spring Boot runs Flyway on the application's
-   * DataSource only, so with shards the application hands this to Boot as its migration strategy
-   * ({@code @Bean FlywayMigrationStrategy perShard(TenantShards shards) { return
+   * Applies {@code flyway}'s migrations (the application's own) to every shard it serves ({@link
+   * #local()}), with its configuration and each shard's DataSource: Spring Boot runs Flyway on the
+   * application's DataSource only, so with shards the application hands this to Boot as its
+   * migration strategy ({@code @Bean FlywayMigrationStrategy perShard(TenantShards shards) { return
    * shards::migrateEach; }}).
    *
    * @return how many migrations were applied, all shards together
    */
   public int migrateEach(Flyway flyway) {
     int applied = 0;
-    for (DataSource shard : shards.values()) {
+    for (DataSource shard : each(this)) {
       applied +=
           Flyway.configure()
               .configuration(flyway.getConfiguration())

@@ -16,6 +16,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -67,15 +68,14 @@ import org.springframework.web.bind.annotation.RestController;
     })
 class TenantShardsIT {
 
-  private static final String SERVER = "jdbc:postgresql://127.0.0.1:5432/";
+  static final String SERVER = "jdbc:postgresql://127.0.0.1:5432/";
   private static final String SUFFIX = UUID.randomUUID().toString().substring(0, 8);
   private static final String DB_A = "idemkit_shard_a_" + SUFFIX;
   private static final String DB_B = "idemkit_shard_b_" + SUFFIX;
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
   /** Where a request of a tenant writes: its order, its record, its event. */
-  private static final List<String> TENANT_TABLES =
-      List.of("orders", "idemkit_record", "idemkit_outbox");
+  static final List<String> TENANT_TABLES = List.of("orders", "idemkit_record", "idemkit_outbox");
 
   @LocalServerPort int port;
   @Autowired TenantShards shards;
@@ -83,22 +83,7 @@ class TenantShardsIT {
 
   @DynamicPropertySource
   static void shards(DynamicPropertyRegistry registry) throws SQLException {
-    for (String db : List.of(DB_A, DB_B)) {
-      try (Connection c = DriverManager.getConnection(SERVER + "test", "postgres", "");
-          Statement s = c.createStatement()) {
-        s.execute("create database " + db);
-      }
-    }
-    // The application's own migrations (the orders table), on every shard as its strategy would.
-    assertThat(
-            new TenantShards(Map.of("a", plain(DB_A), "b", plain(DB_B)))
-                .migrateEach(
-                    Flyway.configure()
-                        .locations("classpath:dev/idemkit/spring/boot/shards-it-migration")
-                        .load()))
-        .isEqualTo(2);
-    OutboxSchema.migrate(plain(DB_A));
-    OutboxSchema.migrate(plain(DB_B));
+    createShardDatabases(DB_A, DB_B);
     registry.add("idemkit.shards.a.url", () -> SERVER + DB_A);
     registry.add("idemkit.shards.a.username", () -> "postgres");
     registry.add("idemkit.shards.b.url", () -> SERVER + DB_B);
@@ -108,14 +93,44 @@ class TenantShardsIT {
 
   @AfterAll
   static void dropDatabases() throws SQLException {
-    try (Connection c = DriverManager.getConnection(SERVER + "test", "postgres", "");
-        Statement s = c.createStatement()) {
-      s.execute("drop database if exists " + DB_A + " with (force)");
-      s.execute("drop database if exists " + DB_B + " with (force)");
+    dropDatabases(DB_A, DB_B);
+  }
+
+  /**
+   * Makes each database on the machine's PostgreSQL with the application's own migrations (the
+   * orders table, on every shard as its migration strategy would) and the outbox's tables.
+   */
+  static void createShardDatabases(String... dbs) throws SQLException {
+    Map<String, DataSource> shards = new HashMap<>();
+    for (String db : dbs) {
+      try (Connection c = DriverManager.getConnection(SERVER + "test", "postgres", "");
+          Statement s = c.createStatement()) {
+        s.execute("create database " + db);
+      }
+      shards.put(db, plain(db));
+    }
+    assertThat(
+            new TenantShards(shards)
+                .migrateEach(
+                    Flyway.configure()
+                        .locations("classpath:dev/idemkit/spring/boot/shards-it-migration")
+                        .load()))
+        .isEqualTo(dbs.length);
+    for (DataSource shard : shards.values()) {
+      OutboxSchema.migrate(shard);
     }
   }
 
-  private static DataSource plain(String db) {
+  static void dropDatabases(String... dbs) throws SQLException {
+    try (Connection c = DriverManager.getConnection(SERVER + "test", "postgres", "");
+        Statement s = c.createStatement()) {
+      for (String db : dbs) {
+        s.execute("drop database if exists " + db + " with (force)");
+      }
+    }
+  }
+
+  static DataSource plain(String db) {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setUrl(SERVER + db);
     ds.setUser("postgres");
@@ -178,33 +193,34 @@ class TenantShardsIT {
 
   private Answer post(String tenant, String key, int amount) throws Exception {
     HttpResponse<String> response =
-        HTTP.send(
-            HttpRequest.newBuilder(
-                    URI.create(
-                        "http://localhost:"
-                            + port
-                            + "/orders/"
-                            + tenant
-                            + "/"
-                            + key
-                            + "/"
-                            + amount))
-                .header("X-Tenant", tenant)
-                .header("Idempotency-Key", key)
-                .POST(HttpRequest.BodyPublishers.noBody())
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
+        send(URI.create("http://localhost:" + port + path(tenant, key, amount)), tenant, key);
     if (response.statusCode() == 503) {
       assertThat(response.headers().firstValue("Retry-After")).contains("1");
     }
     return new Answer(response.statusCode(), response.body());
   }
 
-  private JdbcTemplate on(String db) {
+  /** The order endpoint's path for a tenant, a key and an amount. */
+  static String path(String tenant, String key, int amount) {
+    return "/orders/" + tenant + "/" + key + "/" + amount;
+  }
+
+  /** POSTs to {@code uri} as {@code tenant} with {@code key}; no redirect followed. */
+  static HttpResponse<String> send(URI uri, String tenant, String key) throws Exception {
+    return HTTP.send(
+        HttpRequest.newBuilder(uri)
+            .header("X-Tenant", tenant)
+            .header("Idempotency-Key", key)
+            .POST(HttpRequest.BodyPublishers.noBody())
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  static JdbcTemplate on(String db) {
     return new JdbcTemplate(plain(db));
   }
 
-  private long count(String db, String table, String tenant) {
+  static long count(String db, String table, String tenant) {
     return on(db)
         .queryForObject("select count(*) from " + table + " where tenant = ?", Long.class, tenant);
   }
