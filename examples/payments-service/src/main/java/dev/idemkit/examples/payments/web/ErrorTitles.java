@@ -104,6 +104,9 @@ final class ErrorTitles {
         ErrorCode.TENANT_MOVING.code(),
         "The tenant is moving to another database; retry with the same key after Retry-After");
     TITLES.put(
+        ErrorCode.TENANT_HOMED_ELSEWHERE.code(),
+        "The tenant is served in another region; send the request unchanged to the Location");
+    TITLES.put(
         "PAYMENT_ABANDONED",
         "The payment waited for a retry too long and was closed unpaid; pay with a new key");
     TITLES.put("UNKNOWN_PROVIDER_FAULT", "The demo fault header names no known fault");
