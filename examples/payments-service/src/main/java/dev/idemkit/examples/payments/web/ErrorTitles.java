@@ -98,6 +98,9 @@ final class ErrorTitles {
         ErrorCode.IDEMPOTENCY_QUOTA_EXCEEDED.code(),
         "The tenant's quota of new keys or live records is used up; retry after Retry-After");
     TITLES.put(
+        ErrorCode.TENANT_MOVING.code(),
+        "The tenant is moving to another shard; retry after Retry-After");
+    TITLES.put(
         ErrorCode.IDEMPOTENCY_STORE_UNAVAILABLE.code(),
         "The database cannot be reached; retry with the same key after Retry-After");
     TITLES.put(
@@ -118,6 +121,11 @@ final class ErrorTitles {
     TITLES.put(
         "TENANT_HAS_UNSETTLED_RECORDS",
         "Some of the tenant's records still need their recovery data: settle them, then shred");
+    TITLES.put("NOT_SHARDED", "The service runs on one database: no tenant moves");
+    TITLES.put("SHARD_NOT_FOUND", "No shard of that name: name one of idemkit.shards.*");
+    TITLES.put(
+        "TENANT_MOVING_ELSEWHERE",
+        "The tenant is moving to another shard: finish that move, then move it on");
     TITLES.put(
         "TENANT_NOT_FOUND",
         "No API key of this service names the tenant (and, to shred, it holds no data key)");
