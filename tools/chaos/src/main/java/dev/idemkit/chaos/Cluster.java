@@ -538,8 +538,11 @@ final class Cluster implements AutoCloseable {
       List<String> tables = new ArrayList<>();
       try (ResultSet rs =
           s.executeQuery(
+              // The tables of both shards (the tenant directory is on shard a only).
               "select foreign_table_name from information_schema.foreign_tables"
-                  + " where foreign_table_schema = 'shard_a'")) {
+                  + " where foreign_table_schema = 'shard_a'"
+                  + " intersect select foreign_table_name from information_schema.foreign_tables"
+                  + " where foreign_table_schema = 'shard_b'")) {
         while (rs.next()) {
           tables.add(rs.getString(1));
         }

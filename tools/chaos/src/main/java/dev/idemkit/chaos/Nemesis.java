@@ -526,12 +526,47 @@ final class Nemesis implements Runnable {
             .header("Content-Type", "application/json")
             .POST(HttpRequest.BodyPublishers.ofString(Json.write(Map.of("shard", shard))))
             .build();
-    HttpResponse<String> answer = http.send(request, HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> answer;
+    try {
+      answer = http.send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (java.net.http.HttpTimeoutException e) {
+      sayWhatWaits();
+      throw e;
+    }
     if (answer.statusCode() != 200) {
       throw new IllegalStateException(
           "moving " + tenant + " to " + shard + ": " + answer.statusCode() + " " + answer.body());
     }
     return Json.read(answer.body());
+  }
+
+  /** What the payments databases' sessions wait for, on standard error: why a move hangs. */
+  private void sayWhatWaits() {
+    try (Connection c = cluster.paymentsServer();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select datname, pid, state, wait_event_type, wait_event,"
+                    + " pg_blocking_pids(pid)::text, left(query, 160)"
+                    + " from pg_stat_activity where datname = any(?) and state <> 'idle'")) {
+      ps.setArray(1, c.createArrayOf("text", cluster.paymentsDatabases().toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Progress.say(
+              "waiting: "
+                  + String.join(
+                      " | ",
+                      rs.getString(1),
+                      rs.getString(2),
+                      rs.getString(3),
+                      rs.getString(4),
+                      rs.getString(5),
+                      rs.getString(6),
+                      rs.getString(7)));
+        }
+      }
+    } catch (Exception e) {
+      Progress.say("could not read what waits: " + e);
+    }
   }
 
   /** An instance that serves now, or null. */

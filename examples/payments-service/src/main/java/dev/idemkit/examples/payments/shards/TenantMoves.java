@@ -24,35 +24,38 @@ public class TenantMoves {
   /** What a move did: the tenant's shard before and after. */
   public record Moved(String tenant, String from, String shard) {}
 
-  private final Optional<TenantMove> move;
-  private final Optional<TenantDirectory> directory;
-  private final Optional<TenantShards> shards;
+  /** The shards, their directory and the move over the service's tables; empty on one database. */
+  private record Sharded(TenantShards shards, TenantDirectory directory, TenantMove move) {}
+
+  private final Optional<Sharded> sharded;
 
   public TenantMoves(
       ObjectProvider<TenantShards> shards, ObjectProvider<TenantDirectory> directory) {
-    this.shards = Optional.ofNullable(shards.getIfAvailable());
-    this.directory = Optional.ofNullable(directory.getIfAvailable());
-    this.move =
-        this.shards.flatMap(
-            all ->
-                this.directory.map(
-                    dir ->
-                        new TenantMove(
-                            all,
-                            dir,
-                            TenantErasure.TENANT_TABLES.stream()
-                                .map(table -> new TenantMove.Table(table, "tenant_id"))
-                                .toList())));
+    this.sharded =
+        Optional.ofNullable(shards.getIfAvailable())
+            .map(
+                all -> {
+                  TenantDirectory dir = directory.getObject();
+                  return new Sharded(
+                      all,
+                      dir,
+                      new TenantMove(
+                          all,
+                          dir,
+                          TenantErasure.TENANT_TABLES.stream()
+                              .map(table -> new TenantMove.Table(table, "tenant_id"))
+                              .toList()));
+                });
   }
 
   /** Whether the service runs on shards ({@code idemkit.shards.*}): else nothing moves. */
   public boolean sharded() {
-    return move.isPresent();
+    return sharded.isPresent();
   }
 
   /** Whether {@code shard} is one of the shards. */
   public boolean isShard(String shard) {
-    return shards.map(all -> all.names().contains(shard)).orElse(false);
+    return sharded.map(s -> s.shards().names().contains(shard)).orElse(false);
   }
 
   /**
@@ -62,10 +65,10 @@ public class TenantMoves {
    * @throws IllegalStateException if the tenant is moving to another shard, or without shards
    */
   public Moved move(String tenant, String target) throws SQLException {
-    TenantMove running =
-        move.orElseThrow(() -> new IllegalStateException("The service runs on one database"));
-    String from = directory.orElseThrow().placement(tenant).shard();
-    running.move(tenant, target);
-    return new Moved(tenant, from, directory.orElseThrow().placement(tenant).shard());
+    Sharded on =
+        sharded.orElseThrow(() -> new IllegalStateException("The service runs on one database"));
+    String from = on.directory().placement(tenant).shard();
+    on.move().move(tenant, target);
+    return new Moved(tenant, from, on.directory().placement(tenant).shard());
   }
 }

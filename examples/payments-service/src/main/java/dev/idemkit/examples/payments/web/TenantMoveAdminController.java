@@ -1,6 +1,5 @@
 package dev.idemkit.examples.payments.web;
 
-import dev.idemkit.Scope;
 import dev.idemkit.examples.payments.shards.TenantMoves;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
@@ -88,16 +87,5 @@ public class TenantMoveAdminController extends OperatorEndpoints {
         HttpStatus.CONFLICT,
         Errors.problem(HttpStatus.CONFLICT, errorCode, "Tenant not moved", detail),
         null);
-  }
-
-  private static String tenant(String tenant) {
-    try {
-      return Scope.of(tenant, "move").tenant();
-    } catch (IllegalArgumentException e) {
-      throw Errors.badRequest(
-          "INVALID_PATH_PARAMETER",
-          "Invalid tenant",
-          "No tenant can be named this way: " + e.getMessage() + ".");
-    }
   }
 }
