@@ -576,10 +576,6 @@ final class Cluster implements AutoCloseable {
     return DriverManager.getConnection(url(providerDb), user, password);
   }
 
-  String paymentsDatabase() {
-    return paymentsDb;
-  }
-
   /** The admin URL with another database in place of its own. */
   private String url(String database) {
     URI uri = URI.create(adminUrl.substring("jdbc:".length()));
