@@ -131,7 +131,7 @@ class IdemkitDataProtectionConfiguration {
                 // The schema exists (or its absence stopped the start) before its keys are read.
                 schema.ifAvailable(s -> {});
                 schemaCheck.ifAvailable(s -> {});
-                requireMasterKeysInUse(dataKeys, p.getEncryption().getMasterKeys().keySet());
+                requireMasterKeysInUse(dataSource, p.getEncryption().getMasterKeys().keySet());
                 return configured;
               });
       b.encryption(keys, dataKeys).keyCacheTtl(p.getEncryption().getKeyCacheTtl());
@@ -147,7 +147,8 @@ class IdemkitDataProtectionConfiguration {
       schemaCheck.ifAvailable(s -> {});
       b.decryptOnly(readOnlyMasterKeys(p.getEncryption()), dataKeys)
           .keyCacheTtl(p.getEncryption().getKeyCacheTtl());
-      Set<String> missing = missingMasterKeys(dataKeys, p.getEncryption().getMasterKeys().keySet());
+      Set<String> missing =
+          missingMasterKeys(dataSource, p.getEncryption().getMasterKeys().keySet());
       log.warn(
           "idemkit.protection.encryption.master-keys is set, but"
               + " idemkit.protection.encryption.enabled is not true: new answers and recovery data"
@@ -192,7 +193,7 @@ class IdemkitDataProtectionConfiguration {
     upcasters.orderedStream().forEach(u -> b.upcaster(u.operation(), u.fromVersion(), u));
     DataProtection protection = b.build();
     if (configuredMasterKeys) {
-      requireMasterKeysUnwrap(protection, p.getEncryption().getMasterKeys().keySet());
+      requireMasterKeysUnwrap(protection, dataSource, p.getEncryption().getMasterKeys().keySet());
     }
     return protection;
   }
@@ -201,11 +202,20 @@ class IdemkitDataProtectionConfiguration {
    * Every configured master key that wraps stored data keys must unwrap them: a key configured
    * under its id with another value (a typo, the wrong environment's secret) stops the start,
    * naming its property, instead of failing the first request of each of its tenants (an answer
-   * that cannot be read is a 500, and never runs again).
+   * that cannot be read is a 500, and never runs again). On shards, every shard's data keys.
    */
-  static void requireMasterKeysUnwrap(DataProtection protection, Set<String> configured) {
+  static void requireMasterKeysUnwrap(
+      DataProtection protection, DataSource dataSource, Set<String> configured) {
     // One that is not configured at all was refused or warned about already.
-    Set<String> wrong = new java.util.TreeSet<>(protection.masterKeysThatDoNotUnwrap());
+    Set<String> wrong = new java.util.TreeSet<>();
+    if (dataSource instanceof TenantShards shards) {
+      for (String shard : shards.names()) {
+        Runnable check = () -> wrong.addAll(protection.masterKeysThatDoNotUnwrap());
+        shards.on(shard, check);
+      }
+    } else {
+      wrong.addAll(protection.masterKeysThatDoNotUnwrap());
+    }
     wrong.retainAll(configured);
     if (!wrong.isEmpty()) {
       String first = "idemkit.protection.encryption.master-keys." + wrong.iterator().next();
@@ -225,8 +235,8 @@ class IdemkitDataProtectionConfiguration {
    * fail, so a master key removed before its data keys were re-wrapped stops the start instead of
    * every such request.
    */
-  static void requireMasterKeysInUse(PostgresDataKeyStore dataKeys, Set<String> configured) {
-    Set<String> missing = missingMasterKeys(dataKeys, configured);
+  static void requireMasterKeysInUse(DataSource dataSource, Set<String> configured) {
+    Set<String> missing = missingMasterKeys(dataSource, configured);
     if (!missing.isEmpty()) {
       throw new KeySettingException(
           "idemkit_data_key holds tenant data keys wrapped by master key(s) "
@@ -246,10 +256,19 @@ class IdemkitDataProtectionConfiguration {
     }
   }
 
-  /** The master keys that wrap stored data keys and are not {@code configured}. */
-  private static Set<String> missingMasterKeys(
-      PostgresDataKeyStore dataKeys, Set<String> configured) {
-    Set<String> missing = new java.util.TreeSet<>(dataKeys.masterKeyIds());
+  /**
+   * The master keys that wrap stored data keys and are not {@code configured}: on shards, the data
+   * keys of every shard (each tenant's are on its shard; at start-up no shard is bound).
+   */
+  private static Set<String> missingMasterKeys(DataSource dataSource, Set<String> configured) {
+    Set<String> missing = new java.util.TreeSet<>();
+    if (dataSource instanceof TenantShards shards) {
+      for (String shard : shards.names()) {
+        missing.addAll(new PostgresDataKeyStore(shards.shard(shard)).masterKeyIds());
+      }
+    } else {
+      missing.addAll(new PostgresDataKeyStore(dataSource).masterKeyIds());
+    }
     missing.removeAll(configured);
     return missing;
   }

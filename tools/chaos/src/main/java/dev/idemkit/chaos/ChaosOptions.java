@@ -81,9 +81,10 @@ final class ChaosOptions {
       paramLabel = "DB",
       converter = Database.class,
       description =
-          "single (default), own, replicated-sync or replicated-async: the payments database"
-              + " on the run's one server, on a server of its own, or on a primary with a"
-              + " streaming standby")
+          "single (default), own, replicated-sync, replicated-async or shards: the payments"
+              + " database on the run's one server, on a server of its own, on a primary with a"
+              + " streaming standby, or on two databases of the run's one server, the service's"
+              + " shards, with four tenants")
   private String database = DEFAULTS.database();
 
   @Option(
@@ -95,7 +96,7 @@ final class ChaosOptions {
           "the faults, in turn: pause, terminate-connections, kill, stall-consumers (the"
               + " default four), failover (needs a replicated database), freeze-database (needs"
               + " own or replicated), cut-network, skew-clocks (needs libfaketime),"
-              + " kill-during-shutdown")
+              + " kill-during-shutdown, move-tenant (needs shards)")
   private List<String> nemesisActions = DEFAULTS.nemesisActions();
 
   @Option(
@@ -146,7 +147,11 @@ final class ChaosOptions {
       throw new UsageException(
           "--nemesis-actions failover needs --database replicated-sync or replicated-async");
     }
-    if (options.nemesisActions.contains("freeze-database") && options.database.equals("single")) {
+    if (options.nemesisActions.contains("move-tenant") && !options.database.equals("shards")) {
+      throw new UsageException("--nemesis-actions move-tenant needs --database shards");
+    }
+    if (options.nemesisActions.contains("freeze-database")
+        && List.of("single", "shards").contains(options.database)) {
       throw new UsageException(
           "--nemesis-actions freeze-database needs the payments database on a server of the"
               + " run's own: --database own, replicated-sync or replicated-async");
@@ -295,9 +300,9 @@ final class ChaosOptions {
   static final class Database implements ITypeConverter<String> {
     @Override
     public String convert(String v) {
-      if (!List.of("single", "own", "replicated-sync", "replicated-async").contains(v)) {
+      if (!List.of("single", "own", "replicated-sync", "replicated-async", "shards").contains(v)) {
         throw new TypeConversionException(
-            "is single, own, replicated-sync or replicated-async, not " + v);
+            "is single, own, replicated-sync, replicated-async or shards, not " + v);
       }
       return v;
     }

@@ -229,6 +229,10 @@ public final class ChaosRun {
           Cluster.findLibfaketime()
               .orElseThrow(() -> new ChaosOptions.UsageException(ChaosOptions.NO_LIBFAKETIME)));
     }
+    if (config.database().equals("shards") && !cluster.sharded()) {
+      Progress.say("splitting the payments database into two shards, a and b");
+      cluster.splitIntoShards();
+    }
     startInstances(cluster, config, tag);
     List<Supplier<InetSocketAddress>> ports = new ArrayList<>();
     for (Cluster.Instance i : cluster.instances()) {

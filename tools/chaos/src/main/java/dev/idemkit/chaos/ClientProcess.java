@@ -33,6 +33,14 @@ final class ClientProcess {
   /** The clients' API key, which the cluster configures as its tenant's ({@link Cluster}). */
   static final String API_KEY = "sk_chaos_tenant";
 
+  /**
+   * The API key of client {@code process}: the run's tenants take turns ({@link Cluster#tenants}).
+   */
+  static String apiKey(ChaosRun.Config config, int process) {
+    List<String> keys = List.copyOf(Cluster.tenants(config.database().equals("shards")).keySet());
+    return keys.get(process % keys.size());
+  }
+
   /** The history's process for the answers {@link #askAgain} gets. */
   static final String ASKED_AGAIN = "asked-again";
 
@@ -64,7 +72,7 @@ final class ClientProcess {
     this.client =
         IdempotentClient.builder()
             .baseUri(URI.create("http://127.0.0.1:" + port))
-            .bearerToken(API_KEY)
+            .bearerToken(apiKey(config, process))
             .httpClient(
                 HttpClient.newBuilder()
                     .version(HttpClient.Version.HTTP_1_1)

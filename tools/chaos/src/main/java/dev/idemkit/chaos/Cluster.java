@@ -74,6 +74,15 @@ final class Cluster implements AutoCloseable {
   private final List<Instance> instances = new ArrayList<>();
 
   /**
+   * The second shard's payments database, when the run is on two shards ({@link #splitIntoShards}):
+   * the first is {@link #paymentsDb}. Null: one payments database.
+   */
+  private volatile String shardB;
+
+  /** The database that reads both shards as one (created at its first use); null without shards. */
+  private String bothShards;
+
+  /**
    * The payments database's server of its own (a primary, with or without a standby), or null: it
    * is on the one server.
    */
@@ -292,17 +301,100 @@ final class Cluster implements AutoCloseable {
     databaseLinks.values().forEach(Balancer::heal);
   }
 
-  /** The instances' URL of the payments database: through the {@link #databaseLinks}. */
-  private String instanceUrl() {
+  /** The instances' URL of a payments database: through the {@link #databaseLinks}. */
+  private String instanceUrl(String database) {
     if (replicated != null) {
-      return replicated.jdbcUrl(paymentsDb, port -> databaseLinks.get(port).port());
+      return replicated.jdbcUrl(database, port -> databaseLinks.get(port).port());
     }
-    String direct = url(paymentsDb);
+    String direct = url(database);
     URI uri = URI.create(direct.substring("jdbc:".length()));
     String query = uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery();
     Balancer link = databaseLinks.values().iterator().next();
-    return "jdbc:postgresql://127.0.0.1:" + link.port() + "/" + paymentsDb + query;
+    return "jdbc:postgresql://127.0.0.1:" + link.port() + "/" + database + query;
   }
+
+  /**
+   * The instances' settings for the payments database: the one database, or the two shards ({@code
+   * idemkit.shards.a} holds the tenant directory).
+   */
+  private List<String> databaseSettings() {
+    if (shardB == null) {
+      return List.of(
+          "--spring.datasource.url=" + instanceUrl(paymentsDb),
+          "--spring.datasource.username=" + user,
+          "--spring.datasource.password=" + password,
+          "--spring.datasource.hikari.maximum-pool-size=12");
+    }
+    List<String> settings = new ArrayList<>();
+    Map<String, String> shards = Map.of("a", paymentsDb, "b", shardB);
+    for (String shard : List.of("a", "b")) {
+      String prefix = "--idemkit.shards." + shard + ".";
+      settings.add(prefix + "url=" + instanceUrl(shards.get(shard)));
+      settings.add(prefix + "username=" + user);
+      settings.add(prefix + "password=" + password);
+      settings.add(prefix + "maximum-pool-size=8");
+    }
+    settings.add("--idemkit.shards-directory-refresh=PT0.5S");
+    return settings;
+  }
+
+  /**
+   * Puts the payments on two databases of the payments server, the service's shards {@code a} and
+   * {@code b}, and gives the run several tenants to move between them ({@link #tenants}); before
+   * any instance starts.
+   */
+  void splitIntoShards() throws SQLException {
+    if (replicated != null) {
+      throw new IllegalStateException("Shards are two databases of the run's one server");
+    }
+    String second = paymentsDb + "_b";
+    try (Connection c = paymentsServer();
+        Statement s = c.createStatement()) {
+      s.execute("create database " + second);
+    }
+    shardB = second;
+  }
+
+  /** Whether the payments are on two shards. */
+  boolean sharded() {
+    return shardB != null;
+  }
+
+  /** The payments databases: the one, or both shards'. */
+  List<String> paymentsDatabases() {
+    return shardB == null ? List.of(paymentsDb) : List.of(paymentsDb, shardB);
+  }
+
+  /** A connection to one of {@link #paymentsDatabases}. */
+  Connection paymentsDatabase(String database) throws SQLException {
+    return DriverManager.getConnection(paymentsUrl(database), user, password);
+  }
+
+  /**
+   * The run's tenants, each with its API key ({@code payments.api-keys.<key>=<tenant>}): one, or
+   * four on shards, so that one can move while the others are served.
+   */
+  Map<String, String> tenants() {
+    return tenants(shardB != null);
+  }
+
+  /** The tenants of a run on shards, or of one on a single database, by API key. */
+  static Map<String, String> tenants(boolean sharded) {
+    if (!sharded) {
+      return Map.of(ClientProcess.API_KEY, "tenant_chaos");
+    }
+    Map<String, String> tenants = new LinkedHashMap<>();
+    for (int i = 0; i < SHARDED_TENANTS; i++) {
+      tenants.put(ClientProcess.API_KEY + "_" + i, "tenant_chaos_" + i);
+    }
+    return tenants;
+  }
+
+  /** How many tenants a run on shards has. */
+  static final int SHARDED_TENANTS = 4;
+
+  /** The operators' API key of the run (the nemesis moves tenants with it). */
+  static final String ADMIN_API_KEY = "sk_chaos_operator";
 
   /**
    * Every answer with a 5xx status other than 503 that an instance of {@code tag}'s run gave, as
@@ -396,8 +488,71 @@ final class Cluster implements AutoCloseable {
     return DriverManager.getConnection(adminUrl, user, password);
   }
 
+  /**
+   * The payments database as the accounting reads it; on shards, a database of the run's own whose
+   * tables are views over both shards' ({@code postgres_fdw}), so that every count and sum covers
+   * every tenant wherever it is. Read it once the moves are over: during one, a tenant's rows are
+   * on both shards for a moment.
+   */
   Connection payments() throws SQLException {
-    return DriverManager.getConnection(paymentsUrl(paymentsDb), user, password);
+    if (shardB == null) {
+      return DriverManager.getConnection(paymentsUrl(paymentsDb), user, password);
+    }
+    synchronized (this) {
+      if (bothShards == null) {
+        bothShards = paymentsDb + "_both";
+        createBothShards(bothShards);
+      }
+    }
+    return DriverManager.getConnection(url(bothShards), user, password);
+  }
+
+  /**
+   * Creates {@code database} with each table of the shards as a view of both (the tables must
+   * exist: after an instance migrated them).
+   */
+  private void createBothShards(String database) throws SQLException {
+    try (Connection c = admin();
+        Statement s = c.createStatement()) {
+      s.execute("create database " + database);
+    }
+    URI server = URI.create(adminUrl.substring("jdbc:".length()));
+    int port = server.getPort() < 0 ? 5432 : server.getPort();
+    try (Connection c = DriverManager.getConnection(url(database), user, password);
+        Statement s = c.createStatement()) {
+      s.execute("create extension postgres_fdw");
+      Map<String, String> shards = Map.of("shard_a", paymentsDb, "shard_b", shardB);
+      for (String shard : List.of("shard_a", "shard_b")) {
+        s.execute(
+            "create server %s foreign data wrapper postgres_fdw options (host '%s', port '%d', dbname '%s')"
+                .formatted(shard, server.getHost(), port, shards.get(shard)));
+        s.execute(
+            password.isEmpty()
+                ? "create user mapping for current_user server %s options (user '%s')"
+                    .formatted(shard, user)
+                : "create user mapping for current_user server %s options (user '%s', password '%s')"
+                    .formatted(shard, user, password.replace("'", "''")));
+        s.execute("create schema " + shard);
+        s.execute("import foreign schema public from server %s into %s".formatted(shard, shard));
+      }
+      List<String> tables = new ArrayList<>();
+      try (ResultSet rs =
+          s.executeQuery(
+              // The tables of both shards (the tenant directory is on shard a only).
+              "select foreign_table_name from information_schema.foreign_tables"
+                  + " where foreign_table_schema = 'shard_a'"
+                  + " intersect select foreign_table_name from information_schema.foreign_tables"
+                  + " where foreign_table_schema = 'shard_b'")) {
+        while (rs.next()) {
+          tables.add(rs.getString(1));
+        }
+      }
+      for (String table : tables) {
+        s.execute(
+            "create view public.%s as select * from shard_a.%s union all select * from shard_b.%s"
+                .formatted(table, table, table));
+      }
+    }
   }
 
   /** The server that holds the payments database now (the primary, when replicated). */
@@ -419,10 +574,6 @@ final class Cluster implements AutoCloseable {
 
   Connection providerDatabase() throws SQLException {
     return DriverManager.getConnection(url(providerDb), user, password);
-  }
-
-  String paymentsDatabase() {
-    return paymentsDb;
   }
 
   /** The admin URL with another database in place of its own. */
@@ -468,10 +619,6 @@ final class Cluster implements AutoCloseable {
                 serviceJar.toString(),
                 "--server.port=" + instance.port,
                 "--server.address=127.0.0.1",
-                "--spring.datasource.url=" + instanceUrl(),
-                "--spring.datasource.username=" + user,
-                "--spring.datasource.password=" + password,
-                "--spring.datasource.hikari.maximum-pool-size=12",
                 "--payments.provider.url=http://127.0.0.1:" + provider.port(),
                 "--payments.provider.timeout=PT2S",
                 "--payments.mail.url=" + mailUrl(),
@@ -485,8 +632,7 @@ final class Cluster implements AutoCloseable {
                 // Outside the embedded demo the secret that signs issued keys is required, and
                 // it is the same on every instance.
                 "--idemkit.issued-keys.secret=chaos-run-issued-keys-secret",
-                // The run's tenant, as a key of the deployment's own, and its own keys.
-                "--payments.api-keys." + ClientProcess.API_KEY + "=tenant_chaos",
+                "--payments.admin-api-keys." + ADMIN_API_KEY + "=chaos_operator",
                 "--idemkit.protection.encryption.master-keys.chaos-mk1=" + masterKey,
                 "--idemkit.protection.encryption.current-master-key=chaos-mk1",
                 "--idemkit.protection.fingerprint.hmac-keys.chaos-fk1=" + hmacKey,
@@ -502,6 +648,9 @@ final class Cluster implements AutoCloseable {
                 "--server.tomcat.accesslog.rotate=false",
                 "--server.tomcat.accesslog.buffered=false",
                 "--server.tomcat.accesslog.pattern=%{yyyy-MM-dd'T'HH:mm:ss.SSS}t %s %m %U %Dms"));
+    command.addAll(databaseSettings());
+    // The run's tenants, as keys of the deployment's own, and its own keys.
+    tenants().forEach((key, tenant) -> command.add("--payments.api-keys." + key + "=" + tenant));
     command.addAll(instance.extra);
     instance.paused = false;
     ProcessBuilder builder = new ProcessBuilder(command);
@@ -589,6 +738,12 @@ final class Cluster implements AutoCloseable {
     } else {
       try (Connection c = admin();
           Statement s = c.createStatement()) {
+        if (bothShards != null) {
+          s.execute("drop database if exists " + bothShards + " with (force)");
+        }
+        if (shardB != null) {
+          s.execute("drop database if exists " + shardB + " with (force)");
+        }
         s.execute("drop database if exists " + paymentsDb + " with (force)");
         s.execute("drop database if exists " + providerDb + " with (force)");
         s.execute("drop database if exists " + mailDb + " with (force)");

@@ -88,7 +88,7 @@ final class LedgerConservation {
              count(e.id) filter (where e.amount <> p.amount) as wrong_amounts
         from payment p
         left join ledger_entry e on e.source_payment_id = p.id
-       group by p.id
+       group by p.id, p.status, p.amount
       having (p.status = 'COMPLETED'
               and (count(e.id) filter (where e.direction = 'DEBIT') <> 1
                    or count(e.id) filter (where e.direction = 'CREDIT') <> 1))

@@ -4,11 +4,16 @@ import dev.idemkit.chaos.Cluster.Instance;
 import dev.idemkit.testing.postgres.ReplicatedPostgres;
 import dev.idemkit.testing.postgres.ReplicatedPostgres.Node;
 import dev.idemkit.testing.postgres.ReplicatedPostgres.Replication;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +21,7 @@ import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import tools.jackson.databind.JsonNode;
 
 /**
  * Breaks things while the clients work, one fault at a time, always leaving one instance serving:
@@ -60,6 +66,15 @@ final class Nemesis implements Runnable {
    */
   private final AtomicBoolean rebuilding = new AtomicBoolean();
 
+  /** A move of {@code tenant} to {@code shard}. */
+  private record Move(String tenant, String shard) {}
+
+  /** A move that was not answered (null: none), to run again. */
+  private volatile Move unfinishedMove;
+
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
   /** The faults a run has unless told otherwise, in the order the nemesis cycles through them. */
   static final List<String> DEFAULT_ACTIONS =
       List.of("pause", "terminate-connections", "kill", "stall-consumers");
@@ -67,7 +82,8 @@ final class Nemesis implements Runnable {
   /**
    * Every fault the nemesis knows. {@code failover} needs a standby, {@code freeze-database} a
    * database server of the run's own ({@link ReplicatedPostgres}), {@code skew-clocks} {@code
-   * libfaketime} ({@link Cluster#findLibfaketime}).
+   * libfaketime} ({@link Cluster#findLibfaketime}), {@code move-tenant} the payments on two shards
+   * ({@link Cluster#splitIntoShards}).
    */
   static final List<String> ACTIONS =
       List.of(
@@ -79,7 +95,8 @@ final class Nemesis implements Runnable {
           "freeze-database",
           "cut-network",
           "skew-clocks",
-          "kill-during-shutdown");
+          "kill-during-shutdown",
+          "move-tenant");
 
   /**
    * A nemesis cycling through {@code actions} (of {@link #ACTIONS}); a fault that must outlast a
@@ -147,6 +164,7 @@ final class Nemesis implements Runnable {
               case "cut-network" -> cutNetwork();
               case "skew-clocks" -> skewClocks();
               case "kill-during-shutdown" -> killDuringShutdown();
+              case "move-tenant" -> moveTenant();
               default -> terminateConnections();
             };
         if (!acted) {
@@ -399,8 +417,8 @@ final class Nemesis implements Runnable {
         PreparedStatement ps =
             c.prepareStatement(
                 "select pg_terminate_backend(pid) from pg_stat_activity"
-                    + " where datname = ? and pid <> pg_backend_pid()")) {
-      ps.setString(1, cluster.paymentsDatabase());
+                    + " where datname = any(?) and pid <> pg_backend_pid()")) {
+      ps.setArray(1, c.createArrayOf("text", cluster.paymentsDatabases().toArray()));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           n++;
@@ -419,22 +437,148 @@ final class Nemesis implements Runnable {
   private boolean stallConsumers() throws Exception {
     long millis = 3000 + random.nextInt(2000);
     history.add("invoke", "nemesis", "stall-consumers", History.value("millis", millis));
-    try (Connection c = cluster.payments()) {
-      c.setAutoCommit(false);
-      try (Statement s = c.createStatement()) {
-        s.execute("set local lock_timeout = '2s'");
-        s.execute("lock table idemkit_inbox in exclusive mode");
-        did("stall-consumers");
-        sleep(millis);
-      } finally {
+    List<Connection> held = new ArrayList<>();
+    try {
+      for (String database : cluster.paymentsDatabases()) {
+        Connection c = cluster.paymentsDatabase(database);
+        held.add(c);
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+          s.execute("set local lock_timeout = '2s'");
+          s.execute("lock table idemkit_inbox in exclusive mode");
+        }
+      }
+      did("stall-consumers");
+      sleep(millis);
+    } finally {
+      for (Connection c : held) {
         c.rollback();
+        c.close();
       }
     }
     history.add("info", "nemesis", "stall-consumers", History.value("millis", millis));
     return true;
   }
 
-  /** Undoes every fault: resumes paused instances and starts killed ones. */
+  /**
+   * Moves one of the run's tenants to the other shard through the service's operator endpoint
+   * ({@code POST /v1/admin/tenants/{tenant}/move}), on a serving instance, while the clients go on:
+   * the tenant's requests are answered 503 {@code TENANT_MOVING} meanwhile. The endpoint answers
+   * where the tenant was; a tenant already on the shard asked for is sent to the other one. A move
+   * cut short (its instance killed, its connections terminated) is left to the next one, or to
+   * {@link #heal}, which run it again: the move is finished by running it again.
+   */
+  private boolean moveTenant() throws Exception {
+    Instance serving = serving();
+    if (serving == null || !cluster.sharded()) {
+      return false;
+    }
+    Move unfinished = unfinishedMove;
+    if (unfinished != null) {
+      history.add("invoke", "nemesis", "move-tenant", History.value("tenant", unfinished.tenant()));
+      return finishMove(serving, unfinished.tenant(), unfinished.shard());
+    }
+    List<String> tenants = List.copyOf(cluster.tenants().values());
+    String tenant = tenants.get(random.nextInt(tenants.size()));
+    history.add("invoke", "nemesis", "move-tenant", History.value("tenant", tenant));
+    return finishMove(serving, tenant, "b");
+  }
+
+  /**
+   * Moves {@code tenant} to {@code shard}, or to the other shard when it was there already; counts
+   * a move that changed its shard. An unanswered move is remembered for the next try.
+   */
+  private boolean finishMove(Instance serving, String tenant, String shard) throws Exception {
+    unfinishedMove = new Move(tenant, shard);
+    JsonNode moved = move(serving, tenant, shard);
+    if (moved.path("from").stringValue("").equals(shard)
+        && moved.path("shard").stringValue("").equals(shard)) {
+      String other = shard.equals("a") ? "b" : "a";
+      unfinishedMove = new Move(tenant, other);
+      moved = move(serving, tenant, other);
+    }
+    unfinishedMove = null;
+    if (!moved.path("from").stringValue("").equals(moved.path("shard").stringValue(""))) {
+      did("move-tenant");
+    }
+    history.add(
+        "info",
+        "nemesis",
+        "move-tenant",
+        History.value(
+            "tenant",
+            tenant,
+            "from",
+            moved.path("from").stringValue(""),
+            "to",
+            moved.path("shard").stringValue("")));
+    return true;
+  }
+
+  /** One call of the move endpoint; its answer, or an exception when it was not a 200. */
+  private JsonNode move(Instance instance, String tenant, String shard) throws Exception {
+    HttpRequest request =
+        HttpRequest.newBuilder(
+                URI.create(
+                    "http://127.0.0.1:" + instance.port + "/v1/admin/tenants/" + tenant + "/move"))
+            .timeout(Duration.ofSeconds(60))
+            .header("Authorization", "Bearer " + Cluster.ADMIN_API_KEY)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(Json.write(Map.of("shard", shard))))
+            .build();
+    HttpResponse<String> answer;
+    try {
+      answer = http.send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (java.net.http.HttpTimeoutException e) {
+      sayWhatWaits();
+      throw e;
+    }
+    if (answer.statusCode() != 200) {
+      throw new IllegalStateException(
+          "moving " + tenant + " to " + shard + ": " + answer.statusCode() + " " + answer.body());
+    }
+    return Json.read(answer.body());
+  }
+
+  /** What the payments databases' sessions wait for, on standard error: why a move hangs. */
+  private void sayWhatWaits() {
+    try (Connection c = cluster.paymentsServer();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select datname, pid, state, wait_event_type, wait_event,"
+                    + " pg_blocking_pids(pid)::text, left(query, 160)"
+                    + " from pg_stat_activity where datname = any(?) and state <> 'idle'")) {
+      ps.setArray(1, c.createArrayOf("text", cluster.paymentsDatabases().toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Progress.say(
+              "waiting: "
+                  + String.join(
+                      " | ",
+                      rs.getString(1),
+                      rs.getString(2),
+                      rs.getString(3),
+                      rs.getString(4),
+                      rs.getString(5),
+                      rs.getString(6),
+                      rs.getString(7)));
+        }
+      }
+    } catch (Exception e) {
+      Progress.say("could not read what waits: " + e);
+    }
+  }
+
+  /** An instance that serves now, or null. */
+  private Instance serving() {
+    List<Instance> serving =
+        cluster.instances().stream().filter(i -> i.alive() && !i.paused && !i.starting).toList();
+    return serving.isEmpty() ? null : serving.get(random.nextInt(serving.size()));
+  }
+
+  /**
+   * Undoes every fault: resumes paused instances, starts killed ones, finishes a move cut short.
+   */
   void heal() throws Exception {
     for (Thread restart : restarts) {
       restart.join();
@@ -447,6 +591,11 @@ final class Nemesis implements Runnable {
       if (!i.alive()) {
         cluster.launch(i);
       }
+    }
+    Move unfinished = unfinishedMove;
+    if (unfinished != null) {
+      history.add("invoke", "nemesis", "move-tenant", History.value("tenant", unfinished.tenant()));
+      finishMove(serving(), unfinished.tenant(), unfinished.shard());
     }
   }
 

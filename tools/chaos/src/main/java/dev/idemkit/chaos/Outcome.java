@@ -71,6 +71,7 @@ record Outcome(
     appended.put("clock_skews", count("skew-clocks"));
     appended.put("shutdown_kills", count("kill-during-shutdown"));
     appended.put("server_errors", serverErrors.size());
+    appended.put("tenant_moves", count("move-tenant"));
     return appended;
   }
 

@@ -77,6 +77,7 @@ final class Report {
     DONE.put("cut-network", "network cuts");
     DONE.put("skew-clocks", "clock skews");
     DONE.put("kill-during-shutdown", "kill -9 during shutdown");
+    DONE.put("move-tenant", "tenant moves");
   }
 
   /**

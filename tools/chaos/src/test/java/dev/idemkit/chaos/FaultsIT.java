@@ -43,6 +43,6 @@ class FaultsIT {
         .contains(" network_cuts=" + outcome.count("cut-network") + " ")
         .contains(" clock_skews=" + outcome.count("skew-clocks") + " ")
         .contains(" shutdown_kills=" + outcome.count("kill-during-shutdown") + " ")
-        .endsWith(" server_errors=0");
+        .endsWith(" server_errors=0 tenant_moves=0");
   }
 }

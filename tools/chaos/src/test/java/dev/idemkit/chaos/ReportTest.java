@@ -75,7 +75,7 @@ class ReportTest {
             RESULT operations=137 ok=132 fail=5 info=0 lost=0 duplicated=0 unexpected=0 \
             recovered=0 unresolved=0 receipts=96 ledger=conserved kills=0 pauses=0 terminations=0 \
             stalls=0 drained=true valid=true conclusive=true changed_answers=0 failovers=0 freezes=0 \
-            network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0"""
+            network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0 tenant_moves=0"""
                 .formatted(LEDGER));
   }
 

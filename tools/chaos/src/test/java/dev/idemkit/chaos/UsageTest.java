@@ -118,7 +118,7 @@ class UsageTest {
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--broken-store", "typo"}))
         .hasMessageContaining("find-then-insert or late-owner-overwrites");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--database", "replicated"}))
-        .hasMessageContaining("single, own, replicated-sync or replicated-async");
+        .hasMessageContaining("single, own, replicated-sync, replicated-async or shards");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis-actions", "kill,flood"}))
         .hasMessageContaining("--nemesis-actions takes faults among pause,");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis-actions", "failover"}))
@@ -136,6 +136,13 @@ class UsageTest {
         .hasMessage(
             "--nemesis-actions freeze-database needs the payments database on a server of the"
                 + " run's own: --database own, replicated-sync or replicated-async");
+    assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis-actions", "move-tenant"}))
+        .hasMessage("--nemesis-actions move-tenant needs --database shards");
+    assertThatThrownBy(
+            () ->
+                ChaosRun.runMain(
+                    new String[] {"--nemesis-actions", "freeze-database", "--database", "shards"}))
+        .hasMessageContaining("--nemesis-actions freeze-database needs the payments database");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--nemesis", "yes"}))
         .hasMessageContaining("true or false");
     assertThatThrownBy(() -> ChaosRun.runMain(new String[] {"--frobnicate", "1"}))

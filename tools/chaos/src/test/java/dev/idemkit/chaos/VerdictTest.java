@@ -86,11 +86,11 @@ class VerdictTest {
         .startsWith("RESULT operations=43 ok=0 fail=40 info=3 ")
         .endsWith(
             " valid=true conclusive=false changed_answers=0 failovers=0 freezes=0"
-                + " network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0");
+                + " network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0 tenant_moves=0");
     assertThat(outcome(result(30, 2, 1, 0)).resultLine())
         .endsWith(
             " valid=true conclusive=true changed_answers=0 failovers=0 freezes=0"
-                + " network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0");
+                + " network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0 tenant_moves=0");
   }
 
   /**
@@ -110,7 +110,7 @@ class VerdictTest {
     assertThat(undrained.resultLine())
         .endsWith(
             " drained=false valid=true conclusive=false changed_answers=0 failovers=0 freezes=0"
-                + " network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0");
+                + " network_cuts=0 clock_skews=0 shutdown_kills=0 server_errors=0 tenant_moves=0");
     // An anomaly found in what was counted is still a finding.
     assertThat(status(outcome(result(30, 2, 1, 1), List.of("outbox unsent 12")))[0]).isEqualTo("1");
   }
@@ -134,7 +134,9 @@ class VerdictTest {
         .contains("answered 1 requests with a server error")
         .contains("500 POST /v1/payments")
         .contains("(exit status 1)");
-    assertThat(withError.resultLine()).contains(" valid=false ").endsWith(" server_errors=1");
+    assertThat(withError.resultLine())
+        .contains(" valid=false ")
+        .endsWith(" server_errors=1 tenant_moves=0");
   }
 
   private static Outcome outcome(Accounting.Result a) {

@@ -9,6 +9,7 @@ import dev.idemkit.examples.payments.receipts.MailClient;
 import dev.idemkit.examples.payments.receipts.MailEndpoint;
 import dev.idemkit.examples.payments.receipts.MailProperties;
 import dev.idemkit.examples.payments.receipts.ReceiptsConsumer;
+import dev.idemkit.examples.payments.shards.Lanes;
 import dev.idemkit.examples.payments.shipping.ShippingConsumer;
 import dev.idemkit.kafka.KafkaConsumers;
 import dev.idemkit.micrometer.OutboxMetrics;
@@ -21,7 +22,9 @@ import dev.idemkit.outbox.Outbox;
 import dev.idemkit.outbox.OutboxRelay;
 import dev.idemkit.outbox.OutboxSchema;
 import dev.idemkit.outbox.spi.EventTransport;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
@@ -37,7 +40,8 @@ import tools.jackson.databind.json.JsonMapper;
  * hands each event to the consumers' inboxes in this process) or, with {@code
  * idemkit.events.kafka.bootstrap-servers} set, Kafka (the starter's transport and consumer groups),
  * the three consumers (ledger, receipts, shipping) and the receipt mail sender. Several instances
- * of the service on one database relay and consume safely together.
+ * of the service on one database relay and consume safely together. With {@code idemkit.shards.*}
+ * the relay and the sender run once per shard ({@link Lanes}).
  */
 @Configuration
 public class EventFlow {
@@ -48,8 +52,10 @@ public class EventFlow {
    */
   @Bean
   @DependsOnDatabaseInitialization
-  public Outbox outbox(DataSource dataSource, EventsProperties events) {
-    OutboxSchema.migrate(dataSource);
+  public Outbox outbox(DataSource dataSource, Lanes lanes, EventsProperties events) {
+    for (String lane : lanes.names()) {
+      OutboxSchema.migrate(lanes.pool(lane));
+    }
     return Outbox.builder(dataSource).maxPayloadBytes(events.maxPayloadBytes()).build();
   }
 
@@ -106,15 +112,31 @@ public class EventFlow {
   }
 
   @Bean
-  public OutboxMetrics outboxMetrics(Outbox outbox, DataSource dataSource, Deliveries deliveries) {
-    // Parked and held messages across every consumer, one query each; parked mails.
+  public OutboxMetrics outboxMetrics(
+      Outbox outbox, DataSource dataSource, Deliveries deliveries, Lanes lanes) {
+    // Every lane's backlog; parked and held messages across every consumer, one query each per
+    // lane; parked mails.
     return new OutboxMetrics(
-            outbox::backlog,
-            () -> countInbox(dataSource, "PARKED"),
-            () -> countInbox(dataSource, "HELD"),
+            () -> backlog(outbox, lanes),
+            () -> lanes.sum(() -> countInbox(dataSource, "PARKED")),
+            () -> lanes.sum(() -> countInbox(dataSource, "HELD")),
             java.time.Clock.systemUTC(),
             java.time.Duration.ofSeconds(5))
-        .parkedDeliveries(deliveries::parkedCount);
+        .parkedDeliveries(() -> lanes.sum(deliveries::parkedCount));
+  }
+
+  /** The lanes' backlogs together: the oldest unsent event is the oldest of any lane. */
+  private static Outbox.Backlog backlog(Outbox outbox, Lanes lanes) throws Exception {
+    long unsent = 0;
+    long parked = 0;
+    java.time.Duration oldest = java.time.Duration.ZERO;
+    for (String lane : lanes.names()) {
+      Outbox.Backlog one = lanes.on(lane, outbox::backlog);
+      unsent += one.unsent();
+      parked += one.parked();
+      oldest = one.oldestUnsentAge().compareTo(oldest) > 0 ? one.oldestUnsentAge() : oldest;
+    }
+    return new Outbox.Backlog(unsent, parked, oldest);
   }
 
   private static long countInbox(DataSource dataSource, String status) throws Exception {
@@ -148,67 +170,78 @@ public class EventFlow {
         transport, events.aggregateWindow() == null ? 8 : events.aggregateWindow());
   }
 
+  /**
+   * One relay and one mail sender per lane (per shard, with {@code idemkit.shards.*}), each on its
+   * lane's pool: a shard's events are sent, and its mails delivered, from that shard. The relay
+   * sends with its lane bound, so the embedded transport's consumers apply each event on the shard
+   * of its tenant.
+   */
   @Bean
   public Workers eventWorkers(
-      DataSource dataSource,
+      Lanes lanes,
       Consumers consumers,
       RelayTransport transport,
       EventsProperties events,
       MailProperties mail,
       ObjectProvider<MailEndpoint> localMail,
       OutboxMetrics metrics) {
-    OutboxRelay relay =
-        OutboxRelay.builder(dataSource, transport.transport())
-            .threads(events.relayThreads())
-            .batchSize(events.batchSize())
-            .aggregateWindow(transport.aggregateWindow())
-            .pollInterval(events.pollInterval())
-            .maxAttempts(events.maxAttempts())
-            .backoff(events.initialBackoff(), events.maxBackoff())
-            .listener(metrics)
-            .build();
     MailEndpoint local = localMail.getIfAvailable();
     Supplier<String> mailUrl = local == null ? mail::url : local::baseUrl;
-    DeliverySender sender =
-        DeliverySender.builder(
-                dataSource, ReceiptsConsumer.CHANNEL, new MailClient(mailUrl, mail.timeout()))
-            .maxAttempts(events.deliveryMaxAttempts())
-            .backoff(events.initialBackoff(), events.maxBackoff())
-            .pollInterval(events.pollInterval())
-            // Delivered mails' rows (their keys) are deleted after this, by the sender's thread;
-            // refused if shorter than the receipts inbox's retention (docs/events.md).
-            .deliveredRetention(events.deliveryRetention())
-            .recordedBy(consumers.byName().get(ReceiptsConsumer.NAME))
-            .listener(metrics)
-            .build();
-    return new Workers(relay, sender);
+    MailClient mailClient = new MailClient(mailUrl, mail.timeout());
+    List<OutboxRelay> relays = new ArrayList<>();
+    List<DeliverySender> senders = new ArrayList<>();
+    for (String lane : lanes.names()) {
+      DataSource pool = lanes.pool(lane);
+      relays.add(
+          OutboxRelay.builder(pool, lanes.bound(lane, transport.transport()))
+              .threads(events.relayThreads())
+              .batchSize(events.batchSize())
+              .aggregateWindow(transport.aggregateWindow())
+              .pollInterval(events.pollInterval())
+              .maxAttempts(events.maxAttempts())
+              .backoff(events.initialBackoff(), events.maxBackoff())
+              .listener(metrics)
+              .build());
+      senders.add(
+          DeliverySender.builder(pool, ReceiptsConsumer.CHANNEL, mailClient)
+              .maxAttempts(events.deliveryMaxAttempts())
+              .backoff(events.initialBackoff(), events.maxBackoff())
+              .pollInterval(events.pollInterval())
+              // Delivered mails' rows (their keys) are deleted after this, by the sender's thread;
+              // refused if shorter than the receipts inbox's retention (docs/events.md).
+              .deliveredRetention(events.deliveryRetention())
+              .recordedBy(consumers.byName().get(ReceiptsConsumer.NAME))
+              .listener(metrics)
+              .build());
+    }
+    return new Workers(relays, senders);
   }
 
   /**
-   * The relay and the mail sender, started once the service is up and stopped before it ends. Their
-   * threads also delete what is past its retention: sent events, delivered mails.
+   * The relays and the mail senders, started once the service is up and stopped before it ends.
+   * Their threads also delete what is past its retention: sent events, delivered mails.
    */
   public static final class Workers implements SmartLifecycle {
-    private final OutboxRelay relay;
-    private final DeliverySender sender;
+    private final List<OutboxRelay> relays;
+    private final List<DeliverySender> senders;
     private volatile boolean running;
 
-    Workers(OutboxRelay relay, DeliverySender sender) {
-      this.relay = relay;
-      this.sender = sender;
+    Workers(List<OutboxRelay> relays, List<DeliverySender> senders) {
+      this.relays = List.copyOf(relays);
+      this.senders = List.copyOf(senders);
     }
 
     @Override
     public void start() {
-      relay.start();
-      sender.start();
+      relays.forEach(OutboxRelay::start);
+      senders.forEach(DeliverySender::start);
       running = true;
     }
 
     @Override
     public void stop() {
-      relay.close();
-      sender.close();
+      relays.forEach(OutboxRelay::close);
+      senders.forEach(DeliverySender::close);
       running = false;
     }
 

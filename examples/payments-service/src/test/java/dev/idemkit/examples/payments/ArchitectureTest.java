@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
  *   (root): the application and the event flow's wiring  ->  everything below
  *   demo                                                  ->  the domains, events, web
  *   shipping -> orders -> payments;  ledger, receipts -> payments
- *   payments, orders, ledger, receipts, shipping          ->  events, web
- *   web (the HTTP layer every domain uses)                ->  events, erasure (operator endpoints)
+ *   payments, orders, ledger, receipts, shipping          ->  events, web, shards
+ *   web (the HTTP layer every domain uses)                ->  events, erasure, shards (operators)
+ *   shards (lanes, migrations, tenant moves)              ->  erasure (its table list)
  *   events, erasure                                       ->  none of the above
  * </pre>
  */
@@ -83,12 +84,15 @@ class ArchitectureTest {
         .check(CLASSES);
   }
 
-  /** Appending events and the operators' erasure serve the domains and know none of them. */
+  /**
+   * Appending events, the operators' erasure and the shards' lanes and moves serve the domains and
+   * know none of them.
+   */
   @Test
-  void eventsAndErasureKnowNoDomainAndNoWeb() {
+  void eventsErasureAndShardsKnowNoDomainAndNoWeb() {
     noClasses()
         .that()
-        .resideInAnyPackage(ROOT + ".events..", ROOT + ".erasure..")
+        .resideInAnyPackage(ROOT + ".events..", ROOT + ".erasure..", ROOT + ".shards..")
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(DOMAINS)

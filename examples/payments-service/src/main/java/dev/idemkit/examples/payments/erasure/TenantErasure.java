@@ -1,6 +1,7 @@
 package dev.idemkit.examples.payments.erasure;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
@@ -21,17 +22,23 @@ import org.springframework.transaction.support.TransactionTemplate;
 @Component
 public class TenantErasure {
 
+  /**
+   * The service's tables whose rows belong to a tenant, each by its {@code tenant_id} column,
+   * parents first: what an erasure deletes (children first) and what a move to another shard copies
+   * ({@code shards/ShardsConfiguration}).
+   */
+  public static final List<String> TENANT_TABLES =
+      List.of("payment", "shop_order", "shop_order_item", "ledger_entry", "receipt", "shipment");
+
   /** Each table's rows of the tenant, in an order no foreign key objects to. */
   private static final Map<String, String> DELETES = new LinkedHashMap<>();
 
   static {
+    // Idemkit's rows that name no tenant go first, found through the service's rows.
     DELETES.put(
         "idemkit_delivery",
         "delete from idemkit_delivery where delivery_key in"
             + " (select delivery_key from receipt where tenant_id = :tenant)");
-    DELETES.put("receipt", "delete from receipt where tenant_id = :tenant");
-    DELETES.put("shipment", "delete from shipment where tenant_id = :tenant");
-    DELETES.put("ledger_entry", "delete from ledger_entry where tenant_id = :tenant");
     DELETES.put(
         "idemkit_outbox_aggregate",
         "delete from idemkit_outbox_aggregate where aggregate_id in"
@@ -39,12 +46,11 @@ public class TenantErasure {
             + " union all select id::text from shop_order where tenant_id = :tenant)");
     DELETES.put("idemkit_outbox", "delete from idemkit_outbox where tenant = :tenant");
     DELETES.put("idemkit_inbox", "delete from idemkit_inbox where tenant = :tenant");
-    DELETES.put(
-        "shop_order_item",
-        "delete from shop_order_item where order_id in"
-            + " (select id from shop_order where tenant_id = :tenant)");
-    DELETES.put("shop_order", "delete from shop_order where tenant_id = :tenant");
-    DELETES.put("payment", "delete from payment where tenant_id = :tenant");
+    for (int i = TENANT_TABLES.size() - 1; i >= 0; i--) {
+      DELETES.put(
+          TENANT_TABLES.get(i),
+          "delete from %s where tenant_id = :tenant".formatted(TENANT_TABLES.get(i)));
+    }
   }
 
   private final JdbcClient jdbc;

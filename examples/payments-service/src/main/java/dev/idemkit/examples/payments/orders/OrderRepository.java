@@ -35,9 +35,9 @@ public class OrderRepository {
     int line = 0;
     for (Item item : order.items()) {
       jdbc.sql(
-              "insert into shop_order_item (order_id, line, sku, quantity, unit_price)"
-                  + " values (?, ?, ?, ?, ?)")
-          .params(id, ++line, item.sku(), item.quantity(), new BigDecimal(item.unitPrice()))
+              "insert into shop_order_item (order_id, tenant_id, line, sku, quantity, unit_price)"
+                  + " values (?, ?, ?, ?, ?, ?)")
+          .params(id, tenant, ++line, item.sku(), item.quantity(), new BigDecimal(item.unitPrice()))
           .update();
     }
     return new OrderResponse(

@@ -7,6 +7,7 @@ import dev.idemkit.IdempotencyRecord;
 import dev.idemkit.RecordState;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
+import dev.idemkit.examples.payments.shards.Lanes;
 import dev.idemkit.examples.payments.web.Errors;
 import dev.idemkit.spi.FinalAnswer;
 import dev.idemkit.spi.IdempotencyStore;
@@ -46,6 +47,8 @@ import org.springframework.stereotype.Component;
  * provider that said "no charge under this key" before the takeover cannot have charged by the time
  * the takeover succeeds. A payment whose record is live ({@code IN_PROGRESS}, {@code
  * UNKNOWN_REQUIRES_RECOVERY}) belongs to the recovery worker and is never touched here.
+ *
+ * <p>With shards the sweep runs once per shard, bound to it ({@link Lanes}).
  */
 @Component
 public class AbandonedPayments {
@@ -60,6 +63,7 @@ public class AbandonedPayments {
   private final IdempotencyStore store;
   private final Idempotency idempotency;
   private final StoredResponses responses;
+  private final Lanes lanes;
   private final Duration grace;
 
   public AbandonedPayments(
@@ -69,6 +73,7 @@ public class AbandonedPayments {
       ObjectProvider<DataProtection> protection,
       Idempotency idempotency,
       StoredResponses responses,
+      Lanes lanes,
       @Value("${payments.abandoned-payment-grace:PT15M}") Duration grace) {
     this.payments = payments;
     this.provider = provider;
@@ -76,6 +81,7 @@ public class AbandonedPayments {
     this.store = protection.getIfAvailable(DataProtection::none).protect(store);
     this.idempotency = idempotency;
     this.responses = responses;
+    this.lanes = lanes;
     this.grace = grace;
   }
 
@@ -88,13 +94,18 @@ public class AbandonedPayments {
       initialDelayString = "${payments.abandoned-payment-sweep-interval:PT1M}",
       fixedDelayString = "${payments.abandoned-payment-sweep-interval:PT1M}")
   void sweep() {
-    try {
-      int closed = closeAbandoned(null);
-      if (closed > 0) {
-        log.info("Closed {} abandoned payment(s) the provider never charged", closed);
+    for (String lane : lanes.names()) {
+      try {
+        int closed = lanes.on(lane, () -> closeAbandoned(null));
+        if (closed > 0) {
+          log.info("Closed {} abandoned payment(s) the provider never charged", closed);
+        }
+      } catch (Exception e) {
+        log.warn(
+            "Abandoned-payment sweep of {} failed; the next one tries again: {}",
+            lane,
+            e.toString());
       }
-    } catch (RuntimeException e) {
-      log.warn("Abandoned-payment sweep failed; the next one tries again: {}", e.toString());
     }
   }
 

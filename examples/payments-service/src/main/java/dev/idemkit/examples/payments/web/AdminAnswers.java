@@ -191,6 +191,12 @@ public final class AdminAnswers {
       requiredProperties = {"tenant", "destroyedKeys"})
   public record TenantDataKeysDestroyed(String tenant, int destroyedKeys) {}
 
+  /** A tenant moved to another shard: the shard it was on, and the one it is on now. */
+  @Schema(
+      name = "TenantMoved",
+      requiredProperties = {"tenant", "from", "shard"})
+  public record TenantMoved(String tenant, String from, String shard) {}
+
   /** A tenant's erasure. */
   @Schema(
       name = "TenantDataErased",

@@ -1,7 +1,6 @@
 package dev.idemkit.examples.payments.web;
 
 import dev.idemkit.DataProtection;
-import dev.idemkit.Scope;
 import dev.idemkit.examples.payments.erasure.TenantErasure;
 import dev.idemkit.spring.boot.IdemkitProperties;
 import io.swagger.v3.oas.annotations.Operation;
@@ -303,17 +302,5 @@ public class DataProtectionAdminController extends OperatorEndpoints {
         .param(tenant)
         .query(Long.class)
         .single();
-  }
-
-  /** A name a tenant can have (the rules of {@link Scope}), else 400 and nothing is done. */
-  private static String tenant(String tenant) {
-    try {
-      return Scope.of(tenant, "data_keys").tenant();
-    } catch (IllegalArgumentException e) {
-      throw Errors.badRequest(
-          "INVALID_PATH_PARAMETER",
-          "Invalid tenant",
-          "No tenant can be named this way: " + e.getMessage() + ".");
-    }
   }
 }

@@ -124,6 +124,11 @@ final class ErrorTitles {
     TITLES.put(
         "TENANT_HAS_UNSETTLED_RECORDS",
         "Some of the tenant's records still need their recovery data: settle them, then shred");
+    TITLES.put("NOT_SHARDED", "The service runs on one database: no tenant moves");
+    TITLES.put("SHARD_NOT_FOUND", "No shard of that name: name one of idemkit.shards.*");
+    TITLES.put(
+        "TENANT_MOVING_ELSEWHERE",
+        "The tenant is moving to another shard: finish that move, then move it on");
     TITLES.put(
         "TENANT_NOT_FOUND",
         "No API key of this service names the tenant (and, to shred, it holds no data key)");

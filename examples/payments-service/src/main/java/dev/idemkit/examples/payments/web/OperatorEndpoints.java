@@ -1,5 +1,6 @@
 package dev.idemkit.examples.payments.web;
 
+import dev.idemkit.Scope;
 import java.security.Principal;
 import org.springframework.web.bind.annotation.ModelAttribute;
 
@@ -16,6 +17,18 @@ abstract class OperatorEndpoints {
   void operatorsOnly(Principal principal) {
     if (!(principal instanceof OperatorPrincipal)) {
       throw Errors.forbidden("Operator endpoints take an admin API key.");
+    }
+  }
+
+  /** A name a tenant can have (the rules of {@link Scope}), else 400 and nothing is done. */
+  static String tenant(String tenant) {
+    try {
+      return Scope.of(tenant, "operator").tenant();
+    } catch (IllegalArgumentException e) {
+      throw Errors.badRequest(
+          "INVALID_PATH_PARAMETER",
+          "Invalid tenant",
+          "No tenant can be named this way: " + e.getMessage() + ".");
     }
   }
 }
