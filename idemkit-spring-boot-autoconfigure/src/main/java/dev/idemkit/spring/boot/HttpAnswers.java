@@ -24,6 +24,9 @@ final class HttpAnswers {
 
   private final IdemkitProperties properties;
 
+  /** The pause before a quota's refusal (idemkit.quota.refusal-pause). */
+  private final RefusalPause refusalPause;
+
   /**
    * Whether the store was found unreachable and not yet reachable again: one WARN per episode,
    * however many requests it fails.
@@ -32,6 +35,7 @@ final class HttpAnswers {
 
   HttpAnswers(IdemkitProperties properties) {
     this.properties = properties;
+    this.refusalPause = RefusalPause.of(properties.getQuota());
   }
 
   /** What {@code outcome} answers. */
@@ -70,6 +74,7 @@ final class HttpAnswers {
 
     @Override
     public ResponseEntity<byte[]> quotaExceeded(Outcome.QuotaExceeded refused) {
+      refusalPause.before(id.tenant(), refused.quota(), refused.retryAfter());
       return HttpAnswers.quotaExceeded(refused);
     }
 

@@ -246,6 +246,37 @@ public class IdemkitProperties {
      */
     private int concurrentRequestsPerTenant = 0;
 
+    /**
+     * How long a refusal of the new-keys or live-records quota waits before it is answered (never
+     * longer than its Retry-After), holding no connection; 0: answered at once. A client that sends
+     * again as soon as it is refused then sends one request a pause per connection, and its
+     * refusals stop taking the other tenants' CPU (docs/operations.md, "Quotas").
+     */
+    private Duration refusalPause = Duration.ZERO;
+
+    /**
+     * Most refusals of one tenant that wait their {@code refusal-pause} at once on an instance;
+     * more are answered at once, so that a tenant with many connections cannot hold the request
+     * threads.
+     */
+    private int maxPausedRefusalsPerTenant = 16;
+
+    public Duration getRefusalPause() {
+      return refusalPause;
+    }
+
+    public void setRefusalPause(Duration refusalPause) {
+      this.refusalPause = refusalPause;
+    }
+
+    public int getMaxPausedRefusalsPerTenant() {
+      return maxPausedRefusalsPerTenant;
+    }
+
+    public void setMaxPausedRefusalsPerTenant(int maxPausedRefusalsPerTenant) {
+      this.maxPausedRefusalsPerTenant = maxPausedRefusalsPerTenant;
+    }
+
     public int getConcurrentRequestsPerTenant() {
       return concurrentRequestsPerTenant;
     }
