@@ -4,7 +4,6 @@ import dev.idemkit.bench.FloodTraffic.Flood;
 import dev.idemkit.bench.FloodTraffic.Paid;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -104,16 +103,16 @@ public final class FloodBenchmark {
     }
     List<String> more = BenchArgs.stringArgs(args, "--service-arg");
     extra.addAll(more);
-    int port = PaymentsServiceProcess.freePort();
-    Path dataDir = Files.createTempDirectory("idemkit-bench-flood-pg");
-    Path log = Files.createTempFile("idemkit-bench-flood-service", ".log");
+    PaymentsServiceProcess.Scratch scratch = PaymentsServiceProcess.Scratch.create("flood");
+    int port = scratch.port();
+    Path dataDir = scratch.dataDir();
+    Path log = scratch.log();
     System.out.printf(
         "bench/flood: starting the payments service on 127.0.0.1:%d (embedded PostgreSQL in %s, log"
             + " %s); quota %d new keys a minute and %d requests at once per tenant%s%n",
         port, dataDir, log, quota, bulkhead, more.isEmpty() ? "" : ", service arguments " + more);
     DatabaseCounters.prepare(dataDir, false);
-    Path jarCopy = Files.createTempFile("idemkit-bench-flood-service", ".jar");
-    Files.copy(jar, jarCopy, StandardCopyOption.REPLACE_EXISTING);
+    Path jarCopy = scratch.copyOf(jar);
     PaymentsServiceProcess service =
         PaymentsServiceProcess.start(
             jarCopy, port, dataDir, log, List.of("-Dsun.net.httpserver.nodelay=true"), extra);

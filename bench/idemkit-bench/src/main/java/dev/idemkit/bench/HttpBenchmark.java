@@ -126,9 +126,10 @@ public final class HttpBenchmark {
           "bench/http: no service jar at " + jar.toAbsolutePath() + " (bench/http builds it)");
       System.exit(2);
     }
-    int port = PaymentsServiceProcess.freePort();
-    Path dataDir = Files.createTempDirectory("idemkit-bench-http-pg");
-    Path log = Files.createTempFile("idemkit-bench-http-service", ".log");
+    PaymentsServiceProcess.Scratch scratch = PaymentsServiceProcess.Scratch.create("http");
+    int port = scratch.port();
+    Path dataDir = scratch.dataDir();
+    Path log = scratch.log();
     System.out.printf(
         "bench/http: starting the payments service on 127.0.0.1:%d (profile bench, embedded"
             + " PostgreSQL in %s, log %s) ...%n",
@@ -148,8 +149,7 @@ public final class HttpBenchmark {
     boolean statements =
         Boolean.parseBoolean(BenchArgs.stringArg(args, "--pg-stat-statements", "true"));
     DatabaseCounters.prepare(dataDir, statements);
-    Path jarCopy = Files.createTempFile("idemkit-bench-http-service", ".jar");
-    Files.copy(jar, jarCopy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    Path jarCopy = scratch.copyOf(jar);
     PaymentsServiceProcess service =
         PaymentsServiceProcess.start(jarCopy, port, dataDir, log, jvmArgs, extra);
     Thread hook =

@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -153,6 +154,27 @@ final class PaymentsServiceProcess {
       all.subList(Math.max(0, all.size() - lines), all.size()).forEach(System.err::println);
     } catch (IOException e) {
       System.err.println("(no service log: " + e.getMessage() + ")");
+    }
+  }
+
+  /**
+   * Where one benchmark's service runs ({@code bench}: its name, as in {@code bench/<name>}): a
+   * free port, a fresh directory for its embedded PostgreSQL and a file for its log.
+   */
+  record Scratch(String bench, int port, Path dataDir, Path log) {
+    static Scratch create(String bench) throws IOException {
+      return new Scratch(
+          bench,
+          freePort(),
+          Files.createTempDirectory("idemkit-bench-" + bench + "-pg"),
+          Files.createTempFile("idemkit-bench-" + bench + "-service", ".log"));
+    }
+
+    /** A copy of the service's jar for this run, so that a build meanwhile does not change it. */
+    Path copyOf(Path jar) throws IOException {
+      Path copy = Files.createTempFile("idemkit-bench-" + bench + "-service", ".jar");
+      Files.copy(jar, copy, StandardCopyOption.REPLACE_EXISTING);
+      return copy;
     }
   }
 
