@@ -21,8 +21,10 @@ import java.util.TreeMap;
  * service sends {@code POST /v1/payments} as fast as its workers can, while other tenants send
  * ordinary payments at a steady rate each. The service runs as its own process (embedded PostgreSQL
  * in a fresh temporary directory) with one API key per tenant, the quota {@code
- * idemkit.quota.new-keys-per-minute-per-tenant} set to {@code --quota} and {@code
- * idemkit.quota.concurrent-requests-per-tenant} to {@code --bulkhead}.
+ * idemkit.quota.new-keys-per-minute-per-tenant} set to {@code --quota}, {@code
+ * idemkit.quota.concurrent-requests-per-tenant} to {@code --bulkhead} and its API gate's {@code
+ * payments.rate-limit-per-second} to {@code --rate}; its own refusal pause (1 s) applies to the
+ * quota's refusals and the gate's.
  *
  * <p>Phases, each of {@code --seconds}:
  *
@@ -55,12 +57,12 @@ import java.util.TreeMap;
  *
  * <p>Arguments: {@code --seconds N} (default 40), {@code --quota N} new keys a minute per tenant
  * (default 600), {@code --bulkhead N} requests at once per tenant (default 1; 0: none), {@code
- * --others N} other tenants (default 4), {@code --other-rate N} payments a second per other tenant
- * (default 8), {@code --flooders N} (default 16), {@code --flood-rate N} (default 0), {@code
- * --warmup N} seconds (default 90: the service's JIT compilers were still busy after 40 s on two
- * shared cores), {@code --jar PATH}, {@code --service-arg ARG} (repeatable). Ends with {@code
- * RESULT others_p99_ratio=… flooder_admitted_per_min=… lost=…} and more fields; the exit status is
- * 1 if a check failed.
+ * --rate N} requests a second per tenant (default 25; 0: none), {@code --others N} other tenants
+ * (default 4), {@code --other-rate N} payments a second per other tenant (default 8), {@code
+ * --flooders N} (default 16), {@code --flood-rate N} (default 0), {@code --warmup N} seconds
+ * (default 90: the service's JIT compilers were still busy after 40 s on two shared cores), {@code
+ * --jar PATH}, {@code --service-arg ARG} (repeatable). Ends with {@code RESULT others_p99_ratio=…
+ * flooder_admitted_per_min=… lost=…} and more fields; the exit status is 1 if a check failed.
  */
 public final class FloodBenchmark {
 
@@ -82,6 +84,18 @@ public final class FloodBenchmark {
     int floodRate = BenchArgs.intArg(args, "--flood-rate", 0);
     int warmup = BenchArgs.intArg(args, "--warmup", 90);
     int bulkhead = BenchArgs.intArg(args, "--bulkhead", 1);
+    int rate = BenchArgs.intArg(args, "--rate", 25);
+    if (rate > 0 && (otherRate >= rate || rate * 60L < quota)) {
+      System.err.println(
+          "bench/flood: --rate "
+              + rate
+              + "/s must be above --other-rate "
+              + otherRate
+              + "/s and reach --quota "
+              + quota
+              + "/min");
+      System.exit(2);
+    }
     if (otherRate * 60L >= quota) {
       System.err.println(
           "bench/flood: --other-rate " + otherRate + "/s would reach --quota " + quota + "/min");
@@ -98,6 +112,7 @@ public final class FloodBenchmark {
     List<String> extra = new ArrayList<>();
     extra.add("--idemkit.quota.new-keys-per-minute-per-tenant=" + quota);
     extra.add("--idemkit.quota.concurrent-requests-per-tenant=" + bulkhead);
+    extra.add("--payments.rate-limit-per-second=" + rate);
     for (String tenant : tenants(others)) {
       extra.add("--payments.api-keys." + FloodTraffic.apiKey(tenant) + "=" + tenant);
     }
@@ -109,8 +124,14 @@ public final class FloodBenchmark {
     Path log = scratch.log();
     System.out.printf(
         "bench/flood: starting the payments service on 127.0.0.1:%d (embedded PostgreSQL in %s, log"
-            + " %s); quota %d new keys a minute and %d requests at once per tenant%s%n",
-        port, dataDir, log, quota, bulkhead, more.isEmpty() ? "" : ", service arguments " + more);
+            + " %s); per tenant: quota %d new keys a minute, %d requests at once, %s%n",
+        port,
+        dataDir,
+        log,
+        quota,
+        bulkhead,
+        (rate > 0 ? rate + " requests a second" : "no rate limit")
+            + (more.isEmpty() ? "" : "; service arguments " + more));
     DatabaseCounters.prepare(dataDir, false);
     Path jarCopy = scratch.copyOf(jar);
     PaymentsServiceProcess service =

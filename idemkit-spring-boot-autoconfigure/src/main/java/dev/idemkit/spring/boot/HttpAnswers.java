@@ -33,9 +33,9 @@ final class HttpAnswers {
    */
   private final AtomicBoolean storeDown = new AtomicBoolean();
 
-  HttpAnswers(IdemkitProperties properties) {
+  HttpAnswers(IdemkitProperties properties, RefusalPause refusalPause) {
     this.properties = properties;
-    this.refusalPause = RefusalPause.of(properties.getQuota());
+    this.refusalPause = refusalPause;
   }
 
   /** What {@code outcome} answers. */

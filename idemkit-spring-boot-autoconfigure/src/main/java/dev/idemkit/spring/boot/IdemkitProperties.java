@@ -250,7 +250,8 @@ public class IdemkitProperties {
      * How long a refusal of the new-keys or live-records quota waits before it is answered (never
      * longer than its Retry-After), holding no connection; 0: answered at once. A client that sends
      * again as soon as it is refused then sends one request a pause per connection, and its
-     * refusals stop taking the other tenants' CPU (docs/operations.md, "Quotas").
+     * refusals stop taking the other tenants' CPU (docs/operations.md, "Quotas"). The application's
+     * own refusals may take the same pause: the {@link RefusalPause} bean.
      */
     private Duration refusalPause = Duration.ZERO;
 

@@ -62,6 +62,16 @@ public class IdemkitWebMvcAutoConfiguration {
     return new StoredResponses(mapper.getIfAvailable(JsonMapper::new));
   }
 
+  /**
+   * The pause before a quota's refusal ({@code idemkit.quota.refusal-pause}), for the layer's
+   * refusals and the application's own before a request reaches it.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  public RefusalPause idemkitRefusalPause(IdemkitProperties properties) {
+    return RefusalPause.of(properties.getQuota());
+  }
+
   @Bean
   @ConditionalOnMissingBean
   public IdempotentMethodInterceptor idempotentMethodInterceptor(
@@ -71,7 +81,8 @@ public class IdemkitWebMvcAutoConfiguration {
       RequestFingerprinter fingerprinter,
       ObjectProvider<IssuedKeys> issuedKeys,
       ObjectProvider<JsonMapper> mapper,
-      Environment environment) {
+      Environment environment,
+      RefusalPause refusalPause) {
     return new IdempotentMethodInterceptor(
         idempotency,
         properties,
@@ -79,7 +90,8 @@ public class IdemkitWebMvcAutoConfiguration {
         fingerprinter,
         issuedKeys.getIfAvailable(
             () -> IdemkitIssuedKeysConfiguration.issuedKeys(properties, environment)),
-        mapper.getIfAvailable(JsonMapper::new));
+        mapper.getIfAvailable(JsonMapper::new),
+        refusalPause);
   }
 
   /**

@@ -48,12 +48,13 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
       IdempotencyTenantResolver tenants,
       RequestFingerprinter fingerprinter,
       IssuedKeys issuedKeys,
-      JsonMapper mapper) {
+      JsonMapper mapper,
+      RefusalPause refusalPause) {
     this.idempotency = idempotency;
     this.properties = properties;
     this.reader = new IdempotentRequestReader(properties, tenants, fingerprinter, issuedKeys);
     this.capture = new ResponseCapture(properties, mapper);
-    this.answers = new HttpAnswers(properties);
+    this.answers = new HttpAnswers(properties, refusalPause);
   }
 
   /**

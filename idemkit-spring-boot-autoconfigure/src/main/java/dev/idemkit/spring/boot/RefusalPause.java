@@ -14,8 +14,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * more are answered at once, so that a tenant with many connections cannot hold the request
  * threads. Refusals of the bulkhead itself ({@code concurrent_requests}) have waited already and
  * are not paused.
+ *
+ * <p>One instance is a bean, shared by the layer's own refusals and any the application makes of
+ * its own before a request reaches the layer (a per-tenant rate limit in its API gate, say), so
+ * that the limit of waiting refusals holds for all of a tenant's (docs/operations.md, "Quotas").
  */
-final class RefusalPause {
+public final class RefusalPause {
 
   /** How the request thread waits (the JDK's sleep; a test's own). */
   interface Sleeper {
@@ -51,12 +55,14 @@ final class RefusalPause {
   }
 
   /**
-   * Waits before {@code tenant}'s refusal by {@code quota} is answered: the pause, at most {@code
-   * retryAfter}; none for the bulkhead's refusals or when the tenant's places to wait are all
-   * taken. Answers how long it waited.
+   * Waits before {@code tenant}'s refusal by {@code limit} (the quota's name, such as {@code
+   * new_keys}, or the application's own) is answered: the pause, at most {@code retryAfter}; none
+   * for the bulkhead's refusals ({@code concurrent_requests}) or when the tenant's places to wait
+   * are all taken. Call it on the request's thread, holding no connection and no lock. Answers how
+   * long it waited.
    */
-  Duration before(String tenant, String quota, Duration retryAfter) {
-    if (pause.isZero() || maxPausedPerTenant == 0 || "concurrent_requests".equals(quota)) {
+  public Duration before(String tenant, String limit, Duration retryAfter) {
+    if (pause.isZero() || maxPausedPerTenant == 0 || "concurrent_requests".equals(limit)) {
       return Duration.ZERO;
     }
     AtomicInteger waiting = paused.computeIfAbsent(tenant, t -> new AtomicInteger());

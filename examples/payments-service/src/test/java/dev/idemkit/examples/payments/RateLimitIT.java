@@ -6,6 +6,10 @@ import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.context.TestPropertySource;
@@ -13,8 +17,9 @@ import org.springframework.test.context.TestPropertySource;
 /**
  * contract §2 (docs/contract.md): a request refused by the rate limit leaves no record and no
  * payment, so the same request with the same key, sent again once the limit allows, is a first
- * request. The limit is a real one-second window per tenant; the test waits for it to pass rather
- * than faking time.
+ * request. And a tenant retrying one key from many connections as fast as the answers come is held
+ * to the rate: each refusal waits the service's refusal pause (1 s) before its 429, while another
+ * tenant is served at once. The limit is real, per tenant; the tests wait rather than fake time.
  */
 // A second application context in this JVM: its in-process provider simulator takes any free port,
 // since the first context already holds the default one.
@@ -33,6 +38,7 @@ class RateLimitIT extends HttpTestSupport {
   void aRateLimitedRequestLeavesNothingAndItsRetryAfterTheWindowIsAFirstRequest()
       throws InterruptedException {
     int errorsBefore = ERRORS.size();
+    Thread.sleep(1100); // the bucket full again after the other test
 
     // Quick requests with distinct keys until the tenant's window is full.
     String key = null;
@@ -98,5 +104,86 @@ class RateLimitIT extends HttpTestSupport {
     assertThat(new ArrayList<>(ERRORS.subList(errorsBefore, ERRORS.size())))
         .as("ERROR lines")
         .isEmpty();
+  }
+
+  @Test
+  void aRetryFloodFromManyConnectionsIsHeldToTheRateAndEachRefusalWaitsThePause() throws Exception {
+    String reference = "rate-flood-" + UUID.randomUUID();
+    String key = newKey();
+    Thread.sleep(1100); // the bucket full again after the other test
+    HttpResponse<String> first = post("/v1/payments", TENANT_A, key, payment(reference, "10.00"));
+    assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
+
+    int connections = 8;
+    long floodNanos = TimeUnit.SECONDS.toNanos(3);
+    ExecutorService pool = Executors.newFixedThreadPool(connections);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<int[]>> counts = new ArrayList<>();
+    long started;
+    try {
+      for (int c = 0; c < connections; c++) {
+        counts.add(
+            pool.submit(
+                () -> {
+                  go.await();
+                  long end = System.nanoTime() + floodNanos;
+                  int replayed = 0;
+                  int refused = 0;
+                  long shortestRefusal = Long.MAX_VALUE;
+                  while (System.nanoTime() < end) {
+                    long sent = System.nanoTime();
+                    HttpResponse<String> r =
+                        post("/v1/payments", TENANT_A, key, payment(reference, "10.00"));
+                    if (r.statusCode() == 429) {
+                      assertThat(r.body()).contains("\"errorCode\":\"RATE_LIMITED\"");
+                      refused++;
+                      shortestRefusal = Math.min(shortestRefusal, System.nanoTime() - sent);
+                    } else {
+                      assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+                      assertThat(r.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+                      replayed++;
+                    }
+                  }
+                  return new int[] {
+                    replayed, refused, (int) TimeUnit.NANOSECONDS.toMillis(shortestRefusal)
+                  };
+                }));
+      }
+      started = System.nanoTime();
+      go.countDown();
+
+      // Meanwhile another tenant pays, at once.
+      HttpResponse<String> other =
+          post("/v1/payments", TENANT_B, newKey(), payment("rate-other-" + UUID.randomUUID(), "1"));
+      assertThat(other.statusCode()).as(other.body()).isEqualTo(201);
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started))
+          .as("the other tenant's payment, in ms, during the flood")
+          .isLessThan(900);
+
+      int replayed = 0;
+      int refused = 0;
+      int shortestRefusalMs = Integer.MAX_VALUE;
+      for (Future<int[]> f : counts) {
+        int[] c = f.get(60, TimeUnit.SECONDS);
+        replayed += c[0];
+        refused += c[1];
+        shortestRefusalMs = Math.min(shortestRefusalMs, c[2]);
+      }
+      double seconds = (System.nanoTime() - started) / 1e9;
+      // 2 a second and one second's worth at once: at most 2 + 2 x the flood's seconds.
+      assertThat(replayed)
+          .as("replays admitted in %.1f s at 2 a second", seconds)
+          .isBetween(2, (int) Math.ceil(2 + 2 * seconds));
+      assertThat(refused).as("refusals").isPositive();
+      // Without the pause, 8 connections would be refused hundreds of times a second.
+      assertThat(refused)
+          .as("refusals in %.1f s: each connection about one a second", seconds)
+          .isLessThanOrEqualTo((int) Math.ceil(connections * (seconds + 1)));
+      assertThat(shortestRefusalMs).as("the quickest 429, in ms").isGreaterThanOrEqualTo(900);
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(paymentsFor(reference)).as("one payment for the flooded key").isEqualTo(1);
+    assertThat(recordsFor(key)).isEqualTo(1);
   }
 }

@@ -2,6 +2,7 @@ package dev.idemkit.examples.payments.web;
 
 import dev.idemkit.spring.boot.ErrorCode;
 import dev.idemkit.spring.boot.Problems;
+import dev.idemkit.spring.boot.RefusalPause;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
@@ -11,12 +12,10 @@ import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.security.Principal;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.core.Ordered;
@@ -44,7 +43,10 @@ import org.springframework.web.filter.OncePerRequestFilter;
  *       /v1/admin/**} and every other management endpoint ({@code /actuator/**}: metrics too) take
  *       an operator's admin API key; everything else takes a tenant's API key. Admin keys open the
  *       operator endpoints and nothing else;
- *   <li>rate limiting per tenant, and the body size limit (for every request).
+ *   <li>rate limiting per tenant ({@link TenantRateLimit}), and the body size limit (for every
+ *       request). A request over the rate waits {@code idemkit.quota.refusal-pause} before its 429
+ *       (the layer's {@link RefusalPause}, shared with its quota refusals), so that a client
+ *       sending again the moment it is refused sends one request a pause per connection.
  * </ol>
  *
  * A request refused here never reaches a handler, so it leaves no idempotency record: fixed and
@@ -97,15 +99,19 @@ public class ApiGateFilter extends OncePerRequestFilter {
   private final String managementBase;
   private final String errorPath;
   private final List<String> openManagementEndpoints;
-  private final Map<String, Window> windows = new ConcurrentHashMap<>();
+  private final TenantRateLimit rateLimit;
+  private final RefusalPause refusalPause;
 
   public ApiGateFilter(
       PaymentsProperties properties,
       ApiKeys keys,
       @Value("${management.endpoints.web.base-path:/actuator}") String managementBase,
       @Value("${payments.management.open-endpoints:health}") List<String> openEndpoints,
-      @Value("${server.error.path:/error}") String errorPath) {
+      @Value("${server.error.path:/error}") String errorPath,
+      RefusalPause refusalPause) {
     this.properties = properties;
+    this.rateLimit = new TenantRateLimit(properties.rateLimitPerSecond(), System::nanoTime);
+    this.refusalPause = refusalPause;
     this.keys = keys;
     this.errorPath = errorPath;
     this.managementBase = managementBase.toLowerCase(Locale.ROOT);
@@ -172,7 +178,8 @@ public class ApiGateFilter extends OncePerRequestFilter {
       unauthenticated(response, "Send Authorization: Bearer <your API key>.");
       return;
     }
-    if (!allowed(tenant)) {
+    if (!rateLimit.allows(tenant)) {
+      refusalPause.before(tenant, "requests_per_second", Duration.ofSeconds(1));
       response.setHeader("Retry-After", "1");
       write(
           response,
@@ -180,7 +187,7 @@ public class ApiGateFilter extends OncePerRequestFilter {
           "RATE_LIMITED",
           "Too many requests",
           "Slow down: at most "
-              + properties.rateLimitPerSecond()
+              + rateLimit.perSecond()
               + " requests per second. Retry"
               + " with the same Idempotency-Key after Retry-After seconds.");
       return;
@@ -304,28 +311,6 @@ public class ApiGateFilter extends OncePerRequestFilter {
       return null;
     }
     return owner.apply(authorization.substring("Bearer ".length()).trim());
-  }
-
-  /** A fixed one-second window per tenant; enough for a demo and for the "no record" test. */
-  private boolean allowed(String tenant) {
-    int limit = properties.rateLimitPerSecond();
-    if (limit <= 0) {
-      return true;
-    }
-    long second = System.currentTimeMillis() / 1000;
-    Window w =
-        windows.compute(
-            tenant, (t, old) -> old == null || old.second != second ? new Window(second) : old);
-    return w.count.incrementAndGet() <= limit;
-  }
-
-  private static final class Window {
-    final long second;
-    final AtomicLong count = new AtomicLong();
-
-    Window(long second) {
-      this.second = second;
-    }
   }
 
   private static void write(
