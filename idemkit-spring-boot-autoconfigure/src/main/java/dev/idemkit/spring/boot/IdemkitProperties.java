@@ -256,11 +256,27 @@ public class IdemkitProperties {
     private Duration refusalPause = Duration.ZERO;
 
     /**
-     * Most refusals of one tenant that wait their {@code refusal-pause} at once on an instance;
-     * more are answered at once, so that a tenant with many connections cannot hold the request
-     * threads.
+     * Most refusals of one tenant that wait their {@code refusal-pause} at once on an instance
+     * holding a request thread (the layer's own quota refusals); more are answered at once, so that
+     * a tenant with many connections cannot hold the request threads.
      */
     private int maxPausedRefusalsPerTenant = 16;
+
+    /**
+     * Most refusals of one tenant that wait their {@code refusal-pause} at once on an instance
+     * without holding a thread (parked by a servlet filter in async mode, such as an API gate's
+     * rate limit: {@link RefusalPause#later}); more are answered at once. Each holds only its
+     * connection.
+     */
+    private int maxParkedRefusalsPerTenant = 1024;
+
+    public int getMaxParkedRefusalsPerTenant() {
+      return maxParkedRefusalsPerTenant;
+    }
+
+    public void setMaxParkedRefusalsPerTenant(int maxParkedRefusalsPerTenant) {
+      this.maxParkedRefusalsPerTenant = maxParkedRefusalsPerTenant;
+    }
 
     public Duration getRefusalPause() {
       return refusalPause;

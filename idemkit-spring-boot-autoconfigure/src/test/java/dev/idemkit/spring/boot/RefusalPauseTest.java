@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -11,11 +12,16 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
  * The pause before a quota's refusal: how long it is, which refusals take it, and that no more than
- * the configured number of one tenant's refusals wait at once, raced by real threads.
+ * the configured number of one tenant's refusals wait at once, raced by real threads; parked
+ * refusals answered after the pause by the pause's own thread, never sooner, and all of them at
+ * once when it closes.
  */
 class RefusalPauseTest {
 
@@ -23,7 +29,7 @@ class RefusalPauseTest {
 
   @Test
   void aRefusalWaitsThePauseButNeverLongerThanItsRetryAfter() {
-    RefusalPause pause = new RefusalPause(Duration.ofSeconds(1), 4, slept::add);
+    RefusalPause pause = new RefusalPause(Duration.ofSeconds(1), 4, 4, slept::add);
 
     assertThat(pause.before("t", "new_keys", Duration.ofSeconds(30)))
         .isEqualTo(Duration.ofSeconds(1));
@@ -34,11 +40,11 @@ class RefusalPauseTest {
 
   @Test
   void theBulkheadsRefusalsAndAZeroPauseAreAnsweredAtOnce() {
-    RefusalPause pause = new RefusalPause(Duration.ofSeconds(1), 4, slept::add);
+    RefusalPause pause = new RefusalPause(Duration.ofSeconds(1), 4, 4, slept::add);
     assertThat(pause.before("t", "concurrent_requests", Duration.ofSeconds(1)))
         .isEqualTo(Duration.ZERO);
     assertThat(
-            new RefusalPause(Duration.ZERO, 4, slept::add)
+            new RefusalPause(Duration.ZERO, 4, 4, slept::add)
                 .before("t", "new_keys", Duration.ofSeconds(30)))
         .isEqualTo(Duration.ZERO);
     assertThat(slept).isEmpty();
@@ -52,13 +58,14 @@ class RefusalPauseTest {
         new RefusalPause(
             Duration.ofSeconds(1),
             3,
+            3,
             p -> {
               asleep.countDown();
               wake.await(30, TimeUnit.SECONDS);
             });
     ExecutorService threads = Executors.newFixedThreadPool(4);
     try {
-      List<Future<Duration>> waiting = new java.util.ArrayList<>();
+      List<Future<Duration>> waiting = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
         waiting.add(
             threads.submit(() -> pause.before("flooder", "new_keys", Duration.ofSeconds(30))));
@@ -85,8 +92,85 @@ class RefusalPauseTest {
 
   @Test
   void aNegativeSettingStopsTheStart() {
-    assertThatThrownBy(() -> new RefusalPause(Duration.ofSeconds(-1), 4, slept::add))
+    assertThatThrownBy(() -> new RefusalPause(Duration.ofSeconds(-1), 4, 4, slept::add))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("idemkit.quota.refusal-pause");
+  }
+
+  @Test
+  void aParkedRefusalIsAnsweredAfterThePauseByAnotherThread() throws Exception {
+    try (RefusalPause pause = new RefusalPause(Duration.ofMillis(300), 4, 2, slept::add)) {
+      CountDownLatch answered = new CountDownLatch(1);
+      AtomicLong answeredAfter = new AtomicLong();
+      AtomicReference<Thread> answeredOn = new AtomicReference<>();
+      long parkedAt = System.nanoTime();
+      assertThat(
+              pause.later(
+                  "t",
+                  "requests_per_second",
+                  Duration.ofSeconds(1),
+                  () -> {
+                    answeredAfter.set(System.nanoTime() - parkedAt);
+                    answeredOn.set(Thread.currentThread());
+                    answered.countDown();
+                  }))
+          .isTrue();
+      assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(answeredAfter.get()).isGreaterThanOrEqualTo(Duration.ofMillis(300).toNanos());
+      assertThat(answeredOn.get()).isNotSameAs(Thread.currentThread());
+      assertThat(slept).as("no request thread slept").isEmpty();
+    }
+  }
+
+  @Test
+  void atMostTheConfiguredNumberOfOneTenantsRefusalsAreParkedAndClosingAnswersThem()
+      throws Exception {
+    RefusalPause pause = new RefusalPause(Duration.ofSeconds(30), 1, 3, slept::add);
+    int racers = 8;
+    ExecutorService threads = Executors.newFixedThreadPool(racers);
+    CountDownLatch go = new CountDownLatch(1);
+    AtomicInteger answered = new AtomicInteger();
+    try {
+      List<Future<Boolean>> parkedEach = new ArrayList<>();
+      for (int i = 0; i < racers; i++) {
+        parkedEach.add(
+            threads.submit(
+                () -> {
+                  go.await();
+                  return pause.later(
+                      "flooder",
+                      "requests_per_second",
+                      Duration.ofSeconds(30),
+                      answered::incrementAndGet);
+                }));
+      }
+      go.countDown();
+      int parked = 0;
+      for (Future<Boolean> p : parkedEach) {
+        parked += p.get(30, TimeUnit.SECONDS) ? 1 : 0;
+      }
+      assertThat(parked).as("parked of 8 racing refusals").isEqualTo(3);
+      assertThat(answered.get()).as("answered before the pause").isZero();
+      // Another tenant has its own places; the bulkhead's refusals are never parked.
+      assertThat(pause.later("other", "requests_per_second", Duration.ofSeconds(30), () -> {}))
+          .isTrue();
+      assertThat(pause.later("t", "concurrent_requests", Duration.ofSeconds(30), () -> {}))
+          .isFalse();
+
+      pause.close();
+      assertThat(answered.get()).as("answered when the pause closes").isEqualTo(3);
+      // Closed: answered at once, still counted as handled.
+      assertThat(
+              pause.later(
+                  "flooder",
+                  "requests_per_second",
+                  Duration.ofSeconds(30),
+                  answered::incrementAndGet))
+          .isTrue();
+      assertThat(answered.get()).isEqualTo(4);
+    } finally {
+      threads.shutdownNow();
+      pause.close();
+    }
   }
 }

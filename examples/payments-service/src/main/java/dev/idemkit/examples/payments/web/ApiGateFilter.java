@@ -3,6 +3,7 @@ package dev.idemkit.examples.payments.web;
 import dev.idemkit.spring.boot.ErrorCode;
 import dev.idemkit.spring.boot.Problems;
 import dev.idemkit.spring.boot.RefusalPause;
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
@@ -45,8 +46,10 @@ import org.springframework.web.filter.OncePerRequestFilter;
  *       operator endpoints and nothing else;
  *   <li>rate limiting per tenant ({@link TenantRateLimit}), and the body size limit (for every
  *       request). A request over the rate waits {@code idemkit.quota.refusal-pause} before its 429
- *       (the layer's {@link RefusalPause}, shared with its quota refusals), so that a client
- *       sending again the moment it is refused sends one request a pause per connection.
+ *       (the layer's {@link RefusalPause}, shared with its quota refusals), parked without a
+ *       thread, so that a client sending again the moment it is refused sends one request a pause
+ *       per connection, however many connections it opens (up to {@code
+ *       idemkit.quota.max-parked-refusals-per-tenant}).
  * </ol>
  *
  * A request refused here never reaches a handler, so it leaves no idempotency record: fixed and
@@ -83,6 +86,14 @@ public class ApiGateFilter extends OncePerRequestFilter {
   /** What to do about a query parameter's characters. */
   static final String INVALID_QUERY_TEXT_DETAIL =
       "Send query parameters as text without control characters, percent-encoded as UTF-8.";
+
+  /** The rate limit's name for the refusal pause, and its wait. */
+  private static final String REQUESTS_PER_SECOND = "requests_per_second";
+
+  private static final Duration ONE_SECOND = Duration.ofSeconds(1);
+
+  /** A parked refusal the pause never answered is ended by the container after this. */
+  private static final long PARKED_TIMEOUT_MILLIS = 30_000;
 
   private static final String ADMIN = "/v1/admin";
   private static final String API_DOCS = "/v3/api-docs";
@@ -179,17 +190,7 @@ public class ApiGateFilter extends OncePerRequestFilter {
       return;
     }
     if (!rateLimit.allows(tenant)) {
-      refusalPause.before(tenant, "requests_per_second", Duration.ofSeconds(1));
-      response.setHeader("Retry-After", "1");
-      write(
-          response,
-          429,
-          "RATE_LIMITED",
-          "Too many requests",
-          "Slow down: at most "
-              + rateLimit.perSecond()
-              + " requests per second. Retry"
-              + " with the same Idempotency-Key after Retry-After seconds.");
+      rateLimited(request, response, tenant);
       return;
     }
     if (routed.get().equals(errorPath)) {
@@ -200,6 +201,46 @@ public class ApiGateFilter extends OncePerRequestFilter {
     }
     Principal principal = () -> tenant;
     pass(request, response, chain, principal);
+  }
+
+  /**
+   * 429 {@code RATE_LIMITED}, after the refusal pause: parked without a thread when the request may
+   * go async (the pause's own thread writes the answer), else waiting on this one.
+   */
+  private void rateLimited(HttpServletRequest request, HttpServletResponse response, String tenant)
+      throws IOException {
+    if (request.isAsyncSupported()) {
+      AsyncContext async = request.startAsync();
+      async.setTimeout(PARKED_TIMEOUT_MILLIS);
+      Runnable answer =
+          () -> {
+            try {
+              writeRateLimited((HttpServletResponse) async.getResponse());
+              async.complete();
+            } catch (IOException | RuntimeException gone) {
+              // The client went away, or the container ended the request, while it was parked.
+            }
+          };
+      if (!refusalPause.later(tenant, REQUESTS_PER_SECOND, ONE_SECOND, answer)) {
+        answer.run();
+      }
+      return;
+    }
+    refusalPause.before(tenant, REQUESTS_PER_SECOND, ONE_SECOND);
+    writeRateLimited(response);
+  }
+
+  private void writeRateLimited(HttpServletResponse response) throws IOException {
+    response.setHeader("Retry-After", "1");
+    write(
+        response,
+        429,
+        "RATE_LIMITED",
+        "Too many requests",
+        "Slow down: at most "
+            + rateLimit.perSecond()
+            + " requests per second. Retry with the same Idempotency-Key after Retry-After"
+            + " seconds.");
   }
 
   /** What is wrong with a refused path, and what to do about it. */
