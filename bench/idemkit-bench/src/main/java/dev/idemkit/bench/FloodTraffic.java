@@ -14,8 +14,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -32,7 +34,18 @@ final class FloodTraffic {
 
   static final String PATH = "/v1/payments";
 
-  private final HttpClient http = PaymentsServiceProcess.client();
+  /**
+   * Each tenant's own HTTP client, as tenants are different clients: one client's selector thread
+   * serving the flooder's many connections would delay the others' answers in the driver.
+   */
+  private final Map<String, HttpClient> clients = new ConcurrentHashMap<>();
+
+  /**
+   * How long a flooder's request may take: a tenant's parked refusals are answered in turn (16 a
+   * second with the service's settings), so with a thousand connections each waits about a minute.
+   */
+  private static final Duration FLOOD_TIMEOUT = Duration.ofMinutes(3);
+
   private final URI payments;
   private final int others;
   private final int otherRate;
@@ -241,7 +254,9 @@ final class FloodTraffic {
       }
       if (flood == Flood.NEW) {
         String key = newKey("flood", phase.name);
-        HttpResponse<String> r = send(tenant, key, HttpBenchmark.paymentBody(key), phase.errors);
+        HttpResponse<String> r =
+            sendAs(
+                apiKey(tenant), key, HttpBenchmark.paymentBody(key), phase.errors, FLOOD_TIMEOUT);
         if (r == null) {
           continue;
         }
@@ -258,7 +273,7 @@ final class FloodTraffic {
         }
       } else {
         HttpResponse<String> r =
-            sendAs(retried.apiKey(), retried.key(), retried.body(), phase.errors);
+            sendAs(retried.apiKey(), retried.key(), retried.body(), phase.errors, FLOOD_TIMEOUT);
         if (r == null) {
           continue;
         }
@@ -318,21 +333,24 @@ final class FloodTraffic {
 
   private HttpResponse<String> send(String tenant, String key, String body, Errors errors)
       throws InterruptedException {
-    return sendAs(apiKey(tenant), key, body, errors);
+    return sendAs(apiKey(tenant), key, body, errors, Duration.ofSeconds(30));
   }
 
-  private HttpResponse<String> sendAs(String apiKey, String key, String body, Errors errors)
+  private HttpResponse<String> sendAs(
+      String apiKey, String key, String body, Errors errors, Duration timeout)
       throws InterruptedException {
     HttpRequest request =
         HttpRequest.newBuilder(payments)
-            .timeout(Duration.ofSeconds(30))
+            .timeout(timeout)
             .header("Authorization", "Bearer " + apiKey)
             .header("Content-Type", "application/json")
             .header("Idempotency-Key", key)
             .POST(HttpRequest.BodyPublishers.ofString(body))
             .build();
     try {
-      return http.send(request, HttpResponse.BodyHandlers.ofString());
+      return clients
+          .computeIfAbsent(apiKey, k -> PaymentsServiceProcess.client())
+          .send(request, HttpResponse.BodyHandlers.ofString());
     } catch (IOException e) {
       errors.add("I/O error " + e.getClass().getSimpleName(), String.valueOf(e.getMessage()));
       return null;

@@ -9,6 +9,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The pause before a quota's refusal is answered ({@code idemkit.quota.refusal-pause}): a client
@@ -26,10 +27,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       tenant's at once, so that a tenant with many connections cannot hold the request threads;
  *   <li>{@link #later}, holding no thread: the answer is written after the pause by this class's
  *       own thread, for a refusal made before the request reaches a handler, in a servlet filter
- *       that has started the request's async mode (an API gate's rate limit, say). At most {@code
- *       idemkit.quota.max-parked-refusals-per-tenant} of a tenant's at once: each holds only its
- *       connection, so the limit can be high, and a client flooding from many connections gets one
- *       answer a pause on each of them.
+ *       that has started the request's async mode (an API gate's rate limit, say). A tenant's
+ *       parked refusals are answered in turn, at most {@code max-paused-refusals-per-tenant} a
+ *       pause (16 a second with the payments service's settings), however many connections they
+ *       came on: a client flooding from a thousand connections gets 16 answers a second, not a
+ *       thousand, each connection waiting its turn. At most {@code
+ *       idemkit.quota.max-parked-refusals-per-tenant} of a tenant's are parked at once: each holds
+ *       only its connection, so the limit can be high.
  * </ul>
  *
  * One instance is a bean, shared by the layer's refusals and the application's (docs/operations.md,
@@ -49,6 +53,9 @@ public final class RefusalPause implements AutoCloseable {
   private final ConcurrentHashMap<String, AtomicInteger> paused = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, AtomicInteger> parked = new ConcurrentHashMap<>();
   private final Set<Parked> pending = ConcurrentHashMap.newKeySet();
+
+  /** When each tenant's last parked refusal is to be answered ({@link System#nanoTime}). */
+  private final ConcurrentHashMap<String, AtomicLong> lastAnswerAt = new ConcurrentHashMap<>();
 
   /** Writes the parked refusals' answers; made on the first one. */
   private ScheduledThreadPoolExecutor answers;
@@ -126,7 +133,9 @@ public final class RefusalPause implements AutoCloseable {
     ScheduledThreadPoolExecutor executor = answers();
     try {
       if (executor != null) {
-        executor.schedule(run, wait(retryAfter).toNanos(), TimeUnit.NANOSECONDS);
+        long now = System.nanoTime();
+        long due = turn(tenant, now + wait(retryAfter).toNanos());
+        executor.schedule(run, due - now, TimeUnit.NANOSECONDS);
         return true;
       }
     } catch (RejectedExecutionException closing) {
@@ -161,6 +170,27 @@ public final class RefusalPause implements AutoCloseable {
     }
   }
 
+  /**
+   * The longest a parked refusal can wait: its turn behind all the tenant's others, then the pause.
+   * A filter parking a request sets its async timeout above this.
+   */
+  public Duration longestParkedWait() {
+    return maxPausedPerTenant == 0
+        ? pause
+        : pause.multipliedBy(maxParkedPerTenant / maxPausedPerTenant + 2L);
+  }
+
+  /**
+   * When a refusal of {@code tenant} due at {@code earliest} is answered: then, or a turn after the
+   * tenant's last parked refusal, at most {@code maxPausedPerTenant} a pause.
+   */
+  private long turn(String tenant, long earliest) {
+    long spacing = pause.toNanos() / maxPausedPerTenant;
+    AtomicLong last = lastAnswerAt.computeIfAbsent(tenant, t -> new AtomicLong(earliest - spacing));
+    return last.accumulateAndGet(
+        earliest, (prev, e) -> e - (prev + spacing) >= 0 ? e : prev + spacing);
+  }
+
   /** Answers every parked refusal now; later ones are answered at once. */
   @Override
   public void close() {
@@ -174,7 +204,10 @@ public final class RefusalPause implements AutoCloseable {
   }
 
   private boolean pauses(String limit, int places) {
-    return !pause.isZero() && places > 0 && !"concurrent_requests".equals(limit);
+    return !pause.isZero()
+        && places > 0
+        && maxPausedPerTenant > 0
+        && !"concurrent_requests".equals(limit);
   }
 
   private Duration wait(Duration retryAfter) {

@@ -173,4 +173,49 @@ class RefusalPauseTest {
       pause.close();
     }
   }
+
+  @Test
+  void aTenantsParkedRefusalsAreAnsweredInTurnAtMostTheLimitAPause() throws Exception {
+    // 4 a pause of 400 ms: one every 100 ms, however many connections they came on.
+    try (RefusalPause pause = new RefusalPause(Duration.ofMillis(400), 4, 64, slept::add)) {
+      int parked = 12;
+      CountDownLatch answered = new CountDownLatch(parked + 1);
+      List<Long> answeredAt = new CopyOnWriteArrayList<>();
+      long start = System.nanoTime();
+      for (int i = 0; i < parked; i++) {
+        assertThat(
+                pause.later(
+                    "flooder",
+                    "requests_per_second",
+                    Duration.ofSeconds(1),
+                    () -> {
+                      answeredAt.add(System.nanoTime() - start);
+                      answered.countDown();
+                    }))
+            .isTrue();
+      }
+      long otherAt = System.nanoTime();
+      AtomicLong otherAfter = new AtomicLong();
+      pause.later(
+          "other",
+          "requests_per_second",
+          Duration.ofSeconds(1),
+          () -> {
+            otherAfter.set(System.nanoTime() - otherAt);
+            answered.countDown();
+          });
+      assertThat(answered.await(30, TimeUnit.SECONDS)).isTrue();
+
+      List<Long> sorted = answeredAt.stream().sorted().toList();
+      for (int i = 0; i < parked; i++) {
+        assertThat(sorted.get(i))
+            .as("answer %d of the flooder's, in ns", i + 1)
+            .isGreaterThanOrEqualTo(Duration.ofMillis(400 + 100L * i).toNanos());
+      }
+      assertThat(otherAfter.get())
+          .as("another tenant waits its own pause only, in ns")
+          .isBetween(Duration.ofMillis(400).toNanos(), Duration.ofMillis(1000).toNanos());
+      assertThat(pause.longestParkedWait()).isEqualTo(Duration.ofMillis(400 * (64 / 4 + 2)));
+    }
+  }
 }

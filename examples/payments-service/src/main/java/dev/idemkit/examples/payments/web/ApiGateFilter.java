@@ -46,9 +46,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
  *       operator endpoints and nothing else;
  *   <li>rate limiting per tenant ({@link TenantRateLimit}), and the body size limit (for every
  *       request). A request over the rate waits {@code idemkit.quota.refusal-pause} before its 429
- *       (the layer's {@link RefusalPause}, shared with its quota refusals), parked without a
- *       thread, so that a client sending again the moment it is refused sends one request a pause
- *       per connection, however many connections it opens (up to {@code
+ *       (the layer's {@link RefusalPause}, shared with its quota refusals), parked without a thread
+ *       and answered in turn with the tenant's others, so that a client sending again the moment it
+ *       is refused gets a few answers a second, however many connections it opens (up to {@code
  *       idemkit.quota.max-parked-refusals-per-tenant}).
  * </ol>
  *
@@ -92,8 +92,8 @@ public class ApiGateFilter extends OncePerRequestFilter {
 
   private static final Duration ONE_SECOND = Duration.ofSeconds(1);
 
-  /** A parked refusal the pause never answered is ended by the container after this. */
-  private static final long PARKED_TIMEOUT_MILLIS = 30_000;
+  /** How much longer than the longest parked wait the container waits before it ends one. */
+  private static final Duration PARKED_TIMEOUT_MARGIN = Duration.ofSeconds(30);
 
   private static final String ADMIN = "/v1/admin";
   private static final String API_DOCS = "/v3/api-docs";
@@ -211,7 +211,7 @@ public class ApiGateFilter extends OncePerRequestFilter {
       throws IOException {
     if (request.isAsyncSupported()) {
       AsyncContext async = request.startAsync();
-      async.setTimeout(PARKED_TIMEOUT_MILLIS);
+      async.setTimeout(refusalPause.longestParkedWait().plus(PARKED_TIMEOUT_MARGIN).toMillis());
       Runnable answer =
           () -> {
             try {
