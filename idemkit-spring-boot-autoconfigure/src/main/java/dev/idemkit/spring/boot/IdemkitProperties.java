@@ -258,7 +258,8 @@ public class IdemkitProperties {
     /**
      * Most refusals of one tenant that wait their {@code refusal-pause} at once on an instance
      * holding a request thread (the layer's own quota refusals); more are answered at once, so that
-     * a tenant with many connections cannot hold the request threads.
+     * a tenant with many connections cannot hold the request threads. Also how many of a tenant's
+     * parked refusals are answered a pause: they are answered in turn.
      */
     private int maxPausedRefusalsPerTenant = 16;
 
@@ -266,7 +267,8 @@ public class IdemkitProperties {
      * Most refusals of one tenant that wait their {@code refusal-pause} at once on an instance
      * without holding a thread (parked by a servlet filter in async mode, such as an API gate's
      * rate limit: {@link RefusalPause#later}); more are answered at once. Each holds only its
-     * connection.
+     * connection; they are answered in turn, {@code max-paused-refusals-per-tenant} a pause, so
+     * the last may wait this divided by that many pauses.
      */
     private int maxParkedRefusalsPerTenant = 1024;
 
