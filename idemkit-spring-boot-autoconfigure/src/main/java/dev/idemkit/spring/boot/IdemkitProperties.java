@@ -267,8 +267,8 @@ public class IdemkitProperties {
      * Most refusals of one tenant that wait their {@code refusal-pause} at once on an instance
      * without holding a thread (parked by a servlet filter in async mode, such as an API gate's
      * rate limit: {@link RefusalPause#later}); more are answered at once. Each holds only its
-     * connection; they are answered in turn, {@code max-paused-refusals-per-tenant} a pause, so
-     * the last may wait this divided by that many pauses.
+     * connection; they are answered in turn, {@code max-paused-refusals-per-tenant} a pause, so the
+     * last may wait this divided by that many pauses.
      */
     private int maxParkedRefusalsPerTenant = 1024;
 

@@ -15,9 +15,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * The pause before a quota's refusal is answered ({@code idemkit.quota.refusal-pause}): a client
  * that sends again the moment it is refused, ignoring {@code Retry-After}, then sends one request a
  * pause per connection instead of as many as the service can refuse, and its refusals stop taking
- * the other tenants' CPU. The pause is never longer than the refusal's {@code Retry-After}, and
- * holds no connection and no place of the tenant's bulkhead. Refusals of the bulkhead itself
- * ({@code concurrent_requests}) have waited already and are not paused.
+ * the other tenants' CPU. The pause is never longer than the refusal's {@code Retry-After} (a
+ * parked refusal may wait its turn as well, below), and holds no connection and no place of the
+ * tenant's bulkhead. Refusals of the bulkhead itself ({@code concurrent_requests}) have waited
+ * already and are not paused.
  *
  * <p>Two ways to wait, each with its limit per tenant, past which refusals are answered at once:
  *
@@ -114,10 +115,11 @@ public final class RefusalPause implements AutoCloseable {
 
   /**
    * Runs {@code answer} (which writes the refusal and completes the request's async mode) after the
-   * pause, at most {@code retryAfter}, on this class's thread, and answers {@code true}; or answers
-   * {@code false} without running it, for the caller to answer at once: no pause is set, the
-   * refusal is the bulkhead's, or the tenant's places to park are all taken. {@code answer} must
-   * not throw or block for long: one thread writes every tenant's answers.
+   * pause, at most {@code retryAfter}, and the tenant's parked refusals before it, on this class's
+   * thread, and answers {@code true}; or answers {@code false} without running it, for the caller
+   * to answer at once: no pause is set, the refusal is the bulkhead's, or the tenant's places to
+   * park are all taken. {@code answer} must not throw or block for long: one thread writes every
+   * tenant's answers.
    */
   public boolean later(String tenant, String limit, Duration retryAfter, Runnable answer) {
     if (!pauses(limit, maxParkedPerTenant)) {
