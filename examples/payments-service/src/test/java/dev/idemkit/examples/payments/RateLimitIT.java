@@ -19,7 +19,8 @@ import org.springframework.test.context.TestPropertySource;
  * payment, so the same request with the same key, sent again once the limit allows, is a first
  * request. And a tenant retrying one key from many connections as fast as the answers come is held
  * to the rate: each refusal waits the service's refusal pause (1 s) before its 429, and its
- * refusals are answered in turn, 16 a second, while another tenant is served at once. The limit is real, per tenant; the tests wait rather than fake time.
+ * refusals are answered in turn, 16 a second, while another tenant is served at once. The limit is
+ * real, per tenant; the tests wait rather than fake time.
  */
 // A second application context in this JVM: its in-process provider simulator takes any free port,
 // since the first context already holds the default one.
