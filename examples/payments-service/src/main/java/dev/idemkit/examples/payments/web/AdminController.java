@@ -7,6 +7,7 @@ import dev.idemkit.InvalidIdempotencyKeyException;
 import dev.idemkit.OperatorResolution;
 import dev.idemkit.Scope;
 import dev.idemkit.ScopedKey;
+import dev.idemkit.examples.payments.shards.OperatorShards;
 import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spi.RecoveryAdministration;
 import dev.idemkit.spi.StoreCapabilities;
@@ -24,6 +25,7 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 import java.security.Principal;
+import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -98,9 +100,12 @@ public class AdminController extends OperatorEndpoints {
   private final RecoveryAdministration protectedAdministration;
 
   private final JdbcClient jdbc;
+  private final OperatorShards shards;
 
-  public AdminController(IdempotencyStore store, JdbcClient jdbc, DataProtection protection) {
+  public AdminController(
+      IdempotencyStore store, JdbcClient jdbc, DataProtection protection, OperatorShards shards) {
     this.store = store;
+    this.shards = shards;
     this.protectedStore = protection.protect(store);
     this.administration =
         StoreCapabilities.require(store, RecoveryAdministration.class, "the admin API");
@@ -130,12 +135,17 @@ public class AdminController extends OperatorEndpoints {
           @Content(
               mediaType = "application/json",
               schema = @Schema(implementation = AdminAnswers.RecoveryRecords.class)))
-  public Map<String, Object> needingRecovery(@RequestParam(defaultValue = "100") int limit) {
+  public Map<String, Object> needingRecovery(@RequestParam(defaultValue = "100") int limit)
+      throws SQLException {
     int bounded = Math.min(Math.max(limit, 1), 1000);
     List<Map<String, Object>> records =
-        store.findNeedingRecovery(bounded).stream().map(r -> RecordViews.listed(r, "DUE")).toList();
+        shards.listOnEach(() -> store.findNeedingRecovery(bounded)).stream()
+            .limit(bounded)
+            .map(r -> RecordViews.listed(r, "DUE"))
+            .toList();
     List<Map<String, Object>> waiting =
-        administration.findAwaitingNextAttempt(bounded).stream()
+        shards.listOnEach(() -> administration.findAwaitingNextAttempt(bounded)).stream()
+            .limit(bounded)
             .map(
                 r -> {
                   Map<String, Object> m = RecordViews.listed(r, "WAITING_FOR_NEXT_ATTEMPT");
@@ -145,7 +155,8 @@ public class AdminController extends OperatorEndpoints {
                 })
             .toList();
     List<Map<String, Object>> escalated =
-        administration.findEscalated(bounded).stream()
+        shards.listOnEach(() -> administration.findEscalated(bounded)).stream()
+            .limit(bounded)
             .map(r -> RecordViews.listed(r, "AWAITING_OPERATOR"))
             .toList();
     return Map.of(
@@ -197,8 +208,14 @@ public class AdminController extends OperatorEndpoints {
       @PathVariable String tenant,
       @PathVariable String operation,
       @PathVariable String key,
-      @Valid @RequestBody Resolution request) {
+      @Valid @RequestBody Resolution request)
+      throws SQLException {
     ScopedKey id = scopedKey(tenant, operation, key);
+    return shards.onTenant(tenant, () -> resolveOnItsShard(operator, id, request));
+  }
+
+  private Map<String, Object> resolveOnItsShard(
+      Principal operator, ScopedKey id, Resolution request) {
     boolean applied = "APPLIED".equals(request.outcome());
     if (applied == (request.externalReference() == null)) {
       throw Errors.unprocessable(
@@ -224,7 +241,7 @@ public class AdminController extends OperatorEndpoints {
       Optional<OperatorResolution> pending =
           protectedStore.find(id).flatMap(OperatorResolution::pendingIn);
       if (pending.isPresent() && pending.get().equals(verdict)) {
-        return record(tenant, operation, key); // the same resolution again: answered as the first
+        return recordOnItsShard(id); // the same resolution again: answered as the first
       }
       if (pending.isPresent()) {
         throw new ErrorResponseException(
@@ -257,7 +274,7 @@ public class AdminController extends OperatorEndpoints {
                   + " unknown takes a resolution. Read it again."),
           null);
     }
-    return record(tenant, operation, key);
+    return recordOnItsShard(id);
   }
 
   /**
@@ -279,7 +296,8 @@ public class AdminController extends OperatorEndpoints {
       @PathVariable String tenant,
       @PathVariable String operation,
       @RequestParam String key,
-      @Valid @RequestBody Resolution request) {
+      @Valid @RequestBody Resolution request)
+      throws SQLException {
     return resolve(operator, tenant, operation, key, request);
   }
 
@@ -290,7 +308,8 @@ public class AdminController extends OperatorEndpoints {
   @GetMapping(path = "/v1/admin/idempotency/records/{tenant}/{operation}", params = "key")
   @RecordAnswers
   public Map<String, Object> recordByKeyParameter(
-      @PathVariable String tenant, @PathVariable String operation, @RequestParam String key) {
+      @PathVariable String tenant, @PathVariable String operation, @RequestParam String key)
+      throws SQLException {
     return record(tenant, operation, key);
   }
 
@@ -298,8 +317,13 @@ public class AdminController extends OperatorEndpoints {
   @GetMapping("/v1/admin/idempotency/records/{tenant}/{operation}/{key}")
   @RecordAnswers
   public Map<String, Object> record(
-      @PathVariable String tenant, @PathVariable String operation, @PathVariable String key) {
+      @PathVariable String tenant, @PathVariable String operation, @PathVariable String key)
+      throws SQLException {
     ScopedKey id = scopedKey(tenant, operation, key);
+    return shards.onTenant(tenant, () -> recordOnItsShard(id));
+  }
+
+  private Map<String, Object> recordOnItsShard(ScopedKey id) {
     IdempotencyRecord record =
         store
             .find(id)

@@ -2,6 +2,7 @@ package dev.idemkit.examples.payments.web;
 
 import dev.idemkit.DataProtection;
 import dev.idemkit.examples.payments.erasure.TenantErasure;
+import dev.idemkit.examples.payments.shards.OperatorShards;
 import dev.idemkit.spring.boot.IdemkitProperties;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
@@ -11,7 +12,9 @@ import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
+import java.sql.SQLException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.springframework.http.HttpStatus;
@@ -25,7 +28,9 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * For operators (admin API keys only, see {@link ApiGateFilter}): a tenant's data keys (rotation,
  * crypto-shredding), its erasure, and the re-wrap of a master key's data keys. The data-protection
- * endpoints of the admin API; {@link AdminController} holds its record endpoints.
+ * endpoints of the admin API; {@link AdminController} holds its record endpoints. On shards, the
+ * work on a tenant runs on that tenant's shard, and a master key's re-wrap on every shard ({@link
+ * OperatorShards}).
  *
  * <p>Every endpoint here checks for an operator itself ({@link OperatorEndpoints}), whatever the
  * gate in front decided.
@@ -51,6 +56,7 @@ public class DataProtectionAdminController extends OperatorEndpoints {
   private final DataProtection protection;
   private final ApiKeys apiKeys;
   private final TenantErasure erasure;
+  private final OperatorShards shards;
 
   /** The master keys configured here ({@code idemkit.protection.encryption.master-keys}). */
   private final Set<String> configuredMasterKeys;
@@ -60,8 +66,10 @@ public class DataProtectionAdminController extends OperatorEndpoints {
       DataProtection protection,
       ApiKeys apiKeys,
       TenantErasure erasure,
+      OperatorShards shards,
       IdemkitProperties idemkit) {
     this.erasure = erasure;
+    this.shards = shards;
     this.jdbc = jdbc;
     this.protection = protection;
     this.apiKeys = apiKeys;
@@ -88,8 +96,12 @@ public class DataProtectionAdminController extends OperatorEndpoints {
       description = "The tenant and how many data keys were destroyed",
       content =
           @Content(schema = @Schema(implementation = AdminAnswers.TenantDataKeysDestroyed.class)))
-  public Map<String, Object> shred(@PathVariable String tenant) {
+  public Map<String, Object> shred(@PathVariable String tenant) throws SQLException {
     String name = tenant(tenant);
+    return shards.onTenant(name, () -> shredOnItsShard(name));
+  }
+
+  private Map<String, Object> shredOnItsShard(String name) {
     if (!apiKeys.isTenant(name) && dataKeysOf(name) == 0) {
       throw Errors.notFound(
           TENANT_NOT_FOUND,
@@ -121,8 +133,12 @@ public class DataProtectionAdminController extends OperatorEndpoints {
       responseCode = "200",
       description = "The tenant, the rows erased per table and how many data keys were destroyed",
       content = @Content(schema = @Schema(implementation = AdminAnswers.TenantDataErased.class)))
-  public Map<String, Object> erase(@PathVariable String tenant) {
+  public Map<String, Object> erase(@PathVariable String tenant) throws SQLException {
     String name = tenant(tenant);
+    return shards.onTenant(name, () -> eraseOnItsShard(name));
+  }
+
+  private Map<String, Object> eraseOnItsShard(String name) {
     requireSettled(name, true, "erase. Nothing was erased.");
     boolean known = apiKeys.isTenant(name) || dataKeysOf(name) > 0;
     Map<String, Integer> erased = erasure.erase(name);
@@ -197,14 +213,15 @@ public class DataProtectionAdminController extends OperatorEndpoints {
           @Content(
               mediaType = "application/json",
               schema = @Schema(implementation = AdminAnswers.TenantDataKey.class)))
-  public Map<String, Object> rotate(@PathVariable String tenant) {
+  public Map<String, Object> rotate(@PathVariable String tenant) throws SQLException {
     String name = tenant(tenant);
     if (!apiKeys.isTenant(name)) {
       throw Errors.notFound(
           TENANT_NOT_FOUND,
           "No tenant " + name + ": no API key of this service names it. No key was made.");
     }
-    return Map.of("tenant", name, "keyId", protection.rotateTenantKey(name));
+    return Map.of(
+        "tenant", name, "keyId", shards.onTenant(name, () -> protection.rotateTenantKey(name)));
   }
 
   /**
@@ -230,7 +247,7 @@ public class DataProtectionAdminController extends OperatorEndpoints {
   @ProblemAnswer(
       status = 409,
       errorCodes = {"MASTER_KEY_STILL_WRAPS_DATA_KEYS", "MASTER_KEY_UNAVAILABLE"})
-  public Map<String, Object> rewrap(@PathVariable String masterKeyId) {
+  public Map<String, Object> rewrap(@PathVariable String masterKeyId) throws SQLException {
     if (!protection.decrypts()) {
       throw conflict(
           "MASTER_KEY_UNAVAILABLE",
@@ -246,14 +263,25 @@ public class DataProtectionAdminController extends OperatorEndpoints {
               + " re-wrapped. The master keys that wrap data keys: "
               + String.join(
                   ", ",
-                  jdbc.sql("select distinct master_key_id from idemkit_data_key order by 1")
-                      .query(String.class)
-                      .list())
+                  shards
+                      .onEach(
+                          () ->
+                              jdbc.sql("select distinct master_key_id from idemkit_data_key")
+                                  .query(String.class)
+                                  .list())
+                      .stream()
+                      .flatMap(List::stream)
+                      .distinct()
+                      .sorted()
+                      .toList())
               + ".");
     }
     int rewrapped;
     try {
-      rewrapped = protection.rewrapDataKeys(masterKeyId);
+      rewrapped =
+          shards.onEach(() -> protection.rewrapDataKeys(masterKeyId)).stream()
+              .mapToInt(Integer::intValue)
+              .sum();
     } catch (IllegalStateException e) {
       throw conflict(
           "MASTER_KEY_UNAVAILABLE",
@@ -288,12 +316,18 @@ public class DataProtectionAdminController extends OperatorEndpoints {
         HttpStatus.CONFLICT, Errors.problem(HttpStatus.CONFLICT, errorCode, title, detail), null);
   }
 
-  /** How many data keys master key {@code masterKeyId} wraps. */
-  private long wrappedBy(String masterKeyId) {
-    return jdbc.sql("select count(*) from idemkit_data_key where master_key_id = ?")
-        .param(masterKeyId)
-        .query(Long.class)
-        .single();
+  /** How many data keys master key {@code masterKeyId} wraps, on every shard. */
+  private long wrappedBy(String masterKeyId) throws SQLException {
+    return shards
+        .onEach(
+            () ->
+                jdbc.sql("select count(*) from idemkit_data_key where master_key_id = ?")
+                    .param(masterKeyId)
+                    .query(Long.class)
+                    .single())
+        .stream()
+        .mapToLong(Long::longValue)
+        .sum();
   }
 
   /** How many data keys {@code tenant} holds. */

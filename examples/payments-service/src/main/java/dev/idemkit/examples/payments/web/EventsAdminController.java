@@ -1,6 +1,7 @@
 package dev.idemkit.examples.payments.web;
 
 import dev.idemkit.examples.payments.events.Consumers;
+import dev.idemkit.examples.payments.shards.OperatorShards;
 import dev.idemkit.outbox.Deliveries;
 import dev.idemkit.outbox.EventEnvelope;
 import dev.idemkit.outbox.InboxConsumer;
@@ -11,10 +12,13 @@ import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -28,7 +32,8 @@ import org.springframework.web.bind.annotation.RestController;
  * cause is fixed. Payloads are not shown: they may hold personal data.
  *
  * <p>Every endpoint here checks for an operator itself ({@link OperatorEndpoints}), whatever the
- * gate in front decided: a gap in the gate must not show or re-queue events of every tenant.
+ * gate in front decided: a gap in the gate must not show or re-queue events of every tenant. On
+ * shards each reads or re-queues on every shard ({@link OperatorShards}).
  */
 @RestController
 public class EventsAdminController extends OperatorEndpoints {
@@ -36,11 +41,36 @@ public class EventsAdminController extends OperatorEndpoints {
   private final Outbox outbox;
   private final Consumers consumers;
   private final Deliveries deliveries;
+  private final OperatorShards shards;
 
-  public EventsAdminController(Outbox outbox, Consumers consumers, Deliveries deliveries) {
+  public EventsAdminController(
+      Outbox outbox, Consumers consumers, Deliveries deliveries, OperatorShards shards) {
     this.outbox = outbox;
     this.consumers = consumers;
     this.deliveries = deliveries;
+    this.shards = shards;
+  }
+
+  /** One shard's backlog, or every shard's added up. */
+  private record Backlog(
+      long unsent,
+      long parkedEvents,
+      Duration oldestUnsentAge,
+      long parkedMessages,
+      long heldMessages,
+      long parkedDeliveries) {
+
+    Backlog plus(Backlog other) {
+      return new Backlog(
+          unsent + other.unsent,
+          parkedEvents + other.parkedEvents,
+          oldestUnsentAge.compareTo(other.oldestUnsentAge) >= 0
+              ? oldestUnsentAge
+              : other.oldestUnsentAge,
+          parkedMessages + other.parkedMessages,
+          heldMessages + other.heldMessages,
+          parkedDeliveries + other.parkedDeliveries);
+    }
   }
 
   @Operation(operationId = "getOutboxBacklog", summary = "The outbox's backlog")
@@ -50,6 +80,18 @@ public class EventsAdminController extends OperatorEndpoints {
       description = "The backlog, and what waits for an operator",
       content = @Content(schema = @Schema(implementation = EventsAdminAnswers.Backlog.class)))
   public Map<String, Object> backlog() throws SQLException {
+    Backlog b = shards.onEach(this::shardBacklog).stream().reduce(Backlog::plus).orElseThrow();
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("unsent", b.unsent());
+    m.put("parkedEvents", b.parkedEvents());
+    m.put("oldestUnsentAgeSeconds", b.oldestUnsentAge().toMillis() / 1000.0);
+    m.put("parkedMessages", b.parkedMessages());
+    m.put("heldMessages", b.heldMessages());
+    m.put("parkedDeliveries", b.parkedDeliveries());
+    return m;
+  }
+
+  private Backlog shardBacklog() throws SQLException {
     Outbox.Backlog b = outbox.backlog();
     long parkedMessages = 0;
     long heldMessages = 0;
@@ -59,14 +101,13 @@ public class EventsAdminController extends OperatorEndpoints {
         heldMessages += c.heldSummary().count();
       }
     }
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("unsent", b.unsent());
-    m.put("parkedEvents", b.parked());
-    m.put("oldestUnsentAgeSeconds", b.oldestUnsentAge().toMillis() / 1000.0);
-    m.put("parkedMessages", parkedMessages);
-    m.put("heldMessages", heldMessages);
-    m.put("parkedDeliveries", deliveries.parkedCount());
-    return m;
+    return new Backlog(
+        b.unsent(),
+        b.parked(),
+        b.oldestUnsentAge(),
+        parkedMessages,
+        heldMessages,
+        deliveries.parkedCount());
   }
 
   @Operation(operationId = "listParkedEvents", summary = "Parked events")
@@ -78,7 +119,11 @@ public class EventsAdminController extends OperatorEndpoints {
   public Map<String, Object> parkedEvents(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
     List<Map<String, Object>> events = new ArrayList<>();
-    for (Outbox.ParkedEvent p : outbox.parked(clamp(limit))) {
+    for (Outbox.ParkedEvent p :
+        shards.listOnEach(() -> outbox.parked(clamp(limit))).stream()
+            .sorted(Comparator.comparing(Outbox.ParkedEvent::parkedAt))
+            .limit(clamp(limit))
+            .toList()) {
       Map<String, Object> m = describe(p.event());
       m.put("attempts", p.attempts());
       m.put("lastError", p.lastError());
@@ -96,7 +141,7 @@ public class EventsAdminController extends OperatorEndpoints {
       description = "The event is back in the relay's queue",
       content = @Content(schema = @Schema(implementation = EventsAdminAnswers.EventRequeued.class)))
   public Map<String, Object> requeueEvent(@PathVariable UUID eventId) throws SQLException {
-    if (!outbox.requeue(eventId)) {
+    if (!shards.onEach(() -> outbox.requeue(eventId)).contains(true)) {
       throw Errors.notFound("PARKED_EVENT_NOT_FOUND", "No parked event " + eventId + ".");
     }
     return Map.of("eventId", eventId.toString(), "status", "REQUEUED");
@@ -113,7 +158,7 @@ public class EventsAdminController extends OperatorEndpoints {
       throws SQLException {
     List<Map<String, Object>> messages = new ArrayList<>();
     for (InboxConsumer c : consumers.all()) {
-      for (InboxConsumer.ParkedMessage p : c.parked(clamp(limit))) {
+      for (InboxConsumer.ParkedMessage p : shards.listOnEach(() -> c.parked(clamp(limit)))) {
         Map<String, Object> m = describe(p.message(), c);
         m.put("attempts", p.attempts());
         m.put("lastError", p.lastError());
@@ -141,7 +186,11 @@ public class EventsAdminController extends OperatorEndpoints {
       if (!c.inSequence()) {
         continue;
       }
-      for (InboxConsumer.HeldMessage h : c.held(clamp(limit))) {
+      for (InboxConsumer.HeldMessage h :
+          shards.listOnEach(() -> c.held(clamp(limit))).stream()
+              .sorted(Comparator.comparing(InboxConsumer.HeldMessage::heldAt))
+              .limit(clamp(limit))
+              .toList()) {
         Map<String, Object> m = describe(h.message(), c);
         m.put("lastApplied", h.lastApplied());
         m.put("heldAt", h.heldAt().toString());
@@ -167,7 +216,11 @@ public class EventsAdminController extends OperatorEndpoints {
     if (c == null) {
       throw Errors.notFound("CONSUMER_NOT_FOUND", "No consumer " + consumer + ".");
     }
-    Received outcome = c.requeue(messageId);
+    Received outcome =
+        shards.onEach(() -> c.requeue(messageId)).stream()
+            .filter(Objects::nonNull)
+            .findFirst()
+            .orElse(null);
     if (outcome == null) {
       throw Errors.notFound(
           "PARKED_MESSAGE_NOT_FOUND", "No parked message " + messageId + " at " + consumer + ".");
@@ -184,7 +237,10 @@ public class EventsAdminController extends OperatorEndpoints {
           @Content(schema = @Schema(implementation = EventsAdminAnswers.ParkedDeliveries.class)))
   public Map<String, Object> parkedDeliveries(@RequestParam(defaultValue = "100") int limit)
       throws SQLException {
-    List<Deliveries.Delivery> parked = deliveries.parked(clamp(limit));
+    List<Deliveries.Delivery> parked =
+        shards.listOnEach(() -> deliveries.parked(clamp(limit))).stream()
+            .limit(clamp(limit))
+            .toList();
     return counted("deliveries", parked);
   }
 
@@ -197,7 +253,7 @@ public class EventsAdminController extends OperatorEndpoints {
       content =
           @Content(schema = @Schema(implementation = EventsAdminAnswers.DeliveryRequeued.class)))
   public Map<String, Object> requeueDelivery(@PathVariable String key) throws SQLException {
-    if (!deliveries.requeue(key)) {
+    if (!shards.onEach(() -> deliveries.requeue(key)).contains(true)) {
       throw Errors.notFound("PARKED_DELIVERY_NOT_FOUND", "No parked delivery " + key + ".");
     }
     return Map.of("key", key, "status", "REQUEUED");
