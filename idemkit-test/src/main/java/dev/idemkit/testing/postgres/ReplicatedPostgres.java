@@ -193,7 +193,12 @@ public final class ReplicatedPostgres implements AutoCloseable {
    * until {@link #thawPrimary}.
    */
   public void freezePrimary() {
-    signal(serverProcesses(primary), "STOP");
+    ProcessHandle postmaster =
+        ProcessHandle.of(postmasterPid(primary))
+            .orElseThrow(() -> new IllegalStateException(primary.name() + " is not running"));
+    // The postmaster first: stopped, it starts no process, so the list below is all there is.
+    signal(List.of(postmaster), "STOP");
+    signal(postmaster.descendants().toList(), "STOP");
   }
 
   /** Lets a frozen primary go on ({@code SIGCONT}): what it was doing carries on. */
@@ -257,14 +262,33 @@ public final class ReplicatedPostgres implements AutoCloseable {
     return processes;
   }
 
-  /** {@code kill -<signal>} to every one of {@code processes}, in one command. */
+  /**
+   * {@code kill -<signal>} to every one of {@code processes}, in one command. A process that ended
+   * between its listing and the signal (a backend whose connection closed) fails the command for
+   * its own pid only: the signal goes again to those still alive, and fails only if none ended.
+   */
   private static void signal(List<ProcessHandle> processes, String signal) {
     if (processes.isEmpty()) {
       throw new IllegalStateException("no server process to " + signal);
     }
-    List<String> command = new ArrayList<>(List.of("kill", "-" + signal));
-    processes.forEach(p -> command.add(String.valueOf(p.pid())));
-    execute(command, null);
+    List<ProcessHandle> left = processes;
+    while (true) {
+      List<String> command = new ArrayList<>(List.of("kill", "-" + signal));
+      left.forEach(p -> command.add(String.valueOf(p.pid())));
+      try {
+        execute(command, null);
+        return;
+      } catch (IllegalStateException failed) {
+        List<ProcessHandle> alive = left.stream().filter(ProcessHandle::isAlive).toList();
+        if (alive.size() == left.size()) {
+          throw failed;
+        }
+        if (alive.isEmpty()) {
+          return;
+        }
+        left = alive;
+      }
+    }
   }
 
   /**
