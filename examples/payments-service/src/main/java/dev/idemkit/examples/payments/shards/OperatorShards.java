@@ -64,10 +64,11 @@ public class OperatorShards {
    * each answered.
    */
   public <T> List<T> onEach(Work<T> work) throws SQLException {
+    List<T> answers = new ArrayList<>(); // null answers too: "not found here"
     if (sharded.isEmpty()) {
-      return List.of(work.run());
+      answers.add(work.run());
+      return answers;
     }
-    List<T> answers = new ArrayList<>();
     for (String shard : sharded.get().shards().local()) {
       answers.add(on(shard, work));
     }
