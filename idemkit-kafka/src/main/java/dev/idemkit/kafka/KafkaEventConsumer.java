@@ -14,7 +14,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +25,7 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.function.UnaryOperator;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -73,6 +77,11 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *       for what happens when the cluster cannot tell.
  * </ul>
  *
+ * <p><b>Several databases</b> (tenants on shards): with {@link Builder#routing} each message is
+ * applied on its tenant's database, one inbox batch per database and poll, the offsets computed
+ * from the merged outcomes as above; a message whose tenant is moving fails and is read again after
+ * the backoff.
+ *
  * <p>One thread polls (Kafka consumers are single-threaded); run several instances (threads or
  * processes) with the same consumer name to share the partitions.
  */
@@ -82,6 +91,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
 
   private final String name;
   private final InboxConsumer inbox;
+  private final MessageRouting routing;
   private final Properties consumerProperties;
   private final List<String> topics;
   private final Backoff backoff;
@@ -100,7 +110,9 @@ public final class KafkaEventConsumer implements AutoCloseable {
 
   private KafkaEventConsumer(Builder b) {
     this.name = b.name;
-    this.clock = b.clock != null ? b.clock : DatabaseClock.of(b.dataSource);
+    this.routing = b.routing != null ? b.routing : MessageRouting.single(b.dataSource);
+    this.clock =
+        b.clock != null ? b.clock : DatabaseClock.of(routing.dataSource(routing.routes().get(0)));
     this.listener = b.kafkaListener;
     this.clientWrapper = b.clientWrapper;
     this.inbox =
@@ -292,19 +304,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
 
     Map<TopicPartition, Long> failedAt = new HashMap<>();
     if (!items.isEmpty()) {
-      List<Received> outcomes;
-      try {
-        outcomes = inbox.receive(items.stream().map(Item::envelope).toList());
-      } catch (RuntimeException | Error e) {
-        // Not the handler's failure (the inbox counts those, Errors included):
-        // the batch is read again after a backoff, no attempt counted.
-        LOG.log(Level.WARNING, name + ": the inbox failed on a batch of " + items.size(), e);
-        outcomes = items.stream().map(i -> Received.FAILED).toList();
-      }
-      if (outcomes.size() != items.size()) {
-        throw new IllegalStateException(
-            name + ": the inbox answered " + outcomes.size() + " outcomes for " + items.size());
-      }
+      List<Received> outcomes = receive(items);
       List<EventEnvelope> applied = new ArrayList<>(items.size());
       for (int k = 0; k < items.size(); k++) {
         Item item = items.get(k);
@@ -340,6 +340,60 @@ public final class KafkaEventConsumer implements AutoCloseable {
   }
 
   /**
+   * The items' outcomes, in their order: each route's items go to the inbox as one batch, with the
+   * route bound. An item whose route cannot be told now, and every item of a route whose batch
+   * failed outside the handler (the inbox counts the handler's failures, Errors included), is
+   * {@link Received#FAILED FAILED}: read again after a backoff, no attempt counted.
+   */
+  private List<Received> receive(List<Item> items) {
+    Received[] out = new Received[items.size()];
+    Map<String, List<Integer>> byRoute = new LinkedHashMap<>();
+    int unroutable = 0;
+    RuntimeException firstUnroutable = null;
+    for (int k = 0; k < items.size(); k++) {
+      try {
+        byRoute
+            .computeIfAbsent(routing.route(items.get(k).envelope()), r -> new ArrayList<>())
+            .add(k);
+      } catch (RuntimeException e) {
+        out[k] = Received.FAILED;
+        unroutable++;
+        firstUnroutable = firstUnroutable == null ? e : firstUnroutable;
+      }
+    }
+    if (firstUnroutable != null) {
+      LOG.warning(
+          name
+              + ": "
+              + unroutable
+              + " message(s) cannot be applied now, read again after a backoff: "
+              + firstUnroutable.getMessage());
+    }
+    for (Map.Entry<String, List<Integer>> route : byRoute.entrySet()) {
+      List<EventEnvelope> batch =
+          route.getValue().stream().map(k -> items.get(k).envelope()).toList();
+      List<Received> outcomes;
+      try {
+        outcomes = routing.on(route.getKey(), () -> inbox.receive(batch));
+      } catch (Exception | Error e) {
+        LOG.log(
+            Level.WARNING,
+            name + ": the inbox failed on a batch of " + batch.size() + " on " + route.getKey(),
+            e);
+        outcomes = batch.stream().map(m -> Received.FAILED).toList();
+      }
+      if (outcomes.size() != batch.size()) {
+        throw new IllegalStateException(
+            name + ": the inbox answered " + outcomes.size() + " outcomes for " + batch.size());
+      }
+      for (int j = 0; j < batch.size(); j++) {
+        out[route.getValue().get(j)] = outcomes.get(j);
+      }
+    }
+    return Arrays.asList(out);
+  }
+
+  /**
    * Tells the {@link KafkaConsumerListener}, which must not throw; one that does anyway is logged
    * and ignored: it is only told (meters), and must neither stop the batch nor decide its offsets.
    */
@@ -352,34 +406,104 @@ public final class KafkaEventConsumer implements AutoCloseable {
   }
 
   /**
-   * Applies held messages whose gap has closed ({@link InboxConsumer#releaseHeld}).
+   * Applies held messages whose gap has closed ({@link InboxConsumer#releaseHeld}), on every route;
+   * a route that fails does not stop the others (the first failure is thrown after them all).
    *
    * @return how many were applied
    */
   public int releaseHeld() throws SQLException {
-    List<EventEnvelope> applied = inbox.releaseHeldMessages();
+    List<EventEnvelope> applied = new ArrayList<>();
+    onEach(route -> applied.addAll(inbox.releaseHeldMessages()));
     if (!applied.isEmpty()) {
       tell(() -> listener.applied(name, applied));
     }
     return applied.size();
   }
 
-  /** Up to {@code limit} held messages, longest held first ({@link InboxConsumer#held}). */
+  /**
+   * Up to {@code limit} held messages of every route, longest held first ({@link
+   * InboxConsumer#held}).
+   */
   public List<InboxConsumer.HeldMessage> held(int limit) throws SQLException {
-    return inbox.held(limit);
+    List<InboxConsumer.HeldMessage> held = new ArrayList<>();
+    onEach(route -> held.addAll(inbox.held(limit)));
+    held.sort(Comparator.comparing(InboxConsumer.HeldMessage::heldAt));
+    return List.copyOf(held.subList(0, Math.min(limit, held.size())));
   }
 
-  /** The held messages' count and oldest time ({@link InboxConsumer#heldSummary}). */
+  /**
+   * The held messages' count and oldest time, every route together ({@link
+   * InboxConsumer#heldSummary}).
+   */
   public InboxConsumer.HeldSummary heldSummary() throws SQLException {
-    return inbox.heldSummary();
+    long[] count = {0};
+    Instant[] oldest = {null};
+    onEach(
+        route -> {
+          InboxConsumer.HeldSummary one = inbox.heldSummary();
+          count[0] += one.count();
+          if (one.oldestHeldAt() != null
+              && (oldest[0] == null || one.oldestHeldAt().isBefore(oldest[0]))) {
+            oldest[0] = one.oldestHeldAt();
+          }
+        });
+    return new InboxConsumer.HeldSummary(count[0], oldest[0]);
   }
 
   /**
    * Re-queues a parked message after its cause was fixed and applies it now, then what it held back
-   * (see {@link InboxConsumer#requeue}). Re-queue an aggregate's parked messages in sequence order.
+   * (see {@link InboxConsumer#requeue}), on the route where it is parked. Re-queue an aggregate's
+   * parked messages in sequence order.
+   *
+   * @return the outcome, or {@code null} if no route has the message parked
    */
   public Received requeue(UUID messageId) throws SQLException {
-    return inbox.requeue(messageId);
+    for (String route : routing.routes()) {
+      Received outcome = onRoute(route, () -> inbox.requeue(messageId));
+      if (outcome != null) {
+        return outcome;
+      }
+    }
+    return null;
+  }
+
+  /** Work on the inbox with a route bound. */
+  private interface RouteWork {
+    void run(String route) throws SQLException;
+  }
+
+  /** Runs {@code work} on every route, each bound; throws the first failure after them all. */
+  private void onEach(RouteWork work) throws SQLException {
+    SQLException first = null;
+    for (String route : routing.routes()) {
+      try {
+        onRoute(
+            route,
+            () -> {
+              work.run(route);
+              return null;
+            });
+      } catch (SQLException e) {
+        if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  private <T> T onRoute(String route, Callable<T> work) throws SQLException {
+    try {
+      return routing.on(route, work);
+    } catch (SQLException | RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private record Item(TopicPartition partition, long offset, EventEnvelope envelope) {}
@@ -403,6 +527,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
     private Duration heldRetryInterval = Duration.ofSeconds(1);
     private Duration pollTimeout = Duration.ofMillis(200);
     private Clock clock;
+    private MessageRouting routing;
     private OutboxListener outboxListener = OutboxListener.NONE;
     private KafkaConsumerListener kafkaListener = KafkaConsumerListener.NONE;
     private UnaryOperator<Consumer<String, String>> clientWrapper = UnaryOperator.identity();
@@ -547,6 +672,21 @@ public final class KafkaEventConsumer implements AutoCloseable {
      */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock);
+      return this;
+    }
+
+    /**
+     * Applies each message on its route's database (tenants on shards; see {@link MessageRouting}):
+     * each poll's records are split by route, and each route's go to the inbox as one batch with
+     * that route bound; held messages are released on every route. The {@code dataSource} given to
+     * {@link KafkaEventConsumer#builder} must answer the bound route's database. The default clock
+     * is then the first route's database's. Default: every message on {@code dataSource}.
+     */
+    public Builder routing(MessageRouting routing) {
+      this.routing = Objects.requireNonNull(routing);
+      if (routing.routes().isEmpty()) {
+        throw new IllegalArgumentException("Kafka consumer " + name + ": routing has no route");
+      }
       return this;
     }
 

@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -29,17 +30,19 @@ final class InboxRows {
   /**
    * Claims messages for this transaction, in one statement: new rows, or rows left {@code FAILED}
    * by an earlier attempt or {@code HELD}. Returns the ids claimed; a {@code PROCESSED} or {@code
-   * PARKED} row is not. A row another transaction inserted or claimed and has not committed yet
-   * makes this one wait, then decide on the committed outcome.
+   * PARKED} row is not. A processed row keeps only its message's tenant of the envelope: a tenant's
+   * rows move with it to another database (docs/scaling.md). A row another transaction inserted or
+   * claimed and has not committed yet makes this one wait, then decide on the committed outcome.
    */
   private static final String CLAIM =
       """
       insert into idemkit_inbox as i (consumer_name, message_id, status, attempts, received_at,
-                                      processed_at)
-      select ?, u.id, 'PROCESSED', 0, ?, ? from unnest(?::uuid[]) as u(id)
+                                      processed_at, tenant)
+      select ?, u.id, 'PROCESSED', 0, ?, ?, u.tenant
+        from unnest(?::uuid[], ?::text[]) as u(id, tenant)
       on conflict (consumer_name, message_id) do update
          set status = 'PROCESSED', processed_at = excluded.processed_at, last_error = null,
-             held_at = null, event_type = null, tenant = null, aggregate_type = null,
+             held_at = null, event_type = null, tenant = excluded.tenant, aggregate_type = null,
              aggregate_id = null, sequence = null, occurred_at = null, payload = null
        where i.status in ('FAILED', 'HELD')
       returning message_id
@@ -91,13 +94,17 @@ final class InboxRows {
   Set<UUID> claim(Connection c, List<EventEnvelope> messages, OffsetDateTime now)
       throws SQLException {
     // Sorted: concurrent batches take their rows' locks in the same order.
-    UUID[] ids = messages.stream().map(EventEnvelope::eventId).sorted().toArray(UUID[]::new);
+    List<EventEnvelope> sorted =
+        messages.stream().sorted(Comparator.comparing(EventEnvelope::eventId)).toList();
+    UUID[] ids = sorted.stream().map(EventEnvelope::eventId).toArray(UUID[]::new);
+    String[] tenants = sorted.stream().map(EventEnvelope::tenant).toArray(String[]::new);
     Set<UUID> claimed = new HashSet<>();
     try (PreparedStatement s = c.prepareStatement(CLAIM)) {
       s.setString(1, inbox.name());
       s.setObject(2, now);
       s.setObject(3, now);
       s.setArray(4, c.createArrayOf("uuid", ids));
+      s.setArray(5, c.createArrayOf("text", tenants));
       try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
           claimed.add(rs.getObject(1, UUID.class));

@@ -37,17 +37,21 @@ public final class Outbox {
    */
   private static final String APPEND =
       """
-      with next as (
-        insert into idemkit_outbox_aggregate as a (aggregate_type, aggregate_id, last_sequence)
-        values (?, ?, 1)
+      with w as (select ?::timestamptz as t, ?::text as tenant),
+      next as (
+        insert into idemkit_outbox_aggregate as a (aggregate_type, aggregate_id, last_sequence,
+                                                   tenant)
+        select ?, ?, 1, w.tenant from w
         on conflict (aggregate_type, aggregate_id)
-        do update set last_sequence = a.last_sequence + 1
+        do update set last_sequence = a.last_sequence + 1,
+                      tenant = coalesce(a.tenant, excluded.tenant)
         returning aggregate_type, aggregate_id, last_sequence
       )
       insert into idemkit_outbox (event_id, event_type, tenant, aggregate_type, aggregate_id,
                                   sequence, occurred_at, payload, next_attempt_at)
-      select ?, ?, ?, next.aggregate_type, next.aggregate_id, next.last_sequence, w.t, ?, w.t
-        from next, (select ?::timestamptz as t) as w
+      select ?, ?, w.tenant, next.aggregate_type, next.aggregate_id, next.last_sequence, w.t, ?,
+             w.t
+        from next, w
       on conflict (event_id) do nothing
       returning sequence
       """;
@@ -198,15 +202,16 @@ public final class Outbox {
     Long sequence = null;
     try (PreparedStatement s = transaction.prepareStatement(APPEND)) {
       // Each value bound once (the aggregate comes back from the counter row, the time serves as
-      // occurred-at and first due time), the time as ISO-8601 text: fewer values to encode and
+      // occurred-at and first due time, the tenant names the counter row's and the event's), the
+      // time as ISO-8601 text: fewer values to encode and
       // parse on every append.
-      s.setString(1, event.aggregateType());
-      s.setString(2, event.aggregateId());
-      s.setObject(3, id);
-      s.setString(4, event.type());
-      s.setString(5, event.tenant());
-      s.setString(6, event.payload());
-      s.setString(7, now.toString());
+      s.setString(1, now.toString());
+      s.setString(2, event.tenant());
+      s.setString(3, event.aggregateType());
+      s.setString(4, event.aggregateId());
+      s.setObject(5, id);
+      s.setString(6, event.type());
+      s.setString(7, event.payload());
       try (ResultSet rs = s.executeQuery()) {
         if (rs.next()) {
           sequence = rs.getLong(1);

@@ -11,7 +11,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
+import java.util.TreeMap;
 import java.util.UUID;
 
 /**
@@ -24,18 +24,19 @@ import java.util.UUID;
 final class SequenceGate {
 
   /**
-   * Locks the batch's aggregates' sequence rows (creating missing ones, with no sequence yet) and
-   * answers their last applied sequences. A second delivery of one of these aggregates waits here
-   * until this transaction ends, then reads what it committed.
+   * Locks the batch's aggregates' sequence rows (creating missing ones, with no sequence yet, named
+   * after their tenant so that they move with it) and answers their last applied sequences. A
+   * second delivery of one of these aggregates waits here until this transaction ends, then reads
+   * what it committed.
    */
   private static final String LOCK_SEQUENCES =
       """
       insert into idemkit_inbox_sequence as s (consumer_name, aggregate_type, aggregate_id,
-                                               last_sequence, applied_at)
-      select ?, u.aggregate_type, u.aggregate_id, null, ?
-        from unnest(?::text[], ?::text[]) as u(aggregate_type, aggregate_id)
+                                               last_sequence, applied_at, tenant)
+      select ?, u.aggregate_type, u.aggregate_id, null, ?, u.tenant
+        from unnest(?::text[], ?::text[], ?::text[]) as u(aggregate_type, aggregate_id, tenant)
       on conflict (consumer_name, aggregate_type, aggregate_id)
-      do update set last_sequence = s.last_sequence
+      do update set last_sequence = s.last_sequence, tenant = coalesce(s.tenant, excluded.tenant)
       returning aggregate_type, aggregate_id, last_sequence
       """;
 
@@ -185,16 +186,18 @@ final class SequenceGate {
 
   private Map<AggregateKey, Long> lockSequences(
       Connection c, List<EventEnvelope> messages, OffsetDateTime now) throws SQLException {
-    TreeSet<AggregateKey> aggregates = new TreeSet<>();
+    TreeMap<AggregateKey, String> aggregates = new TreeMap<>();
     for (EventEnvelope m : messages) {
-      aggregates.add(AggregateKey.of(m));
+      aggregates.putIfAbsent(AggregateKey.of(m), m.tenant());
     }
     String[] types = new String[aggregates.size()];
     String[] ids = new String[aggregates.size()];
+    String[] tenants = new String[aggregates.size()];
     int n = 0;
-    for (AggregateKey k : aggregates) {
-      types[n] = k.type();
-      ids[n++] = k.id();
+    for (Map.Entry<AggregateKey, String> k : aggregates.entrySet()) {
+      types[n] = k.getKey().type();
+      ids[n] = k.getKey().id();
+      tenants[n++] = k.getValue();
     }
     Map<AggregateKey, Long> last = new HashMap<>();
     try (PreparedStatement s = c.prepareStatement(LOCK_SEQUENCES)) {
@@ -202,6 +205,7 @@ final class SequenceGate {
       s.setObject(2, now);
       s.setArray(3, c.createArrayOf("text", types));
       s.setArray(4, c.createArrayOf("text", ids));
+      s.setArray(5, c.createArrayOf("text", tenants));
       try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
           long v = rs.getLong(3);

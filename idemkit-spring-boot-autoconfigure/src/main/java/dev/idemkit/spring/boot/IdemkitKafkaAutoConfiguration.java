@@ -5,12 +5,15 @@ import dev.idemkit.kafka.KafkaConsumers;
 import dev.idemkit.kafka.KafkaEventConsumer;
 import dev.idemkit.kafka.KafkaSchema;
 import dev.idemkit.kafka.KafkaTransport;
+import dev.idemkit.kafka.MessageRouting;
 import dev.idemkit.kafka.TopicNames;
 import dev.idemkit.kafka.TopicNaming;
+import dev.idemkit.outbox.EventEnvelope;
 import dev.idemkit.outbox.OutboxListener;
 import dev.idemkit.outbox.spi.EventTransport;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Callable;
 import javax.sql.DataSource;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.springframework.beans.factory.ObjectProvider;
@@ -32,9 +35,11 @@ import org.springframework.context.annotation.Bean;
  * KafkaConsumers#start} and closes them at shutdown; a consumer whose topics keep records as long
  * as its inbox retention or longer refuses to start ({@link KafkaEventConsumer#start}), and so does
  * the application. It builds no {@code Outbox}, no {@code OutboxRelay} and starts no consumer: the
- * application wires those (docs/events.md, "In a Spring Boot service"). Without the property
- * nothing here applies and no transport is created. An application's own {@link EventTransport}
- * bean wins over the Kafka one.
+ * application wires those (docs/events.md, "In a Spring Boot service"). With tenants on shards
+ * ({@code idemkit.shards.*}) each consumer is one group for every shard, applying each message on
+ * its tenant's shard ({@link KafkaEventConsumer.Builder#routing}), and the tables are made on every
+ * shard (docs/scaling.md). Without the property nothing here applies and no transport is created.
+ * An application's own {@link EventTransport} bean wins over the Kafka one.
  */
 @AutoConfiguration(
     after = DataSourceAutoConfiguration.class,
@@ -90,7 +95,8 @@ public class IdemkitKafkaAutoConfiguration {
       DataSource dataSource,
       ObjectProvider<KafkaSchemaInitializer> schema,
       ObjectProvider<OutboxListener> listeners,
-      ObjectProvider<KafkaConsumerListener> kafkaListeners) {
+      ObjectProvider<KafkaConsumerListener> kafkaListeners,
+      ObjectProvider<TenantDirectory> directory) {
     schema.ifAvailable(s -> {}); // the tables exist before a consumer starts
     checkConsumerSettings(properties, dataSource);
     Duration timeout = properties.getRetentionCheckTimeout();
@@ -99,6 +105,10 @@ public class IdemkitKafkaAutoConfiguration {
           "idemkit.events.kafka.retention-check-timeout must be positive: " + timeout);
     }
     topics(properties); // a bad topic name fails here, not in a consumer's thread later
+    MessageRouting routing =
+        dataSource instanceof TenantShards shards
+            ? new ShardRouting(shards, directory.getObject())
+            : null;
     return new KafkaConsumers(
         properties.getBootstrapServers(),
         dataSource,
@@ -121,7 +131,7 @@ public class IdemkitKafkaAutoConfiguration {
                       kafkaListeners.orderedStream().toList(),
                       KafkaConsumerListener.NONE));
           properties.getConsumer().forEach(b::property);
-          return b;
+          return routing == null ? b : b.routing(routing);
         });
   }
 
@@ -189,10 +199,61 @@ public class IdemkitKafkaAutoConfiguration {
         properties.getTopics(), TopicNaming.prefixed(properties.getTopicPrefix()));
   }
 
-  /** Applies {@link KafkaSchema} once, at start-up. */
+  /** Applies {@link KafkaSchema} once, at start-up, on every database (each shard). */
   public static final class KafkaSchemaInitializer {
     KafkaSchemaInitializer(DataSource dataSource) {
-      KafkaSchema.migrate(dataSource);
+      TenantShards.each(dataSource).forEach(KafkaSchema::migrate);
+    }
+  }
+
+  /**
+   * Tenants on shards: a consumer's message is applied on its tenant's shard, as the directory
+   * placed it in memory (no statement). A tenant that is moving, or whose shard this instance does
+   * not serve (another region's), cannot be applied now: its message fails and is read again after
+   * the backoff, never applied on another shard.
+   */
+  static final class ShardRouting implements MessageRouting {
+    private final TenantShards shards;
+    private final TenantDirectory directory;
+
+    ShardRouting(TenantShards shards, TenantDirectory directory) {
+      this.shards = shards;
+      this.directory = directory;
+    }
+
+    @Override
+    public List<String> routes() {
+      return shards.local();
+    }
+
+    @Override
+    public String route(EventEnvelope message) {
+      TenantDirectory.Placement placement = directory.placement(message.tenant());
+      if (placement.state() == TenantDirectory.State.MOVING) {
+        throw new IllegalStateException(
+            "tenant " + message.tenant() + " is moving off shard " + placement.shard());
+      }
+      if (!shards.local().contains(placement.shard())) {
+        throw new IllegalStateException(
+            "tenant "
+                + message.tenant()
+                + " is on shard "
+                + placement.shard()
+                + ", served in region "
+                + shards.region(placement.shard())
+                + ", not here");
+      }
+      return placement.shard();
+    }
+
+    @Override
+    public <T> T on(String route, Callable<T> work) throws Exception {
+      return shards.on(route, work);
+    }
+
+    @Override
+    public DataSource dataSource(String route) {
+      return shards.shard(route);
     }
   }
 }

@@ -101,9 +101,10 @@ public final class TenantMove {
   private static final String TABLE_EXISTS = "select to_regclass(?) is not null";
 
   /**
-   * Idemkit's tenant-bearing tables, in copy order (deleted in the reverse order): an outbox
-   * aggregate's row has no tenant and goes with the tenant's events, so aggregate ids must belong
-   * to one tenant. Quota counts are not moved: they start again on the target.
+   * Idemkit's tenant-bearing tables, in copy order (deleted in the reverse order). An aggregate's
+   * rows (its next event number, what each consumer in sequence applied of it) name the tenant of
+   * its events, so aggregate ids must belong to one tenant. Quota counts are not moved: they start
+   * again on the target.
    */
   private static final List<Part> IDEMKIT =
       List.of(
@@ -153,16 +154,19 @@ public final class TenantMove {
               "copy idemkit_outbox from stdin",
               List.of(),
               "delete from idemkit_outbox where tenant = current_setting('idemkit.moving_tenant')"),
-          // The next sequence of each of the tenant's aggregates: the higher one wins on the
-          // target.
+          // The next sequence of each of the tenant's aggregates, its row named after the tenant
+          // (or, made before rows named it, found through the tenant's events): the higher one
+          // wins on the target.
           new Part(
               "idemkit_outbox_aggregate",
               """
               copy (select a.* from idemkit_outbox_aggregate a
-                     where exists (select 1 from idemkit_outbox o
-                                    where o.tenant = current_setting('idemkit.moving_tenant')
-                                      and o.aggregate_type = a.aggregate_type
-                                      and o.aggregate_id = a.aggregate_id)) to stdout""",
+                     where a.tenant = current_setting('idemkit.moving_tenant')
+                        or (a.tenant is null
+                            and exists (select 1 from idemkit_outbox o
+                                         where o.tenant = current_setting('idemkit.moving_tenant')
+                                           and o.aggregate_type = a.aggregate_type
+                                           and o.aggregate_id = a.aggregate_id))) to stdout""",
               List.of(
                   """
                   create temporary table idemkit_moving_aggregate
@@ -174,13 +178,16 @@ public final class TenantMove {
                   select * from idemkit_moving_aggregate
                   on conflict (aggregate_type, aggregate_id) do update
                      set last_sequence = greatest(idemkit_outbox_aggregate.last_sequence,
-                                                  excluded.last_sequence)"""),
+                                                  excluded.last_sequence),
+                         tenant = current_setting('idemkit.moving_tenant')"""),
               """
               delete from idemkit_outbox_aggregate a
-               using idemkit_outbox o
-               where o.tenant = current_setting('idemkit.moving_tenant')
-                 and a.aggregate_type = o.aggregate_type
-                 and a.aggregate_id = o.aggregate_id"""),
+               where a.tenant = current_setting('idemkit.moving_tenant')
+                  or (a.tenant is null
+                      and exists (select 1 from idemkit_outbox o
+                                   where o.tenant = current_setting('idemkit.moving_tenant')
+                                     and o.aggregate_type = a.aggregate_type
+                                     and o.aggregate_id = a.aggregate_id))"""),
           new Part(
               "idemkit_inbox",
               """
@@ -189,7 +196,30 @@ public final class TenantMove {
               List.of(),
               "copy idemkit_inbox from stdin",
               List.of(),
-              "delete from idemkit_inbox where tenant = current_setting('idemkit.moving_tenant')"));
+              "delete from idemkit_inbox where tenant = current_setting('idemkit.moving_tenant')"),
+          // What each consumer in sequence applied of the tenant's aggregates: the higher one wins
+          // on the target.
+          new Part(
+              "idemkit_inbox_sequence",
+              """
+              copy (select * from idemkit_inbox_sequence
+                     where tenant = current_setting('idemkit.moving_tenant')) to stdout""",
+              List.of(
+                  """
+                  create temporary table idemkit_moving_sequence
+                      (like idemkit_inbox_sequence) on commit drop"""),
+              "copy idemkit_moving_sequence from stdin",
+              List.of(
+                  """
+                  insert into idemkit_inbox_sequence
+                  select * from idemkit_moving_sequence
+                  on conflict (consumer_name, aggregate_type, aggregate_id) do update
+                     set last_sequence = greatest(idemkit_inbox_sequence.last_sequence,
+                                                  excluded.last_sequence),
+                         tenant = excluded.tenant"""),
+              """
+              delete from idemkit_inbox_sequence
+               where tenant = current_setting('idemkit.moving_tenant')"""));
 
   private static final String PIN_HASHED =
       """

@@ -34,18 +34,21 @@ public class TenantErasure {
   private static final Map<String, String> DELETES = new LinkedHashMap<>();
 
   static {
-    // Idemkit's rows that name no tenant go first, found through the service's rows.
+    // Idemkit's rows that name no tenant (mails), or may not (aggregates' rows made before they
+    // did), go first, found through the service's rows.
     DELETES.put(
         "idemkit_delivery",
         "delete from idemkit_delivery where delivery_key in"
             + " (select delivery_key from receipt where tenant_id = :tenant)");
     DELETES.put(
         "idemkit_outbox_aggregate",
-        "delete from idemkit_outbox_aggregate where aggregate_id in"
+        "delete from idemkit_outbox_aggregate where tenant = :tenant or aggregate_id in"
             + " (select id::text from payment where tenant_id = :tenant"
             + " union all select id::text from shop_order where tenant_id = :tenant)");
     DELETES.put("idemkit_outbox", "delete from idemkit_outbox where tenant = :tenant");
     DELETES.put("idemkit_inbox", "delete from idemkit_inbox where tenant = :tenant");
+    DELETES.put(
+        "idemkit_inbox_sequence", "delete from idemkit_inbox_sequence where tenant = :tenant");
     for (int i = TENANT_TABLES.size() - 1; i >= 0; i--) {
       DELETES.put(
           TENANT_TABLES.get(i),
