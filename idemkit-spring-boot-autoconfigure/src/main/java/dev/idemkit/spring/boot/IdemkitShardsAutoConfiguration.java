@@ -1,6 +1,7 @@
 package dev.idemkit.spring.boot;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idemkit.spi.IdempotencyStore;
 import dev.idemkit.spring.boot.IdemkitAutoConfiguration.IdemkitSchemaInitializer;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
@@ -109,10 +110,12 @@ public class IdemkitShardsAutoConfiguration {
 
   /**
    * The starter's workers (recovery, cleanup, inbox cleanup) with one lane per shard this instance
-   * serves, so a shard that is down stops only its own lane; the quota exchange on the directory
-   * shard alone, since the instances' counts are shared through one database (with regions, when
-   * the directory is in another region, on the first shard of this one: the counts are then shared
-   * within the region, and no worker crosses a region).
+   * serves, so a shard that is down stops only its own lane; the quota exchange in one lane, since
+   * the instances' new-key counts are shared through one database, the directory shard (with
+   * regions, when the directory is in another region, the first shard of this one: the counts are
+   * then shared within the region, and no worker crosses a region), while it counts live records on
+   * every shard ({@link ShardedQuotaSync}, which every {@link IdempotencyStore} bean's exchange is
+   * wrapped in).
    */
   @Bean
   public static BeanPostProcessor idemkitWorkersPerShard(
@@ -122,15 +125,19 @@ public class IdemkitShardsAutoConfiguration {
       public Object postProcessAfterInitialization(Object bean, String beanName) {
         if (bean instanceof PollingLifecycle worker && !(bean instanceof TenantDirectory)) {
           TenantShards all = shards.getObject();
-          List<String> local = all.local();
-          String directoryShard = directory.getObject().directoryShard();
+          String counts = ShardedQuotaSync.countsShard(all, directory.getObject().directoryShard());
           worker.runPerShard(
               all,
               !(bean instanceof IdempotencyQuotaWorker)
-                  ? local
-                  : local.contains(directoryShard)
-                      ? List.of(directoryShard)
-                      : local.subList(0, Math.min(1, local.size())));
+                  ? all.local()
+                  : counts == null ? List.of() : List.of(counts));
+        }
+        if (bean instanceof IdempotencyStore store) {
+          TenantShards all = shards.getObject();
+          return ShardedQuotaSync.wrap(
+              store,
+              all,
+              ShardedQuotaSync.countsShard(all, directory.getObject().directoryShard()));
         }
         return bean;
       }

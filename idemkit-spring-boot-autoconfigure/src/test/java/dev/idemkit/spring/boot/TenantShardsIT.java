@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idemkit.outbox.NewEvent;
 import dev.idemkit.outbox.Outbox;
 import dev.idemkit.outbox.OutboxSchema;
+import dev.idemkit.spi.IdempotencyStore;
+import dev.idemkit.spi.QuotaSync;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -56,7 +58,8 @@ import org.springframework.web.bind.annotation.RestController;
  * from one shard to the other and back while many threads send it new keys and retries (and another
  * tenant on the same shard is never refused), and every key answered 2xx is answered the same
  * after, with one business row, on its new shard only; each shard's cleanup lane cleans its own
- * shard.
+ * shard; the store's quota exchange counts live records on every shard ({@link ShardedQuotaSync},
+ * whose effect {@link ShardedQuotaSyncIT} checks).
  */
 @SpringBootTest(
     classes = TenantShardsIT.App.class,
@@ -80,6 +83,7 @@ class TenantShardsIT {
   @LocalServerPort int port;
   @Autowired TenantShards shards;
   @Autowired TenantDirectory directory;
+  @Autowired IdempotencyStore store;
 
   @DynamicPropertySource
   static void shards(DynamicPropertyRegistry registry) throws SQLException {
@@ -262,6 +266,11 @@ class TenantShardsIT {
     assertThatThrownBy(() -> shards.getConnection())
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("No shard is bound");
+  }
+
+  @Test
+  void theStoresQuotaExchangeCountsLiveRecordsOnEveryShard() {
+    assertThat(store.capability(QuotaSync.class)).get().isInstanceOf(ShardedQuotaSync.class);
   }
 
   @Test
