@@ -215,15 +215,17 @@ public class IdemkitKafkaAutoConfiguration {
   static final class ShardRouting implements MessageRouting {
     private final TenantShards shards;
     private final TenantDirectory directory;
+    private final List<String> local;
 
     ShardRouting(TenantShards shards, TenantDirectory directory) {
       this.shards = shards;
       this.directory = directory;
+      this.local = shards.local();
     }
 
     @Override
     public List<String> routes() {
-      return shards.local();
+      return local;
     }
 
     @Override
@@ -233,7 +235,7 @@ public class IdemkitKafkaAutoConfiguration {
         throw new IllegalStateException(
             "tenant " + message.tenant() + " is moving off shard " + placement.shard());
       }
-      if (!shards.local().contains(placement.shard())) {
+      if (!local.contains(placement.shard())) {
         throw new IllegalStateException(
             "tenant "
                 + message.tenant()

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -29,9 +30,11 @@ import tools.jackson.databind.json.JsonMapper;
  * service on every shard: the service on two databases, a tenant moved to the shard that is not the
  * operator's own (a request is bound to its caller's shard), then its data key rotated, a master
  * key's re-wrap counting the keys on every shard, and its erasure, each checked in both databases.
+ * A tenant set moving is answered 503 as the API document served on shards says.
  */
 class ShardedOperatorsIT {
 
+  private static final JsonMapper JSON = JsonMapper.builder().build();
   private static final String ADMIN = "sk_sharded_admin";
   private static final String OPERATOR_NAME = "sharded_operator";
 
@@ -216,6 +219,103 @@ class ShardedOperatorsIT {
         .param(TENANT)
         .query(UUID.class)
         .single();
+  }
+
+  /**
+   * A tenant set moving in the directory is answered 503 {@code TENANT_MOVING} with {@code
+   * Retry-After} on its own endpoints and on an operator's endpoint on it, and the API document the
+   * service serves on shards says so for those endpoints, and not for the move itself; it lists no
+   * redirect (no regions here).
+   */
+  @Test
+  void aMovingTenantIsAnswered503AsTheApiDocumentSays() throws Exception {
+    HttpResponse<String> docs =
+        HttpTestSupport.send(
+            HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v3/api-docs"))
+                .build());
+    assertThat(docs.statusCode()).isEqualTo(200);
+    JsonNode doc = JSON.readTree(docs.body());
+    for (List<String> operation :
+        List.of(
+            List.of("post", "/v1/payments"),
+            List.of("post", "/v1/orders/{orderId}/confirm-payment"),
+            List.of("delete", "/v1/admin/tenants/{tenant}/data"),
+            List.of("get", "/v1/admin/idempotency/records/{tenant}/{operation}/{key}"))) {
+      JsonNode answer = answer(doc, operation.get(0), operation.get(1), 503);
+      assertThat(
+              answer
+                  .at("/content/application~1problem+json/examples/TENANT_MOVING")
+                  .isMissingNode())
+          .as("%s", operation)
+          .isFalse();
+      assertThat(answer.at("/headers/Retry-After").isMissingNode()).as("%s", operation).isFalse();
+    }
+    assertThat(
+            answer(doc, "post", "/v1/admin/tenants/{tenant}/move", 503)
+                .at("/content/application~1problem+json/examples/TENANT_MOVING")
+                .isMissingNode())
+        .isTrue();
+    assertThat(answer(doc, "post", "/v1/payments", 307).isMissingNode()).isTrue();
+
+    TenantDirectory directory = service.getBean(TenantDirectory.class);
+    TenantDirectory.Placement before = directory.placement(TENANT);
+    JdbcClient rows =
+        JdbcClient.create(server.getDatabase("postgres", "shard_" + directory.directoryShard()));
+    rows.sql(
+            """
+            insert into idemkit_tenant_shard (tenant, shard, state, target, version)
+            values (:tenant, :shard, 'MOVING', :target, :version)
+            on conflict (tenant) do update
+               set state = 'MOVING', target = :target, version = :version
+            """)
+        .param("tenant", TENANT)
+        .param("shard", before.shard())
+        .param("target", before.shard().equals("a") ? "b" : "a")
+        .param("version", before.version() + 1)
+        .update();
+    try {
+      awaitState(directory, TenantDirectory.State.MOVING);
+      HttpResponse<String> paid =
+          send(
+              "POST",
+              "/v1/payments",
+              API_KEY,
+              HttpTestSupport.payment("moving-" + UUID.randomUUID(), "3.00"));
+      HttpResponse<String> erased =
+          send("DELETE", "/v1/admin/tenants/" + TENANT + "/data", ADMIN, null);
+      for (HttpResponse<String> refused : List.of(paid, erased)) {
+        assertThat(refused.statusCode()).as(refused.body()).isEqualTo(503);
+        assertThat(refused.headers().firstValue("Retry-After")).contains("1");
+        assertThat(JSON.readTree(refused.body()).get("errorCode").asString())
+            .isEqualTo("TENANT_MOVING");
+      }
+    } finally {
+      if (before.version() == 0) {
+        rows.sql("delete from idemkit_tenant_shard where tenant = ?").param(TENANT).update();
+      } else {
+        rows.sql(
+                "update idemkit_tenant_shard set state = 'ACTIVE', target = null, version = ?"
+                    + " where tenant = ?")
+            .param(before.version() + 2)
+            .param(TENANT)
+            .update();
+      }
+      awaitState(directory, TenantDirectory.State.ACTIVE);
+    }
+  }
+
+  /** The document's answer of an operation with a status (a missing node if it has none). */
+  private static JsonNode answer(JsonNode doc, String method, String path, int status) {
+    return doc.at("/paths/" + path.replace("/", "~1") + "/" + method + "/responses/" + status);
+  }
+
+  private static void awaitState(TenantDirectory directory, TenantDirectory.State state)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (directory.placement(TENANT).state() != state && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    assertThat(directory.placement(TENANT).state()).isEqualTo(state);
   }
 
   private static long count(String shard, String sql) {

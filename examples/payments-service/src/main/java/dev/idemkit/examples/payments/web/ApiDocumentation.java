@@ -5,6 +5,7 @@ import dev.idemkit.spring.boot.ErrorCode;
 import dev.idemkit.spring.boot.Idempotent;
 import dev.idemkit.spring.boot.IssuedKeys;
 import dev.idemkit.spring.boot.Problems;
+import dev.idemkit.spring.boot.TenantShards;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.Operation;
 import io.swagger.v3.oas.models.examples.Example;
@@ -58,7 +59,11 @@ import org.springframework.web.method.HandlerMethod;
  *       not, format, expiry window, strict or not), {@code Idempotent-Replayed} on its answers, the
  *       idempotency layer's 400/409/422 (and 503 for phased operations) with {@code Retry-After};
  *   <li>a handler's own refusals: its {@link ProblemAnswer} annotations;
- *   <li>the refusals of filters that run before it: {@link FilterAnswers} beans.
+ *   <li>the refusals of filters that run before it: {@link FilterAnswers} beans;
+ *   <li>with tenants on shards: 503 {@code TENANT_MOVING} with {@code Retry-After} on every
+ *       tenant's endpoint and on the operator endpoints on one tenant (docs/scaling.md), and with
+ *       regions 307 {@code TENANT_HOMED_ELSEWHERE} with {@code Location} on every endpoint (an
+ *       operator's request is placed by its name as a tenant's is; docs/regions.md).
  * </ul>
  */
 public final class ApiDocumentation {
@@ -126,11 +131,17 @@ public final class ApiDocumentation {
    * @param mismatchStatus {@code idemkit.mismatch-status}
    * @param issuedKeys which operations accept only issued keys
    * @param filters the refusals of filters that run before the handlers
+   * @param shards the shards the service runs on; null on one database
    */
   public static OperationCustomizer answers(
-      Duration defaultTtl, int mismatchStatus, IssuedKeys issuedKeys, List<FilterAnswers> filters) {
+      Duration defaultTtl,
+      int mismatchStatus,
+      IssuedKeys issuedKeys,
+      List<FilterAnswers> filters,
+      TenantShards shards) {
     return (operation, handler) -> {
-      new Answers(operation, handler).describe(defaultTtl, mismatchStatus, issuedKeys, filters);
+      new Answers(operation, handler)
+          .describe(defaultTtl, mismatchStatus, issuedKeys, filters, shards);
       return operation;
     };
   }
@@ -141,6 +152,7 @@ public final class ApiDocumentation {
     private final HandlerMethod handler;
     private final Map<String, Set<String>> codes = new TreeMap<>();
     private final Set<String> retryAfter = new LinkedHashSet<>();
+    private final Set<String> location = new LinkedHashSet<>();
 
     Answers(Operation operation, HandlerMethod handler) {
       this.operation = operation;
@@ -151,7 +163,8 @@ public final class ApiDocumentation {
         Duration defaultTtl,
         int mismatchStatus,
         IssuedKeys issuedKeys,
-        List<FilterAnswers> filters) {
+        List<FilterAnswers> filters,
+        TenantShards shards) {
       if (operation.getResponses() == null) {
         operation.setResponses(new ApiResponses());
       }
@@ -198,6 +211,9 @@ public final class ApiDocumentation {
       }
       for (FilterAnswers filter : filters) {
         filter.answers(handler).forEach((status, errorCodes) -> problem(status, errorCodes));
+      }
+      if (shards != null) {
+        onShards(admin, shards.self() != null);
       }
       ApiResponse created = operation.getResponses().get("201");
       // Handlers that answer with a ResponseEntity, and phased operations, set Location on what
@@ -320,6 +336,26 @@ public final class ApiDocumentation {
       retryAfter.add("503");
     }
 
+    /**
+     * The starter's shard binding answers a tenant's request while the tenant moves, and redirects
+     * it to its home region; the operator endpoints on one tenant answer 503 while that tenant
+     * moves ({@code shards.OperatorShards}); moving a tenant answers its own refusals.
+     */
+    private void onShards(boolean admin, boolean regions) {
+      String path = path();
+      boolean onOneTenant =
+          path.startsWith("/v1/admin/idempotency/records/{tenant}/")
+              || (path.startsWith("/v1/admin/tenants/{tenant}/") && !path.endsWith("/move"));
+      if (!admin || onOneTenant) {
+        problem(503, ErrorCode.TENANT_MOVING.code());
+        retryAfter.add("503");
+      }
+      if (regions) {
+        problem(307, ErrorCode.TENANT_HOMED_ELSEWHERE.code());
+        location.add("307");
+      }
+    }
+
     private void problem(int status, String... errorCodes) {
       problem(status, Arrays.asList(errorCodes));
     }
@@ -371,6 +407,13 @@ public final class ApiDocumentation {
                   new Header()
                       .description("Seconds to wait before retrying with the same key")
                       .schema(new IntegerSchema().minimum(java.math.BigDecimal.ONE)));
+            }
+            if (location.contains(status)) {
+              response.addHeaderObject(
+                  "Location",
+                  new Header()
+                      .description("The same request's URL in the tenant's home region")
+                      .schema(new StringSchema()));
             }
           });
       ApiResponses sorted = new ApiResponses();

@@ -241,11 +241,15 @@ public class ApiProblemHandler {
     return Problems.response(404, "NOT_FOUND", "Not found", "No such endpoint.");
   }
 
-  /** Business errors (not found, conflicts) thrown outside an idempotent handler. */
+  /**
+   * Business errors (not found, conflicts) thrown outside an idempotent handler, with the headers
+   * they carry ({@code Retry-After} of a tenant moving).
+   */
   @ExceptionHandler(ErrorResponseException.class)
   ResponseEntity<byte[]> business(ErrorResponseException e) {
     log.debug("business error {}", e.getMessage());
     return ResponseEntity.status(e.getStatusCode())
+        .headers(e.getHeaders())
         .contentType(Problems.PROBLEM_JSON)
         .body(Problems.body(e.getBody()));
   }

@@ -1,6 +1,7 @@
 package dev.idemkit.examples.payments.web;
 
 import dev.idemkit.spring.boot.IssuedKeys;
+import dev.idemkit.spring.boot.TenantShards;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.info.Info;
 import io.swagger.v3.oas.models.security.SecurityRequirement;
@@ -9,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import org.springdoc.core.customizers.OpenApiCustomizer;
 import org.springdoc.core.customizers.OperationCustomizer;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -58,8 +60,10 @@ public class OpenApiConfig {
       @Value("${idemkit.default-ttl:PT24H}") Duration defaultTtl,
       @Value("${idemkit.mismatch-status:422}") int mismatchStatus,
       IssuedKeys issuedKeys,
-      List<FilterAnswers> filters) {
-    return ApiDocumentation.answers(defaultTtl, mismatchStatus, issuedKeys, filters);
+      List<FilterAnswers> filters,
+      ObjectProvider<TenantShards> shards) {
+    return ApiDocumentation.answers(
+        defaultTtl, mismatchStatus, issuedKeys, filters, shards.getIfAvailable());
   }
 
   @Bean
