@@ -685,7 +685,11 @@ public final class KafkaEventConsumer implements AutoCloseable {
     public Builder routing(MessageRouting routing) {
       this.routing = Objects.requireNonNull(routing);
       if (routing.routes().isEmpty()) {
-        throw new IllegalArgumentException("Kafka consumer " + name + ": routing has no route");
+        throw new IllegalArgumentException(
+            "Kafka consumer "
+                + name
+                + ": routing has no route (this instance serves no database); a consumer here"
+                + " would fail every message of the partitions it were given");
       }
       return this;
     }

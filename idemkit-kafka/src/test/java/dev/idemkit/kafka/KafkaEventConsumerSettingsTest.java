@@ -3,7 +3,10 @@ package dev.idemkit.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idemkit.outbox.EventEnvelope;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -66,5 +69,34 @@ class KafkaEventConsumerSettingsTest {
           .hasMessageContaining("aggregate type widget")
           .hasMessageContaining("not a valid Kafka topic name");
     }
+  }
+
+  @Test
+  void aRoutingWithNoDatabaseIsRefused() {
+    MessageRouting none =
+        new MessageRouting() {
+          @Override
+          public List<String> routes() {
+            return List.of();
+          }
+
+          @Override
+          public String route(EventEnvelope message) {
+            throw new IllegalStateException("no route");
+          }
+
+          @Override
+          public <T> T on(String route, Callable<T> work) {
+            throw new IllegalStateException("no route");
+          }
+
+          @Override
+          public DataSource dataSource(String route) {
+            throw new IllegalStateException("no route");
+          }
+        };
+    assertThatThrownBy(() -> builder().routing(none))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("Kafka consumer ledger: routing has no route");
   }
 }
