@@ -14,10 +14,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +22,6 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.Callable;
 import java.util.function.UnaryOperator;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -91,7 +87,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
 
   private final String name;
   private final InboxConsumer inbox;
-  private final MessageRouting routing;
+  private final RoutedInbox routed;
   private final Properties consumerProperties;
   private final List<String> topics;
   private final Backoff backoff;
@@ -110,7 +106,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
 
   private KafkaEventConsumer(Builder b) {
     this.name = b.name;
-    this.routing = b.routing != null ? b.routing : MessageRouting.single(b.dataSource);
+    MessageRouting routing = b.routing != null ? b.routing : MessageRouting.single(b.dataSource);
     this.clock =
         b.clock != null ? b.clock : DatabaseClock.of(routing.dataSource(routing.routes().get(0)));
     this.listener = b.kafkaListener;
@@ -124,6 +120,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
             .clock(clock)
             .listener(b.outboxListener)
             .build();
+    this.routed = new RoutedInbox(b.name, inbox, routing);
     this.consumerProperties = b.properties;
     this.topics = b.aggregateTypes.stream().map(b.topicNaming::topicFor).distinct().toList();
     this.backoff = Backoff.exponential(b.initialBackoff, b.maxBackoff);
@@ -304,7 +301,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
 
     Map<TopicPartition, Long> failedAt = new HashMap<>();
     if (!items.isEmpty()) {
-      List<Received> outcomes = receive(items);
+      List<Received> outcomes = routed.receive(items.stream().map(Item::envelope).toList());
       List<EventEnvelope> applied = new ArrayList<>(items.size());
       for (int k = 0; k < items.size(); k++) {
         Item item = items.get(k);
@@ -340,60 +337,6 @@ public final class KafkaEventConsumer implements AutoCloseable {
   }
 
   /**
-   * The items' outcomes, in their order: each route's items go to the inbox as one batch, with the
-   * route bound. An item whose route cannot be told now, and every item of a route whose batch
-   * failed outside the handler (the inbox counts the handler's failures, Errors included), is
-   * {@link Received#FAILED FAILED}: read again after a backoff, no attempt counted.
-   */
-  private List<Received> receive(List<Item> items) {
-    Received[] out = new Received[items.size()];
-    Map<String, List<Integer>> byRoute = new LinkedHashMap<>();
-    int unroutable = 0;
-    RuntimeException firstUnroutable = null;
-    for (int k = 0; k < items.size(); k++) {
-      try {
-        byRoute
-            .computeIfAbsent(routing.route(items.get(k).envelope()), r -> new ArrayList<>())
-            .add(k);
-      } catch (RuntimeException e) {
-        out[k] = Received.FAILED;
-        unroutable++;
-        firstUnroutable = firstUnroutable == null ? e : firstUnroutable;
-      }
-    }
-    if (firstUnroutable != null) {
-      LOG.warning(
-          name
-              + ": "
-              + unroutable
-              + " message(s) cannot be applied now, read again after a backoff: "
-              + firstUnroutable.getMessage());
-    }
-    for (Map.Entry<String, List<Integer>> route : byRoute.entrySet()) {
-      List<EventEnvelope> batch =
-          route.getValue().stream().map(k -> items.get(k).envelope()).toList();
-      List<Received> outcomes;
-      try {
-        outcomes = routing.on(route.getKey(), () -> inbox.receive(batch));
-      } catch (Exception | Error e) {
-        LOG.log(
-            Level.WARNING,
-            name + ": the inbox failed on a batch of " + batch.size() + " on " + route.getKey(),
-            e);
-        outcomes = batch.stream().map(m -> Received.FAILED).toList();
-      }
-      if (outcomes.size() != batch.size()) {
-        throw new IllegalStateException(
-            name + ": the inbox answered " + outcomes.size() + " outcomes for " + batch.size());
-      }
-      for (int j = 0; j < batch.size(); j++) {
-        out[route.getValue().get(j)] = outcomes.get(j);
-      }
-    }
-    return Arrays.asList(out);
-  }
-
-  /**
    * Tells the {@link KafkaConsumerListener}, which must not throw; one that does anyway is logged
    * and ignored: it is only told (meters), and must neither stop the batch nor decide its offsets.
    */
@@ -412,8 +355,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
    * @return how many were applied
    */
   public int releaseHeld() throws SQLException {
-    List<EventEnvelope> applied = new ArrayList<>();
-    onEach(route -> applied.addAll(inbox.releaseHeldMessages()));
+    List<EventEnvelope> applied = routed.releaseHeld();
     if (!applied.isEmpty()) {
       tell(() -> listener.applied(name, applied));
     }
@@ -425,10 +367,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
    * InboxConsumer#held}).
    */
   public List<InboxConsumer.HeldMessage> held(int limit) throws SQLException {
-    List<InboxConsumer.HeldMessage> held = new ArrayList<>();
-    onEach(route -> held.addAll(inbox.held(limit)));
-    held.sort(Comparator.comparing(InboxConsumer.HeldMessage::heldAt));
-    return List.copyOf(held.subList(0, Math.min(limit, held.size())));
+    return routed.held(limit);
   }
 
   /**
@@ -436,18 +375,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
    * InboxConsumer#heldSummary}).
    */
   public InboxConsumer.HeldSummary heldSummary() throws SQLException {
-    long[] count = {0};
-    Instant[] oldest = {null};
-    onEach(
-        route -> {
-          InboxConsumer.HeldSummary one = inbox.heldSummary();
-          count[0] += one.count();
-          if (one.oldestHeldAt() != null
-              && (oldest[0] == null || one.oldestHeldAt().isBefore(oldest[0]))) {
-            oldest[0] = one.oldestHeldAt();
-          }
-        });
-    return new InboxConsumer.HeldSummary(count[0], oldest[0]);
+    return routed.heldSummary();
   }
 
   /**
@@ -458,52 +386,7 @@ public final class KafkaEventConsumer implements AutoCloseable {
    * @return the outcome, or {@code null} if no route has the message parked
    */
   public Received requeue(UUID messageId) throws SQLException {
-    for (String route : routing.routes()) {
-      Received outcome = onRoute(route, () -> inbox.requeue(messageId));
-      if (outcome != null) {
-        return outcome;
-      }
-    }
-    return null;
-  }
-
-  /** Work on the inbox with a route bound. */
-  private interface RouteWork {
-    void run(String route) throws SQLException;
-  }
-
-  /** Runs {@code work} on every route, each bound; throws the first failure after them all. */
-  private void onEach(RouteWork work) throws SQLException {
-    SQLException first = null;
-    for (String route : routing.routes()) {
-      try {
-        onRoute(
-            route,
-            () -> {
-              work.run(route);
-              return null;
-            });
-      } catch (SQLException e) {
-        if (first == null) {
-          first = e;
-        } else {
-          first.addSuppressed(e);
-        }
-      }
-    }
-    if (first != null) {
-      throw first;
-    }
-  }
-
-  private <T> T onRoute(String route, Callable<T> work) throws SQLException {
-    try {
-      return routing.on(route, work);
-    } catch (SQLException | RuntimeException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
+    return routed.requeue(messageId);
   }
 
   private record Item(TopicPartition partition, long offset, EventEnvelope envelope) {}
