@@ -14,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -301,6 +302,48 @@ class ShardedOperatorsIT {
             .update();
       }
       awaitState(directory, TenantDirectory.State.ACTIVE);
+    }
+  }
+
+  /**
+   * Parked messages listed from both shards are at most {@code limit} per consumer, as on one
+   * database: two parked on each shard, listed with {@code limit=3}.
+   */
+  @Test
+  void parkedMessagesOfBothShardsAreListedUpToTheLimitPerConsumer() {
+    List<UUID> ids = new ArrayList<>();
+    for (String shard : List.of("a", "b")) {
+      for (int i = 0; i < 2; i++) {
+        UUID id = UUID.randomUUID();
+        ids.add(id);
+        JdbcClient.create(server.getDatabase("postgres", "shard_" + shard))
+            .sql(
+                """
+                insert into idemkit_inbox (consumer_name, message_id, status, attempts,
+                    received_at, last_error, event_type, tenant, aggregate_type, aggregate_id,
+                    sequence, occurred_at, payload)
+                values ('shipping', ?, 'PARKED', 5, now(), 'carrier down', 'OrderPaid', ?,
+                    'order', ?, 1, now(), '{}')
+                """)
+            .params(id, TENANT, id.toString())
+            .update();
+      }
+    }
+    try {
+      HttpResponse<String> all = send("GET", "/v1/admin/events/inbox/parked", ADMIN, null);
+      assertThat(all.statusCode()).as(all.body()).isEqualTo(200);
+      assertThat(ids).allSatisfy(id -> assertThat(all.body()).contains(id.toString()));
+      HttpResponse<String> three =
+          send("GET", "/v1/admin/events/inbox/parked?limit=3", ADMIN, null);
+      assertThat(three.statusCode()).as(three.body()).isEqualTo(200);
+      assertThat(JSON.readTree(three.body()).get("count").asInt()).isEqualTo(3);
+    } finally {
+      for (String shard : List.of("a", "b")) {
+        JdbcClient.create(server.getDatabase("postgres", "shard_" + shard))
+            .sql("delete from idemkit_inbox where message_id = any (?)")
+            .param(ids.toArray(UUID[]::new))
+            .update();
+      }
     }
   }
 

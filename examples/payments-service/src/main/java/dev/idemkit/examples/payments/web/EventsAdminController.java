@@ -158,7 +158,9 @@ public class EventsAdminController extends OperatorEndpoints {
       throws SQLException {
     List<Map<String, Object>> messages = new ArrayList<>();
     for (InboxConsumer c : consumers.all()) {
-      for (InboxConsumer.ParkedMessage p : shards.listOnEach(() -> c.parked(clamp(limit)))) {
+      // At most limit per consumer, as on one database, whatever the number of shards.
+      for (InboxConsumer.ParkedMessage p :
+          shards.listOnEach(() -> c.parked(clamp(limit))).stream().limit(clamp(limit)).toList()) {
         Map<String, Object> m = describe(p.message(), c);
         m.put("attempts", p.attempts());
         m.put("lastError", p.lastError());
