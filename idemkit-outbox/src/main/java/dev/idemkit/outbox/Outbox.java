@@ -323,7 +323,24 @@ public final class Outbox {
    * What is waiting: unsent events (not parked), parked events, and how long the oldest unsent
    * event (parked or not) has waited.
    */
-  public record Backlog(long unsent, long parked, Duration oldestUnsentAge) {}
+  public record Backlog(long unsent, long parked, Duration oldestUnsentAge) {
+
+    /** Nothing waiting. */
+    public static final Backlog NONE = new Backlog(0, 0, Duration.ZERO);
+
+    /**
+     * This backlog and {@code other}'s together (two databases' outboxes): the counts added up, the
+     * oldest unsent event the older of the two.
+     */
+    public Backlog plus(Backlog other) {
+      return new Backlog(
+          unsent + other.unsent,
+          parked + other.parked,
+          oldestUnsentAge.compareTo(other.oldestUnsentAge) >= 0
+              ? oldestUnsentAge
+              : other.oldestUnsentAge);
+    }
+  }
 
   /** The backlog now, in one query. */
   public Backlog backlog() throws SQLException {

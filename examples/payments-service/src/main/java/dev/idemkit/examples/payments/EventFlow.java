@@ -127,16 +127,11 @@ public class EventFlow {
 
   /** The lanes' backlogs together: the oldest unsent event is the oldest of any lane. */
   private static Outbox.Backlog backlog(Outbox outbox, Lanes lanes) throws Exception {
-    long unsent = 0;
-    long parked = 0;
-    java.time.Duration oldest = java.time.Duration.ZERO;
+    Outbox.Backlog all = Outbox.Backlog.NONE;
     for (String lane : lanes.names()) {
-      Outbox.Backlog one = lanes.on(lane, outbox::backlog);
-      unsent += one.unsent();
-      parked += one.parked();
-      oldest = one.oldestUnsentAge().compareTo(oldest) > 0 ? one.oldestUnsentAge() : oldest;
+      all = all.plus(lanes.on(lane, outbox::backlog));
     }
-    return new Outbox.Backlog(unsent, parked, oldest);
+    return all;
   }
 
   private static long countInbox(DataSource dataSource, String status) throws Exception {

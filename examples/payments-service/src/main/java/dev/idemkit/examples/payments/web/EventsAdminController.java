@@ -12,7 +12,6 @@ import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -53,20 +52,11 @@ public class EventsAdminController extends OperatorEndpoints {
 
   /** One shard's backlog, or every shard's added up. */
   private record Backlog(
-      long unsent,
-      long parkedEvents,
-      Duration oldestUnsentAge,
-      long parkedMessages,
-      long heldMessages,
-      long parkedDeliveries) {
+      Outbox.Backlog events, long parkedMessages, long heldMessages, long parkedDeliveries) {
 
     Backlog plus(Backlog other) {
       return new Backlog(
-          unsent + other.unsent,
-          parkedEvents + other.parkedEvents,
-          oldestUnsentAge.compareTo(other.oldestUnsentAge) >= 0
-              ? oldestUnsentAge
-              : other.oldestUnsentAge,
+          events.plus(other.events),
           parkedMessages + other.parkedMessages,
           heldMessages + other.heldMessages,
           parkedDeliveries + other.parkedDeliveries);
@@ -82,9 +72,9 @@ public class EventsAdminController extends OperatorEndpoints {
   public Map<String, Object> backlog() throws SQLException {
     Backlog b = shards.onEach(this::shardBacklog).stream().reduce(Backlog::plus).orElseThrow();
     Map<String, Object> m = new LinkedHashMap<>();
-    m.put("unsent", b.unsent());
-    m.put("parkedEvents", b.parkedEvents());
-    m.put("oldestUnsentAgeSeconds", b.oldestUnsentAge().toMillis() / 1000.0);
+    m.put("unsent", b.events().unsent());
+    m.put("parkedEvents", b.events().parked());
+    m.put("oldestUnsentAgeSeconds", b.events().oldestUnsentAge().toMillis() / 1000.0);
     m.put("parkedMessages", b.parkedMessages());
     m.put("heldMessages", b.heldMessages());
     m.put("parkedDeliveries", b.parkedDeliveries());
@@ -92,7 +82,6 @@ public class EventsAdminController extends OperatorEndpoints {
   }
 
   private Backlog shardBacklog() throws SQLException {
-    Outbox.Backlog b = outbox.backlog();
     long parkedMessages = 0;
     long heldMessages = 0;
     for (InboxConsumer c : consumers.all()) {
@@ -101,13 +90,7 @@ public class EventsAdminController extends OperatorEndpoints {
         heldMessages += c.heldSummary().count();
       }
     }
-    return new Backlog(
-        b.unsent(),
-        b.parked(),
-        b.oldestUnsentAge(),
-        parkedMessages,
-        heldMessages,
-        deliveries.parkedCount());
+    return new Backlog(outbox.backlog(), parkedMessages, heldMessages, deliveries.parkedCount());
   }
 
   @Operation(operationId = "listParkedEvents", summary = "Parked events")
